@@ -1,0 +1,148 @@
+/**
+ * The order's activities, built by a factory over their dependencies so tests can pass fakes.
+ * Every effect on PostgreSQL is one transaction that claims its key in `processed_events` first and applies
+ * the effect second: a concurrent or repeated attempt loses at the claim and reads back the stored truth.
+ */
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import { CONSUMER_NAME, ORDER_PLACED, type OrderEvent, type OrderLine } from '../workflows/api.js';
+import type { StoredOrder } from '../workflows/order-state.js';
+import { PermanentError } from '../src/errors.js';
+import type { Logger } from '../src/log.js';
+import type { EventOutcome, Metrics } from '../src/metrics.js';
+import { inTenantTransaction, type Db, type Tx } from '../src/store/db.js';
+import {
+  readFulfilment,
+  recordCancellation,
+  recordFailed,
+  recordPlacement,
+  recordShipped,
+  toStored,
+} from '../src/store/fulfilments.js';
+import { claim } from '../src/store/processed-events.js';
+import type { WarehouseClient } from '../src/warehouse/client.js';
+
+export interface ActivityDeps {
+  db: Db;
+  warehouse: WarehouseClient;
+  logger: Logger;
+  metrics?: Metrics;
+  /** How often the shipment activity heartbeats while it waits, milliseconds. Default 2000. */
+  heartbeatMs?: number;
+}
+
+export interface ShipInput {
+  tenantId: string;
+  orderId: string;
+  key: string;
+  lines: OrderLine[];
+  shippingAddress?: Record<string, unknown>;
+  correlationId?: string;
+}
+
+export interface OutcomeReport {
+  event: Pick<OrderEvent, 'eventId' | 'type' | 'tenantId' | 'orderId' | 'orderVersion' | 'correlationId' | 'occurredAt'>;
+  outcome: EventOutcome;
+  layer?: 'workflow' | 'store';
+  detail?: string;
+}
+
+/** Permanent errors become non-retryable ApplicationFailures, so Temporal does not retry a business refusal. */
+async function permanentAsFailure<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    if (err instanceof PermanentError) throw ApplicationFailure.nonRetryable(err.message, err.name);
+    throw err;
+  }
+}
+
+export function createActivities(deps: ActivityDeps) {
+  const { db, warehouse, logger, metrics } = deps;
+
+  /** Claim-then-effect for `key`; when already claimed, answers with the stored row as a duplicate. */
+  async function claimThen(
+    tenantId: string,
+    orderId: string,
+    key: string,
+    effect: (tx: Tx) => Promise<StoredOrder>,
+  ): Promise<StoredOrder> {
+    return permanentAsFailure(() =>
+      inTenantTransaction(db, tenantId, async (tx) => {
+        if (!(await claim(tx, CONSUMER_NAME, tenantId, key))) {
+          const row = await readFulfilment(tx, tenantId, orderId);
+          if (!row) throw new Error(`claim ${key} exists but order ${tenantId}/${orderId} has no row`);
+          return toStored(row, 'duplicate');
+        }
+        return effect(tx);
+      }),
+    );
+  }
+
+  return {
+    /** Records a placement or cancellation: claim the event id, compare versions, write the row — one transaction. */
+    async recordOrderEvent(event: OrderEvent): Promise<StoredOrder> {
+      const attempt = Context.current().info.attempt;
+      logger.info(
+        { eventId: event.eventId, type: event.type, orderVersion: event.orderVersion, attempt, correlationId: event.correlationId, tenantId: event.tenantId, orderId: event.orderId },
+        'recording order event',
+      );
+      return claimThen(event.tenantId, event.orderId, event.eventId, (tx) =>
+        event.type === ORDER_PLACED ? recordPlacement(tx, event, event.data) : recordCancellation(tx, event, event.data),
+      );
+    },
+
+    /** Asks the warehouse to ship, heartbeating while it waits; the key makes a repeat return the first shipment. */
+    async shipOrder(input: ShipInput): Promise<string> {
+      const ctx = Context.current();
+      const timer = setInterval(() => ctx.heartbeat(), deps.heartbeatMs ?? 2000);
+      try {
+        const receipt = await permanentAsFailure(() =>
+          warehouse.ship(input.key, input, ctx.cancellationSignal),
+        );
+        if (receipt.status === 'cancelled') {
+          throw ApplicationFailure.nonRetryable(`shipment ${receipt.id} was recalled`, 'ShipmentRecalled');
+        }
+        return receipt.id;
+      } finally {
+        clearInterval(timer);
+      }
+    },
+
+    /** Marks the order shipped (claim `shipped/...` first). A cancelled order is left cancelled and returned as is. */
+    async markOrderShipped(input: { tenantId: string; orderId: string; shipmentId: string }): Promise<StoredOrder> {
+      return claimThen(input.tenantId, input.orderId, `shipped/${input.tenantId}/${input.orderId}`, (tx) =>
+        recordShipped(tx, input.tenantId, input.orderId, input.shipmentId),
+      );
+    },
+
+    /** Holds the order as failed with the reason once shipping gave up. */
+    async markOrderFailed(input: { tenantId: string; orderId: string; reason: string }): Promise<StoredOrder> {
+      return claimThen(input.tenantId, input.orderId, `failed/${input.tenantId}/${input.orderId}`, (tx) =>
+        recordFailed(tx, input.tenantId, input.orderId, input.reason),
+      );
+    },
+
+    /** Compensation: recalls the shipment made under `key`, if any. Idempotent. */
+    async recallShipment(input: { key: string }): Promise<boolean> {
+      return permanentAsFailure(() => warehouse.cancel(input.key));
+    },
+
+    /** Local activity: logs an event's outcome as the workflow decided it and counts it. */
+    async reportOutcome(report: OutcomeReport): Promise<void> {
+      const { event, outcome } = report;
+      metrics?.eventsProcessed.inc({ type: event.type, outcome });
+      if (outcome === 'duplicate') metrics?.duplicatesSuppressed.inc({ layer: report.layer ?? 'workflow' });
+      if (outcome === 'applied') {
+        const delay = (Date.now() - Date.parse(event.occurredAt)) / 1000;
+        if (Number.isFinite(delay) && delay >= 0) metrics?.processingDelay.observe({ type: event.type }, delay);
+      }
+      logger.info(
+        { eventId: event.eventId, type: event.type, orderVersion: event.orderVersion, correlationId: event.correlationId, tenantId: event.tenantId, orderId: event.orderId, outcome, detail: report.detail },
+        'order event decided',
+      );
+    },
+  };
+}
+
+export type OrderActivities = ReturnType<typeof createActivities>;

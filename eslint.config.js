@@ -1,0 +1,30 @@
+// Lint keeps workflow code deterministic: workflows are replayed, so they may not touch I/O, clocks or
+// Node builtins. Everything else gets the recommended TypeScript rules.
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+const forbiddenInWorkflows = {
+  patterns: [
+    { group: ['node:*'], message: 'Workflow code must be deterministic: no Node builtins.' },
+    { group: ['pg', 'pg/*', 'kafkajs', 'kafkajs/*'], message: 'Workflow code may not do I/O; use an activity.' },
+  ],
+  paths: ['fs', 'path', 'os', 'crypto', 'http', 'https', 'net', 'child_process', 'timers', 'process'].map((name) => ({
+    name,
+    message: 'Workflow code must be deterministic: no Node builtins.',
+  })),
+};
+
+export default tseslint.config(
+  { ignores: ['node_modules/', '.stack/', 'coverage/'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+    },
+  },
+  {
+    files: ['workflows/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', forbiddenInWorkflows] },
+  },
+);

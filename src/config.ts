@@ -1,0 +1,87 @@
+/**
+ * The one place that reads the environment. Every variable is validated here, so a bad value fails at
+ * start-up with a message naming the variable and what was expected, never later at first use.
+ */
+import { z } from 'zod';
+
+const port = z.coerce.number({ invalid_type_error: 'a port number 0–65535' }).int('a port number 0–65535').min(0, 'a port number 0–65535').max(65535, 'a port number 0–65535');
+const positiveInt = z.coerce.number({ invalid_type_error: 'a whole number ≥ 1' }).int('a whole number ≥ 1').min(1, 'a whole number ≥ 1');
+const nonEmpty = z.string().trim().min(1);
+
+const url = (protocols: string[]) =>
+  nonEmpty.refine((v) => {
+    try {
+      return protocols.includes(new URL(v).protocol);
+    } catch {
+      return false;
+    }
+  }, `a URL starting with ${protocols.map((p) => `${p}//`).join(' or ')}`);
+
+const hostPort = nonEmpty.regex(/^[^\s:,]+:\d{1,5}$/, 'host:port');
+
+/** Environment variable name → schema with its default. Also the list the docker-compose test checks against. */
+export const configSchema = {
+  /** Comma-separated Kafka bootstrap brokers, host:port each. */
+  KAFKA_BROKERS: nonEmpty
+    .default('127.0.0.1:19092')
+    .transform((v) => v.split(',').map((b) => b.trim()))
+    .pipe(z.array(hostPort).min(1)),
+  /** Kafka client id prefix used in broker logs. */
+  KAFKA_CLIENT_ID: nonEmpty.default('fulfilment'),
+  /** Input topic carrying order events. */
+  ORDERS_TOPIC: nonEmpty.default('orders'),
+  /** Partitions the local stack gives the orders topic when it creates it. */
+  ORDERS_TOPIC_PARTITIONS: positiveInt.default(6),
+  /** Dead-letter topic for records that can never be processed. */
+  DLQ_TOPIC: nonEmpty.default('orders.fulfilment.dlq'),
+  /** Kafka consumer group of the bridge. */
+  CONSUMER_GROUP: nonEmpty.default('fulfilment'),
+  /** Temporal frontend, host:port. */
+  TEMPORAL_ADDRESS: hostPort.default('127.0.0.1:7233'),
+  /** Temporal namespace. */
+  TEMPORAL_NAMESPACE: nonEmpty.default('default'),
+  /** Task queue the worker polls and the bridge starts workflows on. */
+  TEMPORAL_TASK_QUEUE: nonEmpty.default('order-fulfilment'),
+  /** Base URL of the Temporal Web UI, used to print links to workflows. */
+  TEMPORAL_UI_URL: url(['http:', 'https:']).default('http://127.0.0.1:8233'),
+  /** PostgreSQL connection string. */
+  DATABASE_URL: url(['postgres:', 'postgresql:']).default(
+    'postgres://fulfilment:fulfilment@127.0.0.1:55432/fulfilment',
+  ),
+  /** Base URL of the warehouse HTTP service that ships orders. */
+  WAREHOUSE_URL: url(['http:', 'https:']).default('http://127.0.0.1:18080'),
+  /** Port the local warehouse service listens on when this project runs it. */
+  WAREHOUSE_PORT: port.default(18080),
+  /** How long (seconds) a cancellation that arrived before its placement waits for it. Default 1 hour. */
+  CANCEL_GRACE_SECONDS: positiveInt.default(3600),
+  /** How long (seconds) a finished order's workflow stays open to absorb late events. Default 1 day. */
+  ORDER_LINGER_SECONDS: z.coerce.number({ invalid_type_error: 'a whole number of seconds ≥ 0' }).int().min(0).default(86400),
+  /** Concurrent lanes per partition in the bridge; events of one order always share a lane. */
+  BRIDGE_LANES: positiveInt.default(8),
+  /** Port of the Prometheus /metrics endpoint; 0 disables it. */
+  METRICS_PORT: port.default(9464),
+  /** pino log level. */
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+};
+
+export type Config = { [K in keyof typeof configSchema]: z.output<(typeof configSchema)[K]> };
+
+/** Thrown when the environment holds a value the service cannot run with. */
+export class ConfigError extends Error {}
+
+/** Reads and validates the configuration; throws one ConfigError listing every bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const problems: string[] = [];
+  const out: Record<string, unknown> = {};
+  for (const [name, schema] of Object.entries(configSchema)) {
+    const raw = env[name];
+    const result = (schema as z.ZodTypeAny).safeParse(raw === '' ? undefined : raw);
+    if (result.success) out[name] = result.data;
+    else {
+      const expected = result.error.issues.map((i) => i.message).join('; ');
+      problems.push(`${name}=${JSON.stringify(raw)} is invalid: expected ${expected}`);
+    }
+  }
+  if (problems.length > 0) throw new ConfigError(`Bad configuration:\n  ${problems.join('\n  ')}`);
+  return out as Config;
+}

@@ -1,0 +1,31 @@
+/**
+ * Error taxonomy. Whether an error is permanent or transient is its type, never a string match:
+ * permanent errors are dead-lettered at once, transient ones are retried with backoff and never dead-lettered.
+ */
+
+/** Base of every error that retrying cannot fix (bad input, business refusal). */
+export class PermanentError extends Error {
+  override name = this.constructor.name;
+}
+
+/** Base of every error that may pass by itself (a dependency unreachable or overloaded). */
+export class TransientError extends Error {
+  override name = this.constructor.name;
+}
+
+/** Thrown by the envelope parser when a record is not a valid event; names the field and what was expected. */
+export class MalformedEventError extends PermanentError {
+  constructor(
+    message: string,
+    /** Dotted path of the offending field, or '' for the whole value. */
+    readonly field: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Thrown when a dependency (Temporal, Kafka, PostgreSQL, warehouse) cannot be reached or answered 5xx. */
+export class DependencyUnavailableError extends TransientError {}
+
+/** Thrown when the warehouse refuses a request for a reason retrying cannot change (4xx). */
+export class WarehouseRejectedError extends PermanentError {}

@@ -1,0 +1,97 @@
+/**
+ * Prometheus metrics, prefix `fulfilment_`. The names and labels are part of the external contract once
+ * released (DESIGN.md §2): add, never rename. Each process (or test) makes its own registry.
+ */
+import { createServer, type Server } from 'node:http';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** Outcome of one event: applied, recognised as duplicate/stale, ignored (unknown type), or dead-lettered. */
+export type EventOutcome = 'applied' | 'duplicate' | 'stale' | 'ignored' | 'dead-lettered' | 'accepted';
+
+export interface Metrics {
+  registry: Registry;
+  /** Events by type and outcome. `accepted` = handed to the order's workflow, which decides the rest. */
+  eventsProcessed: Counter<'type' | 'outcome'>;
+  /** Retries of transient failures by operation (temporal-signal, dlq-produce, commit, ...). */
+  retries: Counter<'operation'>;
+  /** Failures by operation and error class, transient and permanent alike. */
+  failures: Counter<'operation' | 'error_class'>;
+  /** Duplicates suppressed, by the layer that caught them (bridge, workflow, store). */
+  duplicatesSuppressed: Counter<'layer'>;
+  /** Events of a type this consumer does not handle; never an error. */
+  unknownTypes: Counter<string>;
+  /** Age in seconds of the oldest message fetched but not yet committed, per group/topic/partition. */
+  oldestUnprocessedAge: Gauge<'group' | 'topic' | 'partition'>;
+  /** Seconds from the event's occurredAt to when it was processed. */
+  processingDelay: Histogram<'type'>;
+}
+
+export function createMetrics(opts: { defaultMetrics?: boolean } = {}): Metrics {
+  const registry = new Registry();
+  if (opts.defaultMetrics) collectDefaultMetrics({ register: registry, prefix: 'fulfilment_process_' });
+  const registers = [registry];
+  return {
+    registry,
+    eventsProcessed: new Counter({
+      name: 'fulfilment_events_processed_total',
+      help: 'Order events by type and outcome (applied, duplicate, stale, ignored, dead-lettered, accepted).',
+      labelNames: ['type', 'outcome'],
+      registers,
+    }),
+    retries: new Counter({
+      name: 'fulfilment_retries_total',
+      help: 'Retries after a transient failure, by operation.',
+      labelNames: ['operation'],
+      registers,
+    }),
+    failures: new Counter({
+      name: 'fulfilment_failures_total',
+      help: 'Failed attempts by operation and error class.',
+      labelNames: ['operation', 'error_class'],
+      registers,
+    }),
+    duplicatesSuppressed: new Counter({
+      name: 'fulfilment_duplicates_suppressed_total',
+      help: 'Redelivered events recognised and suppressed, by the layer that caught them.',
+      labelNames: ['layer'],
+      registers,
+    }),
+    unknownTypes: new Counter({
+      name: 'fulfilment_unknown_event_types_total',
+      help: 'Events of a type this consumer ignores.',
+      registers,
+    }),
+    oldestUnprocessedAge: new Gauge({
+      name: 'fulfilment_oldest_unprocessed_message_age_seconds',
+      help: 'Age of the oldest fetched but uncommitted message, per consumer group and partition. Alert on this.',
+      labelNames: ['group', 'topic', 'partition'],
+      registers,
+    }),
+    processingDelay: new Histogram({
+      name: 'fulfilment_event_processing_delay_seconds',
+      help: 'Seconds from occurredAt at the producer to processing here.',
+      labelNames: ['type'],
+      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800, 3600],
+      registers,
+    }),
+  };
+}
+
+/** Serves GET /metrics on `port` (loopback unless `host` says otherwise). */
+export async function serveMetrics(registry: Registry, port: number, host = '127.0.0.1'): Promise<Server> {
+  const server = createServer((req, res) => {
+    if (req.url !== '/metrics') {
+      res.writeHead(404).end();
+      return;
+    }
+    registry.metrics().then(
+      (body) => res.writeHead(200, { 'content-type': registry.contentType }).end(body),
+      (err: unknown) => res.writeHead(500).end(String(err)),
+    );
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  return server;
+}

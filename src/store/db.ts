@@ -1,0 +1,33 @@
+/**
+ * Connection pool and the tenant-scoped transaction every query of the service runs in. The tenant comes
+ * from the event and is set as app.tenant_id, which the row-level security policies check: a transaction
+ * for tenant A cannot see or write tenant B's rows whatever its SQL says.
+ */
+import pg from 'pg';
+
+export type Db = pg.Pool;
+export type Tx = pg.PoolClient;
+
+export function createDb(databaseUrl: string, max = 10): Db {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max });
+  // An idle client losing its connection (server restart) must not crash the process; the next query reconnects.
+  pool.on('error', () => undefined);
+  return pool;
+}
+
+/** Runs `work` in one transaction scoped to `tenantId`; commits if it resolves, rolls back if it throws. */
+export async function inTenantTransaction<T>(db: Db, tenantId: string, work: (tx: Tx) => Promise<T>): Promise<T> {
+  const tx = await db.connect();
+  try {
+    await tx.query('BEGIN');
+    await tx.query("SELECT set_config('app.tenant_id', $1, true)", [tenantId]);
+    const result = await work(tx);
+    await tx.query('COMMIT');
+    return result;
+  } catch (err) {
+    await tx.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    tx.release();
+  }
+}

@@ -1,0 +1,65 @@
+/**
+ * HTTP client of the warehouse. Every shipment request carries an idempotency key derived from the order, so
+ * a retried or redelivered shipment returns the first one instead of shipping twice.
+ * Network errors and 5xx are transient (retried by Temporal); 4xx are permanent.
+ */
+import { DependencyUnavailableError, WarehouseRejectedError } from '../errors.js';
+import type { OrderLine } from '../../workflows/api.js';
+
+export interface ShipmentRequest {
+  tenantId: string;
+  orderId: string;
+  lines: OrderLine[];
+  shippingAddress?: Record<string, unknown>;
+  correlationId?: string;
+}
+
+export interface ShipmentReceipt {
+  id: string;
+  status: 'dispatched' | 'cancelled';
+  replayed?: boolean;
+}
+
+export interface WarehouseClient {
+  ship(key: string, request: ShipmentRequest, signal?: AbortSignal): Promise<ShipmentReceipt>;
+  /** Recalls the shipment made under `key` and burns the key; resolves false when nothing had shipped. */
+  cancel(key: string, signal?: AbortSignal): Promise<boolean>;
+}
+
+export function createWarehouseClient(baseUrl: string, timeoutMs = 30_000): WarehouseClient {
+  async function call(path: string, init: RequestInit, signal?: AbortSignal): Promise<Response> {
+    const timeout = AbortSignal.timeout(timeoutMs);
+    try {
+      const res = await fetch(new URL(path, baseUrl), {
+        ...init,
+        signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+      });
+      if (res.status >= 500) throw new DependencyUnavailableError(`warehouse answered ${res.status} to ${path}: ${await res.text()}`);
+      return res;
+    } catch (err) {
+      if (err instanceof DependencyUnavailableError) throw err;
+      if (signal?.aborted) throw err;
+      throw new DependencyUnavailableError(`warehouse unreachable at ${baseUrl}: ${(err as Error).message}`);
+    }
+  }
+  return {
+    async ship(key, request, signal) {
+      const res = await call('/shipments', {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'idempotency-key': key,
+          ...(request.correlationId ? { 'correlation-id': request.correlationId } : {}),
+        },
+        body: JSON.stringify(request),
+      }, signal);
+      if (res.status >= 400) throw new WarehouseRejectedError(`warehouse refused shipment ${key}: ${res.status} ${await res.text()}`);
+      return (await res.json()) as ShipmentReceipt;
+    },
+    async cancel(key, signal) {
+      const res = await call(`/shipments/${encodeURIComponent(key)}/cancel`, { method: 'POST' }, signal);
+      if (res.status >= 400) throw new WarehouseRejectedError(`warehouse refused to cancel ${key}: ${res.status}`);
+      return ((await res.json()) as { existed: boolean }).existed;
+    },
+  };
+}

@@ -1,0 +1,11 @@
+/** Runs the local warehouse service on WAREHOUSE_PORT; the local stack starts it detached. */
+import { loadConfig } from '../config.js';
+import { startWarehouse } from './server.js';
+
+const config = loadConfig();
+const dataFile = process.env.WAREHOUSE_DATA_FILE ?? '.stack/warehouse/shipments.jsonl';
+const warehouse = await startWarehouse({ port: config.WAREHOUSE_PORT, dataFile });
+console.log(`warehouse listening on ${warehouse.url} (data ${dataFile})`);
+const stop = () => void warehouse.close().then(() => process.exit(0));
+process.on('SIGTERM', stop);
+process.on('SIGINT', stop);

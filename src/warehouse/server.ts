@@ -1,0 +1,162 @@
+/**
+ * A small warehouse service for development and tests: it "ships" orders, keeps its own idempotency store
+ * (an append-only JSON-lines file, so a restart remembers every shipment), and can be told to misbehave
+ * (error rate, added latency, down) at run time through /admin/faults.
+ *
+ *   POST /shipments              Idempotency-Key header required; same key → same shipment, never a second one
+ *   POST /shipments/:key/cancel  recall a shipment (compensation); an unknown key is burned so it never ships
+ *   GET  /shipments?tenantId=…   list shipments
+ *   GET  /admin/stats            request counts; POST /admin/faults {errorRate, latencyMs, down}
+ *   GET  /health
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { randomUUID } from 'node:crypto';
+
+export interface Shipment {
+  id: string;
+  key: string;
+  tenantId: string;
+  orderId: string;
+  lines: unknown;
+  status: 'dispatched' | 'cancelled';
+  createdAt: string;
+  cancelledAt?: string;
+}
+
+export interface Faults {
+  /** Share of shipment requests answered 503, 0–1. */
+  errorRate: number;
+  /** Added delay before answering a shipment request, milliseconds. */
+  latencyMs: number;
+  /** When true every shipment request is answered 503. */
+  down: boolean;
+}
+
+export interface WarehouseServer {
+  server: Server;
+  url: string;
+  close(): Promise<void>;
+}
+
+export async function startWarehouse(opts: { port: number; host?: string; dataFile?: string }): Promise<WarehouseServer> {
+  const shipments = new Map<string, Shipment>();
+  if (opts.dataFile) {
+    mkdirSync(dirname(opts.dataFile), { recursive: true });
+    if (existsSync(opts.dataFile)) {
+      for (const line of readFileSync(opts.dataFile, 'utf8').split('\n')) {
+        if (!line.trim()) continue;
+        const s = JSON.parse(line) as Shipment;
+        shipments.set(s.key, s);
+      }
+    }
+  }
+  const persist = (s: Shipment) => {
+    shipments.set(s.key, s);
+    if (opts.dataFile) appendFileSync(opts.dataFile, `${JSON.stringify(s)}\n`);
+  };
+  const faults: Faults = { errorRate: 0, latencyMs: 0, down: false };
+  const stats = { shipmentRequests: 0, failedRequests: 0, requestTimes: [] as number[] };
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((err: unknown) => send(res, 500, { error: String(err) }));
+  });
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://warehouse');
+    const path = url.pathname;
+    if (req.method === 'GET' && path === '/health') return send(res, 200, { ok: true });
+    if (req.method === 'GET' && path === '/admin/stats') {
+      return send(res, 200, { shipmentRequests: stats.shipmentRequests, failedRequests: stats.failedRequests, requestTimes: stats.requestTimes });
+    }
+    if (req.method === 'POST' && path === '/admin/faults') {
+      Object.assign(faults, pickFaults(JSON.parse((await readBody(req)) || '{}')));
+      return send(res, 200, faults);
+    }
+    if (req.method === 'GET' && path === '/shipments') {
+      const tenantId = url.searchParams.get('tenantId');
+      const key = url.searchParams.get('key');
+      const list = [...shipments.values()].filter(
+        (s) => (!tenantId || s.tenantId === tenantId) && (!key || s.key === key),
+      );
+      return send(res, 200, list);
+    }
+    if (req.method === 'POST' && path === '/shipments') {
+      stats.shipmentRequests += 1;
+      stats.requestTimes.push(Date.now());
+      if (stats.requestTimes.length > 10_000) stats.requestTimes.shift();
+      if (faults.latencyMs > 0) await new Promise((r) => setTimeout(r, faults.latencyMs));
+      if (faults.down || Math.random() < faults.errorRate) {
+        stats.failedRequests += 1;
+        return send(res, 503, { error: 'warehouse unavailable (injected fault)' });
+      }
+      const key = req.headers['idempotency-key'];
+      if (typeof key !== 'string' || key.length === 0) return send(res, 400, { error: 'Idempotency-Key header is required' });
+      const body = JSON.parse((await readBody(req)) || '{}') as Partial<Shipment>;
+      if (typeof body.tenantId !== 'string' || typeof body.orderId !== 'string') {
+        return send(res, 400, { error: 'body needs tenantId and orderId strings' });
+      }
+      const existing = shipments.get(key);
+      if (existing) return send(res, 200, { ...existing, replayed: true });
+      const shipment: Shipment = {
+        id: `shp_${randomUUID()}`,
+        key,
+        tenantId: body.tenantId,
+        orderId: body.orderId,
+        lines: body.lines ?? [],
+        status: 'dispatched',
+        createdAt: new Date().toISOString(),
+      };
+      persist(shipment);
+      return send(res, 201, shipment);
+    }
+    const cancel = /^\/shipments\/(.+)\/cancel$/.exec(path);
+    if (req.method === 'POST' && cancel) {
+      const key = decodeURIComponent(cancel[1]!);
+      const existing = shipments.get(key);
+      if (!existing) {
+        // Burn the key: a shipment request still in flight for it must not dispatch after the recall.
+        persist({ id: '', key, tenantId: '', orderId: '', lines: [], status: 'cancelled', createdAt: new Date().toISOString(), cancelledAt: new Date().toISOString() });
+        return send(res, 200, { ...shipments.get(key), existed: false });
+      }
+      if (existing.status !== 'cancelled') persist({ ...existing, status: 'cancelled', cancelledAt: new Date().toISOString() });
+      return send(res, 200, { ...shipments.get(key), existed: existing.id !== '' });
+    }
+    return send(res, 404, { error: `no route ${req.method} ${path}` });
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port, opts.host ?? '127.0.0.1', () => resolve());
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : opts.port;
+  return {
+    server,
+    url: `http://${opts.host ?? '127.0.0.1'}:${port}`,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+function pickFaults(input: Record<string, unknown>): Partial<Faults> {
+  const out: Partial<Faults> = {};
+  if (typeof input.errorRate === 'number') out.errorRate = Math.min(1, Math.max(0, input.errorRate));
+  if (typeof input.latencyMs === 'number') out.latencyMs = Math.max(0, input.latencyMs);
+  if (typeof input.down === 'boolean') out.down = input.down;
+  return out;
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+function send(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(JSON.stringify(body));
+}

@@ -1,0 +1,124 @@
+/**
+ * The order workflow's public surface, defined once and imported by the workflow, the bridge, the CLI and the
+ * tests: identity, the signal that carries every order event, the status query and the search attributes.
+ * Deterministic code only (this file is bundled into the workflow sandbox).
+ */
+import { defineQuery, defineSignal } from '@temporalio/workflow';
+import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+
+/** Event types the fulfilment consumer acts on; every other type is ignored and counted. */
+export const ORDER_PLACED = 'orders.OrderPlaced';
+export const ORDER_CANCELLED = 'orders.OrderCancelled';
+export type OrderEventType = typeof ORDER_PLACED | typeof ORDER_CANCELLED;
+
+/** Consumer name under which every effect is claimed in `processed_events`. */
+export const CONSUMER_NAME = 'fulfilment';
+
+export interface OrderLine {
+  sku: string;
+  quantity: number;
+}
+
+export interface OrderPlacedData {
+  customerId: string;
+  lines: OrderLine[];
+  shippingAddress?: Record<string, unknown>;
+}
+
+export interface OrderCancelledData {
+  reason?: string;
+}
+
+/** Where a record came from on Kafka; carried for logs and for the dead-letter headers. */
+export interface EventOrigin {
+  topic: string;
+  partition: number;
+  offset: string;
+}
+
+interface EventBase {
+  eventId: string;
+  schemaVersion: number;
+  /** RFC 3339 timestamp of the fact at the producer. */
+  occurredAt: string;
+  tenantId: string;
+  orderId: string;
+  orderVersion: number;
+  correlationId?: string;
+  origin?: EventOrigin;
+}
+
+/** A validated order event as the bridge hands it to the workflow: unknown fields already dropped. */
+export type OrderEvent =
+  | (EventBase & { type: typeof ORDER_PLACED; data: OrderPlacedData })
+  | (EventBase & { type: typeof ORDER_CANCELLED; data: OrderCancelledData });
+
+/**
+ * Order status as stored in `fulfilments.status` and shown in the OrderStatus search attribute.
+ * `awaiting-placement` is the tombstone of a cancellation that arrived before its placement.
+ */
+export type OrderStatus =
+  | 'new'
+  | 'awaiting-placement'
+  | 'pending'
+  | 'shipped'
+  | 'cancelled'
+  | 'failed';
+
+/** Tenant and order ids are restricted to this shape so the workflow id below is unambiguous. */
+export const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/;
+
+/** The ONE definition of an order's workflow id: readable in the Web UI, unique per (tenant, order). */
+export function orderWorkflowId(tenantId: string, orderId: string): string {
+  return `order/${tenantId}/${orderId}`;
+}
+
+/** The warehouse idempotency key of an order's shipment: stable across runs, retries and redeliveries. */
+export function shipmentKey(tenantId: string, orderId: string): string {
+  return `ship/${tenantId}/${orderId}`;
+}
+
+/** Every order event travels on this one signal, so Temporal keeps them in arrival order. */
+export const orderEventSignal = defineSignal<[OrderEvent]>('orderEvent');
+
+/** Answers with the order's current view; safe to call at any time, including on a closed run. */
+export const orderStatusQuery = defineQuery<OrderView>('status');
+
+export interface OrderView {
+  tenantId: string;
+  orderId: string;
+  status: OrderStatus;
+  orderVersion: number;
+  shipmentId?: string;
+  failureReason?: string;
+  cancelRefused: boolean;
+  appliedEvents: number;
+  duplicatesSuppressed: number;
+  staleIgnored: number;
+  notes: string[];
+}
+
+/** Settings the starter passes so the workflow itself reads no environment. */
+export interface OrderWorkflowSettings {
+  /** How long a cancellation that arrived first waits for its placement, seconds. */
+  cancelGraceSeconds: number;
+  /** How long a finished order stays open to absorb late events before the run closes, seconds. */
+  lingerSeconds: number;
+  /** How many applied event ids the workflow remembers for deduplication. Default 1000. */
+  rememberEventIds?: number;
+}
+
+export interface OrderWorkflowInput {
+  tenantId: string;
+  orderId: string;
+  settings: OrderWorkflowSettings;
+  /** Carried across continue-as-new; absent on the first run. */
+  carried?: { state: unknown; inbox: OrderEvent[] };
+}
+
+export const TenantIdAttribute = defineSearchAttributeKey('TenantId', SearchAttributeType.KEYWORD);
+export const OrderIdAttribute = defineSearchAttributeKey('OrderId', SearchAttributeType.KEYWORD);
+export const OrderStatusAttribute = defineSearchAttributeKey('OrderStatus', SearchAttributeType.KEYWORD);
+
+/** Workflow type name, for starters that refer to it by string. */
+export const ORDER_WORKFLOW_TYPE = 'orderFulfilment';

@@ -1,0 +1,2 @@
+/** Workflow entry point handed to the worker's bundler. */
+export { orderFulfilment } from './order-fulfilment.js';

@@ -1,0 +1,232 @@
+/**
+ * One workflow per order (id from orderWorkflowId). Every event for the order arrives on the one
+ * orderEvent signal, so Temporal serialises them across partitions and bridge instances; the pure state
+ * machine (order-state.ts) decides what each means, and activities apply it to PostgreSQL.
+ *
+ * Rules a reader must not break:
+ * - no I/O, clocks or randomness but Temporal's (this file is replayed);
+ * - events are handled one at a time, in signal order, by the main loop — handlers only enqueue;
+ * - a cancellation that can stop a shipment in flight cancels the shipment first, then is recorded, then the
+ *   shipment is recalled: the warehouse burns the key, so nothing ships after the recall;
+ * - changes to this logic go through patched() and keep the checked-in histories replaying.
+ */
+import {
+  ActivityCancellationType,
+  CancellationScope,
+  condition,
+  continueAsNew,
+  isCancellation,
+  proxyActivities,
+  proxyLocalActivities,
+  setHandler,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { OrderActivities } from '../activities/index.js';
+import {
+  OrderStatusAttribute,
+  TenantIdAttribute,
+  orderEventSignal,
+  orderStatusQuery,
+  shipmentKey,
+  type OrderEvent,
+  type OrderView,
+  type OrderWorkflowInput,
+} from './api.js';
+import {
+  applyStored,
+  cancelsShipment,
+  decide,
+  expireTombstone,
+  initialOrderState,
+  isSettled,
+  markFailed,
+  markShipped,
+  noteDecision,
+  toView,
+  withNote,
+  type OrderState,
+} from './order-state.js';
+
+/** Error types no retry can fix; Temporal fails these at once. */
+const NON_RETRYABLE = ['EventIdCollisionError', 'WarehouseRejectedError', 'ShipmentRecalled', 'MalformedEventError'];
+
+/** PostgreSQL effects: short, retried through a database restart (about 15 minutes in all), then failed loudly. */
+const store = proxyActivities<OrderActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: {
+    initialInterval: '500 milliseconds',
+    backoffCoefficient: 2,
+    maximumInterval: '30 seconds',
+    maximumAttempts: 35,
+    nonRetryableErrorTypes: NON_RETRYABLE,
+  },
+});
+
+/** The warehouse call: long-running, heartbeating, bounded retries; exhausted attempts hold the order as failed. */
+const warehouse = proxyActivities<OrderActivities>({
+  startToCloseTimeout: '5 minutes',
+  heartbeatTimeout: '20 seconds',
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+  retry: {
+    initialInterval: '2 seconds',
+    backoffCoefficient: 2,
+    maximumInterval: '1 minute',
+    maximumAttempts: 8,
+    nonRetryableErrorTypes: NON_RETRYABLE,
+  },
+});
+
+/** Outcome reporting (log + metrics) is a local activity: cheap, and recorded in history as a marker. */
+const reporting = proxyLocalActivities<OrderActivities>({
+  startToCloseTimeout: '5 seconds',
+  retry: { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumInterval: '2 seconds', maximumAttempts: 3 },
+});
+
+export async function orderFulfilment(input: OrderWorkflowInput): Promise<OrderView> {
+  const { settings } = input;
+  let state: OrderState = (input.carried?.state as OrderState | undefined) ?? initialOrderState(input.tenantId, input.orderId);
+  const inbox: OrderEvent[] = [...(input.carried?.inbox ?? [])];
+  setHandler(orderEventSignal, (event) => {
+    inbox.push(event);
+  });
+  setHandler(orderStatusQuery, () => toView(state));
+
+  // Only a run the starter indexed (TenantId set) publishes its status, so servers without these attributes work.
+  const indexed = workflowInfo().typedSearchAttributes.get(TenantIdAttribute) !== undefined;
+  let publishedStatus: string | undefined;
+  const publishStatus = () => {
+    if (indexed && publishedStatus !== state.status) {
+      upsertSearchAttributes([{ key: OrderStatusAttribute, value: state.status }]);
+      publishedStatus = state.status;
+    }
+  };
+
+  async function report(event: OrderEvent, outcome: 'applied' | 'duplicate' | 'stale', layer: 'workflow' | 'store', detail?: string) {
+    await reporting.reportOutcome({ event, outcome, layer, detail }).catch(() => undefined);
+  }
+
+  async function handle(event: OrderEvent): Promise<void> {
+    const decision = decide(state, event);
+    state = noteDecision(state, event, decision, settings.rememberEventIds);
+    if (decision.kind === 'duplicate') return report(event, 'duplicate', 'workflow');
+    if (decision.kind === 'stale') return report(event, 'stale', 'workflow', decision.reason);
+    if (decision.kind === 'foreign') return report(event, 'stale', 'workflow', 'event names another order');
+    const stored = await store.recordOrderEvent(event);
+    state = applyStored(state, event, stored);
+    if (state.status === 'awaiting-placement' && state.graceEndsAt === undefined) {
+      state = { ...state, graceEndsAt: Date.now() + settings.cancelGraceSeconds * 1000 };
+    }
+    publishStatus();
+    await report(event, stored.outcome, 'store');
+  }
+
+  async function drainInbox(): Promise<void> {
+    while (inbox.length > 0) await handle(inbox.shift()!);
+  }
+
+  /** Waits until an event arrives or `deadline` (workflow time, ms) passes; true when an event arrived. */
+  async function waitForEvent(deadline?: number): Promise<boolean> {
+    if (deadline === undefined) {
+      await condition(() => inbox.length > 0);
+      return true;
+    }
+    const remaining = deadline - Date.now();
+    return remaining > 0 && (await condition(() => inbox.length > 0, remaining));
+  }
+
+  async function ship(): Promise<void> {
+    const placement = state.placement!;
+    const key = shipmentKey(state.tenantId, state.orderId);
+    const scope = new CancellationScope();
+    let settled = false;
+    let shipmentId: string | undefined;
+    let failure: unknown;
+    const shipping = scope
+      .run(() =>
+        warehouse.shipOrder({
+          tenantId: state.tenantId,
+          orderId: state.orderId,
+          key,
+          lines: placement.lines,
+          shippingAddress: placement.shippingAddress,
+        }),
+      )
+      .then(
+        (id) => void (shipmentId = id),
+        (err: unknown) => void (failure = err),
+      )
+      .finally(() => void (settled = true));
+
+    // While the shipment is in flight, events that cannot stop it are handled; a cancellation stops it.
+    let cancelledBy: OrderEvent | undefined;
+    while (!settled && !cancelledBy) {
+      await condition(() => settled || inbox.length > 0);
+      while (!settled && inbox.length > 0) {
+        if (cancelsShipment(state, inbox[0]!)) {
+          cancelledBy = inbox.shift();
+          scope.cancel();
+          break;
+        }
+        await handle(inbox.shift()!);
+      }
+    }
+    await shipping;
+
+    if (cancelledBy) {
+      await handle(cancelledBy);
+      await compensate(key);
+      return;
+    }
+    if (shipmentId !== undefined) {
+      const stored = await store.markOrderShipped({ tenantId: state.tenantId, orderId: state.orderId, shipmentId });
+      if (stored.status === 'shipped') state = markShipped(state, shipmentId);
+      else {
+        // The store refused (the order was cancelled underneath us): the store wins, the shipment is recalled.
+        state = { ...state, status: stored.status === 'pending' ? 'cancelled' : stored.status };
+        await compensate(key);
+      }
+    } else if (!isCancellation(failure)) {
+      const reason = failureReason(failure);
+      await store.markOrderFailed({ tenantId: state.tenantId, orderId: state.orderId, reason });
+      state = markFailed(state, reason);
+    }
+    publishStatus();
+  }
+
+  async function compensate(key: string): Promise<void> {
+    const existed = await warehouse.recallShipment({ key });
+    state = withNote(state, existed ? `compensated: shipment ${key} recalled` : `compensated: shipment ${key} blocked before it shipped`);
+  }
+
+  for (;;) {
+    await drainInbox();
+    if (state.status === 'new') {
+      await waitForEvent();
+    } else if (state.status === 'awaiting-placement') {
+      if (!(await waitForEvent(state.graceEndsAt))) {
+        state = expireTombstone(state);
+        publishStatus();
+      }
+    } else if (state.status === 'pending') {
+      await ship();
+    } else if (isSettled(state)) {
+      state.lingerEndsAt ??= Date.now() + settings.lingerSeconds * 1000;
+      if (!(await waitForEvent(state.lingerEndsAt))) break;
+    }
+    if (workflowInfo().continueAsNewSuggested && inbox.length === 0) {
+      await continueAsNew<typeof orderFulfilment>({ ...input, carried: { state, inbox } });
+    }
+  }
+  return toView(state);
+}
+
+function failureReason(err: unknown): string {
+  let e: unknown = err;
+  const parts: string[] = [];
+  while (e instanceof Error && parts.length < 4) {
+    parts.push(e.message);
+    e = (e as Error & { cause?: unknown }).cause;
+  }
+  return parts.filter(Boolean).join(': ') || 'unknown failure';
+}

@@ -1,0 +1,197 @@
+/**
+ * The order's state machine as pure functions: what an event means for an order, given what the order has
+ * seen so far. No Temporal, no I/O — the workflow feeds it events and activity results, and the unit tests
+ * feed it scenarios directly.
+ *
+ * Rules a reader must not break:
+ * - a cancellation, once known, wins: an order cancelled before it shipped never ships, even when the
+ *   cancellation arrived before the placement;
+ * - an event whose orderVersion is not newer than the order's changes nothing (stale), except the placement
+ *   a tombstone is waiting for;
+ * - the store is the source of truth: after every recorded effect the state takes the row the store returned.
+ */
+import {
+  ORDER_CANCELLED,
+  ORDER_PLACED,
+  type OrderEvent,
+  type OrderPlacedData,
+  type OrderStatus,
+  type OrderView,
+} from './api.js';
+
+export interface OrderState {
+  tenantId: string;
+  orderId: string;
+  status: OrderStatus;
+  /** Highest orderVersion the order has taken; 0 before any event. */
+  orderVersion: number;
+  placement?: OrderPlacedData;
+  shipmentId?: string;
+  failureReason?: string;
+  cancelRefused: boolean;
+  /** Event ids already decided on, oldest first, at most `rememberEventIds` of them. */
+  seenEventIds: string[];
+  counters: { applied: number; duplicates: number; stale: number };
+  /** Human-readable history for the status query, newest last, bounded. */
+  notes: string[];
+  /** Workflow time (ms) at which a tombstone stops waiting for its placement. */
+  graceEndsAt?: number;
+  /** Workflow time (ms) at which a settled order's run closes. */
+  lingerEndsAt?: number;
+}
+
+/** What the store says after an effect was recorded (see activities/record-order-event). */
+export interface StoredOrder {
+  outcome: 'applied' | 'duplicate' | 'stale';
+  status: 'pending' | 'shipped' | 'cancelled' | 'failed';
+  orderVersion: number;
+  /** False for the tombstone row a cancellation leaves before its placement arrived. */
+  placed: boolean;
+  cancelRefused: boolean;
+}
+
+export type Decision =
+  /** The event id was already decided on by this workflow. */
+  | { kind: 'duplicate' }
+  /** Older than (or as old as) what the order already has; changes nothing. */
+  | { kind: 'stale'; reason: string }
+  /** The event names another tenant or order than this workflow's; refused. */
+  | { kind: 'foreign' }
+  /** Record the placement; `asCancelled` when a tombstone is waiting for it. */
+  | { kind: 'record-placement'; asCancelled: boolean }
+  /** Record the cancellation; `phase` says what it meets. */
+  | { kind: 'record-cancellation'; phase: 'before-placement' | 'before-shipment' | 'after-shipment' | 'after-end' };
+
+const MAX_NOTES = 50;
+export const DEFAULT_REMEMBERED_EVENT_IDS = 1000;
+
+export function initialOrderState(tenantId: string, orderId: string): OrderState {
+  return {
+    tenantId,
+    orderId,
+    status: 'new',
+    orderVersion: 0,
+    cancelRefused: false,
+    seenEventIds: [],
+    counters: { applied: 0, duplicates: 0, stale: 0 },
+    notes: [],
+  };
+}
+
+/** Decides what an incoming event means for the order. Pure; does not change `state`. */
+export function decide(state: OrderState, event: OrderEvent): Decision {
+  if (event.tenantId !== state.tenantId || event.orderId !== state.orderId) return { kind: 'foreign' };
+  if (state.seenEventIds.includes(event.eventId)) return { kind: 'duplicate' };
+
+  if (event.type === ORDER_PLACED) {
+    if (state.status === 'new') return { kind: 'record-placement', asCancelled: false };
+    if (state.status === 'awaiting-placement') return { kind: 'record-placement', asCancelled: true };
+    if (event.orderVersion <= state.orderVersion) {
+      return { kind: 'stale', reason: `placement v${event.orderVersion} is not newer than v${state.orderVersion}` };
+    }
+    return { kind: 'record-placement', asCancelled: state.status === 'cancelled' };
+  }
+
+  if (event.type === ORDER_CANCELLED) {
+    if (state.status === 'new') return { kind: 'record-cancellation', phase: 'before-placement' };
+    if (event.orderVersion <= state.orderVersion) {
+      return { kind: 'stale', reason: `cancellation v${event.orderVersion} is not newer than v${state.orderVersion}` };
+    }
+    switch (state.status) {
+      case 'awaiting-placement':
+        return { kind: 'record-cancellation', phase: 'before-placement' };
+      case 'pending':
+        return { kind: 'record-cancellation', phase: 'before-shipment' };
+      case 'shipped':
+        return { kind: 'record-cancellation', phase: 'after-shipment' };
+      default:
+        return { kind: 'record-cancellation', phase: 'after-end' };
+    }
+  }
+  // OrderEvent is a closed union; the bridge never routes other types here.
+  return { kind: 'stale', reason: 'unsupported event type' };
+}
+
+/** Remembers that the event was decided on, and counts it. Call once per non-duplicate decision. */
+export function noteDecision(state: OrderState, event: OrderEvent, decision: Decision, limit = DEFAULT_REMEMBERED_EVENT_IDS): OrderState {
+  if (decision.kind === 'duplicate') {
+    return { ...state, counters: { ...state.counters, duplicates: state.counters.duplicates + 1 } };
+  }
+  if (decision.kind === 'foreign') {
+    return withNote(state, `refused ${event.eventId}: it names ${event.tenantId}/${event.orderId}`);
+  }
+  const seenEventIds = [...state.seenEventIds, event.eventId].slice(-limit);
+  const next = { ...state, seenEventIds };
+  if (decision.kind === 'stale') {
+    return withNote(
+      { ...next, counters: { ...next.counters, stale: next.counters.stale + 1 } },
+      `stale ${event.eventId}: ${decision.reason}`,
+    );
+  }
+  return next;
+}
+
+/** Takes the store's answer as the truth about the order after an effect was recorded. */
+export function applyStored(state: OrderState, event: OrderEvent, stored: StoredOrder): OrderState {
+  const status: OrderStatus =
+    stored.status === 'cancelled' && !stored.placed ? 'awaiting-placement' : stored.status;
+  const counters = { ...state.counters };
+  if (stored.outcome === 'applied') counters.applied += 1;
+  else if (stored.outcome === 'duplicate') counters.duplicates += 1;
+  else counters.stale += 1;
+  const placement = event.type === ORDER_PLACED ? event.data : state.placement;
+  const next: OrderState = {
+    ...state,
+    status,
+    orderVersion: Math.max(state.orderVersion, stored.orderVersion),
+    placement,
+    cancelRefused: stored.cancelRefused,
+    counters,
+  };
+  return withNote(next, `${stored.outcome} ${event.type} ${event.eventId} v${event.orderVersion} → ${status}`);
+}
+
+/** The tombstone waited its grace window and no placement came: the order ends cancelled, never placed. */
+export function expireTombstone(state: OrderState): OrderState {
+  return withNote({ ...state, status: 'cancelled' }, 'grace window over: cancellation without placement');
+}
+
+export function markShipped(state: OrderState, shipmentId: string): OrderState {
+  return withNote({ ...state, status: 'shipped', shipmentId }, `shipped as ${shipmentId}`);
+}
+
+export function markFailed(state: OrderState, reason: string): OrderState {
+  return withNote({ ...state, status: 'failed', failureReason: reason }, `failed: ${reason}`);
+}
+
+export function withNote(state: OrderState, note: string): OrderState {
+  return { ...state, notes: [...state.notes, note].slice(-MAX_NOTES) };
+}
+
+/** True once nothing more will happen to the order but late events. */
+export function isSettled(state: OrderState): boolean {
+  return state.status === 'shipped' || state.status === 'cancelled' || state.status === 'failed';
+}
+
+/** A cancellation waiting in the inbox that would stop a shipment in flight. */
+export function cancelsShipment(state: OrderState, event: OrderEvent): boolean {
+  if (event.type !== ORDER_CANCELLED) return false;
+  const d = decide(state, event);
+  return d.kind === 'record-cancellation' && d.phase === 'before-shipment';
+}
+
+export function toView(state: OrderState): OrderView {
+  return {
+    tenantId: state.tenantId,
+    orderId: state.orderId,
+    status: state.status,
+    orderVersion: state.orderVersion,
+    shipmentId: state.shipmentId,
+    failureReason: state.failureReason,
+    cancelRefused: state.cancelRefused,
+    appliedEvents: state.counters.applied,
+    duplicatesSuppressed: state.counters.duplicates,
+    staleIgnored: state.counters.stale,
+    notes: state.notes,
+  };
+}
