@@ -13,7 +13,7 @@
  * Within a partition, records run in lanes by order, so one slow order does not hold up the others while the
  * events of one order stay in partition order.
  */
-import type { Consumer, EachBatchPayload, Kafka, KafkaMessage, Producer } from 'kafkajs';
+import { Partitioners, type Consumer, type EachBatchPayload, type Kafka, type KafkaMessage, type Producer } from 'kafkajs';
 import { ExponentialBackoff, handleWhen, isTaskCancelledError, retry, type RetryPolicy } from 'cockatiel';
 import { LRUCache } from 'lru-cache';
 import { parseRecord, type ParsedRecord } from '../events/envelope.js';
@@ -73,7 +73,12 @@ export function createBridge(opts: BridgeOptions): Bridge {
     allowAutoTopicCreation: false,
     retry: { retries: Number.MAX_SAFE_INTEGER, initialRetryTime: 300, maxRetryTime: 10_000 },
   });
-  const producer: Producer = kafka.producer({ allowAutoTopicCreation: false, idempotent: true, maxInFlightRequests: 1 });
+  const producer: Producer = kafka.producer({
+    allowAutoTopicCreation: false,
+    idempotent: true,
+    maxInFlightRequests: 1,
+    createPartitioner: Partitioners.DefaultPartitioner,
+  });
   const trackers = new Map<number, OffsetTracker>();
   const hint = new LRUCache<string, true>({ max: opts.dedupeHintSize ?? 10_000 });
   const stopping = new AbortController();

@@ -1,0 +1,169 @@
+/**
+ * Integration-test harness: each test gets its own topics, consumer group, task queue, tenants and an
+ * in-process warehouse, on the shared real stack (Kafka, Temporal dev server, PostgreSQL), so test files
+ * run in parallel without seeing each other. Waiting is always for a condition, never a fixed sleep.
+ */
+import { randomUUID } from 'node:crypto';
+import { Partitioners, type Admin, type IHeaders, type Kafka, type Producer } from 'kafkajs';
+import { DefaultLogger, Runtime, type LogLevel } from '@temporalio/worker';
+import { startApp, type App, type AppOptions } from '../../src/app.js';
+import { createKafka } from '../../src/bridge/kafka.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import { createLogger } from '../../src/log.js';
+import { inTenantTransaction } from '../../src/store/db.js';
+import { readFulfilment, type FulfilmentRow } from '../../src/store/fulfilments.js';
+import { startWarehouse, type Shipment, type WarehouseServer } from '../../src/warehouse/server.js';
+import { migrate } from '../../src/store/migrate.js';
+
+export const logger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
+Runtime.install({ logger: new DefaultLogger((process.env.TEST_TEMPORAL_LOG_LEVEL as LogLevel | undefined) ?? 'WARN') });
+
+/** Polls `probe` until it returns a truthy value; fails with `what` after `timeoutMs`. */
+export async function waitFor<T>(what: string, probe: () => Promise<T> | T, timeoutMs = 60_000, intervalMs = 100): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await probe();
+      if (v) return v as NonNullable<T>;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
+
+export function uniqueSuffix(name: string): string {
+  return `${name}-${Date.now().toString(36)}-${randomUUID().slice(0, 6)}`;
+}
+
+export interface Scenario {
+  suffix: string;
+  config: Config;
+  kafka: Kafka;
+  admin: Admin;
+  producer: Producer;
+  warehouse: WarehouseServer;
+  /** Fresh tenant ids private to this scenario. */
+  tenant(label?: string): string;
+  /** Starts one service instance (worker + bridge unless `roles` says otherwise). */
+  startInstance(opts?: Partial<AppOptions>, env?: Record<string, string>): Promise<App>;
+  produce(messages: { value: Buffer | string | object | null; key?: string; partition?: number; headers?: IHeaders }[], topic?: string): Promise<void>;
+  row(tenantId: string, orderId: string): Promise<FulfilmentRow | undefined>;
+  shipments(tenantId: string): Promise<Shipment[]>;
+  readTopic(topic: string, count: number): Promise<{ key: Buffer | null; value: Buffer | null; headers: Record<string, string>; partition: number; offset: string }[]>;
+  close(): Promise<void>;
+}
+
+export async function scenario(name: string, env: Record<string, string> = {}): Promise<Scenario> {
+  const suffix = uniqueSuffix(name);
+  const warehouse = await startWarehouse({ port: 0 });
+  const baseEnv = {
+    ...process.env,
+    ORDERS_TOPIC: `orders.it.${suffix}`,
+    DLQ_TOPIC: `dlq.it.${suffix}`,
+    CONSUMER_GROUP: `fulfilment-${suffix}`,
+    TEMPORAL_TASK_QUEUE: `orders-${suffix}`,
+    WAREHOUSE_URL: warehouse.url,
+    METRICS_PORT: '0',
+    CANCEL_GRACE_SECONDS: '3600',
+    ORDER_LINGER_SECONDS: '30',
+    ...env,
+  };
+  const config = loadConfig(baseEnv);
+  await migrate(config.DATABASE_URL);
+  const kafka = createKafka(config.KAFKA_BROKERS, `it-${suffix}`, logger);
+  const admin = kafka.admin();
+  await admin.connect();
+  await admin.createTopics({
+    waitForLeaders: true,
+    topics: [
+      { topic: config.ORDERS_TOPIC, numPartitions: 3, replicationFactor: 1 },
+      { topic: config.DLQ_TOPIC, numPartitions: 1, replicationFactor: 1 },
+    ],
+  });
+  const producer = kafka.producer({ allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner });
+  await producer.connect();
+  const apps: App[] = [];
+  const probeDb = (await import('../../src/store/db.js')).createDb(config.DATABASE_URL, 2);
+  let tenants = 0;
+
+  return {
+    suffix,
+    config,
+    kafka,
+    admin,
+    producer,
+    warehouse,
+    tenant: (label = 't') => `${label}-${suffix}-${(tenants += 1)}`.slice(0, 64),
+    async startInstance(opts = {}, instanceEnv = {}) {
+      const app = await startApp(loadConfig({ ...baseEnv, ...instanceEnv }), { logger, serveMetrics: false, bridgeRetry: { initialDelayMs: 100, maxDelayMs: 2000 }, ...opts });
+      apps.push(app);
+      return app;
+    },
+    async produce(messages, topic = config.ORDERS_TOPIC) {
+      await producer.send({
+        topic,
+        acks: -1,
+        messages: messages.map((m) => ({
+          key: m.key,
+          partition: m.partition,
+          headers: m.headers,
+          value: m.value === null || Buffer.isBuffer(m.value) || typeof m.value === 'string' ? m.value : JSON.stringify(m.value),
+        })),
+      });
+    },
+    row: (tenantId, orderId) => inTenantTransaction(probeDb, tenantId, (tx) => readFulfilment(tx, tenantId, orderId)),
+    async shipments(tenantId) {
+      const res = await fetch(`${warehouse.url}/shipments?tenantId=${encodeURIComponent(tenantId)}`);
+      return (await res.json()) as Shipment[];
+    },
+    async readTopic(topic, count) {
+      const consumer = kafka.consumer({ groupId: `reader-${uniqueSuffix('r')}` });
+      const out: Awaited<ReturnType<Scenario['readTopic']>> = [];
+      await consumer.connect();
+      await consumer.subscribe({ topic, fromBeginning: true });
+      await consumer.run({
+        eachMessage: async ({ message, partition }) => {
+          const headers: Record<string, string> = {};
+          for (const [k, v] of Object.entries(message.headers ?? {})) if (v !== undefined) headers[k] = String(Array.isArray(v) ? v[0] : v);
+          out.push({ key: message.key, value: message.value, headers, partition, offset: message.offset });
+        },
+      });
+      try {
+        await waitFor(`${count} records on ${topic}`, () => out.length >= count, 60_000);
+      } finally {
+        await consumer.disconnect();
+      }
+      return out;
+    },
+    async close() {
+      for (const app of apps.reverse()) await app.stop();
+      await producer.disconnect();
+      await admin.deleteTopics({ topics: [config.ORDERS_TOPIC, config.DLQ_TOPIC] }).catch(() => undefined);
+      await admin.disconnect();
+      await probeDb.end();
+      await warehouse.close();
+    },
+  };
+}
+
+/** Builds order events with sensible defaults. */
+export const events = {
+  placed(tenantId: string, orderId: string, over: Record<string, unknown> = {}) {
+    return {
+      eventId: `placed-${randomUUID()}`, type: 'orders.OrderPlaced', schemaVersion: 1, occurredAt: new Date().toISOString(),
+      tenantId, orderId, orderVersion: 1, correlationId: `corr-${orderId}`,
+      data: { customerId: 'cust-1', lines: [{ sku: 'SKU-1', quantity: 1 }] },
+      ...over,
+    };
+  },
+  cancelled(tenantId: string, orderId: string, over: Record<string, unknown> = {}) {
+    return {
+      eventId: `cancelled-${randomUUID()}`, type: 'orders.OrderCancelled', schemaVersion: 1, occurredAt: new Date().toISOString(),
+      tenantId, orderId, orderVersion: 2, data: { reason: 'customer changed their mind' },
+      ...over,
+    };
+  },
+};
