@@ -5,6 +5,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     pool: 'forks',
+    maxWorkers: 2,
     projects: [
       { test: { name: 'unit', include: ['test/**/*.unit.test.ts'] } },
       {
@@ -13,8 +14,6 @@ export default defineConfig({
           include: ['test/**/*.int.test.ts'],
           testTimeout: 180_000,
           hookTimeout: 240_000,
-          maxWorkers: 2,
-          fileParallelism: true,
         },
       },
     ],

@@ -11,7 +11,7 @@ import { createActivities } from '../activities/index.js';
 import type { OrderWorkflowSettings } from '../workflows/api.js';
 import { createBridge, type Bridge, type TransientRetry } from './bridge/bridge.js';
 import { createKafka } from './bridge/kafka.js';
-import { createOrderStarter } from './bridge/order-starter.js';
+import { createOrderStarter, type OrderStarter } from './bridge/order-starter.js';
 import type { Config } from './config.js';
 import type { Logger } from './log.js';
 import { createMetrics, serveMetrics, type Metrics } from './metrics.js';
@@ -26,6 +26,8 @@ export interface AppOptions {
   /** Serve /metrics on config.METRICS_PORT (default true when METRICS_PORT > 0). */
   serveMetrics?: boolean;
   bridgeRetry?: Partial<TransientRetry>;
+  /** Decorates the bridge's order starter (tests use it to crash between delivery and commit). */
+  wrapStarter?: (starter: OrderStarter) => OrderStarter;
 }
 
 export interface App {
@@ -62,6 +64,8 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
       workflowBundle: await workflowBundle(),
       activities: createActivities({ db, warehouse: createWarehouseClient(config.WAREHOUSE_URL), logger: logger.child({ component: 'activities' }), metrics }),
       shutdownGraceTime: 10_000,
+      // Cancellation reaches a running activity only through its heartbeat: keep that prompt.
+      maxHeartbeatThrottleInterval: '2 seconds',
     });
     workerRun = worker.run();
     const w = worker;
@@ -80,10 +84,11 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
       topic: config.ORDERS_TOPIC,
       dlqTopic: config.DLQ_TOPIC,
       groupId: config.CONSUMER_GROUP,
-      starter: createOrderStarter(client, config.TEMPORAL_TASK_QUEUE, workflowSettings(config)),
+      starter: (opts.wrapStarter ?? ((x) => x))(createOrderStarter(client, config.TEMPORAL_TASK_QUEUE, workflowSettings(config))),
       logger,
       metrics,
       lanes: config.BRIDGE_LANES,
+      sessionTimeoutMs: config.BRIDGE_SESSION_TIMEOUT_MS,
       retry: opts.bridgeRetry,
     });
     await bridge.start();

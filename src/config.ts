@@ -58,6 +58,8 @@ export const configSchema = {
   ORDER_LINGER_SECONDS: z.coerce.number({ invalid_type_error: 'a whole number of seconds ≥ 0' }).int().min(0).default(86400),
   /** Concurrent lanes per partition in the bridge; events of one order always share a lane. */
   BRIDGE_LANES: positiveInt.default(8),
+  /** Kafka consumer session timeout, milliseconds: how long a crashed bridge holds its partitions. */
+  BRIDGE_SESSION_TIMEOUT_MS: z.coerce.number({ invalid_type_error: 'milliseconds, 6000–300000' }).int().min(6000, 'milliseconds, 6000–300000').max(300_000, 'milliseconds, 6000–300000').default(30_000),
   /** Port of the Prometheus /metrics endpoint; 0 disables it. */
   METRICS_PORT: port.default(9464),
   /** pino log level. */

@@ -19,7 +19,7 @@ async function main(): Promise<void> {
     (name) => before.services[name].state !== 'running' && after.services[name].state === 'running',
   );
 
-  let app: App | undefined;
+  let app: App | undefined = undefined;
   let shuttingDown = false;
   const shutdown = async (signal: string) => {
     if (shuttingDown) return;

@@ -45,6 +45,8 @@ export interface BridgeOptions {
   /** Partitions processed at once by this instance. Default 4. */
   partitionsConcurrently?: number;
   retry?: Partial<TransientRetry>;
+  /** Consumer session timeout, milliseconds. Default 30000. */
+  sessionTimeoutMs?: number;
   /** How many accepted event ids the dedupe hint remembers. Default 10000. */
   dedupeHintSize?: number;
 }
@@ -68,7 +70,7 @@ export function createBridge(opts: BridgeOptions): Bridge {
   const retryConfig: TransientRetry = { initialDelayMs: 200, maxDelayMs: 30_000, ...opts.retry };
   const consumer = kafka.consumer({
     groupId,
-    sessionTimeout: 30_000,
+    sessionTimeout: opts.sessionTimeoutMs ?? 30_000,
     heartbeatInterval: 3_000,
     allowAutoTopicCreation: false,
     retry: { retries: Number.MAX_SAFE_INTEGER, initialRetryTime: 300, maxRetryTime: 10_000 },

@@ -16,7 +16,7 @@ import { startWarehouse, type Shipment, type WarehouseServer } from '../../src/w
 import { migrate } from '../../src/store/migrate.js';
 
 export const logger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
-Runtime.install({ logger: new DefaultLogger((process.env.TEST_TEMPORAL_LOG_LEVEL as LogLevel | undefined) ?? 'WARN') });
+Runtime.install({ logger: new DefaultLogger((process.env.TEST_TEMPORAL_LOG_LEVEL as LogLevel | undefined) ?? 'ERROR') });
 
 /** Polls `probe` until it returns a truthy value; fails with `what` after `timeoutMs`. */
 export async function waitFor<T>(what: string, probe: () => Promise<T> | T, timeoutMs = 60_000, intervalMs = 100): Promise<NonNullable<T>> {
@@ -40,6 +40,8 @@ export function uniqueSuffix(name: string): string {
 
 export interface Scenario {
   suffix: string;
+  /** The environment an instance of this scenario runs with (for child processes). */
+  env: Record<string, string>;
   config: Config;
   kafka: Kafka;
   admin: Admin;
@@ -91,6 +93,7 @@ export async function scenario(name: string, env: Record<string, string> = {}): 
 
   return {
     suffix,
+    env: Object.fromEntries(Object.entries(baseEnv).filter((e): e is [string, string] => e[1] !== undefined)),
     config,
     kafka,
     admin,
@@ -167,3 +170,23 @@ export const events = {
     };
   },
 };
+
+/** Current value of a counter in an instance's registry for the given labels (0 when never incremented). */
+export async function counter(app: App, name: string, labels: Record<string, string> = {}): Promise<number> {
+  const metric = app.metrics.registry.getSingleMetric(name);
+  if (!metric) return 0;
+  const { values } = await metric.get();
+  return values
+    .filter((v) => Object.entries(labels).every(([k, want]) => String((v.labels as Record<string, unknown>)[k]) === want))
+    .reduce((sum, v) => sum + v.value, 0);
+}
+
+/** True once the group's committed offsets reach the end of every partition of `topic`. */
+export async function caughtUp(admin: Admin, groupId: string, topic: string): Promise<boolean> {
+  const [ends, committed] = await Promise.all([
+    admin.fetchTopicOffsets(topic),
+    admin.fetchOffsets({ groupId, topics: [topic] }),
+  ]);
+  const done = new Map(committed[0]?.partitions.map((p) => [p.partition, BigInt(p.offset)]) ?? []);
+  return ends.every((e) => BigInt(e.high) === 0n || (done.get(e.partition) ?? -1n) >= BigInt(e.high));
+}

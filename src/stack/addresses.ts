@@ -1,0 +1,121 @@
+/**
+ * Turns the project configuration (src/config.ts) into what the local stack listens on.
+ * A service whose address variable is set explicitly in the environment is "external": used as given, never started.
+ * Pure (no I/O) so it can be unit-tested.
+ */
+import { loadConfig } from '../config.js';
+
+export const SERVICE_NAMES = ['postgres', 'kafka', 'temporal', 'warehouse'] as const;
+export type ServiceName = (typeof SERVICE_NAMES)[number];
+
+/** Search attributes the app's workflows use; registered when the stack starts Temporal. */
+export const SEARCH_ATTRIBUTES: Record<string, 'Keyword' | 'Text' | 'Int' | 'Double' | 'Bool' | 'Datetime' | 'KeywordList'> = {
+  TenantId: 'Keyword',
+  OrderId: 'Keyword',
+  OrderStatus: 'Keyword',
+};
+
+/** Partitions of the dead-letter topic when the stack creates it. */
+export const DLQ_PARTITIONS = 3;
+
+export interface HostPort {
+  host: string;
+  port: number;
+}
+
+/** Parses `host:port` or `[v6]:port`. */
+export function parseHostPort(value: string): HostPort {
+  const m = /^\[([^\]]+)\]:(\d+)$/.exec(value.trim()) ?? /^([^:\s]+):(\d+)$/.exec(value.trim());
+  if (!m) throw new Error(`expected host:port, got ${JSON.stringify(value)}`);
+  const port = Number(m[2]);
+  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new Error(`bad port in ${JSON.stringify(value)}`);
+  return { host: m[1] ?? '', port };
+}
+
+/** Host and port of a URL, with the protocol's default port when none is given. */
+export function urlHostPort(value: string): HostPort {
+  const u = new URL(value);
+  const defaults: Record<string, number> = { 'http:': 80, 'https:': 443, 'postgres:': 5432, 'postgresql:': 5432 };
+  const port = u.port ? Number(u.port) : (defaults[u.protocol] ?? 0);
+  return { host: u.hostname.replace(/^\[(.*)\]$/, '$1'), port };
+}
+
+export interface StackPlan {
+  kafka: HostPort & {
+    brokers: string[];
+    controllerPort: number;
+    external: boolean;
+    ordersTopic: string;
+    ordersPartitions: number;
+    dlqTopic: string;
+    clientId: string;
+  };
+  temporal: HostPort & { address: string; namespace: string; uiUrl: string; ui: HostPort; external: boolean };
+  postgres: HostPort & { url: string; user: string; password: string; database: string; external: boolean };
+  warehouse: HostPort & { url: string; listenPort: number; external: boolean };
+}
+
+const isSet = (env: NodeJS.ProcessEnv, name: string): boolean => (env[name] ?? '').trim() !== '';
+
+export function planFromEnv(env: NodeJS.ProcessEnv = process.env): StackPlan {
+  const c = loadConfig(env);
+  const broker = parseHostPort(c.KAFKA_BROKERS[0] ?? '127.0.0.1:19092');
+  const temporal = parseHostPort(c.TEMPORAL_ADDRESS);
+  const pgUrl = new URL(c.DATABASE_URL);
+  const pg = urlHostPort(c.DATABASE_URL);
+  const wh = urlHostPort(c.WAREHOUSE_URL);
+  return {
+    kafka: {
+      ...broker,
+      brokers: c.KAFKA_BROKERS,
+      controllerPort: broker.port + 1,
+      external: isSet(env, 'KAFKA_BROKERS'),
+      ordersTopic: c.ORDERS_TOPIC,
+      ordersPartitions: c.ORDERS_TOPIC_PARTITIONS,
+      dlqTopic: c.DLQ_TOPIC,
+      clientId: c.KAFKA_CLIENT_ID,
+    },
+    temporal: {
+      ...temporal,
+      address: c.TEMPORAL_ADDRESS,
+      namespace: c.TEMPORAL_NAMESPACE,
+      uiUrl: c.TEMPORAL_UI_URL,
+      ui: urlHostPort(c.TEMPORAL_UI_URL),
+      external: isSet(env, 'TEMPORAL_ADDRESS'),
+    },
+    postgres: {
+      ...pg,
+      url: c.DATABASE_URL,
+      user: decodeURIComponent(pgUrl.username) || 'postgres',
+      password: decodeURIComponent(pgUrl.password),
+      database: decodeURIComponent(pgUrl.pathname.replace(/^\//, '')) || 'postgres',
+      external: isSet(env, 'DATABASE_URL'),
+    },
+    warehouse: {
+      ...wh,
+      url: c.WAREHOUSE_URL.replace(/\/+$/, ''),
+      // the local warehouse listens where WAREHOUSE_URL points unless WAREHOUSE_PORT says otherwise
+      listenPort: isSet(env, 'WAREHOUSE_PORT') ? c.WAREHOUSE_PORT : wh.port,
+      external: isSet(env, 'WAREHOUSE_URL'),
+    },
+  };
+}
+
+/** The env variable to change when a service's port is taken, for error messages. */
+export const PORT_ENV: Record<ServiceName, string> = {
+  kafka: 'KAFKA_BROKERS',
+  temporal: 'TEMPORAL_ADDRESS',
+  postgres: 'DATABASE_URL',
+  warehouse: 'WAREHOUSE_URL',
+};
+
+/** `postgres://user:***@host/db` for display. */
+export function maskUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return url;
+  }
+}

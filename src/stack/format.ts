@@ -1,0 +1,28 @@
+/** Human-readable rendering of StackInfo (the `status` table). */
+import { maskUrl, SERVICE_NAMES } from './addresses.js';
+import type { StackInfo } from './index.js';
+
+function table(rows: string[][]): string {
+  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length))) ?? [];
+  return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join('  ').trimEnd()).join('\n');
+}
+
+export function formatStatus(info: StackInfo, extra: Record<string, string> = {}): string {
+  const s = info.services;
+  const dbShown = s.postgres.state === 'external' ? maskUrl(info.databaseUrl) : info.databaseUrl;
+  const addresses = table([
+    ['Kafka brokers', info.kafkaBrokers.join(',')],
+    ['Temporal frontend', `${info.temporalAddress}  (namespace ${info.temporalNamespace})`],
+    ['Temporal Web UI', info.temporalUiUrl],
+    ['PostgreSQL', dbShown],
+    ['Warehouse', info.warehouseUrl],
+    ...Object.entries(extra),
+    ['State dir', info.stateDir],
+  ]);
+  const rows: string[][] = [['SERVICE', 'STATE', 'PID', 'ANSWERS', 'NOTE / LOG']];
+  for (const name of SERVICE_NAMES) {
+    const v = s[name];
+    rows.push([name, v.state, v.pid ? String(v.pid) : '-', v.answering === undefined ? '-' : v.answering ? 'yes' : 'no', v.note ?? v.log ?? '']);
+  }
+  return `${addresses}\n\n${table(rows)}\n`;
+}

@@ -1,0 +1,223 @@
+/**
+ * The local stack: Temporal dev server, Kafka (KRaft), PostgreSQL and the warehouse service as detached daemons
+ * tracked by pid files in the state dir (<repo>/.stack or STACK_DIR), plus the tools tests need (temporal CLI,
+ * time-skipping test server). A service whose address variable is set in the environment is external: used, never
+ * started or stopped.
+ *
+ *   const info = await stackUp();          // idempotent; starts what is not running; returns addresses
+ *   await stackStatus();                   // same shape, starts nothing
+ *   await stackDown();                     // stops only what this stack started
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { planFromEnv, SERVICE_NAMES, type ServiceName, type StackPlan } from './addresses.js';
+import { isQuiet, say, setQuiet, StackError, warn, fmtSeconds } from './log.js';
+import { logsDir, repoRoot, stateDir } from './paths.js';
+import { portAnswers, runningDaemon, stopDaemon, withLock } from './proc.js';
+import { ensureUp, portOwner, type Service, type ServiceInfo } from './service.js';
+import { kafkaService } from './services/kafka.js';
+import { postgresService } from './services/postgres.js';
+import { temporalService } from './services/temporal.js';
+import { warehouseService } from './services/warehouse.js';
+import { temporalCliPath, testServerExecutablePath } from './tools.js';
+
+export { temporalCliPath, testServerExecutablePath } from './tools.js';
+export { planFromEnv, SERVICE_NAMES, type ServiceName, type StackPlan } from './addresses.js';
+export type { ServiceInfo, ServiceState } from './service.js';
+export { StackError } from './log.js';
+
+export interface StackInfo {
+  kafkaBrokers: string[];
+  temporalAddress: string;
+  temporalNamespace: string;
+  temporalUiUrl: string;
+  databaseUrl: string;
+  warehouseUrl: string;
+  stateDir: string;
+  services: Record<ServiceName, ServiceInfo>;
+}
+
+export interface StackUpOptions {
+  /** Only these services (default: all). */
+  services?: ServiceName[];
+  /** No progress lines on stderr. */
+  quiet?: boolean;
+  /** Also make sure the time-skipping test server and the temporal CLI exist (what tests need). */
+  forTests?: boolean;
+}
+
+const SERVICES: Record<ServiceName, Service> = {
+  postgres: postgresService,
+  kafka: kafkaService,
+  temporal: temporalService,
+  warehouse: warehouseService,
+};
+
+const lockDir = () => join(stateDir(), '.lock');
+
+/** Applies the app's migrations (src/store/migrate.ts exporting migrate(databaseUrl)) when that module exists. */
+async function runMigrations(plan: StackPlan): Promise<string | undefined> {
+  const file = join(repoRoot, 'src', 'store', 'migrate.ts');
+  if (!existsSync(file)) return 'src/store/migrate.ts does not exist yet; migrations skipped';
+  const mod = (await import(pathToFileURL(file).href)) as { migrate?: (url: string) => Promise<unknown> };
+  if (typeof mod.migrate !== 'function') return 'src/store/migrate.ts exports no migrate(databaseUrl); migrations skipped';
+  const t0 = Date.now();
+  const applied = await mod.migrate(plan.postgres.url);
+  const list = Array.isArray(applied) ? applied.map(String) : undefined;
+  say(
+    list && list.length === 0
+      ? 'postgres: schema up to date'
+      : `postgres: migrations applied${list ? `: ${list.join(', ')}` : ''} (${fmtSeconds(Date.now() - t0)})`,
+  );
+  return undefined;
+}
+
+/** Starts what is not running (idempotent) and returns the addresses. */
+export async function stackUp(opts: StackUpOptions = {}): Promise<StackInfo> {
+  const prevQuiet = isQuiet();
+  if (opts.quiet !== undefined) setQuiet(opts.quiet);
+  try {
+    const plan = planFromEnv();
+    const wanted = opts.services?.length ? opts.services : [...SERVICE_NAMES];
+    for (const s of wanted) if (!SERVICE_NAMES.includes(s)) throw new StackError(`unknown service ${s} (known: ${SERVICE_NAMES.join(', ')})`);
+    const notes: Partial<Record<ServiceName, string>> = {};
+    const t0 = Date.now();
+    await withLock(lockDir(), 'another `stack up`/`down` in this checkout', async () => {
+      // First-run builds/fetches are done one after another (2 cores), before any service starts.
+      if (opts.forTests) {
+        await testServerExecutablePath();
+        await temporalCliPath();
+      }
+      const local = wanted.filter((s) => !SERVICES[s].external(plan));
+      const startable = local.filter((s) => {
+        const why = SERVICES[s].unavailable?.(plan);
+        if (why) {
+          notes[s] = why;
+          say(`${s}: ${why}`);
+        }
+        return !why;
+      });
+      const results = await Promise.allSettled(
+        startable.map(async (s) => {
+          const r = await ensureUp(SERVICES[s], plan);
+          if (r.note) notes[s] = r.note;
+          if (r.info === 'already-running') say(`${s}: already running (pid ${r.pid})`);
+          if (s === 'postgres') {
+            const m = await runMigrations(plan);
+            if (m) {
+              notes.postgres = m;
+              say(`postgres: ${m}`);
+            }
+          }
+        }),
+      );
+      // External services: check they answer, and give them what the app needs (topics, search attributes...).
+      await Promise.all(
+        wanted
+          .filter((s) => SERVICES[s].external(plan))
+          .map(async (s) => {
+            const svc = SERVICES[s];
+            if (!(await svc.ready(plan, true))) {
+              notes[s] = `external ${svc.address(plan)} is not answering`;
+              warn(`${s}: ${notes[s]}`);
+              return;
+            }
+            say(`${s}: using external ${svc.address(plan)}`);
+            try {
+              await svc.afterReady?.(plan, true);
+              if (s === 'postgres') await runMigrations(plan);
+            } catch (e) {
+              notes[s] = e instanceof Error ? e.message : String(e);
+              warn(`${s}: ${notes[s]}`);
+            }
+          }),
+      );
+      const failed = results
+        .map((r, i) => (r.status === 'rejected' ? `${startable[i]}: ${r.reason instanceof Error ? r.reason.message : String(r.reason)}` : undefined))
+        .filter((x): x is string => x !== undefined);
+      if (failed.length) throw new StackError(`stack up failed:\n${failed.join('\n')}`);
+    });
+    say(`stack is up (${fmtSeconds(Date.now() - t0)})`);
+    return await collectStatus(plan, notes);
+  } finally {
+    setQuiet(prevQuiet);
+  }
+}
+
+/** Stops what this stack started (pid files; all services or `services`); external and foreign processes are left alone. */
+export async function stackDown(opts: { services?: ServiceName[]; quiet?: boolean } = {}): Promise<void> {
+  const prevQuiet = isQuiet();
+  if (opts.quiet !== undefined) setQuiet(opts.quiet);
+  try {
+    await withLock(lockDir(), 'another `stack up`/`down` in this checkout', async () => {
+      const which = opts.services?.length ? opts.services : [...SERVICE_NAMES];
+      await Promise.all(
+        which.map(async (s) => {
+          const svc = SERVICES[s];
+          const rec = runningDaemon(s);
+          if (!rec) return;
+          say(`${s}: stopping pid ${rec.pid}`);
+          const t0 = Date.now();
+          await stopDaemon(s, svc.stopSignal, svc.stopGraceMs);
+          say(`${s}: stopped (${fmtSeconds(Date.now() - t0)})`);
+        }),
+      );
+    });
+  } finally {
+    setQuiet(prevQuiet);
+  }
+}
+
+/** Addresses and state of every service; starts nothing. */
+export async function stackStatus(): Promise<StackInfo> {
+  return collectStatus(planFromEnv(), {});
+}
+
+async function collectStatus(plan: StackPlan, notes: Partial<Record<ServiceName, string>>): Promise<StackInfo> {
+  const entries = await Promise.all(
+    SERVICE_NAMES.map(async (s): Promise<[ServiceName, ServiceInfo]> => {
+      const svc = SERVICES[s];
+      const address = svc.address(plan);
+      const mainPort = svc.ports(plan)[0];
+      const answering = mainPort ? await portAnswers(mainPort.host, mainPort.port, 800) : undefined;
+      const info: ServiceInfo = { state: 'stopped', address };
+      if (answering !== undefined) info.answering = answering;
+      if (svc.external(plan)) info.state = 'external';
+      else {
+        const rec = runningDaemon(s);
+        if (rec) {
+          info.state = 'running';
+          info.pid = rec.pid;
+          info.log = rec.log;
+        } else if (answering && mainPort) {
+          const owner = await portOwner(mainPort);
+          if (owner.kind === 'stack') {
+            info.state = 'external';
+            info.note = `run by the stack in ${owner.dir}`;
+          } else if (owner.kind === 'foreign') {
+            info.note = `port ${mainPort.port} is used by ${owner.pid ? `pid ${owner.pid}` : 'a process'} not started by this stack`;
+          }
+        } else {
+          const why = svc.unavailable?.(plan);
+          if (why) info.note = why;
+        }
+      }
+      const note = notes[s];
+      if (note && !info.note) info.note = note;
+      return [s, info];
+    }),
+  );
+  return {
+    kafkaBrokers: plan.kafka.brokers,
+    temporalAddress: plan.temporal.address,
+    temporalNamespace: plan.temporal.namespace,
+    temporalUiUrl: plan.temporal.uiUrl,
+    databaseUrl: plan.postgres.url,
+    warehouseUrl: plan.warehouse.url,
+    stateDir: stateDir(),
+    services: Object.fromEntries(entries) as Record<ServiceName, ServiceInfo>,
+  };
+}
+
+export const stackLogsDir = logsDir;

@@ -1,0 +1,165 @@
+/** What every service of the stack implements, and the shared start/ready/stop flow around it. */
+import type { ServiceName, StackPlan } from './addresses.js';
+import { PORT_ENV } from './addresses.js';
+import { StackError, say } from './log.js';
+import { stateDir } from './paths.js';
+import {
+  isAlive,
+  listeningPid,
+  portAnswers,
+  procCmdline,
+  procEnv,
+  runningDaemon,
+  spawnDaemon,
+  stopDaemon,
+  STACK_MARKER_ENV,
+  tailFile,
+  waitFor,
+  type DaemonSpec,
+  type PidRecord,
+} from './proc.js';
+
+export type ServiceState = 'running' | 'external' | 'stopped';
+
+export interface ServiceInfo {
+  state: ServiceState;
+  pid?: number;
+  address: string;
+  log?: string;
+  /** Whether the address accepted a connection when status was taken. */
+  answering?: boolean;
+  note?: string;
+}
+
+export interface PortUse {
+  host: string;
+  port: number;
+  /** e.g. "Kafka broker" */
+  label: string;
+  /** The variable to change if the port is taken. */
+  env: string;
+}
+
+export interface Service {
+  name: ServiceName;
+  /** Display address of the service. */
+  address(plan: StackPlan): string;
+  external(plan: StackPlan): boolean;
+  ports(plan: StackPlan): PortUse[];
+  /** Log files to show when it fails (first = main log). */
+  logs(): string[];
+  /** Whether the service can be started here at all (e.g. its source exists); a string says why not. */
+  unavailable?(plan: StackPlan): string | undefined;
+  /** Fetch/build/initialise what the process needs (first run only); returns the daemon to spawn. */
+  prepare(plan: StackPlan): Promise<DaemonSpec>;
+  /** Fully answers (not only listens). Resolves true/false; never hangs long. `shared`: not run by this stack. */
+  ready(plan: StackPlan, shared?: boolean): Promise<boolean>;
+  readyTimeoutMs: number;
+  /** After ready: topics, roles, migrations... Idempotent. `shared` = run by another checkout's stack. */
+  afterReady?(plan: StackPlan, shared: boolean): Promise<void>;
+  /** Reason to restart a running daemon (e.g. its code changed), or undefined. */
+  restartReason?(rec: PidRecord): string | undefined;
+  stopSignal: NodeJS.Signals;
+  stopGraceMs: number;
+}
+
+export function logTails(svc: Service, lines = 30): string {
+  return svc
+    .logs()
+    .map((f) => {
+      const t = tailFile(f, lines);
+      return t ? `--- last lines of ${f}:\n${t}` : '';
+    })
+    .filter(Boolean)
+    .join('\n');
+}
+
+/** What is on a port we want: nothing, another checkout's stack daemon (its state dir), or a foreign process. */
+export async function portOwner(p: PortUse): Promise<{ kind: 'free' } | { kind: 'stack'; dir: string; pid: number } | { kind: 'foreign'; pid?: number; cmd?: string }> {
+  if (!(await portAnswers(p.host, p.port, 800))) return { kind: 'free' };
+  const pid = listeningPid(p.port);
+  if (pid !== undefined) {
+    const dir = procEnv(pid, STACK_MARKER_ENV);
+    if (dir && dir !== stateDir()) return { kind: 'stack', dir, pid };
+    return { kind: 'foreign', pid, cmd: procCmdline(pid).slice(0, 160) };
+  }
+  return { kind: 'foreign' };
+}
+
+export function portTakenError(svc: Service, p: PortUse, owner: { pid?: number; cmd?: string }): StackError {
+  const who = owner.pid ? `pid ${owner.pid}${owner.cmd ? ` (${owner.cmd})` : ''}` : 'another process';
+  const useIt =
+    p.env === PORT_ENV[svc.name]
+      ? ` If that is a ${svc.name} you want to use, set ${p.env} explicitly and the stack will use it instead of starting one.`
+      : '';
+  return new StackError(`port ${p.host}:${p.port} (${p.label}) is already in use by ${who}, not started by this stack. Stop it, or set ${p.env} to use another port.${useIt}`);
+}
+
+export interface UpResult {
+  info: 'started' | 'already-running' | 'shared';
+  pid?: number;
+  note?: string;
+}
+
+/** Idempotent: make `svc` run (started by this stack) and answer. */
+export async function ensureUp(svc: Service, plan: StackPlan): Promise<UpResult> {
+  let rec = runningDaemon(svc.name);
+  if (rec) {
+    const why = svc.restartReason?.(rec);
+    if (why) {
+      say(`${svc.name}: restarting (${why})`);
+      await stopDaemon(svc.name, svc.stopSignal, svc.stopGraceMs);
+      rec = undefined;
+    }
+  }
+  if (rec) {
+    const running = rec;
+    if (!(await svc.ready(plan))) {
+      say(`${svc.name}: process ${running.pid} is running, waiting for it to answer...`);
+      await waitReady(svc, plan, running);
+    }
+    await svc.afterReady?.(plan, false);
+    return { info: 'already-running', pid: running.pid };
+  }
+  // Not ours: make sure its ports are free (or held by another checkout's stack, which we then share).
+  let sharedFrom: string | undefined;
+  for (const p of svc.ports(plan)) {
+    const owner = await portOwner(p);
+    if (owner.kind === 'free') continue;
+    if (owner.kind === 'stack') {
+      sharedFrom = owner.dir;
+      continue;
+    }
+    throw portTakenError(svc, p, owner);
+  }
+  if (sharedFrom) {
+    say(`${svc.name}: already run by the stack of another checkout (${sharedFrom}); using it`);
+    await waitFor(`${svc.name} (shared)`, svc.readyTimeoutMs, async () => ((await svc.ready(plan, true)) ? true : undefined));
+    await svc.afterReady?.(plan, true);
+    return { info: 'shared', note: `run by the stack in ${sharedFrom}` };
+  }
+  const spec = await svc.prepare(plan);
+  say(`${svc.name}: starting`);
+  const started = spawnDaemon(spec);
+  await waitReady(svc, plan, started);
+  await svc.afterReady?.(plan, false);
+  return { info: 'started', pid: started.pid };
+}
+
+async function waitReady(svc: Service, plan: StackPlan, rec: PidRecord): Promise<void> {
+  const t0 = Date.now();
+  try {
+    await waitFor(
+      svc.name,
+      svc.readyTimeoutMs,
+      async () => ((await svc.ready(plan)) ? true : undefined),
+      () => {
+        if (!isAlive(rec.pid)) throw new StackError(`${svc.name} (pid ${rec.pid}) exited during start-up`);
+      },
+    );
+  } catch (e) {
+    const msg = e instanceof Error ? e.message : String(e);
+    throw new StackError(`${msg}\n${logTails(svc)}`);
+  }
+  say(`${svc.name}: ready (${((Date.now() - t0) / 1000).toFixed(1)}s, pid ${rec.pid})`);
+}

@@ -1,0 +1,116 @@
+/**
+ * Temporal dev server (`temporal server start-dev`) with Web UI and a file-backed SQLite store under
+ * <state>/temporal; registers the app's search attributes.
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { Connection } from '@temporalio/client';
+import type { StackPlan } from '../addresses.js';
+import { SEARCH_ATTRIBUTES } from '../addresses.js';
+import { say, StackError } from '../log.js';
+import { serviceLog, stateDir } from '../paths.js';
+import type { Service } from '../service.js';
+import { temporalCliPath } from '../tools.js';
+
+/** temporal.api.enums.v1.IndexedValueType */
+const INDEXED_VALUE_TYPE: Record<string, number> = { Text: 1, Keyword: 2, Int: 3, Double: 4, Bool: 5, Datetime: 6, KeywordList: 7 };
+
+async function withConnection<T>(plan: StackPlan, fn: (c: Connection) => Promise<T>): Promise<T> {
+  const conn = await Connection.connect({ address: plan.temporal.address, connectTimeout: '2s' });
+  try {
+    return await fn(conn);
+  } finally {
+    await conn.close().catch(() => undefined);
+  }
+}
+
+async function uiAnswers(url: string): Promise<boolean> {
+  try {
+    const res = await fetch(url, { signal: AbortSignal.timeout(2000), redirect: 'manual' });
+    await res.body?.cancel();
+    return res.status < 500;
+  } catch {
+    return false;
+  }
+}
+
+async function missingSearchAttributes(conn: Connection, namespace: string): Promise<string[]> {
+  const res = await conn.operatorService.listSearchAttributes({ namespace });
+  const have = res.customAttributes ?? {};
+  return Object.keys(SEARCH_ATTRIBUTES).filter((k) => !(k in have));
+}
+
+export const temporalService: Service = {
+  name: 'temporal',
+  address: (plan) => plan.temporal.address,
+  external: (plan) => plan.temporal.external,
+  ports: (plan) => [
+    { host: plan.temporal.host, port: plan.temporal.port, label: 'Temporal frontend', env: 'TEMPORAL_ADDRESS' },
+    { host: plan.temporal.ui.host, port: plan.temporal.ui.port, label: 'Temporal Web UI', env: 'TEMPORAL_UI_URL' },
+  ],
+  logs: () => [serviceLog('temporal')],
+  readyTimeoutMs: 120_000,
+  stopSignal: 'SIGTERM',
+  stopGraceMs: 20_000,
+
+  async prepare(plan) {
+    const cli = await temporalCliPath();
+    const dir = join(stateDir(), 'temporal');
+    mkdirSync(dir, { recursive: true });
+    const t = plan.temporal;
+    const args = [
+      'server',
+      'start-dev',
+      '--ip',
+      t.host,
+      '--port',
+      String(t.port),
+      '--ui-ip',
+      t.ui.host,
+      '--ui-port',
+      String(t.ui.port),
+      '--db-filename',
+      join(dir, 'temporal.db'),
+      '--sqlite-pragma',
+      'journal_mode=WAL',
+      '--log-level',
+      'warn',
+      '--color',
+      'never',
+    ];
+    // "default" always exists; passing it again is harmless but noisy.
+    if (t.namespace !== 'default') args.push('--namespace', t.namespace);
+    for (const [k, v] of Object.entries(SEARCH_ATTRIBUTES)) args.push('--search-attribute', `${k}=${v}`);
+    return { service: 'temporal', command: cli, args, cwd: dir };
+  },
+
+  async ready(plan) {
+    try {
+      const ok = await withConnection(plan, async (c) => {
+        await c.workflowService.getSystemInfo({});
+        await c.workflowService.describeNamespace({ namespace: plan.temporal.namespace });
+        return true;
+      });
+      return ok && (plan.temporal.external || (await uiAnswers(plan.temporal.uiUrl)));
+    } catch {
+      return false;
+    }
+  },
+
+  /** start-dev registers search attributes only when it creates the store; later additions are made here. */
+  async afterReady(plan) {
+    const ns = plan.temporal.namespace;
+    try {
+      await withConnection(plan, async (c) => {
+        const missing = await missingSearchAttributes(c, ns);
+        if (missing.length === 0) return;
+        const searchAttributes: Record<string, number> = {};
+        for (const k of missing) searchAttributes[k] = INDEXED_VALUE_TYPE[SEARCH_ATTRIBUTES[k] ?? 'Keyword'] ?? 2;
+        await c.operatorService.addSearchAttributes({ namespace: ns, searchAttributes });
+        say(`temporal: registered search attributes ${missing.join(', ')} in namespace ${ns}`);
+      });
+    } catch (e) {
+      throw new StackError(`temporal: could not register search attributes: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  },
+};

@@ -1,0 +1,181 @@
+/**
+ * The stack's toolchain: prerequisites (go, java, mvn), the temporal CLI (built once with `go install` into the
+ * cache), Maven-fetched jar sets (Kafka, Temporal's time-skipping test server) and the test server's wrapper script.
+ * Everything lands in the cache dir and is rebuilt automatically when missing or when a checked-in pom changes.
+ */
+import { createHash } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync, copyFileSync, readdirSync, accessSync, constants } from 'node:fs';
+import { join } from 'node:path';
+import { fmtSeconds, say, StackError } from './log.js';
+import { cacheDir, kafkaPom, testServerPom } from './paths.js';
+import { runQuick, runWithProgress, which, withLock } from './proc.js';
+
+// ---------------------------------------------------------------------------------------------------------------
+// prerequisites
+
+export const MISSING = {
+  go: 'install Go 1.22+ (apt-get install golang or https://go.dev/dl)',
+  java: 'install a Java 17+ JDK (apt-get install openjdk-17-jdk-headless)',
+  mvn: 'apt-get install maven',
+} as const;
+
+export function requireGo(): string {
+  const go = which('go') ?? ['/usr/local/go/bin/go', '/usr/lib/go/bin/go'].find((p) => existsSync(p));
+  if (!go) throw new StackError(`go not found: ${MISSING.go}`);
+  return go;
+}
+
+let javaChecked: string | undefined;
+export function requireJava(): string {
+  if (javaChecked) return javaChecked;
+  const java = process.env.JAVA_HOME && existsSync(join(process.env.JAVA_HOME, 'bin', 'java')) ? join(process.env.JAVA_HOME, 'bin', 'java') : which('java');
+  if (!java) throw new StackError(`java not found: ${MISSING.java}`);
+  const { output } = runQuick(java, ['-version']);
+  const m = /version "(\d+)(?:\.(\d+))?/.exec(output);
+  const major = m ? (m[1] === '1' ? Number(m[2]) : Number(m[1])) : 0;
+  if (major < 17) throw new StackError(`java ${m ? m[0] : '(unknown version)'} at ${java} is too old: ${MISSING.java}`);
+  javaChecked = java;
+  return java;
+}
+
+export function requireMaven(): string {
+  const mvn = which('mvn');
+  if (!mvn) throw new StackError(`mvn not found: ${MISSING.mvn}`);
+  return mvn;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// temporal CLI
+
+/** Tags tried in order; v1.5.1 is the newest whose go.mod has no replace directive (go install refuses those). */
+export const TEMPORAL_CLI_TAGS = ['v1.5.1', 'v1.5.0', 'v1.4.1'];
+
+function isExecutable(p: string): boolean {
+  try {
+    accessSync(p, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The temporal CLI: from PATH, else the cached build, else built now with `go install` (first run only). */
+export async function temporalCliPath(): Promise<string> {
+  const onPath = which('temporal');
+  if (onPath) return onPath;
+  const bin = join(cacheDir(), 'bin', 'temporal');
+  if (isExecutable(bin)) return bin;
+  return withLock(join(cacheDir(), '.locks', 'temporal-cli'), 'the temporal CLI build', async () => {
+    if (isExecutable(bin)) return bin;
+    const go = requireGo();
+    const logFile = join(cacheDir(), 'logs', 'go-install-temporal.log');
+    const errors: string[] = [];
+    for (const tag of TEMPORAL_CLI_TAGS) {
+      const tmpBin = join(cacheDir(), 'bin', `.build-${process.pid}`);
+      rmSync(tmpBin, { recursive: true, force: true });
+      mkdirSync(tmpBin, { recursive: true });
+      say(`building temporal CLI ${tag} with go (first run only, ~3-5 min; log: ${logFile})...`);
+      const start = Date.now();
+      try {
+        await runWithProgress(`go install temporal@${tag}`, go, ['install', `github.com/temporalio/cli/cmd/temporal@${tag}`], {
+          logFile,
+          env: { ...process.env, GOBIN: tmpBin, GOFLAGS: process.env.GOFLAGS ?? '' },
+          everySec: 15,
+        });
+      } catch (e) {
+        errors.push(`${tag}: ${e instanceof Error ? e.message.split('\n')[0] : String(e)}`);
+        say(`go install of temporal CLI ${tag} failed; trying the next older tag`);
+        rmSync(tmpBin, { recursive: true, force: true });
+        continue;
+      }
+      renameSync(join(tmpBin, 'temporal'), bin);
+      rmSync(tmpBin, { recursive: true, force: true });
+      writeFileSync(join(cacheDir(), 'bin', 'temporal.version'), `${tag}\n`);
+      say(`temporal CLI ${tag} built in ${fmtSeconds(Date.now() - start)}: ${bin}`);
+      return bin;
+    }
+    throw new StackError(`could not build the temporal CLI with go install:\n  ${errors.join('\n  ')}\nsee ${logFile}`);
+  });
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Maven jar sets
+
+export interface JarSet {
+  version: string;
+  /** Folder of the cached set, e.g. ~/.cache/fulfilment/kafka-4.1.1 */
+  dir: string;
+  /** Folder holding the jars; classpath is `<libs>/*`. */
+  libs: string;
+}
+
+function pomProperty(pom: string, name: string): string {
+  const m = new RegExp(`<${name.replace(/\./g, '\\.')}>([^<]+)</`).exec(readFileSync(pom, 'utf8'));
+  if (!m?.[1]) throw new StackError(`${pom} has no <${name}> property`);
+  return m[1].trim();
+}
+
+/**
+ * Copies the runtime dependencies of a checked-in pom into `<cache>/<name>-<version>/libs` (once). The set is
+ * fetched into a temporary folder and renamed into place, so a run killed half-way leaves nothing half-done; a
+ * marker holds the pom's hash, so editing the pom refetches.
+ */
+async function mavenJarSet(name: string, pom: string, versionProperty: string): Promise<JarSet> {
+  const version = pomProperty(pom, versionProperty);
+  const dir = join(cacheDir(), `${name}-${version}`);
+  const libs = join(dir, 'libs');
+  const marker = join(dir, '.complete');
+  const hash = createHash('sha256').update(readFileSync(pom)).digest('hex');
+  const done = () => existsSync(marker) && readFileSync(marker, 'utf8').trim() === hash && existsSync(libs);
+  if (done()) return { version, dir, libs };
+  return withLock(join(cacheDir(), '.locks', `${name}-${version}`), `the ${name} ${version} download`, async () => {
+    if (done()) return { version, dir, libs };
+    requireJava();
+    const mvn = requireMaven();
+    const tmp = `${dir}.tmp-${process.pid}`;
+    rmSync(tmp, { recursive: true, force: true });
+    mkdirSync(tmp, { recursive: true });
+    say(`fetching ${name} ${version} jars from Maven Central (first run only)...`);
+    const start = Date.now();
+    await runWithProgress(
+      `mvn copy-dependencies ${name}`,
+      mvn,
+      ['-B', '--no-transfer-progress', '-f', pom, 'dependency:copy-dependencies', `-DoutputDirectory=${join(tmp, 'libs')}`, '-DincludeScope=runtime'],
+      { logFile: join(cacheDir(), 'logs', `mvn-${name}.log`), everySec: 10 },
+    );
+    copyFileSync(pom, join(tmp, 'pom.xml'));
+    writeFileSync(join(tmp, '.complete'), `${hash}\n`);
+    rmSync(dir, { recursive: true, force: true });
+    renameSync(tmp, dir);
+    say(`${name} ${version}: ${readdirSync(libs).length} jars in ${fmtSeconds(Date.now() - start)} → ${libs}`);
+    return { version, dir, libs };
+  });
+}
+
+export const kafkaJars = (): Promise<JarSet> => mavenJarSet('kafka', kafkaPom(), 'kafka.version');
+export const testServerJars = (): Promise<JarSet> => mavenJarSet('temporal-test-server', testServerPom(), 'temporal.test.server.version');
+
+/**
+ * Path of an executable that runs Temporal's time-skipping test server (`<path> <port>`), for
+ * `TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path } } })`.
+ * Fetches the jars the first time.
+ */
+export async function testServerExecutablePath(): Promise<string> {
+  const set = await testServerJars();
+  const wrapper = join(set.dir, 'temporal-test-server');
+  const script = [
+    '#!/bin/sh',
+    '# Generated by src/stack/tools.ts: runs Temporal time-skipping test server; usage: temporal-test-server <port>',
+    'JAVA="${JAVA_HOME:+$JAVA_HOME/bin/}java"',
+    `exec "$JAVA" -Xms64m -Xmx512m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Djava.awt.headless=true -cp '${set.libs}/*' io.temporal.testserver.TestServer "$@"`,
+    '',
+  ].join('\n');
+  if (!existsSync(wrapper) || readFileSync(wrapper, 'utf8') !== script) {
+    requireJava();
+    const tmp = `${wrapper}.tmp-${process.pid}`;
+    writeFileSync(tmp, script);
+    chmodSync(tmp, 0o755);
+    renameSync(tmp, wrapper);
+  }
+  return wrapper;
+}
