@@ -21,7 +21,7 @@ import { createWarehouseClient } from './warehouse/client.js';
 
 export interface AppOptions {
   logger: Logger;
-  /** Run the worker, the bridge, or both (default both). */
+  /** Run the worker, the bridge, or both (default: config.FULFILMENT_ROLES). */
   roles?: { worker?: boolean; bridge?: boolean };
   /** Serve /metrics on config.METRICS_PORT (default true when METRICS_PORT > 0). */
   serveMetrics?: boolean;
@@ -46,8 +46,8 @@ export function workflowSettings(config: Config): OrderWorkflowSettings {
 
 export async function startApp(config: Config, opts: AppOptions): Promise<App> {
   const { logger } = opts;
-  const runWorker = opts.roles?.worker ?? true;
-  const runBridge = opts.roles?.bridge ?? true;
+  const runWorker = opts.roles?.worker ?? config.FULFILMENT_ROLES.includes('worker');
+  const runBridge = opts.roles?.bridge ?? config.FULFILMENT_ROLES.includes('bridge');
   const metrics = createMetrics({ defaultMetrics: opts.serveMetrics ?? false });
   const db = createDb(config.DATABASE_URL);
   const client = await connectClient(config.TEMPORAL_ADDRESS, config.TEMPORAL_NAMESPACE);
@@ -99,7 +99,7 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
 
   let server: Server | undefined;
   if ((opts.serveMetrics ?? true) && config.METRICS_PORT > 0) {
-    server = await serveMetrics(metrics.registry, config.METRICS_PORT);
+    server = await serveMetrics(metrics.registry, config.METRICS_PORT, config.METRICS_HOST);
     stops.push(() => new Promise((resolve) => server!.close(resolve)));
   }
   stops.push(() => client.connection.close(), () => db.end());

@@ -52,6 +52,8 @@ export const configSchema = {
   WAREHOUSE_URL: url(['http:', 'https:']).default('http://127.0.0.1:18080'),
   /** Port the local warehouse service listens on when this project runs it. */
   WAREHOUSE_PORT: port.default(18080),
+  /** Interface the local warehouse service listens on (0.0.0.0 in containers). */
+  WAREHOUSE_HOST: nonEmpty.default('127.0.0.1'),
   /** How long (seconds) a cancellation that arrived before its placement waits for it. Default 1 hour. */
   CANCEL_GRACE_SECONDS: positiveInt.default(3600),
   /** How long (seconds) a finished order's workflow stays open to absorb late events. Default 1 day. */
@@ -62,6 +64,13 @@ export const configSchema = {
   BRIDGE_SESSION_TIMEOUT_MS: z.coerce.number({ invalid_type_error: 'milliseconds, 6000–300000' }).int().min(6000, 'milliseconds, 6000–300000').max(300_000, 'milliseconds, 6000–300000').default(30_000),
   /** Port of the Prometheus /metrics endpoint; 0 disables it. */
   METRICS_PORT: port.default(9464),
+  /** Interface the /metrics endpoint listens on (0.0.0.0 in containers). */
+  METRICS_HOST: nonEmpty.default('127.0.0.1'),
+  /** What this process runs: the Temporal worker, the Kafka bridge, or both (comma-separated). */
+  FULFILMENT_ROLES: nonEmpty
+    .default('worker,bridge')
+    .transform((v) => v.split(',').map((r) => r.trim()))
+    .pipe(z.array(z.enum(['worker', 'bridge'], { message: 'worker, bridge or worker,bridge' })).min(1)),
   /** pino log level. */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 };

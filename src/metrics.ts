@@ -5,8 +5,11 @@
 import { createServer, type Server } from 'node:http';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
-/** Outcome of one event: applied, recognised as duplicate/stale, ignored (unknown type), or dead-lettered. */
-export type EventOutcome = 'applied' | 'duplicate' | 'stale' | 'ignored' | 'dead-lettered' | 'accepted';
+/**
+ * Outcome of one event: applied, recognised as duplicate/stale, ignored (unknown type), dead-lettered, or
+ * refused by the store (its event id belongs to another tenant). `accepted` counts hand-offs to the workflow.
+ */
+export type EventOutcome = 'applied' | 'duplicate' | 'stale' | 'ignored' | 'dead-lettered' | 'accepted' | 'refused';
 
 export interface Metrics {
   registry: Registry;
@@ -34,7 +37,7 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}): Metrics 
     registry,
     eventsProcessed: new Counter({
       name: 'fulfilment_events_processed_total',
-      help: 'Order events by type and outcome (applied, duplicate, stale, ignored, dead-lettered, accepted).',
+      help: 'Order events by type and outcome (applied, duplicate, stale, ignored, dead-lettered, refused, accepted).',
       labelNames: ['type', 'outcome'],
       registers,
     }),

@@ -12,6 +12,8 @@
  */
 import {
   ActivityCancellationType,
+  ActivityFailure,
+  ApplicationFailure,
   CancellationScope,
   condition,
   continueAsNew,
@@ -19,6 +21,7 @@ import {
   proxyActivities,
   proxyLocalActivities,
   setHandler,
+  sleep,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -46,6 +49,7 @@ import {
   toView,
   withNote,
   type OrderState,
+  type StoredOrder,
 } from './order-state.js';
 
 /** Error types no retry can fix; Temporal fails these at once. */
@@ -102,23 +106,48 @@ export async function orderFulfilment(input: OrderWorkflowInput): Promise<OrderV
     }
   };
 
-  async function report(event: OrderEvent, outcome: 'applied' | 'duplicate' | 'stale', layer: 'workflow' | 'store', detail?: string) {
+  async function report(event: OrderEvent, outcome: 'applied' | 'duplicate' | 'stale' | 'refused', layer: 'workflow' | 'store', detail?: string) {
     await reporting.reportOutcome({ event, outcome, layer, detail }).catch(() => undefined);
   }
 
   async function handle(event: OrderEvent): Promise<void> {
     const decision = decide(state, event);
-    state = noteDecision(state, event, decision, settings.rememberEventIds);
-    if (decision.kind === 'duplicate') return report(event, 'duplicate', 'workflow');
-    if (decision.kind === 'stale') return report(event, 'stale', 'workflow', decision.reason);
-    if (decision.kind === 'foreign') return report(event, 'stale', 'workflow', 'event names another order');
-    const stored = await store.recordOrderEvent(event);
-    state = applyStored(state, event, stored);
+    if (decision.kind === 'duplicate' || decision.kind === 'stale' || decision.kind === 'foreign') {
+      state = noteDecision(state, event, decision, settings.rememberEventIds);
+      const detail = decision.kind === 'stale' ? decision.reason : decision.kind === 'foreign' ? 'event names another order' : undefined;
+      return report(event, decision.kind === 'duplicate' ? 'duplicate' : 'stale', 'workflow', detail);
+    }
+    let stored: StoredOrder;
+    try {
+      stored = await durably(`record ${event.eventId}`, () => store.recordOrderEvent(event));
+    } catch (err) {
+      // The store refused the event for good (e.g. its id belongs to another tenant): the order goes on without it.
+      state = withNote(noteDecision(state, event, { kind: 'stale', reason: 'refused' }, settings.rememberEventIds), `refused ${event.eventId}: ${failureReason(err)}`);
+      return report(event, 'refused', 'store', failureReason(err));
+    }
+    state = applyStored(noteDecision(state, event, decision, settings.rememberEventIds), event, stored);
     if (state.status === 'awaiting-placement' && state.graceEndsAt === undefined) {
       state = { ...state, graceEndsAt: Date.now() + settings.cancelGraceSeconds * 1000 };
     }
     publishStatus();
     await report(event, stored.outcome, 'store');
+  }
+
+  /**
+   * Runs a store or warehouse effect whose own retry policy gave up on a transient failure: the order is held
+   * (a note says why) and the effect is tried again after a pause, for as long as it takes. Business refusals
+   * (non-retryable failures) are thrown to the caller.
+   */
+  async function durably<T>(what: string, effect: () => Promise<T>): Promise<T> {
+    for (;;) {
+      try {
+        return await effect();
+      } catch (err) {
+        if (isNonRetryable(err) || isCancellation(err)) throw err;
+        state = withNote(state, `${what}: gave up for now (${failureReason(err)}); trying again in 5 minutes`);
+        await sleep('5 minutes');
+      }
+    }
   }
 
   async function drainInbox(): Promise<void> {
@@ -179,8 +208,9 @@ export async function orderFulfilment(input: OrderWorkflowInput): Promise<OrderV
       return;
     }
     if (shipmentId !== undefined) {
-      const stored = await store.markOrderShipped({ tenantId: state.tenantId, orderId: state.orderId, shipmentId });
-      if (stored.status === 'shipped') state = markShipped(state, shipmentId);
+      const id = shipmentId;
+      const stored = await durably('mark shipped', () => store.markOrderShipped({ tenantId: state.tenantId, orderId: state.orderId, shipmentId: id }));
+      if (stored.status === 'shipped') state = markShipped(state, id);
       else {
         // The store refused (the order was cancelled underneath us): the store wins, the shipment is recalled.
         state = { ...state, status: stored.status === 'pending' ? 'cancelled' : stored.status };
@@ -188,14 +218,14 @@ export async function orderFulfilment(input: OrderWorkflowInput): Promise<OrderV
       }
     } else if (!isCancellation(failure)) {
       const reason = failureReason(failure);
-      await store.markOrderFailed({ tenantId: state.tenantId, orderId: state.orderId, reason });
+      await durably('mark failed', () => store.markOrderFailed({ tenantId: state.tenantId, orderId: state.orderId, reason }));
       state = markFailed(state, reason);
     }
     publishStatus();
   }
 
   async function compensate(key: string): Promise<void> {
-    const existed = await warehouse.recallShipment({ key });
+    const existed = await durably('recall shipment', () => warehouse.recallShipment({ key }));
     state = withNote(state, existed ? `compensated: shipment ${key} recalled` : `compensated: shipment ${key} blocked before it shipped`);
   }
 
@@ -219,6 +249,10 @@ export async function orderFulfilment(input: OrderWorkflowInput): Promise<OrderV
     }
   }
   return toView(state);
+}
+
+function isNonRetryable(err: unknown): boolean {
+  return err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.nonRetryable === true;
 }
 
 function failureReason(err: unknown): string {

@@ -132,9 +132,10 @@ export async function startWarehouse(opts: { port: number; host?: string; dataFi
   });
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : opts.port;
+  const host = !opts.host || opts.host === '0.0.0.0' ? '127.0.0.1' : opts.host;
   return {
     server,
-    url: `http://${opts.host ?? '127.0.0.1'}:${port}`,
+    url: `http://${host}:${port}`,
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }

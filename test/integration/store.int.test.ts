@@ -1,0 +1,72 @@
+/** The store's own guards on the real PostgreSQL: claim-then-effect under concurrency, versions, and the last line for cancelled orders. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { randomUUID } from 'node:crypto';
+import { loadConfig } from '../../src/config.js';
+import { createDb, inTenantTransaction, type Db } from '../../src/store/db.js';
+import { recordCancellation, recordPlacement, recordShipped, readFulfilment } from '../../src/store/fulfilments.js';
+import { claim, EventIdCollisionError } from '../../src/store/processed-events.js';
+import { migrate } from '../../src/store/migrate.js';
+
+const placement = { customerId: 'c1', lines: [{ sku: 's', quantity: 1 }] };
+let db: Db;
+beforeAll(async () => {
+  const config = loadConfig();
+  await migrate(config.DATABASE_URL);
+  db = createDb(config.DATABASE_URL, 6);
+});
+afterAll(async () => db?.end());
+
+const tenant = () => `store-${randomUUID().slice(0, 12)}`;
+
+describe('store', () => {
+  it('two concurrent deliveries of one event: exactly one claims and applies, the other sees a duplicate', async () => {
+    const t = tenant();
+    const eventId = `e-${randomUUID()}`;
+    const apply = () =>
+      inTenantTransaction(db, t, async (tx) => {
+        if (!(await claim(tx, 'fulfilment', t, eventId))) return 'duplicate';
+        await recordPlacement(tx, { eventId, tenantId: t, orderId: 'o1', orderVersion: 1 }, placement);
+        return 'applied';
+      });
+    const outcomes = await Promise.all(Array.from({ length: 5 }, apply));
+    expect(outcomes.filter((o) => o === 'applied')).toHaveLength(1);
+    expect(outcomes.filter((o) => o === 'duplicate')).toHaveLength(4);
+    const count = await inTenantTransaction(db, t, (tx) => tx.query('SELECT count(*)::int AS n FROM fulfilments'));
+    expect(count.rows[0].n).toBe(1);
+  });
+
+  it('an older version changes nothing', async () => {
+    const t = tenant();
+    await inTenantTransaction(db, t, (tx) => recordPlacement(tx, { eventId: 'a', tenantId: t, orderId: 'o1', orderVersion: 3 }, placement));
+    const stale = await inTenantTransaction(db, t, (tx) => recordCancellation(tx, { eventId: 'b', tenantId: t, orderId: 'o1', orderVersion: 2 }, {}));
+    expect(stale).toMatchObject({ outcome: 'stale', status: 'pending', orderVersion: 3 });
+  });
+
+  it('a cancelled order can never be marked shipped, whatever the caller does', async () => {
+    const t = tenant();
+    await inTenantTransaction(db, t, (tx) => recordCancellation(tx, { eventId: 'c', tenantId: t, orderId: 'o1', orderVersion: 2 }, {}));
+    const refused = await inTenantTransaction(db, t, (tx) => recordShipped(tx, t, 'o1', 'shp-1'));
+    expect(refused.status).toBe('cancelled');
+    await expect(
+      inTenantTransaction(db, t, (tx) => tx.query("UPDATE fulfilments SET status = 'shipped', shipped_at = now() WHERE order_id = 'o1'")),
+    ).rejects.toThrow(/can never ship/);
+    expect((await inTenantTransaction(db, t, (tx) => readFulfilment(tx, t, 'o1')))?.status).toBe('cancelled');
+  });
+
+  it("one tenant cannot claim another tenant's event id to suppress it", async () => {
+    const [a, b] = [tenant(), tenant()];
+    const eventId = `shared-${randomUUID()}`;
+    expect(await inTenantTransaction(db, a, (tx) => claim(tx, 'fulfilment', a, eventId))).toBe(true);
+    await expect(inTenantTransaction(db, b, (tx) => claim(tx, 'fulfilment', b, eventId))).rejects.toBeInstanceOf(EventIdCollisionError);
+  });
+
+  it('a transaction without a tenant sees no rows at all', async () => {
+    const client = await db.connect();
+    try {
+      const res = await client.query('SELECT count(*)::int AS n FROM fulfilments');
+      expect(res.rows[0].n).toBe(0);
+    } finally {
+      client.release();
+    }
+  });
+});
