@@ -5,6 +5,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     pool: 'forks',
+    reporters: ['default', './test/support/summary-reporter.ts'],
     maxWorkers: 2,
     projects: [
       { test: { name: 'unit', include: ['test/**/*.unit.test.ts'] } },

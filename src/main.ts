@@ -8,10 +8,12 @@ import { ConfigError, loadConfig } from './config.js';
 import { createLogger } from './log.js';
 import { stackDown, stackStatus, stackUp, type ServiceName } from './stack/index.js';
 import { migrate } from './store/migrate.js';
+import { installTemporalRuntime } from './temporal.js';
 
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config.LOG_LEVEL);
+  installTemporalRuntime(logger);
 
   const before = await stackStatus();
   const after = await stackUp();

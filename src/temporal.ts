@@ -1,7 +1,8 @@
 /** Temporal client connection and the workflow bundle. The workflow bundle is built once per process and reused. */
 import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
-import { bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { DefaultLogger, Runtime, bundleWorkflowCode, type LogLevel, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import type { Logger } from './log.js';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 
@@ -22,4 +23,15 @@ const quietBundlerLogger = {
 export async function connectClient(address: string, namespace: string): Promise<Client> {
   const connection = await Connection.connect({ address });
   return new Client({ connection, namespace });
+}
+
+/** Routes the Temporal SDK's own logs (worker state, activity failures) into our logger, at WARN and above. */
+export function installTemporalRuntime(logger: Logger, level: LogLevel = 'WARN'): void {
+  const log = logger.child({ component: 'temporal-sdk' });
+  Runtime.install({
+    logger: new DefaultLogger(level, ({ level: l, message, meta }) => {
+      const method = l === 'ERROR' ? 'error' : l === 'WARN' ? 'warn' : 'debug';
+      log[method](meta ?? {}, message);
+    }),
+  });
 }

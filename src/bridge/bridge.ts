@@ -77,7 +77,7 @@ export function createBridge(opts: BridgeOptions): Bridge {
   });
   const producer: Producer = kafka.producer({
     allowAutoTopicCreation: false,
-    idempotent: true,
+    // Dead-lettering is at-least-once like everything else; one request in flight keeps each partition's DLQ order.
     maxInFlightRequests: 1,
     createPartitioner: Partitioners.DefaultPartitioner,
   });

@@ -1,0 +1,26 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { configSchema, loadConfig } from '../../src/config.js';
+
+const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+const ciRun = readFileSync(new URL('../../.ci/run', import.meta.url), 'utf8');
+
+describe('README', () => {
+  it('documents every configuration variable with its real default', () => {
+    const defaults = loadConfig({});
+    for (const name of Object.keys(configSchema)) {
+      const row = readme.split('\n').find((l) => l.startsWith(`| \`${name}\` |`));
+      expect(row, name).toBeDefined();
+      const value = defaults[name as keyof typeof defaults];
+      const shown = Array.isArray(value) ? value.join(',') : String(value);
+      expect(row, name).toContain(`\`${shown}\``);
+    }
+  });
+
+  it('has a two-line quick start whose test line is what CI runs', () => {
+    const quick = /## Quick start\n\n```sh\n([^`]*)```/.exec(readme)?.[1] ?? '';
+    const lines = quick.trim().split('\n').map((l) => l.replace(/#.*$/, '').trim());
+    expect(lines).toEqual(['npm ci && npm start', 'npm ci && npm test']);
+    expect(ciRun.trim().split('\n').at(-1)).toBe(lines[1]);
+  });
+});
