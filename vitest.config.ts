@@ -1,7 +1,8 @@
 import { defineConfig } from 'vitest/config';
 
-// Two projects: unit tests (pure, no services) and integration tests on the real local stack.
-// Integration files run in separate processes, at most two at a time on the 2-core machines this targets.
+// Unit tests (pure, no services) and integration tests on the real local stack run first, at most two files
+// at a time on the 2-core machines this targets. Outage tests stop and restart the shared services, so they
+// run last, one file at a time, when nothing else is using the stack.
 export default defineConfig({
   test: {
     pool: 'forks',
@@ -13,8 +14,19 @@ export default defineConfig({
         test: {
           name: 'int',
           include: ['test/**/*.int.test.ts'],
+          exclude: ['**/node_modules/**', 'test/outage/**'],
           testTimeout: 180_000,
           hookTimeout: 240_000,
+        },
+      },
+      {
+        test: {
+          name: 'outage',
+          include: ['test/outage/**/*.int.test.ts'],
+          testTimeout: 300_000,
+          hookTimeout: 240_000,
+          fileParallelism: false,
+          sequence: { groupOrder: 1 },
         },
       },
     ],
