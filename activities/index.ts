@@ -7,7 +7,7 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { CONSUMER_NAME, ORDER_PLACED, type OrderEvent, type OrderLine } from '../workflows/api.js';
 import type { StoredOrder } from '../workflows/order-state.js';
-import { PermanentError } from '../src/errors.js';
+import { DependencyUnavailableError, PermanentError } from '../src/errors.js';
 import type { Logger } from '../src/log.js';
 import type { EventOutcome, Metrics } from '../src/metrics.js';
 import { inTenantTransaction, type Db, type Tx } from '../src/store/db.js';
@@ -45,6 +45,18 @@ export interface OutcomeReport {
   outcome: EventOutcome;
   layer?: 'workflow' | 'store';
   detail?: string;
+}
+
+/** Backoff of the shipment activity, milliseconds: doubling from `baseMs`, never above `capMs`. */
+export const SHIPMENT_BACKOFF = { baseMs: 2_000, capMs: 60_000 };
+
+/**
+ * "Equal jitter": half the exponential delay for attempt `attempt` (1-based), plus a random part of the other
+ * half — bounded by the cap, never zero, and spread so that orders failing together do not retry together.
+ */
+export function jitteredDelayMs(attempt: number, { baseMs, capMs }: { baseMs: number; capMs: number }, random = Math.random): number {
+  const ceiling = Math.min(capMs, baseMs * 2 ** Math.max(0, attempt - 1));
+  return Math.round(ceiling / 2 + random() * (ceiling / 2));
 }
 
 /** Permanent errors become non-retryable ApplicationFailures, so Temporal does not retry a business refusal. */
@@ -92,13 +104,23 @@ export function createActivities(deps: ActivityDeps) {
       );
     },
 
-    /** Asks the warehouse to ship, heartbeating while it waits; the key makes a repeat return the first shipment. */
+    /**
+     * Asks the warehouse to ship, heartbeating while it waits; the key makes a repeat return the first shipment.
+     * A transient failure asks Temporal for a jittered next delay, so orders failing together retry apart.
+     */
     async shipOrder(input: ShipInput): Promise<string> {
       const ctx = Context.current();
       const timer = setInterval(() => ctx.heartbeat(), deps.heartbeatMs ?? 2000);
       try {
         const receipt = await permanentAsFailure(() =>
-          warehouse.ship(input.key, input, ctx.cancellationSignal),
+          warehouse.ship(input.key, input, ctx.cancellationSignal).catch((err: unknown) => {
+            if (!(err instanceof DependencyUnavailableError)) throw err;
+            throw ApplicationFailure.create({
+              message: err.message,
+              type: err.name,
+              nextRetryDelay: jitteredDelayMs(ctx.info.attempt, SHIPMENT_BACKOFF),
+            });
+          }),
         );
         if (receipt.status === 'cancelled') {
           throw ApplicationFailure.nonRetryable(`shipment ${receipt.id} was recalled`, 'ShipmentRecalled');

@@ -54,6 +54,10 @@ export const configSchema = {
   WAREHOUSE_PORT: port.default(18080),
   /** Interface the local warehouse service listens on (0.0.0.0 in containers). */
   WAREHOUSE_HOST: nonEmpty.default('127.0.0.1'),
+  /** Consecutive transient warehouse failures that open its circuit breaker. */
+  WAREHOUSE_BREAKER_FAILURES: positiveInt.default(5),
+  /** Milliseconds the warehouse circuit stays open before one probe is let through. */
+  WAREHOUSE_BREAKER_HALF_OPEN_MS: positiveInt.default(10_000),
   /** How long (seconds) a cancellation that arrived before its placement waits for it. Default 1 hour. */
   CANCEL_GRACE_SECONDS: positiveInt.default(3600),
   /** How long (seconds) a finished order's workflow stays open to absorb late events. Default 1 day. */

@@ -27,6 +27,8 @@ export interface Metrics {
   oldestUnprocessedAge: Gauge<'group' | 'topic' | 'partition'>;
   /** Seconds from the event's occurredAt to when it was processed. */
   processingDelay: Histogram<'type'>;
+  /** Circuit breaker state per dependency: 0 closed, 1 half-open, 2 open. */
+  circuitState: Gauge<'dependency'>;
 }
 
 export function createMetrics(opts: { defaultMetrics?: boolean } = {}): Metrics {
@@ -75,6 +77,12 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}): Metrics 
       help: 'Seconds from occurredAt at the producer to processing here.',
       labelNames: ['type'],
       buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800, 3600],
+      registers,
+    }),
+    circuitState: new Gauge({
+      name: 'fulfilment_circuit_state',
+      help: 'Circuit breaker state per dependency: 0 closed, 1 half-open, 2 open.',
+      labelNames: ['dependency'],
       registers,
     }),
   };

@@ -2,7 +2,12 @@
  * HTTP client of the warehouse. Every shipment request carries an idempotency key derived from the order, so
  * a retried or redelivered shipment returns the first one instead of shipping twice.
  * Network errors and 5xx are transient (retried by Temporal); 4xx are permanent.
+ *
+ * Calls go through a circuit breaker (cockatiel): after `failures` consecutive transient failures it opens and
+ * calls fail at once without reaching the warehouse; after `halfOpenAfterMs` one probe is let through, and its
+ * success closes the circuit. A dead warehouse is probed, not hammered, however many orders are retrying.
  */
+import { CircuitState, ConsecutiveBreaker, circuitBreaker, handleWhen, isBrokenCircuitError } from 'cockatiel';
 import { DependencyUnavailableError, WarehouseRejectedError } from '../errors.js';
 import type { OrderLine } from '../../workflows/api.js';
 
@@ -26,8 +31,44 @@ export interface WarehouseClient {
   cancel(key: string, signal?: AbortSignal): Promise<boolean>;
 }
 
-export function createWarehouseClient(baseUrl: string, timeoutMs = 30_000): WarehouseClient {
+export interface BreakerOptions {
+  /** Consecutive transient failures that open the circuit. Default 5. */
+  failures: number;
+  /** How long the circuit stays open before one probe is let through, milliseconds. Default 10000. */
+  halfOpenAfterMs: number;
+  /** Told of every state change (closed, open, half-open), e.g. to publish a metric. */
+  onStateChange?: (state: 'closed' | 'open' | 'half-open') => void;
+}
+
+export function createWarehouseClient(
+  baseUrl: string,
+  opts: { timeoutMs?: number; breaker?: Partial<BreakerOptions> } = {},
+): WarehouseClient {
+  const timeoutMs = opts.timeoutMs ?? 30_000;
+  const breaker = circuitBreaker(handleWhen((err) => err instanceof DependencyUnavailableError), {
+    halfOpenAfter: opts.breaker?.halfOpenAfterMs ?? 10_000,
+    breaker: new ConsecutiveBreaker(opts.breaker?.failures ?? 5),
+  });
+  const names: Partial<Record<CircuitState, 'closed' | 'open' | 'half-open'>> = {
+    [CircuitState.Closed]: 'closed',
+    [CircuitState.Open]: 'open',
+    [CircuitState.HalfOpen]: 'half-open',
+  };
+  breaker.onStateChange((state) => {
+    const name = names[state];
+    if (name) opts.breaker?.onStateChange?.(name);
+  });
+
   async function call(path: string, init: RequestInit, signal?: AbortSignal): Promise<Response> {
+    try {
+      return await breaker.execute(() => send(path, init, signal));
+    } catch (err) {
+      if (isBrokenCircuitError(err)) throw new DependencyUnavailableError(`warehouse circuit open: not calling ${path} until a probe succeeds`);
+      throw err;
+    }
+  }
+
+  async function send(path: string, init: RequestInit, signal?: AbortSignal): Promise<Response> {
     const timeout = AbortSignal.timeout(timeoutMs);
     try {
       const res = await fetch(new URL(path, baseUrl), {

@@ -99,4 +99,6 @@ export function shipUntilCancelled(started: () => void) {
   };
 }
 
-export const retryable = (message: string) => ApplicationFailure.retryable(message, 'DependencyUnavailableError');
+/** A transient failure as the real shipOrder reports it (optionally with its jittered next delay). */
+export const retryable = (message: string, nextRetryDelayMs?: number) =>
+  ApplicationFailure.create({ message, type: 'DependencyUnavailableError', nextRetryDelay: nextRetryDelayMs });

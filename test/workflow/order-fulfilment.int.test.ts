@@ -19,6 +19,7 @@ import {
   type OrderWorkflowInput,
   type OrderWorkflowSettings,
 } from '../../workflows/api.js';
+import { SHIPMENT_BACKOFF, jitteredDelayMs } from '../../activities/index.js';
 import { fakeActivities, retryable, shipUntilCancelled, type FakeOptions } from '../support/fake-activities.js';
 import { events } from '../support/harness.js';
 
@@ -105,11 +106,11 @@ describe('order workflow (time-skipping)', () => {
     });
   });
 
-  it('retries a failing warehouse with growing backoff (2s, 4s, 8s...), all in skipped time', async () => {
+  it('retries a failing warehouse with growing, jittered backoff (2s, 4s, 8s... each halved at most), all in skipped time', async () => {
     const { out, calls } = await withOrder(
       {
         ship: async (_input, attempt) => {
-          if (attempt < 5) throw retryable(`warehouse 503 (attempt ${attempt})`);
+          if (attempt < 5) throw retryable(`warehouse 503 (attempt ${attempt})`, jitteredDelayMs(attempt, SHIPMENT_BACKOFF));
           return 'shp-ok';
         },
         now: () => env.currentTimeMs(),
@@ -122,8 +123,11 @@ describe('order workflow (time-skipping)', () => {
     expect(out.status).toBe('shipped');
     expect(calls.ship.map((c) => c.attempt)).toEqual([1, 2, 3, 4, 5]);
     const gaps = calls.ship.slice(1).map((c, i) => (c.atMs - calls.ship[i]!.atMs) / 1000);
-    for (const [i, gap] of gaps.entries()) expect(gap).toBeGreaterThanOrEqual(2 * 2 ** i);
-    expect(gaps[3]).toBeLessThan(60); // never beyond maximumInterval
+    // Each wait lies between half and all of the exponential step, and never beyond the 60 s cap.
+    for (const [i, gap] of gaps.entries()) {
+      expect(gap).toBeGreaterThanOrEqual(2 ** i);
+      expect(gap).toBeLessThanOrEqual(2 * 2 ** i + 1);
+    }
   });
 
   it('holds the order as failed with the reason once the shipment attempts are exhausted', async () => {
