@@ -1,0 +1,87 @@
+/**
+ * Reads the dead-letter topic without leaving a trace: the high watermarks are captured first, a throwaway
+ * consumer group that never commits reads up to them, and the group is deleted afterwards (topic-reader.ts).
+ * Records come back in (partition, offset) order, so listings and pages are stable.
+ */
+import type { Kafka } from 'kafkajs';
+import { NotFoundError } from './errors.js';
+import type { DlqRecord } from './dlq-record.js';
+import { formatPosition, type Position } from './position.js';
+import { partitionOffsets, readRanges, type OffsetRange } from './topic-reader.js';
+
+export interface DlqReadOptions {
+  kafka: Kafka;
+  topic: string;
+  clientId?: string;
+  /** Read only these records; NotFoundError names the first one the topic does not hold. Default: all. */
+  positions?: Position[];
+  /** Keep a record (default: keep all). Records not kept are not held in memory. */
+  keep?: (record: DlqRecord) => boolean;
+}
+
+export interface DlqReadResult {
+  records: DlqRecord[];
+  /** Records read, kept or not. */
+  scanned: number;
+}
+
+export async function readDlq(opts: DlqReadOptions): Promise<DlqReadResult> {
+  const admin = opts.kafka.admin();
+  await admin.connect();
+  let partitions;
+  try {
+    partitions = await partitionOffsets(admin, opts.topic);
+  } finally {
+    await admin.disconnect();
+  }
+  let ranges: OffsetRange[] = partitions.map((p) => ({ partition: p.partition, start: p.low, end: p.high }));
+  const wanted = opts.positions ? new Set(opts.positions.map((p) => formatPosition(p.partition, p.offset))) : undefined;
+  if (opts.positions) {
+    for (const pos of opts.positions) {
+      const p = partitions.find((x) => x.partition === pos.partition);
+      if (!p) throw new NotFoundError(`no record at ${formatPosition(pos.partition, pos.offset)}: ${opts.topic} has partitions 0–${partitions.length - 1}`);
+      if (pos.offset < p.low || pos.offset >= p.high) {
+        throw new NotFoundError(
+          `no record at ${formatPosition(pos.partition, pos.offset)}: partition ${p.partition} of ${opts.topic} holds ` +
+            (p.low === p.high ? 'no records' : `offsets ${p.low}–${p.high - 1n}`),
+        );
+      }
+    }
+    ranges = ranges.map((r) => {
+      const mine = opts.positions!.filter((p) => p.partition === r.partition).map((p) => p.offset);
+      if (mine.length === 0) return { ...r, start: r.end };
+      const min = mine.reduce((a, b) => (b < a ? b : a));
+      const max = mine.reduce((a, b) => (b > a ? b : a));
+      return { partition: r.partition, start: min, end: max + 1n };
+    });
+  }
+
+  const records: DlqRecord[] = [];
+  let scanned = 0;
+  await readRanges({
+    kafka: opts.kafka,
+    topic: opts.topic,
+    ranges,
+    clientId: opts.clientId,
+    onRecord: ({ partition, message }) => {
+      const record: DlqRecord = {
+        partition,
+        offset: message.offset,
+        timestamp: message.timestamp,
+        key: message.key ?? null,
+        value: message.value ?? null,
+        headers: message.headers ?? {},
+      };
+      if (wanted && !wanted.has(formatPosition(partition, message.offset))) return;
+      scanned += 1;
+      if (!opts.keep || opts.keep(record)) records.push(record);
+    },
+  });
+  if (wanted) {
+    const got = new Set(records.map((r) => formatPosition(r.partition, r.offset)));
+    const missing = [...wanted].find((w) => !got.has(w));
+    if (missing) throw new NotFoundError(`no record at ${missing} in ${opts.topic} (the offset holds no data record)`);
+  }
+  records.sort((a, b) => a.partition - b.partition || (BigInt(a.offset) < BigInt(b.offset) ? -1 : BigInt(a.offset) > BigInt(b.offset) ? 1 : 0));
+  return { records, scanned };
+}

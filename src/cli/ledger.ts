@@ -1,0 +1,25 @@
+/**
+ * Read-only look-ups in the dedupe ledger (`processed_events`), for reporting only: a replay counts how many
+ * of the events it delivers were already applied. The decision itself stays downstream — the workflow and the
+ * claim-then-effect activities — so a stale answer here can mislabel a count, never double-apply an event.
+ */
+import { CONSUMER_NAME } from '../../workflows/api.js';
+import { createDb, inTenantTransaction } from '../store/db.js';
+
+export interface Ledger {
+  /** Whether `eventId` was claimed for `tenantId` (row-level security scopes the look-up to the tenant). */
+  alreadyProcessed(tenantId: string, eventId: string): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+export function createLedger(databaseUrl: string): Ledger {
+  const db = createDb(databaseUrl, 2);
+  return {
+    alreadyProcessed: (tenantId, eventId) =>
+      inTenantTransaction(db, tenantId, async (tx) => {
+        const res = await tx.query('SELECT 1 FROM processed_events WHERE consumer = $1 AND event_id = $2', [CONSUMER_NAME, eventId]);
+        return (res.rowCount ?? 0) > 0;
+      }),
+    close: () => db.end(),
+  };
+}

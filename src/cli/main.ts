@@ -1,0 +1,188 @@
+/**
+ * `fulfilment` — the project's one operator CLI: inspect and redrive the dead-letter topic, replay order history.
+ * Options are validated before anything is read or changed; bad input exits 2 with a message naming the option.
+ * Command modules are loaded only when their command runs, so `--help` and `dlq` stay quick (replay loads Temporal).
+ *
+ * Configuration comes from the environment through src/config.ts, exactly as for the service, so the CLI sees
+ * the topics, group and task queue the service runs with.
+ */
+import { pathToFileURL } from 'node:url';
+import { Command, CommanderError, Option } from 'commander';
+import { ConfigError, loadConfig, type Config } from '../config.js';
+import { cliLogger, type CliContext } from './context.js';
+import type { DlqFilter } from './dlq-filter.js';
+import { EXIT, InterruptedError, NotFoundError, UsageError } from './errors.js';
+import * as arg from './options.js';
+import { eprintln, processOutput, type Output } from './output.js';
+import type { Position } from './position.js';
+import { DEFAULT_REDACT_FIELDS } from './redact.js';
+import { DEFAULT_REPLAY_GROUP, type ReplayPoint } from './replay-range.js';
+
+export interface CliIo {
+  out?: Output;
+  /** Environment the configuration is read from. Default process.env. */
+  env?: NodeJS.ProcessEnv;
+  /** Use this configuration instead of reading `env`. */
+  config?: Config;
+  signal?: AbortSignal;
+}
+
+interface FilterFlags {
+  since?: Date;
+  until?: Date;
+  errorClass?: string;
+  tenant?: string;
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+const OVERVIEW = `
+All commands:
+  dlq list      list dead letters (filters: --since --until --error-class --tenant; paging: --limit --offset/--page)
+  dlq show      one dead letter in full, personal data redacted unless --reveal
+  dlq redrive   publish dead letters back to the orders topic (--id p:o | filters | --all), rate-limited
+  replay        deliver a stretch of the orders topic's history again, in a separate consumer group
+
+Configuration comes from the same environment variables as the service (ORDERS_TOPIC, DLQ_TOPIC,
+CONSUMER_GROUP, KAFKA_BROKERS, TEMPORAL_ADDRESS, TEMPORAL_TASK_QUEUE, DATABASE_URL, ...).
+Times: RFC 3339 (2026-01-31T12:00:00Z) or a duration ago (90s, 15m, 2h, 7d). Positions: partition:offset.
+Exit codes: 0 ok, 1 failed (not found, dependency down), 2 bad input, 130 interrupted.`;
+
+function filterFrom(flags: FilterFlags): DlqFilter {
+  return { since: flags.since, until: flags.until, errorClass: flags.errorClass, tenant: flags.tenant };
+}
+
+function withFilters(cmd: Command): Command {
+  return cmd
+    .option('--since <time>', 'failed at or after this time (RFC 3339 or a duration ago: 2h)', arg.time)
+    .option('--until <time>', 'failed before this time (RFC 3339 or a duration ago: 30m)', arg.time)
+    .option('--error-class <name>', 'error class, e.g. MalformedEventError (case-insensitive)', arg.name)
+    .option('--tenant <id>', 'tenant id', arg.name);
+}
+
+/** Builds the program; `run` receives each command's work so runCli can own context creation and errors. */
+export function buildProgram(out: Output, run: (work: (ctx: CliContext) => Promise<unknown>, logLevel: string) => Promise<void>): Command {
+  const program = new Command('fulfilment')
+    .description('Operate the order-fulfilment consumer: inspect and redrive dead letters, replay order history.')
+    .addOption(new Option('--log-level <level>', 'client diagnostics on stderr').choices(LOG_LEVELS).default('silent'))
+    .exitOverride()
+    .configureOutput({ writeOut: (s) => out.write(s), writeErr: (s) => out.writeErr(s) })
+    .showHelpAfterError('(add --help for usage)')
+    .addHelpText('after', OVERVIEW);
+  const logLevel = () => program.opts<{ logLevel: string }>().logLevel;
+
+  const dlq = program.command('dlq').description('inspect and redrive records of the dead-letter topic (DLQ_TOPIC)');
+
+  withFilters(dlq.command('list').description('list dead letters in DLQ order (partition, offset), a page at a time; reads without committing anything'))
+    .option('--limit <n>', 'records per page', arg.wholeNumber(1), 20)
+    .option('--offset <k>', 'skip the first k matching records', arg.wholeNumber(0))
+    .option('--page <p>', 'page number, from 1 (pages of --limit records)', arg.wholeNumber(1))
+    .option('--json', 'one JSON object per line instead of a table')
+    .action(async (flags: FilterFlags & { limit: number; offset?: number; page?: number; json?: boolean }) => {
+      if (flags.offset !== undefined && flags.page !== undefined) throw new UsageError('--offset and --page both say where the page starts: give one of them');
+      const skip = flags.offset ?? ((flags.page ?? 1) - 1) * flags.limit;
+      const { dlqList } = await import('./dlq-list.js');
+      await run((ctx) => dlqList(ctx, { filter: filterFrom(flags), limit: flags.limit, skip, json: flags.json }), logLevel());
+    });
+
+  dlq
+    .command('show')
+    .description('show one dead letter in full: all headers and the payload, personal data redacted unless --reveal')
+    .argument('<partition:offset>', 'the record, as dlq list shows it (e.g. 0:42)', arg.position)
+    .option('--reveal', 'show the values of sensitive fields')
+    .option('--redact-fields <list>', `comma-separated fields to redact (default ${DEFAULT_REDACT_FIELDS.join(',')})`, arg.fieldList)
+    .option('--json', 'print the record as one JSON object')
+    .action(async (position: Position, flags: { reveal?: boolean; redactFields?: string[]; json?: boolean }) => {
+      const { dlqShow } = await import('./dlq-show.js');
+      await run((ctx) => dlqShow(ctx, { position, reveal: flags.reveal, redactFields: flags.redactFields, json: flags.json }), logLevel());
+    });
+
+  withFilters(
+    dlq
+      .command('redrive')
+      .description('publish dead letters back to the orders topic (ORDERS_TOPIC) with their original key, value and headers')
+      .option('--id <partition:offset>', 'a record to redrive (repeatable)', arg.positions),
+  )
+    .option('--all', 'every record in the DLQ')
+    .option('--rate <per-second>', 'records per second at most', arg.rate, 10)
+    .option('--dry-run', 'print what would be sent; send nothing')
+    .action(async (flags: FilterFlags & { id?: Position[]; all?: boolean; rate: number; dryRun?: boolean }) => {
+      const { checkSelection, dlqRedrive } = await import('./dlq-redrive.js');
+      const opts = { ids: flags.id, filter: filterFrom(flags), all: flags.all, rate: flags.rate, dryRun: flags.dryRun };
+      checkSelection(opts);
+      await run((ctx) => dlqRedrive(ctx, opts), logLevel());
+    });
+
+  program
+    .command('replay')
+    .description("deliver the orders topic's history again through the bridge's path, in a separate consumer group; the event-id dedupe makes it safe")
+    .requiredOption('--from <point>', 'where to start: earliest, a time (RFC 3339 or 2h), an offset on every partition, or p:o[,p:o...]', arg.replayPoint)
+    .option('--to <point>', 'where to stop, exclusive (default: the end as of the start)', arg.replayPoint)
+    .option('--rate <events/s>', 'deliveries per second at most (required unless --dry-run)', arg.rate)
+    .option('--group <name>', 'consumer group of the replay; must differ from CONSUMER_GROUP', arg.name, DEFAULT_REPLAY_GROUP)
+    .option('--dry-run', 'count what would be replayed; deliver and commit nothing')
+    .option('--json', 'print the summary as one JSON object')
+    .action(async (flags: { from: ReplayPoint; to?: ReplayPoint; rate?: number; group: string; dryRun?: boolean; json?: boolean }) => {
+      const { checkReplayOptions, replay } = await import('./replay.js');
+      const opts = { from: flags.from, to: flags.to, rate: flags.rate, group: flags.group, dryRun: flags.dryRun, json: flags.json };
+      await run(async (ctx) => {
+        checkReplayOptions(ctx, opts);
+        return replay(ctx, opts);
+      }, logLevel());
+    });
+
+  return program;
+}
+
+/** Runs the CLI with `argv` (without node and script); returns the exit code. Never calls process.exit. */
+export async function runCli(argv: string[], io: CliIo = {}): Promise<number> {
+  const out = io.out ?? processOutput();
+  const program = buildProgram(out, async (work, logLevel) => {
+    const config = io.config ?? loadConfig(io.env ?? process.env);
+    try {
+      await work({ config, out, logger: cliLogger(logLevel), signal: io.signal });
+    } catch (err) {
+      // kafkajs errors say what failed, not where: name the brokers the configuration pointed at.
+      if (err instanceof Error && err.name.startsWith('KafkaJS')) {
+        throw new Error(`Kafka at ${config.KAFKA_BROKERS.join(',')} (KAFKA_BROKERS): ${err.message}`, { cause: err });
+      }
+      throw err;
+    }
+  });
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return EXIT.ok;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      // commander printed the message already
+      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version') return EXIT.ok;
+      return EXIT.usage;
+    }
+    if (err instanceof UsageError || err instanceof ConfigError) {
+      eprintln(out, `error: ${err.message}`);
+      return EXIT.usage;
+    }
+    if (err instanceof InterruptedError) {
+      eprintln(out, 'interrupted');
+      return EXIT.interrupted;
+    }
+    if (err instanceof NotFoundError) {
+      eprintln(out, `error: ${err.message}`);
+      return EXIT.failed;
+    }
+    eprintln(out, `error: ${(err as Error)?.message ?? String(err)}`);
+    return EXIT.failed;
+  }
+}
+
+/** Process entry point (bin/fulfilment.mjs and `npm run fulfilment`): SIGINT stops long commands cleanly. */
+export async function main(argv: string[] = process.argv.slice(2)): Promise<never> {
+  const interrupt = new AbortController();
+  process.once('SIGINT', () => interrupt.abort());
+  const code = await runCli(argv, { signal: interrupt.signal });
+  // Clients (Temporal's native connection in particular) may hold the loop open for a while after closing.
+  if (process.stdout.writableNeedDrain) await new Promise((resolve) => process.stdout.once('drain', resolve));
+  process.exit(code);
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) void main();

@@ -1,0 +1,117 @@
+/**
+ * Where a replay starts and stops, per partition. `--from` and `--to` each take:
+ *   earliest | latest            — the log start / the high watermark captured when the replay starts
+ *   an RFC 3339 time or `2h`     — the first record whose timestamp is ≥ that time (admin.fetchTopicOffsetsByTimestamp)
+ *   an offset (`1500`)           — the same offset on every partition
+ *   `p:o[,p:o…]` (`0:1500,2:80`) — per partition; with --from, partitions not named are not replayed
+ * `--to` is exclusive and never beyond the high watermark captured at start; the default is that watermark.
+ */
+import { UsageError } from './errors.js';
+import { parsePositionList, type Position } from './position.js';
+import { parseTime } from './time.js';
+import type { OffsetRange, PartitionOffsets } from './topic-reader.js';
+
+/** Consumer group a replay reads in when `--group` is not given. */
+export const DEFAULT_REPLAY_GROUP = 'fulfilment-replay';
+
+export type ReplayPoint =
+  | { kind: 'earliest' }
+  | { kind: 'latest' }
+  | { kind: 'time'; at: Date }
+  | { kind: 'offset'; offset: bigint }
+  | { kind: 'positions'; positions: Position[] };
+
+export const POINT_EXPECTED =
+  'earliest, latest, an RFC 3339 time or a duration ago (2026-01-31T12:00:00Z, 2h), an offset for every partition (1500), ' +
+  'or partition:offset pairs (0:1500,2:80)';
+
+export function parseReplayPoint(text: string, now: number = Date.now()): ReplayPoint | undefined {
+  const t = text.trim();
+  if (t === 'earliest' || t === 'beginning') return { kind: 'earliest' };
+  if (t === 'latest' || t === 'end') return { kind: 'latest' };
+  if (/^\d{1,19}$/.test(t)) return { kind: 'offset', offset: BigInt(t) };
+  if (t.includes(':') && /^[\d:,\s]+$/.test(t)) {
+    const positions = parsePositionList(t);
+    return positions ? { kind: 'positions', positions } : undefined;
+  }
+  const at = parseTime(t, now);
+  return at ? { kind: 'time', at } : undefined;
+}
+
+export function describePoint(p: ReplayPoint): string {
+  switch (p.kind) {
+    case 'earliest':
+    case 'latest':
+      return p.kind;
+    case 'time':
+      return p.at.toISOString();
+    case 'offset':
+      return `offset ${p.offset}`;
+    case 'positions':
+      return p.positions.map((x) => `${x.partition}:${x.offset}`).join(',');
+  }
+}
+
+export interface ReplayPlan {
+  ranges: OffsetRange[];
+  /** Things the operator should know (records gone to retention, a --to before --from). */
+  notes: string[];
+}
+
+export interface PointOffsets {
+  /** Offsets of a time `--from`, from offsetsAt(). */
+  from?: Map<number, bigint>;
+  /** Offsets of a time `--to`. */
+  to?: Map<number, bigint>;
+}
+
+export function planReplay(partitions: PartitionOffsets[], from: ReplayPoint, to: ReplayPoint | undefined, at: PointOffsets = {}): ReplayPlan {
+  const notes: string[] = [];
+  for (const [option, point] of [['--from', from], ['--to', to]] as const) {
+    if (point?.kind !== 'positions') continue;
+    for (const pos of point.positions) {
+      if (!partitions.some((p) => p.partition === pos.partition)) {
+        throw new UsageError(`${option} names partition ${pos.partition}, but the topic has partitions 0–${partitions.length - 1}`);
+      }
+    }
+  }
+  const ranges = partitions.map(({ partition, low, high }): OffsetRange => {
+    let start: bigint | undefined;
+    switch (from.kind) {
+      case 'earliest': start = low; break;
+      case 'latest': start = high; break;
+      case 'time': start = at.from?.get(partition) ?? high; break;
+      case 'offset': start = from.offset; break;
+      case 'positions': start = from.positions.find((p) => p.partition === partition)?.offset; break;
+    }
+    if (start === undefined) return { partition, start: high, end: high };
+    if (start < low) {
+      notes.push(`partition ${partition}: offsets before ${low} are gone (retention); starting at ${low}`);
+      start = low;
+    }
+    if (start > high) start = high;
+    let end = high;
+    if (to) {
+      switch (to.kind) {
+        case 'earliest': end = low; break;
+        case 'latest': end = high; break;
+        case 'time': end = at.to?.get(partition) ?? high; break;
+        case 'offset': end = to.offset; break;
+        case 'positions': end = to.positions.find((p) => p.partition === partition)?.offset ?? high; break;
+      }
+    }
+    if (end > high) end = high;
+    if (end < start) {
+      notes.push(`partition ${partition}: --to is before --from (${end} < ${start}); nothing to replay there`);
+      end = start;
+    }
+    return { partition, start, end };
+  });
+  return { ranges, notes };
+}
+
+/** `0:[0,12) 1:[3,9)`: the half-open offset range of every partition that has records to replay. */
+export function describeRanges(ranges: OffsetRange[]): string {
+  const open = ranges.filter((r) => r.end > r.start);
+  return open.length === 0 ? 'no records' : open.map((r) => `${r.partition}:[${r.start},${r.end})`).join(' ');
+}

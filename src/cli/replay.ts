@@ -1,0 +1,287 @@
+/**
+ * `fulfilment replay`: feeds a stretch of the orders topic's history through the bridge's own delivery path
+ * again, in a consumer group of its own, at a bounded rate. Per record, as the bridge does:
+ *
+ *   1. parse    — parseRecord; a malformed record is counted and reported, NOT dead-lettered again: the bridge
+ *                 dead-lettered it when it first consumed it, and a second copy would only mislead the DLQ
+ *   2. route    — unknown event types are counted and ignored
+ *   3. deliver  — the bridge's order starter (signal-with-start); transient failures back off and retry a bounded
+ *                 number of times, then the replay stops with its progress committed
+ *
+ * Replaying never double-applies: every event reaches the order's workflow, which dedupes by event id, and the
+ * activities claim the event id in processed_events before any effect; an order whose run closed is not reopened.
+ * The service's consumer group is never touched — the replay group must differ from CONSUMER_GROUP.
+ */
+import { ExponentialBackoff, handleWhen, retry } from 'cockatiel';
+import type { Client } from '@temporalio/client';
+import { workflowSettings } from '../app.js';
+import { createOrderStarter, type OrderStarter } from '../bridge/order-starter.js';
+import { PermanentError, TransientError } from '../errors.js';
+import { parseRecord, type ParsedRecord } from '../events/envelope.js';
+import { connectClient } from '../temporal.js';
+import { cliKafka, type CliContext } from './context.js';
+import { UsageError } from './errors.js';
+import { createLedger } from './ledger.js';
+import { eprintln, println } from './output.js';
+import { formatPosition } from './position.js';
+import { startProgress } from './progress.js';
+import { DEFAULT_REPLAY_GROUP, describePoint, describeRanges, planReplay, type ReplayPoint } from './replay-range.js';
+import { TokenBucket } from './token-bucket.js';
+import { offsetsAt, partitionOffsets, readRanges } from './topic-reader.js';
+
+export { DEFAULT_REPLAY_GROUP } from './replay-range.js';
+
+/** Delivery attempts per event before a transient failure stops the replay (backoff 250 ms doubling to 10 s). */
+export const DELIVERY_ATTEMPTS = 8;
+
+/** Partitions replayed at once; one partition's records are always delivered in order. */
+const PARTITIONS_AT_ONCE = 4;
+
+export interface ReplayOptions {
+  from: ReplayPoint;
+  /** Exclusive end. Default: the high watermarks captured at start. */
+  to?: ReplayPoint;
+  /** Deliveries per second (token bucket). Required unless dryRun. */
+  rate?: number;
+  /** Read and count; deliver nothing, commit nothing. */
+  dryRun?: boolean;
+  /** Consumer group to replay in. Default DEFAULT_REPLAY_GROUP; never CONSUMER_GROUP. */
+  group?: string;
+  /** Print the summary as one JSON object. */
+  json?: boolean;
+  /** Interval of plain progress lines when stderr is not a terminal, ms. Default 5000. */
+  progressEveryMs?: number;
+}
+
+export interface ReplaySummary {
+  topic: string;
+  /** The replay group, or null on a dry run (which reads in a throwaway group and commits nothing). */
+  group: string | null;
+  dryRun: boolean;
+  from: string;
+  to: string;
+  /** Half-open offset ranges per partition, e.g. `0:[0,12)`. */
+  ranges: string;
+  /** Records in the ranges. */
+  records: number;
+  /** Records read so far. */
+  read: number;
+  /** Valid order events read. */
+  valid: number;
+  /** Valid events accepted by Temporal (0 on a dry run). */
+  delivered: number;
+  /** Valid events whose id was already in processed_events before this replay reached them; null when unknown. */
+  alreadyProcessed: number | null;
+  /** Events for an order whose run had closed: not reopened, nothing applied. */
+  orderClosed: number;
+  /** Events Temporal refused permanently (e.g. too large); not dead-lettered by a replay. */
+  rejected: number;
+  malformed: number;
+  unknownType: number;
+  /** False when the replay stopped early (interrupted or a dependency stayed down). */
+  completed: boolean;
+}
+
+/** Throws UsageError for options no replay may run with; checked before anything is read. */
+export function checkReplayOptions(ctx: Pick<CliContext, 'config'>, opts: ReplayOptions): void {
+  const group = opts.group ?? DEFAULT_REPLAY_GROUP;
+  if (group === ctx.config.CONSUMER_GROUP) {
+    throw new UsageError(
+      `--group ${group} is the service's own consumer group (CONSUMER_GROUP): a replay must read in a separate group so the ` +
+        `service's committed offsets stay untouched; use another --group (default ${DEFAULT_REPLAY_GROUP})`,
+    );
+  }
+  if (!opts.dryRun && opts.rate === undefined) {
+    throw new UsageError('--rate <events/s> is required (deliveries per second into Temporal, e.g. --rate 50), unless --dry-run');
+  }
+  if (opts.rate !== undefined && (!(opts.rate > 0) || !Number.isFinite(opts.rate))) {
+    throw new UsageError(`--rate: expected a number of events per second > 0, got ${opts.rate}`);
+  }
+}
+
+export async function replay(ctx: CliContext, opts: ReplayOptions): Promise<ReplaySummary> {
+  checkReplayOptions(ctx, opts);
+  const { config, out } = ctx;
+  const dryRun = opts.dryRun ?? false;
+  const group = opts.group ?? DEFAULT_REPLAY_GROUP;
+  const topic = config.ORDERS_TOPIC;
+  const kafka = cliKafka(ctx);
+
+  const admin = kafka.admin();
+  await admin.connect();
+  let plan;
+  try {
+    const partitions = await partitionOffsets(admin, topic);
+    plan = planReplay(partitions, opts.from, opts.to, {
+      from: opts.from.kind === 'time' ? await offsetsAt(admin, topic, opts.from.at) : undefined,
+      to: opts.to?.kind === 'time' ? await offsetsAt(admin, topic, opts.to.at) : undefined,
+    });
+  } finally {
+    await admin.disconnect();
+  }
+  for (const note of plan.notes) eprintln(out, `note: ${note}`);
+
+  const s: ReplaySummary = {
+    topic,
+    group: dryRun ? null : group,
+    dryRun,
+    from: describePoint(opts.from),
+    to: opts.to ? describePoint(opts.to) : 'latest',
+    ranges: describeRanges(plan.ranges),
+    records: Number(plan.ranges.reduce((n, r) => n + (r.end - r.start), 0n)),
+    read: 0,
+    valid: 0,
+    delivered: 0,
+    alreadyProcessed: 0,
+    orderClosed: 0,
+    rejected: 0,
+    malformed: 0,
+    unknownType: 0,
+    completed: false,
+  };
+  eprintln(
+    out,
+    dryRun
+      ? `dry run: reading ${s.records} record(s) of ${topic} ${s.ranges}; nothing will be delivered or committed`
+      : `replaying ${s.records} record(s) of ${topic} ${s.ranges} as group ${group} at ≤ ${opts.rate}/s`,
+  );
+
+  const ledger = createLedger(config.DATABASE_URL);
+  let ledgerDown = false;
+  const wasProcessed = async (tenantId: string, eventId: string) => {
+    if (ledgerDown) return;
+    try {
+      if (await ledger.alreadyProcessed(tenantId, eventId)) s.alreadyProcessed! += 1;
+    } catch (err) {
+      ledgerDown = true;
+      s.alreadyProcessed = null;
+      eprintln(out, `warning: cannot read processed_events (${(err as Error).message}); the already-processed count is unknown`);
+    }
+  };
+
+  let client: Client | undefined;
+  let starter: OrderStarter | undefined;
+  if (!dryRun) {
+    client = await connectClient(config.TEMPORAL_ADDRESS, config.TEMPORAL_NAMESPACE);
+    starter = createOrderStarter(client, config.TEMPORAL_TASK_QUEUE, workflowSettings(config));
+  }
+  const bucket = TokenBucket.perSecond(opts.rate ?? 1);
+  const transient = retry(handleWhen((err) => err instanceof TransientError), {
+    maxAttempts: DELIVERY_ATTEMPTS - 1,
+    backoff: new ExponentialBackoff({ initialDelay: 250, maxDelay: 10_000 }),
+  });
+  transient.onRetry((reason) => {
+    const error = 'error' in reason ? reason.error : undefined;
+    eprintln(out, `warning: delivery failed (${error?.message ?? 'unknown'}); retrying in ${Math.round(reason.delay)} ms`);
+  });
+  const reached = new Map<number, bigint>();
+  const progress = startProgress(out, dryRun ? 'dry run' : 'replay', s.records, { everyMs: opts.progressEveryMs });
+
+  try {
+    await readRanges({
+      kafka,
+      topic,
+      ranges: plan.ranges,
+      group: dryRun ? undefined : group,
+      clientId: `${config.KAFKA_CLIENT_ID}-cli`,
+      concurrency: PARTITIONS_AT_ONCE,
+      signal: ctx.signal,
+      onAdvance: (partition, next) => reached.set(partition, next),
+      async onRecord({ partition, message }, { heartbeat }) {
+        const at = formatPosition(partition, message.offset);
+        // 1. parse — exactly as the bridge does, including what counts as malformed
+        let parsed: ParsedRecord | Error;
+        try {
+          parsed = parseRecord({ value: message.value, headers: message.headers, origin: { topic, partition, offset: message.offset } });
+        } catch (err) {
+          parsed = err instanceof PermanentError ? err : new PermanentError(String(err));
+        }
+        s.read += 1;
+        if (parsed instanceof Error) {
+          s.malformed += 1;
+          progress.tick();
+          return;
+        }
+        // 2. route
+        if (parsed.kind === 'unknown-type') {
+          s.unknownType += 1;
+          progress.tick();
+          return;
+        }
+        const event = parsed.event;
+        s.valid += 1;
+        await wasProcessed(event.tenantId, event.eventId);
+        if (dryRun) {
+          progress.tick();
+          return;
+        }
+        // 3. deliver
+        await bucket.take(1, { maxSleepMs: 1000, onWait: heartbeat });
+        try {
+          const outcome = await transient.execute(async ({ attempt }) => {
+            if (attempt > 0) await heartbeat();
+            return starter!.deliver(event);
+          });
+          if (outcome === 'accepted') s.delivered += 1;
+          else s.orderClosed += 1;
+        } catch (err) {
+          if (!(err instanceof PermanentError)) {
+            throw new Error(`delivering ${at} (event ${event.eventId}) failed after ${DELIVERY_ATTEMPTS} attempts: ${(err as Error).message}`, { cause: err });
+          }
+          s.rejected += 1;
+          eprintln(out, `warning: ${at} (event ${event.eventId}) refused by Temporal: ${err.message}; counted as rejected, not dead-lettered`);
+        }
+        progress.tick();
+      },
+    });
+    s.completed = true;
+  } catch (err) {
+    progress.done();
+    printSummary(ctx, s, opts.json);
+    const left = plan.ranges.filter((r) => (reached.get(r.partition) ?? r.start) < r.end);
+    if (!dryRun && !(err instanceof UsageError) && left.length > 0) {
+      const from = left.map((r) => formatPosition(r.partition, reached.get(r.partition) ?? r.start)).join(',');
+      const to = left.map((r) => formatPosition(r.partition, r.end)).join(',');
+      eprintln(out, `replay stopped early; group ${group} committed every record it finished. To go on: --from ${from} --to ${to}`);
+    }
+    throw err;
+  } finally {
+    progress.done();
+    await ledger.close().catch(() => undefined);
+    await client?.connection.close().catch(() => undefined);
+  }
+  printSummary(ctx, s, opts.json);
+  return s;
+}
+
+function printSummary(ctx: CliContext, s: ReplaySummary, json?: boolean): void {
+  const { out } = ctx;
+  if (json) {
+    println(out, JSON.stringify(s));
+    return;
+  }
+  const n = (v: number | null) => String(v ?? '?').padStart(6);
+  const head = s.dryRun
+    ? `dry run of a replay of ${s.topic} from ${s.from} to ${s.to}: nothing delivered, nothing committed`
+    : `replay of ${s.topic} from ${s.from} to ${s.to} as group ${s.group}: ${s.completed ? 'complete' : 'STOPPED EARLY'}`;
+  const lines = [
+    head,
+    `  records in range   ${n(s.records)}  ${s.ranges}`,
+    `  read               ${n(s.read)}`,
+    s.dryRun
+      ? `  would deliver      ${n(s.valid)}  valid order events`
+      : `  delivered          ${n(s.delivered)}  accepted by Temporal (signal-with-start)`,
+    `    already applied  ${n(s.alreadyProcessed)}  event id in processed_events: duplicates, absorbed by the workflow and the ledger`,
+  ];
+  if (!s.dryRun) {
+    lines.push(
+      `  order closed       ${n(s.orderClosed)}  the order's run had closed: not reopened, nothing applied`,
+      `  rejected           ${n(s.rejected)}  refused by Temporal (permanent); not dead-lettered by a replay`,
+    );
+  }
+  lines.push(
+    `  malformed          ${n(s.malformed)}  counted only: the bridge dead-lettered them when it first consumed them`,
+    `  unknown type       ${n(s.unknownType)}  ignored, as the bridge does`,
+  );
+  for (const l of lines) println(out, l);
+}

@@ -1,0 +1,210 @@
+/**
+ * Reads bounded offset ranges of a topic — the one way the CLI reads Kafka. Ranges are fixed before reading
+ * starts (`end` exclusive, normally the high watermark captured at start), so a command always finishes even
+ * while producers keep writing.
+ *
+ * Rules a reader must not break:
+ * - a record is handed over only when its offset is ≥ the partition's next position and < its end, and the next
+ *   position only moves forward; whatever position kafkajs fetches from (earliest, a seek, a rebalance), no
+ *   record in a range is handed over twice or skipped;
+ * - without `group` the reader uses a throwaway group that never commits and is deleted afterwards: reading
+ *   leaves no consumer-group state behind;
+ * - with `group`, that group must have no members (another run); the reader seeks to the range starts (its
+ *   earlier committed offsets do not matter), commits the starts at once and progress as it is made, so the
+ *   group's lag shows what is left; no other group's offsets are ever touched.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Admin, Kafka, KafkaMessage } from 'kafkajs';
+import { InterruptedError, NotFoundError, UsageError } from './errors.js';
+
+export interface OffsetRange {
+  partition: number;
+  /** First offset to read. */
+  start: bigint;
+  /** First offset not to read. */
+  end: bigint;
+}
+
+export interface PartitionOffsets {
+  partition: number;
+  /** Oldest offset still held (log start). */
+  low: bigint;
+  /** Next offset to be written (high watermark). */
+  high: bigint;
+}
+
+export interface ReadRecord {
+  topic: string;
+  partition: number;
+  message: KafkaMessage;
+}
+
+export interface ReadOptions {
+  kafka: Kafka;
+  topic: string;
+  ranges: OffsetRange[];
+  /** Read as this consumer group and commit progress to it. Omitted: a throwaway group, nothing committed. */
+  group?: string;
+  /** Prefix of the throwaway group's id. */
+  clientId?: string;
+  /** Partitions handled at once (records of one partition are always handed over in order). Default 1. */
+  concurrency?: number;
+  /** How often progress is committed when reading as `group`, ms. Default 1000. */
+  commitEveryMs?: number;
+  signal?: AbortSignal;
+  /** Called whenever a partition's next position moves forward (every record before it is finished). */
+  onAdvance?(partition: number, next: bigint): void;
+  /** Handles one record; `heartbeat` keeps the group membership alive during long waits. A throw stops the read. */
+  onRecord(record: ReadRecord, control: { heartbeat(): Promise<void> }): Promise<void> | void;
+}
+
+/** Every partition of `topic` with its low and high watermark, or NotFoundError when the topic does not exist. */
+export async function partitionOffsets(admin: Admin, topic: string): Promise<PartitionOffsets[]> {
+  const topics = await admin.listTopics();
+  if (!topics.includes(topic)) throw new NotFoundError(`topic ${topic} does not exist on the brokers`);
+  const offsets = await admin.fetchTopicOffsets(topic);
+  return offsets
+    .map((o) => ({ partition: o.partition, low: BigInt(o.low), high: BigInt(o.high) }))
+    .sort((a, b) => a.partition - b.partition);
+}
+
+/** For every partition, the first offset whose record timestamp is ≥ `at` (the high watermark when none is). */
+export async function offsetsAt(admin: Admin, topic: string, at: Date): Promise<Map<number, bigint>> {
+  const found = await admin.fetchTopicOffsetsByTimestamp(topic, at.getTime());
+  return new Map(found.map((o) => [o.partition, BigInt(o.offset)]));
+}
+
+/** Reads every range to its end, or until `onRecord` throws or `signal` aborts. Returns the positions reached. */
+export async function readRanges(opts: ReadOptions): Promise<Map<number, bigint>> {
+  const { kafka, topic } = opts;
+  const todo = new Map<number, { next: bigint; end: bigint }>();
+  for (const r of opts.ranges) todo.set(r.partition, { next: r.start, end: r.end });
+  const reached = () => new Map([...todo].map(([p, t]) => [p, t.next]));
+  const open = () => [...todo.values()].some((t) => t.next < t.end);
+  if (!open()) return reached();
+  if (opts.signal?.aborted) throw new InterruptedError('interrupted before reading');
+
+  const admin = kafka.admin();
+  await admin.connect();
+  const groupId = opts.group ?? `${opts.clientId ?? 'fulfilment-cli'}-reader-${randomUUID()}`;
+  try {
+    if (opts.group) await checkGroupIdle(admin, opts.group);
+    const consumer = kafka.consumer({
+      groupId,
+      allowAutoTopicCreation: false,
+      sessionTimeout: 60_000,
+      heartbeatInterval: 3_000,
+      maxWaitTimeInMs: 500,
+      retry: { retries: 5, initialRetryTime: 300, maxRetryTime: 5_000 },
+    });
+    let settle!: (err?: unknown) => void;
+    const finished = new Promise<void>((resolve, reject) => {
+      settle = (err?: unknown) => (err === undefined ? resolve() : reject(err));
+    });
+    // It may settle while the consumer is still starting; the rejection is observed below, not lost.
+    finished.catch(() => undefined);
+    let stopped = false;
+    const stop = (err?: unknown) => {
+      if (stopped) return;
+      stopped = true;
+      settle(err);
+    };
+    const advance = (partition: number, position: bigint) => {
+      const t = todo.get(partition);
+      if (!t || position <= t.next) return;
+      t.next = position < t.end ? position : t.end;
+      opts.onAdvance?.(partition, t.next);
+      if (t.next >= t.end) consumer.pause([{ topic, partitions: [partition] }]);
+      if (!open()) stop();
+    };
+    const onAbort = () => stop(new InterruptedError('interrupted'));
+    opts.signal?.addEventListener('abort', onAbort, { once: true });
+
+    consumer.on(consumer.events.GROUP_JOIN, (e) => {
+      for (const partition of e.payload.memberAssignment[topic] ?? []) {
+        const t = todo.get(partition);
+        if (!t || t.next >= t.end) consumer.pause([{ topic, partitions: [partition] }]);
+        else consumer.seek({ topic, partition, offset: t.next.toString() });
+      }
+    });
+    // A fetch that held only control records or aborted messages never reaches eachBatch; it still moves the position.
+    consumer.on(consumer.events.END_BATCH_PROCESS, (e) => {
+      if (e.payload.topic === topic && e.payload.batchSize === 0) advance(e.payload.partition, BigInt(e.payload.lastOffset) + 1n);
+    });
+    consumer.on(consumer.events.CRASH, (e) => {
+      if (!e.payload.restart) stop(e.payload.error);
+    });
+
+    let committed = new Map<number, bigint>();
+    const commit = async () => {
+      const entries = [...todo].filter(([p, t]) => committed.get(p) !== t.next).map(([p, t]) => ({ topic, partition: p, offset: t.next.toString() }));
+      if (entries.length === 0) return;
+      await consumer.commitOffsets(entries);
+      committed = new Map([...committed, ...entries.map((e) => [e.partition, BigInt(e.offset)] as const)]);
+    };
+
+    await consumer.connect();
+    let commitTimer: NodeJS.Timeout | undefined;
+    try {
+      await consumer.subscribe({ topic, fromBeginning: true });
+      await consumer.run({
+        autoCommit: false,
+        partitionsConsumedConcurrently: opts.concurrency ?? 1,
+        eachBatch: async ({ batch, heartbeat, isRunning }) => {
+          const t = todo.get(batch.partition);
+          if (!t) return;
+          for (const message of batch.messages) {
+            if (stopped || !isRunning()) return;
+            const offset = BigInt(message.offset);
+            if (offset < t.next) continue;
+            if (offset >= t.end) break;
+            try {
+              await opts.onRecord({ topic, partition: batch.partition, message }, { heartbeat });
+            } catch (err) {
+              stop(err);
+              return;
+            }
+            advance(batch.partition, offset + 1n);
+          }
+          // Every record of the batch was handed over or lies outside the range: the batch's tail is passed too.
+          advance(batch.partition, BigInt(batch.lastOffset()) + 1n);
+        },
+      });
+      for (const [partition, t] of todo) {
+        if (t.next >= t.end) consumer.pause([{ topic, partitions: [partition] }]);
+        else consumer.seek({ topic, partition, offset: t.next.toString() });
+      }
+      if (opts.group) commitTimer = setInterval(() => void commit().catch(() => undefined), opts.commitEveryMs ?? 1000);
+      await finished;
+    } finally {
+      if (commitTimer) clearInterval(commitTimer);
+      opts.signal?.removeEventListener('abort', onAbort);
+      let lastCommit: unknown;
+      if (opts.group) await commit().catch((err: unknown) => (lastCommit = err));
+      await consumer.disconnect();
+      if (opts.group && lastCommit !== undefined) {
+        // The member left, so the group is empty: the admin API may now write the final positions.
+        await admin
+          .setOffsets({ groupId, topic, partitions: [...todo].map(([p, t]) => ({ partition: p, offset: t.next.toString() })) })
+          .catch(() => undefined);
+      }
+      if (!opts.group) await admin.deleteGroups([groupId]).catch(() => undefined);
+    }
+    return reached();
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+/** Checks that nobody consumes as `group`: a second member would take partitions away from this read. */
+async function checkGroupIdle(admin: Admin, group: string): Promise<void> {
+  const { groups } = await admin.describeGroups([group]);
+  const state = groups[0]?.state ?? 'Dead';
+  if (state !== 'Empty' && state !== 'Dead') {
+    const members = groups[0]?.members.length ?? 0;
+    throw new UsageError(
+      `--group ${group}: the group has ${members} active member(s) (state ${state}) — another replay is running, or one stopped less ` +
+        'than a session timeout (60 s) ago; wait, or choose another --group',
+    );
+  }
+}

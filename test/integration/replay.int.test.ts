@@ -1,0 +1,101 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { App } from '../../src/app.js';
+import { UsageError } from '../../src/cli/errors.js';
+import { runCli } from '../../src/cli/main.js';
+import { memoryOutput } from '../../src/cli/output.js';
+import { replay } from '../../src/cli/replay.js';
+import { orderStatusQuery, orderWorkflowId } from '../../workflows/api.js';
+import { caughtUp, events, scenario, waitFor, type Scenario } from '../support/harness.js';
+
+describe('fulfilment replay', () => {
+  let s: Scenario;
+  let app: App;
+  let tenant: string;
+  let group: string;
+  const orders = ['a', 'b', 'c', 'd'];
+  const ctx = () => ({ config: s.config, out: memoryOutput() });
+  const view = (order: string) => app.client.workflow.getHandle(orderWorkflowId(tenant, order)).query(orderStatusQuery);
+  const mainOffsets = () => s.admin.fetchOffsets({ groupId: s.config.CONSUMER_GROUP, topics: [s.config.ORDERS_TOPIC] });
+  const shipped = (order: string) => waitFor(`${order} to ship`, async () => (await s.row(tenant, order))?.status === 'shipped');
+
+  beforeAll(async () => {
+    // Orders stay open long enough that every replayed copy reaches its workflow (terminated in afterAll).
+    s = await scenario('replay', { ORDER_LINGER_SECONDS: '600' });
+    app = await s.startInstance();
+    tenant = s.tenant();
+    group = `replay-${s.suffix}`;
+    await s.produce([
+      { partition: 0, value: events.placed(tenant, 'a') },
+      { partition: 1, value: events.placed(tenant, 'b') },
+      { partition: 2, value: events.placed(tenant, 'c') },
+      { partition: 0, value: events.placed(tenant, 'd') },
+      { partition: 1, value: Buffer.from('not json at all') },
+      { partition: 2, value: { ...events.placed(tenant, 'refund-1'), type: 'orders.OrderRefunded' } },
+    ]);
+    for (const o of orders) await shipped(o);
+    await waitFor('the service caught up', () => caughtUp(s.admin, s.config.CONSUMER_GROUP, s.config.ORDERS_TOPIC));
+  });
+
+  afterAll(async () => {
+    for (const o of [...orders, 'e']) await app?.client.workflow.getHandle(orderWorkflowId(tenant, o)).terminate('test over').catch(() => undefined);
+    await s?.admin.deleteGroups([group]).catch(() => undefined);
+    await s?.close();
+  });
+
+  it("refuses to replay in the service's own consumer group", async () => {
+    await expect(replay(ctx(), { from: { kind: 'earliest' }, rate: 10, group: s.config.CONSUMER_GROUP })).rejects.toThrow(UsageError);
+    const out = memoryOutput();
+    expect(await runCli(['replay', '--from', 'earliest', '--rate', '10', '--group', s.config.CONSUMER_GROUP], { out, config: s.config })).toBe(2);
+    expect(out.stderr).toContain(`--group ${s.config.CONSUMER_GROUP} is the service's own consumer group`);
+  });
+
+  it('a dry run counts what a replay would deliver and delivers and commits nothing', async () => {
+    const before = await mainOffsets();
+    const summary = await replay(ctx(), { from: { kind: 'earliest' }, dryRun: true, group });
+    expect(summary).toMatchObject({
+      dryRun: true, group: null, records: 6, read: 6, valid: 4, alreadyProcessed: 4, delivered: 0, malformed: 1, unknownType: 1, completed: true,
+    });
+    for (const o of orders) expect(await view(o)).toMatchObject({ appliedEvents: 1, duplicatesSuppressed: 0 });
+    const replayGroup = await s.admin.fetchOffsets({ groupId: group, topics: [s.config.ORDERS_TOPIC] });
+    expect(replayGroup[0]!.partitions.every((p) => p.offset === '-1')).toBe(true);
+    expect(await mainOffsets()).toEqual(before);
+  });
+
+  it('replaying everything in a separate group applies nothing twice and leaves the service group alone', async () => {
+    const mainBefore = await mainOffsets();
+    const rowsBefore = await Promise.all(orders.map((o) => s.row(tenant, o)));
+    expect(await s.shipments(tenant)).toHaveLength(4);
+
+    const out = memoryOutput();
+    const summary = await replay({ config: s.config, out }, { from: { kind: 'earliest' }, rate: 20, group, progressEveryMs: 0 });
+    expect(summary).toMatchObject({
+      dryRun: false, group, records: 6, read: 6, valid: 4, delivered: 4, alreadyProcessed: 4, orderClosed: 0, rejected: 0, malformed: 1, unknownType: 1, completed: true,
+    });
+    expect(out.stderr).toContain('replay: 6/6 records');
+    expect(out.stdout).toContain(`as group ${group}: complete`);
+
+    for (const o of orders) {
+      await waitFor(`the workflow of ${o} to report the replayed copy as a duplicate`, async () => (await view(o)).duplicatesSuppressed >= 1);
+      expect(await view(o)).toMatchObject({ status: 'shipped', appliedEvents: 1, duplicatesSuppressed: 1 });
+    }
+    expect(await Promise.all(orders.map((o) => s.row(tenant, o)))).toEqual(rowsBefore);
+    expect(await s.shipments(tenant)).toHaveLength(4);
+    expect(await s.row(tenant, 'refund-1')).toBeUndefined();
+    expect(await mainOffsets()).toEqual(mainBefore);
+    // the replay group's own offsets record how far it got: the end of every partition
+    const ends = await s.admin.fetchTopicOffsets(s.config.ORDERS_TOPIC);
+    const replayed = await s.admin.fetchOffsets({ groupId: group, topics: [s.config.ORDERS_TOPIC] });
+    expect(Object.fromEntries(replayed[0]!.partitions.map((p) => [p.partition, p.offset]))).toEqual(Object.fromEntries(ends.map((e) => [e.partition, e.high])));
+  });
+
+  it('a replay from a time delivers only what was written from then on', async () => {
+    const since = new Date();
+    await s.produce([{ partition: 1, value: events.placed(tenant, 'e') }]);
+    await shipped('e');
+    await waitFor('the service caught up', () => caughtUp(s.admin, s.config.CONSUMER_GROUP, s.config.ORDERS_TOPIC));
+    const summary = await replay(ctx(), { from: { kind: 'time', at: since }, rate: 20, group });
+    expect(summary).toMatchObject({ records: 1, delivered: 1, alreadyProcessed: 1, malformed: 0, unknownType: 0, completed: true });
+    await waitFor('the workflow of e to report the duplicate', async () => (await view('e')).duplicatesSuppressed >= 1);
+    expect(await s.shipments(tenant)).toHaveLength(5);
+  });
+});

@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { runCli } from '../../src/cli/main.js';
+import { memoryOutput } from '../../src/cli/output.js';
+
+// Every case here is rejected before the CLI opens a connection: these run without the stack.
+const config = loadConfig({ CONSUMER_GROUP: 'fulfilment-main', KAFKA_BROKERS: '127.0.0.1:1' });
+
+async function cli(...argv: string[]) {
+  const out = memoryOutput();
+  const code = await runCli(argv, { out, config });
+  return { code, stdout: out.stdout, stderr: out.stderr };
+}
+
+describe('fulfilment command line', () => {
+  it('--help lists every command and exits 0', async () => {
+    const r = await cli('--help');
+    expect(r.code).toBe(0);
+    for (const c of ['dlq list', 'dlq show', 'dlq redrive', 'replay']) expect(r.stdout).toContain(c);
+  });
+
+  it.each([
+    [['dlq', 'list', '--limit', '0'], "option '--limit <n>' argument '0' is invalid. expected a whole number ≥ 1"],
+    [['dlq', 'list', '--offset', '-1'], "option '--offset <k>' argument '-1' is invalid"],
+    [['dlq', 'list', '--page', 'two'], "option '--page <p>' argument 'two' is invalid"],
+    [['dlq', 'list', '--since', 'yesterday'], "option '--since <time>' argument 'yesterday' is invalid. expected an RFC 3339 time"],
+    [['dlq', 'list', '--offset', '5', '--page', '2'], '--offset and --page both say where the page starts'],
+    [['dlq', 'list', '--nope'], "unknown option '--nope'"],
+    [['dlq', 'show', 'abc'], "value 'abc' is invalid for argument 'partition:offset'. expected partition:offset such as 0:42"],
+    [['dlq', 'show'], "missing required argument 'partition:offset'"],
+    [['dlq', 'show', '0:1', '--redact-fields', ','], "option '--redact-fields <list>' argument ',' is invalid"],
+    [['dlq', 'redrive'], 'choose what to redrive: --id <partition:offset> (repeatable), filters'],
+    [['dlq', 'redrive', '--id', '0:1', '--all'], '--id cannot be combined with filters or --all'],
+    [['dlq', 'redrive', '--all', '--tenant', 't1'], '--all cannot be combined with filters'],
+    [['dlq', 'redrive', '--all', '--rate', '0'], "option '--rate <per-second>' argument '0' is invalid. expected a rate in records per second"],
+    [['dlq', 'redrive', '--id', '1-2'], "option '--id <partition:offset>' argument '1-2' is invalid"],
+    [['replay', '--rate', '5'], "required option '--from <point>' not specified"],
+    [['replay', '--from', 'soon', '--rate', '5'], "option '--from <point>' argument 'soon' is invalid. expected earliest, latest, an RFC 3339 time"],
+    [['replay', '--from', 'earliest'], '--rate <events/s> is required'],
+    [['replay', '--from', 'earliest', '--rate', 'fast'], "option '--rate <events/s>' argument 'fast' is invalid"],
+    [['replay', '--from', 'earliest', '--rate', '5', '--group', 'fulfilment-main'], "--group fulfilment-main is the service's own consumer group (CONSUMER_GROUP)"],
+    [[], 'Usage: fulfilment'],
+  ])('%j → exit 2: %s', async (argv, message) => {
+    const r = await cli(...argv);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(message);
+    expect(r.stdout).toBe('');
+  });
+
+  it('a bad environment is bad input too, named by variable', async () => {
+    const out = memoryOutput();
+    const code = await runCli(['dlq', 'list'], { out, env: { KAFKA_BROKERS: 'not a broker' } });
+    expect(code).toBe(2);
+    expect(out.stderr).toContain('KAFKA_BROKERS="not a broker" is invalid: expected host:port');
+  });
+});
