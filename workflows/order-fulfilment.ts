@@ -179,6 +179,7 @@ export async function orderFulfilment(input: OrderWorkflowInput): Promise<OrderV
           key,
           lines: placement.lines,
           shippingAddress: placement.shippingAddress,
+          correlationId: state.correlationId,
         }),
       )
       .then(

@@ -26,6 +26,8 @@ export interface OrderState {
   /** Highest orderVersion the order has taken; 0 before any event. */
   orderVersion: number;
   placement?: OrderPlacedData;
+  /** Correlation id of the placement, carried into the warehouse call. */
+  correlationId?: string;
   shipmentId?: string;
   failureReason?: string;
   cancelRefused: boolean;
@@ -140,11 +142,13 @@ export function applyStored(state: OrderState, event: OrderEvent, stored: Stored
   else if (stored.outcome === 'duplicate') counters.duplicates += 1;
   else counters.stale += 1;
   const placement = event.type === ORDER_PLACED ? event.data : state.placement;
+  const correlationId = event.type === ORDER_PLACED ? (event.correlationId ?? state.correlationId) : state.correlationId;
   const next: OrderState = {
     ...state,
     status,
     orderVersion: Math.max(state.orderVersion, stored.orderVersion),
     placement,
+    correlationId,
     cancelRefused: stored.cancelRefused,
     counters,
   };
