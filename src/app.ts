@@ -4,7 +4,7 @@
  * the service through here, so what is tested is what runs.
  */
 import type { Server } from 'node:http';
-import type { Client } from '@temporalio/client';
+import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
 import { NativeConnection, Worker as TemporalWorker } from '@temporalio/worker';
 import { createActivities } from '../activities/index.js';
@@ -28,6 +28,8 @@ export interface AppOptions {
   bridgeRetry?: Partial<TransientRetry>;
   /** Decorates the bridge's order starter (tests use it to crash between delivery and commit). */
   wrapStarter?: (starter: OrderStarter) => OrderStarter;
+  /** Called with the bridge before it starts consuming (tests use it to watch the consumer from its first join). */
+  onBridge?: (bridge: Bridge) => void;
 }
 
 export interface App {
@@ -52,6 +54,7 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
   const db = createDb(config.DATABASE_URL);
   const client = await connectClient(config.TEMPORAL_ADDRESS, config.TEMPORAL_NAMESPACE);
   const stops: (() => Promise<unknown>)[] = [];
+  let stopping = false;
 
   let worker: Worker | undefined;
   let workerRun: Promise<void> | undefined;
@@ -62,13 +65,24 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
       namespace: config.TEMPORAL_NAMESPACE,
       taskQueue: config.TEMPORAL_TASK_QUEUE,
       workflowBundle: await workflowBundle(),
-      activities: createActivities({ db, warehouse: createWarehouseClient(config.WAREHOUSE_URL), logger: logger.child({ component: 'activities' }), metrics }),
-      shutdownGraceTime: 10_000,
+      activities: createActivities({ db, warehouse: createWarehouseClient(config.WAREHOUSE_URL, {
+        breaker: {
+          failures: config.WAREHOUSE_BREAKER_FAILURES,
+          halfOpenAfterMs: config.WAREHOUSE_BREAKER_HALF_OPEN_MS,
+          onStateChange: (state) => metrics.circuitState.set({ dependency: 'warehouse' }, { closed: 0, 'half-open': 1, open: 2 }[state]),
+        },
+      }), logger: logger.child({ component: 'activities' }), metrics }),
+      // Activities still running after the grace time are cancelled; their retries resume on another worker.
+      shutdownGraceTime: config.WORKER_SHUTDOWN_GRACE_MS,
       // Cancellation reaches a running activity only through its heartbeat: keep that prompt.
       maxHeartbeatThrottleInterval: '2 seconds',
     });
     workerRun = worker.run();
     const w = worker;
+    // The SDK retries lost polls itself; a worker that stops on its own is fatal and must not go unnoticed.
+    workerRun.catch((err: unknown) => {
+      if (!stopping) logger.fatal({ err }, 'Temporal worker stopped unexpectedly; this instance no longer runs workflows');
+    });
     stops.push(async () => {
       if (w.getState() === 'RUNNING') w.shutdown();
       await workerRun?.catch((err: unknown) => logger.error({ err }, 'worker stopped with an error'));
@@ -78,19 +92,41 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
 
   let bridge: Bridge | undefined;
   if (runBridge) {
-    const kafka = createKafka(config.KAFKA_BROKERS, config.KAFKA_CLIENT_ID, logger);
+    // kafkajs rides out a broker outage of about 30 s itself (10 retries up to 5 s apart), keeping the consumer's
+    // group membership, so the bridge resumes within seconds of the broker's return; every failed attempt is counted.
+    // A longer outage crashes the consumer, which is restarted as a new member (see bridge.ts).
+    const kafka = createKafka(config.KAFKA_BROKERS, config.KAFKA_CLIENT_ID, logger, {
+      retries: 10,
+      onConnectionError: () => {
+        metrics.retries.inc({ operation: 'kafka-connect' });
+        metrics.failures.inc({ operation: 'kafka-connect', error_class: 'KafkaJSConnectionError' });
+      },
+    });
+    // The bridge's own Temporal connection: few in-client retries, so an outage reaches the bridge's backoff gate
+    // (partition paused, counted, abandonable on shutdown) instead of hiding inside one call, and a reconnect
+    // backoff capped at 5 s, so delivery resumes within seconds of Temporal coming back.
+    const bridgeConnection = await Connection.connect({
+      address: config.TEMPORAL_ADDRESS,
+      interceptors: [makeGrpcRetryInterceptor(defaultGrpcRetryOptions({ maxAttempts: 3 }))],
+      channelArgs: { 'grpc.initial_reconnect_backoff_ms': 500, 'grpc.max_reconnect_backoff_ms': 5_000 },
+    });
+    stops.push(() => bridgeConnection.close());
+    const bridgeClient = new Client({ connection: bridgeConnection, namespace: config.TEMPORAL_NAMESPACE });
     bridge = createBridge({
       kafka,
       topic: config.ORDERS_TOPIC,
       dlqTopic: config.DLQ_TOPIC,
       groupId: config.CONSUMER_GROUP,
-      starter: (opts.wrapStarter ?? ((x) => x))(createOrderStarter(client, config.TEMPORAL_TASK_QUEUE, workflowSettings(config))),
+      starter: (opts.wrapStarter ?? ((x) => x))(createOrderStarter(bridgeClient, config.TEMPORAL_TASK_QUEUE, workflowSettings(config))),
       logger,
       metrics,
       lanes: config.BRIDGE_LANES,
+      maxInFlight: config.BRIDGE_MAX_IN_FLIGHT,
+      maxBytesPerPartition: config.BRIDGE_MAX_BYTES_PER_PARTITION,
       sessionTimeoutMs: config.BRIDGE_SESSION_TIMEOUT_MS,
       retry: opts.bridgeRetry,
     });
+    opts.onBridge?.(bridge);
     await bridge.start();
     const b = bridge;
     // The bridge stops first: nothing new is handed to workflows while the worker drains.
@@ -113,6 +149,7 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
     worker,
     bridge,
     stop() {
+      stopping = true;
       stopped ??= (async () => {
         for (const stop of stops) await stop().catch((err: unknown) => logger.warn({ err }, 'error while stopping'));
       })();

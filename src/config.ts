@@ -75,6 +75,15 @@ export const configSchema = {
     .default('worker,bridge')
     .transform((v) => v.split(',').map((r) => r.trim()))
     .pipe(z.array(z.enum(['worker', 'bridge'], { message: 'worker, bridge or worker,bridge' })).min(1)),
+  /**
+   * Per partition, most records the bridge may start past the oldest unfinished one: finished records behind a
+   * slow one cannot be committed, so this bounds what a crash redelivers and how far lanes run ahead.
+   */
+  BRIDGE_MAX_IN_FLIGHT: positiveInt.default(500),
+  /** Most bytes the bridge fetches per partition at a time (kafkajs maxBytesPerPartition); bounds its memory. */
+  BRIDGE_MAX_BYTES_PER_PARTITION: positiveInt.default(1_048_576),
+  /** How long (ms) a stopping worker lets running activities finish before cancelling them. Default 10 s. */
+  WORKER_SHUTDOWN_GRACE_MS: z.coerce.number({ invalid_type_error: 'milliseconds ≥ 0' }).int('milliseconds ≥ 0').min(0, 'milliseconds ≥ 0').default(10_000),
   /** pino log level. */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 };

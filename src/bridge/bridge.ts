@@ -6,31 +6,34 @@
  *   2. dedupe hint — a recently accepted event id is skipped (an optimisation only; the workflow and the
  *                   store dedupe for real)
  *   3. route      — unknown event types are ignored and counted, never an error
- *   4. deliver    — signal-with-start the order's workflow; transient failures back off with jitter while
- *                   the partition is paused, never dead-lettered
- *   5. commit     — only the contiguous prefix of finished offsets
+ *   4. deliver    — signal-with-start the order's workflow; transient failures close the partition's backoff
+ *                   gate (partition paused, jittered backoff, one probe per delay), never dead-lettered
+ *   5. commit     — only the contiguous prefix of finished offsets, every second and when the batch ends
  *
- * Within a partition, records run in lanes by order, so one slow order does not hold up the others while the
- * events of one order stay in partition order.
+ * Within a partition, records run in lanes by order (lanes.ts): one slow order does not hold up the others,
+ * one order's events stay in partition order, and no record starts more than `maxInFlight` records past the
+ * oldest unfinished one. What is held in memory is bounded by the fetch size (`maxBytesPerPartition`).
+ *
+ * Rules a reader must not break:
+ * - kafkajs rejoins the group only after every eachBatch call has returned, so a batch never leaves work
+ *   running behind it, and commits are made only from inside the batch, under the generation it was fetched
+ *   in: the broker refuses them once the partition was revoked, so stale work never commits over a new owner;
+ * - a consumer that stops for any reason other than stop() is restarted (kafkajs restarts retriable crashes,
+ *   the bridge restarts the rest), always after a jittered delay, and every crash is logged and counted.
  */
-import { Partitioners, type Consumer, type EachBatchPayload, type Kafka, type KafkaMessage, type Producer } from 'kafkajs';
-import { ExponentialBackoff, handleWhen, isTaskCancelledError, retry, type RetryPolicy } from 'cockatiel';
+import { Partitioners, type Consumer, type ConsumerRunConfig, type EachBatchPayload, type Kafka, type KafkaMessage, type Producer } from 'kafkajs';
 import { LRUCache } from 'lru-cache';
 import { parseRecord, type ParsedRecord } from '../events/envelope.js';
-import { DependencyUnavailableError, PermanentError, TransientError } from '../errors.js';
+import { DependencyUnavailableError, PermanentError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
-import { sendToDeadLetter } from './dead-letter.js';
+import { Abandoned, BackoffGate, DEFAULT_TRANSIENT_RETRY, DelaySequence, sleep, type TransientRetry } from './backoff-gate.js';
+import { sendToDeadLetter, type DeadLetter } from './dead-letter.js';
+import { runInLanes } from './lanes.js';
 import { OffsetTracker } from './offset-tracker.js';
 import type { OrderStarter } from './order-starter.js';
 
-/** Retry policy for transient failures, as data. Delays in milliseconds. */
-export interface TransientRetry {
-  /** First delay; default 200. */
-  initialDelayMs: number;
-  /** Cap on any one delay; default 30000. Attempts are unbounded: a transient failure is never dead-lettered. */
-  maxDelayMs: number;
-}
+export type { TransientRetry } from './backoff-gate.js';
 
 export interface BridgeOptions {
   kafka: Kafka;
@@ -42,6 +45,10 @@ export interface BridgeOptions {
   metrics: Metrics;
   /** Concurrent lanes per partition; events of one order always share a lane. Default 8. */
   lanes?: number;
+  /** Per partition, most records past the oldest unfinished one that may be started. Default 500. */
+  maxInFlight?: number;
+  /** Most bytes fetched per partition at a time (kafkajs maxBytesPerPartition); bounds memory. Default 1 MiB. */
+  maxBytesPerPartition?: number;
   /** Partitions processed at once by this instance. Default 4. */
   partitionsConcurrently?: number;
   retry?: Partial<TransientRetry>;
@@ -49,11 +56,13 @@ export interface BridgeOptions {
   sessionTimeoutMs?: number;
   /** How many accepted event ids the dedupe hint remembers. Default 10000. */
   dedupeHintSize?: number;
+  /** How often the finished prefix is committed while a batch runs, milliseconds. Default 1000. */
+  commitIntervalMs?: number;
 }
 
 export interface Bridge {
   start(): Promise<void>;
-  /** Stops fetching, lets in-flight records settle, commits the finished prefix, leaves the group. */
+  /** Stops fetching, lets in-flight records settle (abandoning backoff waits), commits the finished prefix, leaves the group. */
   stop(): Promise<void>;
   readonly consumer: Consumer;
 }
@@ -63,33 +72,77 @@ interface Item {
   parsed: ParsedRecord | Error;
 }
 
+/** Thrown by a commit when this member no longer owns the partition (rebalance, expired session). */
+class PartitionLost extends Error {
+  override name = 'PartitionLost';
+}
+
+/** Group-membership errors: this member's generation is over, so its partitions may belong to someone else. */
+const MEMBERSHIP_LOST = new Set(['REBALANCE_IN_PROGRESS', 'ILLEGAL_GENERATION', 'UNKNOWN_MEMBER_ID', 'FENCED_INSTANCE_ID']);
+
+/** The kafkajs error (anywhere in the cause chain) saying the membership is over, if it is one. */
+function membershipLost(err: unknown): Error | undefined {
+  let e: unknown = err;
+  for (let i = 0; i < 5 && e; i += 1) {
+    const type = (e as { type?: unknown }).type;
+    if (typeof type === 'string' && MEMBERSHIP_LOST.has(type)) return e as Error;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
 export function createBridge(opts: BridgeOptions): Bridge {
   const { kafka, topic, dlqTopic, groupId, starter, metrics } = opts;
   const log = opts.logger.child({ component: 'bridge', group: groupId });
   const laneCount = opts.lanes ?? 8;
-  const retryConfig: TransientRetry = { initialDelayMs: 200, maxDelayMs: 30_000, ...opts.retry };
+  const maxInFlight = Math.max(1, opts.maxInFlight ?? 500);
+  const commitIntervalMs = opts.commitIntervalMs ?? 1000;
+  const retryConfig: TransientRetry = { ...DEFAULT_TRANSIENT_RETRY, ...opts.retry };
+  const sessionTimeout = opts.sessionTimeoutMs ?? 30_000;
+  const heartbeatInterval = Math.min(3_000, Math.floor(sessionTimeout / 3));
+  const stopping = new AbortController();
+  /** Delays before restarting a crashed consumer; reset once it has joined the group again. */
+  const restartDelays = new DelaySequence(retryConfig);
+
   const consumer = kafka.consumer({
     groupId,
-    sessionTimeout: opts.sessionTimeoutMs ?? 30_000,
-    heartbeatInterval: 3_000,
+    sessionTimeout,
+    heartbeatInterval,
+    maxBytesPerPartition: opts.maxBytesPerPartition ?? 1024 * 1024,
     allowAutoTopicCreation: false,
-    retry: { retries: Number.MAX_SAFE_INTEGER, initialRetryTime: 300, maxRetryTime: 10_000 },
+    // kafkajs retries fetches and joins itself (jittered); when that is exhausted the consumer "crashes" and is
+    // restarted after the bridge's own jittered delay, counted as a retry of `consume`.
+    retry: {
+      retries: 5,
+      initialRetryTime: 300,
+      maxRetryTime: 5_000,
+      restartOnFailure: async (err) => {
+        if (stopping.signal.aborted) return false;
+        const delayMs = restartDelays.next();
+        metrics.retries.inc({ operation: 'consume' });
+        log.warn({ err: err.message, errorClass: err.name, delayMs }, 'consumer failed; restarting it after a delay');
+        await sleep(delayMs, stopping.signal).catch(() => undefined);
+        return !stopping.signal.aborted;
+      },
+    },
   });
   const producer: Producer = kafka.producer({
     allowAutoTopicCreation: false,
+    // A dead-letter write that cannot land within ~10 s goes back to the partition's backoff gate, where waiting is
+    // counted and can be abandoned on shutdown, rather than riding out a whole outage inside kafkajs.
+    retry: { retries: 5, initialRetryTime: 300, maxRetryTime: 5_000 },
     // Dead-lettering is at-least-once like everything else; one request in flight keeps each partition's DLQ order.
     maxInFlightRequests: 1,
     createPartitioner: Partitioners.DefaultPartitioner,
   });
   const trackers = new Map<number, OffsetTracker>();
+  /** Last offset this member committed per partition, in the current generation. */
+  const committed = new Map<number, string>();
   const hint = new LRUCache<string, true>({ max: opts.dedupeHintSize ?? 10_000 });
-  const stopping = new AbortController();
+  /** Batches running now; stop() waits for them so their final commits happen before the group is left. */
+  const active = new Set<Promise<void>>();
   let ageTimer: NodeJS.Timeout | undefined;
-
-  const transient: RetryPolicy = retry(handleWhen((err) => err instanceof TransientError), {
-    maxAttempts: Number.MAX_SAFE_INTEGER,
-    backoff: new ExponentialBackoff({ initialDelay: retryConfig.initialDelayMs, maxDelay: retryConfig.maxDelayMs }),
-  });
+  let stopped: Promise<void> | undefined;
 
   function trackerFor(partition: number): OffsetTracker {
     let t = trackers.get(partition);
@@ -108,57 +161,62 @@ export function createBridge(opts: BridgeOptions): Bridge {
     }
   }
 
-  function laneOf(item: Item): number {
-    const key =
-      item.parsed instanceof Error
-        ? item.message.offset
-        : item.parsed.kind === 'order-event'
-          ? `${item.parsed.event.tenantId}/${item.parsed.event.orderId}`
-          : item.message.offset;
-    let h = 0;
-    for (let i = 0; i < key.length; i += 1) h = (h * 31 + key.charCodeAt(i)) | 0;
-    return Math.abs(h) % laneCount;
+  /** Lane key: the order for order events, the offset (a lane of its own, effectively) for everything else. */
+  function laneKey(item: Item): string {
+    if (item.parsed instanceof Error || item.parsed.kind !== 'order-event') return item.message.offset;
+    return `${item.parsed.event.tenantId}/${item.parsed.event.orderId}`;
   }
 
-  /** Runs `work`, retrying transient failures with jittered backoff until it succeeds or the batch is abandoned. */
-  async function withTransientRetry<T>(operation: string, payload: EachBatchPayload, pausing: { resume?: () => void }, work: () => Promise<T>): Promise<T> {
-    const abandon = new AbortController();
-    const watch = setInterval(() => {
-      if (stopping.signal.aborted || !payload.isRunning() || payload.isStale()) abandon.abort();
-    }, 250);
-    const onRetry = transient.onRetry((reason) => {
-      const error = 'error' in reason ? reason.error : undefined;
-      metrics.retries.inc({ operation });
-      metrics.failures.inc({ operation, error_class: error?.name ?? 'unknown' });
-      log.warn({ operation, partition: payload.batch.partition, err: error?.message, delayMs: reason.delay }, 'transient failure; backing off');
-      // Stop fetching this partition while it cannot make progress; keep the group membership alive.
-      pausing.resume ??= payload.pause();
-      payload.heartbeat().catch(() => undefined);
+  interface Gates {
+    deliver: BackoffGate;
+    deadLetter: BackoffGate;
+    commit: BackoffGate;
+  }
+
+  function gate(operation: string, partition: number, pause: () => void): BackoffGate {
+    return new BackoffGate(retryConfig, {
+      onRetry: (err) => {
+        metrics.retries.inc({ operation });
+        metrics.failures.inc({ operation, error_class: err.name });
+      },
+      onBackoff: (err, delayMs) => {
+        // Stop fetching this partition while it cannot make progress; the group membership stays alive.
+        pause();
+        log.warn({ operation, partition, err: err.message, delayMs }, 'transient failure; partition paused, backing off');
+      },
     });
+  }
+
+  async function deadLetter(gates: Gates, signal: AbortSignal, d: DeadLetter): Promise<void> {
+    await gates.deadLetter.run(
+      () =>
+        sendToDeadLetter(producer, dlqTopic, d).catch((err: unknown) => {
+          throw new DependencyUnavailableError(`dead-letter write failed: ${(err as Error).message}`, { cause: err });
+        }),
+      signal,
+    );
+  }
+
+  /** One record, top-down. True when finished; false when abandoned (left unfinished, so it is redelivered). */
+  async function handle(item: Item, partition: number, gates: Gates, signal: AbortSignal): Promise<boolean> {
     try {
-      return await transient.execute(() => work(), abandon.signal);
-    } finally {
-      clearInterval(watch);
-      onRetry.dispose();
+      await processRecord(item, partition, gates, signal);
+      return true;
+    } catch (err) {
+      if (err instanceof Abandoned) return false;
+      throw err;
     }
   }
 
-  async function handle(item: Item, payload: EachBatchPayload, pausing: { resume?: () => void }): Promise<void> {
+  async function processRecord(item: Item, partition: number, gates: Gates, signal: AbortSignal): Promise<void> {
     const { message } = item;
-    const { partition } = payload.batch;
     // 1. parse
     if (item.parsed instanceof Error) {
       const error = item.parsed;
       const at = new Date();
       metrics.failures.inc({ operation: 'parse', error_class: error.name });
       log.warn({ partition, offset: message.offset, err: error.message }, 'malformed record; dead-lettering');
-      await withTransientRetry('dead-letter', payload, pausing, () =>
-        sendToDeadLetter(producer, dlqTopic, {
-          message, topic, partition, group: groupId, error, attempts: 1, firstFailureAt: at, lastFailureAt: at,
-        }).catch((err: unknown) => {
-          throw new DependencyUnavailableError(`dead-letter write failed: ${(err as Error).message}`, { cause: err });
-        }),
-      );
+      await deadLetter(gates, signal, { message, topic, partition, group: groupId, error, attempts: 1, firstFailureAt: at, lastFailureAt: at });
       metrics.eventsProcessed.inc({ type: 'unknown', outcome: 'dead-lettered' });
       return;
     }
@@ -180,23 +238,28 @@ export function createBridge(opts: BridgeOptions): Bridge {
     }
     // 4. deliver
     let attempt = 0;
-    const outcome = await withTransientRetry('deliver', payload, pausing, async () => {
-      attempt += 1;
-      log.info(
-        { eventId: event.eventId, type: event.type, orderVersion: event.orderVersion, attempt, correlationId: event.correlationId, tenantId: event.tenantId, orderId: event.orderId, partition, offset: message.offset },
-        'delivering event to order workflow',
-      );
-      return starter.deliver(event);
-    }).catch(async (err: unknown) => {
+    let firstFailureAt: Date | undefined;
+    let outcome: Awaited<ReturnType<OrderStarter['deliver']>> | 'dead-lettered';
+    try {
+      outcome = await gates.deliver.run(async () => {
+        attempt += 1;
+        log.info(
+          { eventId: event.eventId, type: event.type, orderVersion: event.orderVersion, attempt, correlationId: event.correlationId, tenantId: event.tenantId, orderId: event.orderId, partition, offset: message.offset },
+          'delivering event to order workflow',
+        );
+        return starter.deliver(event).catch((err: unknown) => {
+          firstFailureAt ??= new Date();
+          throw err;
+        });
+      }, signal);
+    } catch (err) {
       if (!(err instanceof PermanentError)) throw err;
       const at = new Date();
       metrics.failures.inc({ operation: 'deliver', error_class: err.name });
-      await withTransientRetry('dead-letter', payload, pausing, () =>
-        sendToDeadLetter(producer, dlqTopic, { message, topic, partition, group: groupId, error: err, attempts: attempt, firstFailureAt: at, lastFailureAt: at }),
-      );
+      await deadLetter(gates, signal, { message, topic, partition, group: groupId, error: err, attempts: attempt, firstFailureAt: firstFailureAt ?? at, lastFailureAt: at });
       metrics.eventsProcessed.inc({ type: event.type, outcome: 'dead-lettered' });
-      return 'dead-lettered' as const;
-    });
+      outcome = 'dead-lettered';
+    }
     if (outcome === 'accepted') {
       hint.set(hintKey, true);
       metrics.eventsProcessed.inc({ type: event.type, outcome: 'accepted' });
@@ -207,68 +270,163 @@ export function createBridge(opts: BridgeOptions): Bridge {
   }
 
   async function eachBatch(payload: EachBatchPayload): Promise<void> {
+    // Nothing is begun once stopping: the records stay uncommitted for whoever owns the partition next.
+    if (stopping.signal.aborted) return;
+    const work = runBatch(payload);
+    active.add(work);
+    try {
+      await work;
+    } finally {
+      active.delete(work);
+    }
+  }
+
+  async function runBatch(payload: EachBatchPayload): Promise<void> {
     const { batch } = payload;
-    const tracker = trackerFor(batch.partition);
+    const { partition } = batch;
+    const tracker = trackerFor(partition);
     const items: Item[] = batch.messages.map((message) => {
       let parsed: ParsedRecord | Error;
       try {
-        parsed = parseRecord({ value: message.value, headers: message.headers, origin: { topic: batch.topic, partition: batch.partition, offset: message.offset } });
+        parsed = parseRecord({ value: message.value, headers: message.headers, origin: { topic: batch.topic, partition, offset: message.offset } });
       } catch (err) {
         parsed = err instanceof PermanentError ? err : new PermanentError(String(err));
       }
       tracker.begin(message.offset, Number(message.timestamp));
       return { message, parsed };
     });
-    const lanes: Item[][] = Array.from({ length: laneCount }, () => []);
-    for (const item of items) lanes[laneOf(item)]!.push(item);
 
-    const pausing: { resume?: () => void } = {};
-    let committed = tracker.commitPosition();
-    let committing: Promise<void> = Promise.resolve();
-    const commit = (position: string) => {
-      committing = committing.then(async () => {
-        if (committed !== undefined && BigInt(position) <= BigInt(committed)) return;
-        await withTransientRetry('commit', payload, pausing, () =>
-          consumer.commitOffsets([{ topic: batch.topic, partition: batch.partition, offset: position }]).catch((err: unknown) => {
-            throw new DependencyUnavailableError(`offset commit failed: ${(err as Error).message}`, { cause: err });
-          }),
-        );
-        committed = position;
+    // `leave` stops starting records and ends backoff waits: shutdown, the partition is being revoked, or
+    // kafkajs stopped this run. Records already handed to Temporal finish; the rest are redelivered.
+    const leave = new AbortController();
+    let lost: Error | undefined;
+    const loseMembership = (err: Error) => {
+      if (!lost) log.info({ partition, reason: (err as { type?: string }).type ?? err.message }, 'group membership is changing; settling in-flight records and leaving the batch');
+      lost ??= err;
+      leave.abort();
+    };
+    const onStopping = () => leave.abort();
+    stopping.signal.addEventListener('abort', onStopping, { once: true });
+    let resume: (() => void) | undefined;
+    const pause = () => {
+      resume ??= payload.pause();
+    };
+    const gates: Gates = { deliver: gate('deliver', partition, pause), deadLetter: gate('dead-letter', partition, pause), commit: gate('commit', partition, pause) };
+
+    // Heartbeats keep the membership alive through long backoffs; a rebalance they report winds the batch down.
+    const ticker = setInterval(() => {
+      if (!payload.isRunning() || payload.isStale()) leave.abort();
+      payload.heartbeat().catch((err: unknown) => {
+        const gone = membershipLost(err);
+        if (gone) loseMembership(gone);
       });
-      return committing;
+    }, Math.min(1_000, heartbeatInterval));
+
+    const commitPrefix = async (signal: AbortSignal, final: boolean): Promise<void> => {
+      const position = tracker.commitPosition();
+      const last = committed.get(partition);
+      if (position === undefined || (last !== undefined && BigInt(position) <= BigInt(last))) return;
+      await gates.commit.run(
+        async () => {
+          try {
+            // Committed through this batch's consumer-group instance: its generation and member id go with it.
+            await payload.commitOffsetsIfNecessary({ topics: [{ topic: batch.topic, partitions: [{ partition, offset: position }] }] });
+          } catch (err) {
+            const gone = membershipLost(err);
+            if (gone) throw new PartitionLost(gone.message, { cause: gone });
+            throw new DependencyUnavailableError(`offset commit failed: ${(err as Error).message}`, { cause: err });
+          }
+        },
+        signal,
+        { firstAttempt: final },
+      );
+      const now = committed.get(partition);
+      if (now === undefined || BigInt(position) > BigInt(now)) committed.set(partition, position);
+    };
+    const onCommitError = (err: unknown) => {
+      if (err instanceof Abandoned) return;
+      if (err instanceof PartitionLost) loseMembership(err.cause as Error);
+      else log.warn({ partition, err: (err as Error).message }, 'offset commit failed');
     };
 
-    let lastCommitAt = Date.now();
+    // 5. commit, periodically while the lanes run
+    const lanesDone = new AbortController();
+    const periodic = (async () => {
+      const signal = AbortSignal.any([lanesDone.signal, leave.signal]);
+      while (!signal.aborted) {
+        try {
+          await sleep(commitIntervalMs, signal);
+          await commitPrefix(signal, false);
+        } catch (err) {
+          onCommitError(err);
+          if (err instanceof Abandoned || err instanceof PartitionLost) return;
+        }
+      }
+    })();
+
+    let failure: { error: unknown } | undefined;
     try {
-      await Promise.all(
-        lanes.map(async (lane) => {
-          for (const item of lane) {
-            if (stopping.signal.aborted || !payload.isRunning() || payload.isStale()) return;
-            try {
-              await handle(item, payload, pausing);
-            } catch (err) {
-              // Abandoned while backing off (shutdown or rebalance): left uncommitted, so it is redelivered.
-              if (isTaskCancelledError(err)) return;
-              throw err;
-            }
-            const position = tracker.finish(item.message.offset);
-            if (position !== undefined) {
-              payload.resolveOffset((BigInt(position) - 1n).toString());
-              if (Date.now() - lastCommitAt > 1000) {
-                lastCommitAt = Date.now();
-                await commit(position);
-                await payload.heartbeat();
-              }
-            }
-          }
-        }),
-      );
+      await runInLanes({
+        items,
+        lanes: laneCount,
+        maxInFlight,
+        keyOf: laneKey,
+        signal: leave.signal,
+        run: (item) => handle(item, partition, gates, leave.signal),
+        onFinished: (item) => {
+          const position = tracker.finish(item.message.offset);
+          if (position !== undefined) payload.resolveOffset((BigInt(position) - 1n).toString());
+        },
+      });
+    } catch (error) {
+      failure = { error };
     } finally {
-      const position = tracker.commitPosition();
-      if (position !== undefined && !payload.isStale()) await commit(position).catch((err: unknown) => log.warn({ err: (err as Error).message }, 'final commit of batch failed'));
-      // Whatever was not finished is refetched from the committed offset; forget it here.
+      lanesDone.abort();
+      await periodic;
+      // The final commit is attempted even when leaving; a member whose generation is over is refused by the
+      // broker, so this can never move a revoked partition's offset under its new owner.
+      await commitPrefix(leave.signal, true).catch(onCommitError);
+      clearInterval(ticker);
+      stopping.signal.removeEventListener('abort', onStopping);
+      // Whatever was not finished is refetched from the resolved offset; forget it here.
       if (tracker.inFlight > 0) tracker.reset();
-      pausing.resume?.();
+      resume?.();
+    }
+    if (failure) throw failure.error;
+    // Handing the membership error back makes kafkajs rejoin at once.
+    if (lost && !stopping.signal.aborted) throw lost;
+  }
+
+  const runConfig: ConsumerRunConfig = {
+    autoCommit: false,
+    eachBatchAutoResolve: false,
+    partitionsConsumedConcurrently: opts.partitionsConcurrently ?? 4,
+    eachBatch,
+  };
+
+  let restarting = false;
+  /** Restarts a consumer kafkajs gave up on (a non-retriable crash), after jittered delays, until it runs. */
+  async function restartConsumer(): Promise<void> {
+    if (restarting) return;
+    restarting = true;
+    try {
+      while (!stopping.signal.aborted) {
+        const delayMs = restartDelays.next();
+        metrics.retries.inc({ operation: 'consume' });
+        log.error({ delayMs }, 'consumer stopped after a non-retriable error; the bridge restarts it');
+        await sleep(delayMs, stopping.signal).catch(() => undefined);
+        if (stopping.signal.aborted) return;
+        try {
+          await consumer.connect();
+          await consumer.run(runConfig);
+          return;
+        } catch (err) {
+          metrics.failures.inc({ operation: 'consume', error_class: (err as Error).name });
+          log.error({ err: (err as Error).message }, 'restarting the consumer failed');
+        }
+      }
+    } finally {
+      restarting = false;
     }
   }
 
@@ -280,22 +438,36 @@ export function createBridge(opts: BridgeOptions): Bridge {
       await consumer.subscribe({ topic, fromBeginning: true });
       consumer.on(consumer.events.GROUP_JOIN, (e) => {
         log.info({ partitions: e.payload.memberAssignment }, 'joined group');
+        // A new generation: whatever this member tracked may now belong to another member.
         for (const t of trackers.values()) t.reset();
+        committed.clear();
+        restartDelays.reset();
       });
-      await consumer.run({
-        autoCommit: false,
-        eachBatchAutoResolve: false,
-        partitionsConsumedConcurrently: opts.partitionsConcurrently ?? 4,
-        eachBatch,
+      consumer.on(consumer.events.CRASH, (e) => {
+        const { error, restart } = e.payload;
+        metrics.failures.inc({ operation: 'consume', error_class: error.name });
+        if (stopping.signal.aborted) return;
+        log.error({ err: error.message, errorClass: error.name, restart }, 'consumer crashed');
+        if (!restart) void restartConsumer();
       });
+      await consumer.run(runConfig);
       ageTimer = setInterval(publishAges, 1000);
       ageTimer.unref();
     },
-    async stop() {
-      stopping.abort();
-      if (ageTimer) clearInterval(ageTimer);
-      await consumer.disconnect();
-      await producer.disconnect();
+    stop() {
+      stopped ??= (async () => {
+        stopping.abort();
+        if (ageTimer) clearInterval(ageTimer);
+        try {
+          consumer.pause([{ topic }]);
+        } catch {
+          // not running (crashed and not restarted yet): nothing to pause
+        }
+        await Promise.allSettled([...active]);
+        await consumer.disconnect().catch((err: unknown) => log.warn({ err: (err as Error).message }, 'consumer disconnect failed'));
+        await producer.disconnect().catch((err: unknown) => log.warn({ err: (err as Error).message }, 'producer disconnect failed'));
+      })();
+      return stopped;
     },
   };
 }

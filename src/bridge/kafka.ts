@@ -2,17 +2,28 @@
 import { Kafka, logLevel, type LogEntry } from 'kafkajs';
 import type { Logger } from '../log.js';
 
-export function createKafka(brokers: string[], clientId: string, logger: Logger): Kafka {
+export interface KafkaClientOptions {
+  /**
+   * kafkajs's own retries of one request or connection (300 ms doubling to 5 s, ±20 % jitter); default 5 (about
+   * 10 s). When they run out the operation fails: a send or commit reaches the caller's backoff, a consumer crashes.
+   */
+  retries?: number;
+  /** Called for every failed connection attempt kafkajs reports; it retries them itself, so count them as retries. */
+  onConnectionError?: () => void;
+}
+
+export function createKafka(brokers: string[], clientId: string, logger: Logger, opts: KafkaClientOptions = {}): Kafka {
   const log = logger.child({ component: 'kafkajs' });
   return new Kafka({
     clientId,
     brokers,
     logLevel: logLevel.WARN,
-    // Reconnects are our retry loop's business; keep kafkajs's own retries short so outages surface quickly.
-    retry: { initialRetryTime: 300, retries: 5, maxRetryTime: 5_000 },
+    retry: { initialRetryTime: 300, retries: opts.retries ?? 5, maxRetryTime: 5_000 },
     logCreator: () => (entry: LogEntry) => {
       const { message, ...rest } = entry.log;
       const level = entry.level === logLevel.ERROR ? 'error' : entry.level === logLevel.WARN ? 'warn' : 'debug';
+      // kafkajs reports a failed connection attempt only through its log; one entry per attempt.
+      if (entry.namespace === 'Connection' && entry.level === logLevel.ERROR && /^Connection (error|timeout)/.test(message)) opts.onConnectionError?.();
       log[level]({ namespace: entry.namespace, ...rest }, message);
     },
   });

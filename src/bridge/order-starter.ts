@@ -27,12 +27,21 @@ export interface OrderStarter {
   deliver(event: OrderEvent): Promise<StartOutcome>;
 }
 
-export function createOrderStarter(client: Client, taskQueue: string, settings: OrderWorkflowSettings): OrderStarter {
+export interface OrderStarterOptions {
+  /**
+   * Deadline of one signal-with-start call, milliseconds (default 15000). A call that runs out is a transient
+   * failure like any other: retried, and absorbed by the workflow's dedupe if it did land.
+   */
+  callTimeoutMs?: number;
+}
+
+export function createOrderStarter(client: Client, taskQueue: string, settings: OrderWorkflowSettings, opts: OrderStarterOptions = {}): OrderStarter {
+  const callTimeoutMs = opts.callTimeoutMs ?? 15_000;
   return {
     async deliver(event) {
       const input: OrderWorkflowInput = { tenantId: event.tenantId, orderId: event.orderId, settings };
       try {
-        await client.workflow.signalWithStart(ORDER_WORKFLOW_TYPE, {
+        await client.connection.withDeadline(Date.now() + callTimeoutMs, () => client.workflow.signalWithStart(ORDER_WORKFLOW_TYPE, {
           workflowId: orderWorkflowId(event.tenantId, event.orderId),
           taskQueue,
           args: [input],
@@ -44,7 +53,7 @@ export function createOrderStarter(client: Client, taskQueue: string, settings: 
             { key: OrderIdAttribute, value: event.orderId },
             { key: OrderStatusAttribute, value: 'new' },
           ],
-        });
+        }));
         return 'accepted';
       } catch (err) {
         if (err instanceof WorkflowExecutionAlreadyStartedError) return 'order-closed';
@@ -63,7 +72,8 @@ function classify(err: unknown): Error {
   if (code === GRPC_INVALID_ARGUMENT) {
     return new EventRejectedByTemporalError(`Temporal rejected the event: ${(err as Error).message}`, { cause: err });
   }
-  return new DependencyUnavailableError(`Temporal unavailable: ${(err as Error)?.message ?? String(err)}`, { cause: err });
+  const cause = (err as { cause?: { message?: string } })?.cause?.message;
+  return new DependencyUnavailableError(`Temporal unavailable: ${(err as Error)?.message ?? String(err)}${cause ? ` (${cause})` : ''}`, { cause: err });
 }
 
 function grpcCode(err: unknown): number | undefined {

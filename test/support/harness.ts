@@ -190,3 +190,71 @@ export async function caughtUp(admin: Admin, groupId: string, topic: string): Pr
   const done = new Map(committed[0]?.partitions.map((p) => [p.partition, BigInt(p.offset)]) ?? []);
   return ends.every((e) => BigInt(e.high) === 0n || (done.get(e.partition) ?? -1n) >= BigInt(e.high));
 }
+
+// ---- Helpers for stream, outage and rebalance tests (test/outage, rebalance.int.test.ts) ----
+
+/** Committed offset per partition of `topic` for `groupId`; -1 where nothing was committed. */
+export async function committedOffsets(admin: Admin, groupId: string, topic: string): Promise<Map<number, bigint>> {
+  const [res] = await admin.fetchOffsets({ groupId, topics: [topic] });
+  return new Map(res?.partitions.map((p) => [p.partition, BigInt(p.offset)]) ?? []);
+}
+
+/** End offset (high watermark) per partition of `topic`. */
+export async function endOffsets(admin: Admin, topic: string): Promise<Map<number, bigint>> {
+  return new Map((await admin.fetchTopicOffsets(topic)).map((p) => [p.partition, BigInt(p.high)]));
+}
+
+/** True once the group's committed offsets reach `target` on every partition (a snapshot of endOffsets). */
+export async function reached(admin: Admin, groupId: string, topic: string, target: Map<number, bigint>): Promise<boolean> {
+  const done = await committedOffsets(admin, groupId, topic);
+  return [...target].every(([partition, end]) => end === 0n || (done.get(partition) ?? -1n) >= end);
+}
+
+/** Number of records ever written to `topic` (sum of its partitions' end offsets). */
+export async function recordsOn(admin: Admin, topic: string): Promise<number> {
+  return [...(await endOffsets(admin, topic)).values()].reduce((sum, high) => sum + Number(high), 0);
+}
+
+/** Every fulfilments row of `tenantId`, read tenant-scoped as the service reads them. */
+export async function tenantRows(db: import('../../src/store/db.js').Db, tenantId: string): Promise<FulfilmentRow[]> {
+  return inTenantTransaction(db, tenantId, async (tx) => (await tx.query<FulfilmentRow>('SELECT * FROM fulfilments WHERE tenant_id = $1', [tenantId])).rows);
+}
+
+/** Paces a stream of records onto a topic in chunks; a chunk that cannot be written (Kafka down) is tried again until it lands. */
+export class PacedProducer {
+  /** Records acknowledged so far, in stream order. */
+  produced = 0;
+  /** Sends that failed and were tried again. */
+  failedSends = 0;
+  readonly done: Promise<void>;
+  private stopped = false;
+
+  constructor(
+    send: (chunk: { value: object; key?: string; partition?: number }[]) => Promise<void>,
+    records: { value: object; key?: string; partition?: number }[],
+    opts: { chunk: number; paceMs: number },
+  ) {
+    this.done = (async () => {
+      for (let i = 0; i < records.length && !this.stopped; i += opts.chunk) {
+        const chunk = records.slice(i, i + opts.chunk);
+        for (;;) {
+          try {
+            await send(chunk);
+            break;
+          } catch {
+            this.failedSends += 1;
+            if (this.stopped) return;
+            await new Promise((r) => setTimeout(r, 500));
+          }
+        }
+        this.produced += chunk.length;
+        await new Promise((r) => setTimeout(r, opts.paceMs));
+      }
+    })();
+  }
+
+  stop(): Promise<void> {
+    this.stopped = true;
+    return this.done;
+  }
+}

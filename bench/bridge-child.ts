@@ -1,0 +1,33 @@
+/**
+ * The bridge under measurement (bench/backlog.ts starts it): one bridge-only instance with the environment it was
+ * given. Every 250 ms it prints one JSON line with its memory and how many records it has handled, so the parent
+ * can follow heap as well as RSS (which it also reads from /proc).
+ */
+import { startApp } from '../src/app.js';
+import { loadConfig } from '../src/config.js';
+import { createLogger } from '../src/log.js';
+
+const app = await startApp(loadConfig(), {
+  logger: createLogger(process.env.BENCH_LOG_LEVEL ?? 'warn'),
+  roles: { worker: false, bridge: true },
+  serveMetrics: false,
+});
+
+async function handled(): Promise<number> {
+  const metric = app.metrics.registry.getSingleMetric('fulfilment_events_processed_total');
+  const values = metric ? (await metric.get()).values : [];
+  return values.filter((v) => ['accepted', 'duplicate', 'stale'].includes(String(v.labels.outcome))).reduce((sum, v) => sum + v.value, 0);
+}
+
+const report = async () => {
+  const m = process.memoryUsage();
+  process.stdout.write(`${JSON.stringify({ t: Date.now(), handled: await handled(), rss: m.rss, heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external })}\n`);
+};
+const timer = setInterval(() => void report(), 250);
+process.on('SIGTERM', () => {
+  clearInterval(timer);
+  void report()
+    .then(() => app.stop())
+    .then(() => process.exit(0));
+});
+await report();

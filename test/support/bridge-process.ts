@@ -1,0 +1,27 @@
+/**
+ * A bridge-only instance in a process of its own, for tests that stop it the way production does: SIGTERM (a
+ * graceful stop, as main.ts does it) or SIGKILL (a crash, nothing cleaned up). Prints `ready` once it consumes,
+ * `delivered <eventId>` after every delivery Temporal accepted, and `stopped <ms>` when a SIGTERM stop finished.
+ * Run by rebalance.int.test.ts with the scenario's environment.
+ */
+import { startApp } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
+import { createLogger } from '../../src/log.js';
+
+const app = await startApp(loadConfig(), {
+  logger: createLogger(process.env.CHILD_LOG_LEVEL ?? 'silent'),
+  roles: { worker: false, bridge: true },
+  serveMetrics: false,
+  wrapStarter: (starter) => ({
+    async deliver(event) {
+      const outcome = await starter.deliver(event);
+      process.stdout.write(`delivered ${event.eventId}\n`);
+      return outcome;
+    },
+  }),
+});
+process.on('SIGTERM', () => {
+  const t0 = Date.now();
+  void app.stop().then(() => process.stdout.write(`stopped ${Date.now() - t0}\n`, () => process.exit(0)));
+});
+process.stdout.write('ready\n');
