@@ -9,6 +9,7 @@ import { startApp, type App } from './app.js';
 import { createKafka } from './bridge/kafka.js';
 import { loadConfig, type Config } from './config.js';
 import { createLogger } from './log.js';
+import { metricValue } from './metrics.js';
 import { stackDown, stackStatus, stackUp, type ServiceName } from './stack/index.js';
 import { inTenantTransaction } from './store/db.js';
 import { readFulfilment } from './store/fulfilments.js';
@@ -145,14 +146,7 @@ async function view(app: App, tenant: string, order: string): Promise<OrderView 
   return app.client.workflow.getHandle(orderWorkflowId(tenant, order)).query(orderStatusQuery).catch(() => undefined);
 }
 
-async function count(app: App, name: string, labels: Record<string, string> = {}): Promise<number> {
-  const metric = app.metrics.registry.getSingleMetric(name);
-  if (!metric) return 0;
-  const { values } = await metric.get();
-  return values
-    .filter((v) => Object.entries(labels).every(([k, want]) => String((v.labels as Record<string, unknown>)[k]) === want))
-    .reduce((sum, v) => sum + v.value, 0);
-}
+const count = (app: App, name: string, labels: Record<string, string> = {}) => metricValue(app.metrics.registry, name, labels);
 
 /** Polls until `probe` is true; the demo gives up after two minutes. */
 async function waitFor(probe: () => Promise<boolean>, timeoutMs = 120_000): Promise<void> {

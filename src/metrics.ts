@@ -106,3 +106,13 @@ export async function serveMetrics(registry: Registry, port: number, host = '127
   });
   return server;
 }
+
+/** Current total of a metric in `registry` over the samples whose labels match `labels` (0 when never set). */
+export async function metricValue(registry: Registry, name: string, labels: Record<string, string> = {}): Promise<number> {
+  const metric = registry.getSingleMetric(name);
+  if (!metric) return 0;
+  const { values } = await metric.get();
+  return values
+    .filter((v) => Object.entries(labels).every(([k, want]) => String((v.labels as Record<string, unknown>)[k]) === want))
+    .reduce((sum, v) => sum + v.value, 0);
+}

@@ -9,6 +9,7 @@ import { DefaultLogger, Runtime, type LogLevel } from '@temporalio/worker';
 import { startApp, type App, type AppOptions } from '../../src/app.js';
 import { createKafka } from '../../src/bridge/kafka.js';
 import { loadConfig, type Config } from '../../src/config.js';
+import { metricValue } from '../../src/metrics.js';
 import { createLogger } from '../../src/log.js';
 import { inTenantTransaction } from '../../src/store/db.js';
 import { readFulfilment, type FulfilmentRow } from '../../src/store/fulfilments.js';
@@ -172,13 +173,8 @@ export const events = {
 };
 
 /** Current value of a counter in an instance's registry for the given labels (0 when never incremented). */
-export async function counter(app: App, name: string, labels: Record<string, string> = {}): Promise<number> {
-  const metric = app.metrics.registry.getSingleMetric(name);
-  if (!metric) return 0;
-  const { values } = await metric.get();
-  return values
-    .filter((v) => Object.entries(labels).every(([k, want]) => String((v.labels as Record<string, unknown>)[k]) === want))
-    .reduce((sum, v) => sum + v.value, 0);
+export function counter(app: App, name: string, labels: Record<string, string> = {}): Promise<number> {
+  return metricValue(app.metrics.registry, name, labels);
 }
 
 /** True once the group's committed offsets reach the end of every partition of `topic`. */
