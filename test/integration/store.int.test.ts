@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { loadConfig } from '../../src/config.js';
 import { createDb, inTenantTransaction, type Db } from '../../src/store/db.js';
 import { recordCancellation, recordPlacement, recordShipped, readFulfilment } from '../../src/store/fulfilments.js';
-import { claim, EventIdCollisionError } from '../../src/store/processed-events.js';
+import { claim } from '../../src/store/processed-events.js';
 import { migrate } from '../../src/store/migrate.js';
 
 const placement = { customerId: 'c1', lines: [{ sku: 's', quantity: 1 }] };
@@ -53,11 +53,14 @@ describe('store', () => {
     expect((await inTenantTransaction(db, t, (tx) => readFulfilment(tx, t, 'o1')))?.status).toBe('cancelled');
   });
 
-  it("one tenant cannot claim another tenant's event id to suppress it", async () => {
+  it("claims are scoped by tenant: one tenant's event id neither suppresses nor collides with another's", async () => {
     const [a, b] = [tenant(), tenant()];
     const eventId = `shared-${randomUUID()}`;
     expect(await inTenantTransaction(db, a, (tx) => claim(tx, 'fulfilment', a, eventId))).toBe(true);
-    await expect(inTenantTransaction(db, b, (tx) => claim(tx, 'fulfilment', b, eventId))).rejects.toBeInstanceOf(EventIdCollisionError);
+    expect(await inTenantTransaction(db, b, (tx) => claim(tx, 'fulfilment', b, eventId))).toBe(true);
+    // Each tenant's own redelivery is still a duplicate.
+    expect(await inTenantTransaction(db, a, (tx) => claim(tx, 'fulfilment', a, eventId))).toBe(false);
+    expect(await inTenantTransaction(db, b, (tx) => claim(tx, 'fulfilment', b, eventId))).toBe(false);
   });
 
   it('a transaction without a tenant sees no rows at all', async () => {
