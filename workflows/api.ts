@@ -34,6 +34,8 @@ export interface EventOrigin {
   topic: string;
   partition: number;
   offset: string;
+  /** Kafka timestamp of the record, epoch milliseconds as a string; absent on events recorded before it was carried. */
+  timestamp?: string;
 }
 
 interface EventBase {

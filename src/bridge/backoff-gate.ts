@@ -94,6 +94,16 @@ export class BackoffGate {
     this.delays = new DelaySequence(retry);
   }
 
+  /** True from a transient failure until the next success: the dependency is treated as down. */
+  get backingOff(): boolean {
+    return this.failing;
+  }
+
+  /** Milliseconds until the next probe may start; 0 when it may start now or the gate is healthy. */
+  remainingMs(now = Date.now()): number {
+    return this.failing ? Math.max(0, this.openAt - now) : 0;
+  }
+
   /**
    * Runs `work` when the gate lets it, retrying transient failures (TransientError) until it succeeds; other
    * errors are thrown at once. Waiting ends with Abandoned when `signal` aborts — except that with `firstAttempt`

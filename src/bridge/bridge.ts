@@ -7,7 +7,9 @@
  *                   store dedupe for real)
  *   3. route      — unknown event types are ignored and counted, never an error
  *   4. deliver    — signal-with-start the order's workflow; transient failures close the partition's backoff
- *                   gate (partition paused, jittered backoff, one probe per delay), never dead-lettered
+ *                   gate (partition parked: paused and its batch ended, so other partitions keep flowing;
+ *                   jittered backoff, one probe per delay), never dead-lettered
+ *   4b. dead-letter — permanent failures go to the DLQ at once; one that cannot fit is written reduced
  *   5. commit     — only the contiguous prefix of finished offsets, every second and when the batch ends
  *
  * Within a partition, records run in lanes by order (lanes.ts): one slow order does not hold up the others,
@@ -28,9 +30,9 @@ import { DependencyUnavailableError, PermanentError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import { Abandoned, BackoffGate, DEFAULT_TRANSIENT_RETRY, DelaySequence, sleep, type TransientRetry } from './backoff-gate.js';
-import { sendToDeadLetter, type DeadLetter } from './dead-letter.js';
+import { publishDeadLetter, type DeadLetter } from '../dlq/dead-letter.js';
 import { runInLanes } from './lanes.js';
-import { OffsetTracker } from './offset-tracker.js';
+import { PartitionState, type PartitionControl, type PartitionGates } from './partition-state.js';
 import type { OrderStarter } from './order-starter.js';
 
 export type { TransientRetry } from './backoff-gate.js';
@@ -135,24 +137,37 @@ export function createBridge(opts: BridgeOptions): Bridge {
     maxInFlightRequests: 1,
     createPartitioner: Partitioners.DefaultPartitioner,
   });
-  const trackers = new Map<number, OffsetTracker>();
-  /** Last offset this member committed per partition, in the current generation. */
-  const committed = new Map<number, string>();
+  const partitions = new Map<number, PartitionState>();
   const hint = new LRUCache<string, true>({ max: opts.dedupeHintSize ?? 10_000 });
   /** Batches running now; stop() waits for them so their final commits happen before the group is left. */
   const active = new Set<Promise<void>>();
   let ageTimer: NodeJS.Timeout | undefined;
   let stopped: Promise<void> | undefined;
 
-  function trackerFor(partition: number): OffsetTracker {
-    let t = trackers.get(partition);
-    if (!t) trackers.set(partition, (t = new OffsetTracker()));
-    return t;
+  const control: PartitionControl = {
+    pause: (partition) => consumer.pause([{ topic, partitions: [partition] }]),
+    resume: (partition) => {
+      try {
+        consumer.resume([{ topic, partitions: [partition] }]);
+      } catch {
+        // the consumer is not running (stopping, or crashed and restarting): nothing to resume
+      }
+    },
+  };
+
+  function partitionState(partition: number): PartitionState {
+    let p = partitions.get(partition);
+    if (!p) {
+      const park = () => p!.park();
+      p = new PartitionState(partition, { deliver: gate('deliver', partition, park), deadLetter: gate('dead-letter', partition, park), commit: gate('commit', partition, park) }, control);
+      partitions.set(partition, p);
+    }
+    return p;
   }
 
   function publishAges(): void {
     const now = Date.now();
-    for (const [partition, tracker] of trackers) {
+    for (const [partition, { tracker }] of partitions) {
       const oldest = tracker.oldestPendingTimestamp();
       metrics.oldestUnprocessedAge.set(
         { group: groupId, topic, partition: String(partition) },
@@ -167,34 +182,44 @@ export function createBridge(opts: BridgeOptions): Bridge {
     return `${item.parsed.event.tenantId}/${item.parsed.event.orderId}`;
   }
 
-  interface Gates {
-    deliver: BackoffGate;
-    deadLetter: BackoffGate;
-    commit: BackoffGate;
-  }
+  type Gates = PartitionGates;
 
-  function gate(operation: string, partition: number, pause: () => void): BackoffGate {
+  function gate(operation: string, partition: number, park: () => void): BackoffGate {
     return new BackoffGate(retryConfig, {
       onRetry: (err) => {
         metrics.retries.inc({ operation });
         metrics.failures.inc({ operation, error_class: err.name });
       },
       onBackoff: (err, delayMs) => {
-        // Stop fetching this partition while it cannot make progress; the group membership stays alive.
-        pause();
-        log.warn({ operation, partition, err: err.message, delayMs }, 'transient failure; partition paused, backing off');
+        // Park the partition while it cannot make progress: the other partitions keep being fetched.
+        park();
+        log.warn({ operation, partition, err: err.message, delayMs }, 'transient failure; partition parked, backing off');
       },
     });
   }
 
+  /** The dead letter of a record this bridge fetched: its own bytes and headers, and where it came from. */
+  function deadLetterOf(message: KafkaMessage, partition: number, error: Error, attempts: number, firstFailureAt: Date): DeadLetter {
+    return {
+      key: message.key,
+      value: message.value,
+      headers: message.headers,
+      origin: { topic, partition, offset: message.offset, timestamp: message.timestamp },
+      group: groupId,
+      error: { name: error.name, message: error.message },
+      attempts,
+      firstFailureAt,
+      lastFailureAt: new Date(),
+      stage: 'edge',
+    };
+  }
+
   async function deadLetter(gates: Gates, signal: AbortSignal, d: DeadLetter): Promise<void> {
-    await gates.deadLetter.run(
-      () =>
-        sendToDeadLetter(producer, dlqTopic, d).catch((err: unknown) => {
-          throw new DependencyUnavailableError(`dead-letter write failed: ${(err as Error).message}`, { cause: err });
-        }),
-      signal,
-    );
+    const form = await gates.deadLetter.run(() => publishDeadLetter(producer, dlqTopic, d), signal);
+    if (form !== 'whole') {
+      metrics.failures.inc({ operation: 'dead-letter', error_class: 'DeadLetterTooLarge' });
+      log.warn({ partition: d.origin.partition, offset: d.origin.offset, form, bytes: d.value?.length ?? 0 }, 'dead letter did not fit the DLQ topic; written without its value (size and SHA-256 kept)');
+    }
   }
 
   /** One record, top-down. True when finished; false when abandoned (left unfinished, so it is redelivered). */
@@ -216,7 +241,7 @@ export function createBridge(opts: BridgeOptions): Bridge {
       const at = new Date();
       metrics.failures.inc({ operation: 'parse', error_class: error.name });
       log.warn({ partition, offset: message.offset, err: error.message }, 'malformed record; dead-lettering');
-      await deadLetter(gates, signal, { message, topic, partition, group: groupId, error, attempts: 1, firstFailureAt: at, lastFailureAt: at });
+      await deadLetter(gates, signal, deadLetterOf(message, partition, error, 1, at));
       metrics.eventsProcessed.inc({ type: 'unknown', outcome: 'dead-lettered' });
       return;
     }
@@ -256,7 +281,7 @@ export function createBridge(opts: BridgeOptions): Bridge {
       if (!(err instanceof PermanentError)) throw err;
       const at = new Date();
       metrics.failures.inc({ operation: 'deliver', error_class: err.name });
-      await deadLetter(gates, signal, { message, topic, partition, group: groupId, error: err, attempts: attempt, firstFailureAt: firstFailureAt ?? at, lastFailureAt: at });
+      await deadLetter(gates, signal, deadLetterOf(message, partition, err, attempt, firstFailureAt ?? at));
       metrics.eventsProcessed.inc({ type: event.type, outcome: 'dead-lettered' });
       outcome = 'dead-lettered';
     }
@@ -284,11 +309,12 @@ export function createBridge(opts: BridgeOptions): Bridge {
   async function runBatch(payload: EachBatchPayload): Promise<void> {
     const { batch } = payload;
     const { partition } = batch;
-    const tracker = trackerFor(partition);
+    const state = partitionState(partition);
+    const { tracker, gates } = state;
     const items: Item[] = batch.messages.map((message) => {
       let parsed: ParsedRecord | Error;
       try {
-        parsed = parseRecord({ value: message.value, headers: message.headers, origin: { topic: batch.topic, partition, offset: message.offset } });
+        parsed = parseRecord({ value: message.value, headers: message.headers, origin: { topic: batch.topic, partition, offset: message.offset, timestamp: message.timestamp } });
       } catch (err) {
         parsed = err instanceof PermanentError ? err : new PermanentError(String(err));
       }
@@ -296,8 +322,8 @@ export function createBridge(opts: BridgeOptions): Bridge {
       return { message, parsed };
     });
 
-    // `leave` stops starting records and ends backoff waits: shutdown, the partition is being revoked, or
-    // kafkajs stopped this run. Records already handed to Temporal finish; the rest are redelivered.
+    // `leave` stops starting records and ends backoff waits: shutdown, the partition is being revoked or was
+    // parked (a gate is backing off), or kafkajs stopped this run. Records already handed to Temporal finish; the rest are redelivered.
     const leave = new AbortController();
     let lost: Error | undefined;
     const loseMembership = (err: Error) => {
@@ -307,11 +333,9 @@ export function createBridge(opts: BridgeOptions): Bridge {
     };
     const onStopping = () => leave.abort();
     stopping.signal.addEventListener('abort', onStopping, { once: true });
-    let resume: (() => void) | undefined;
-    const pause = () => {
-      resume ??= payload.pause();
-    };
-    const gates: Gates = { deliver: gate('deliver', partition, pause), deadLetter: gate('dead-letter', partition, pause), commit: gate('commit', partition, pause) };
+    state.beginBatch(leave);
+    // A batch fetched just before its partition was parked must not wait out the backoff here.
+    if (state.backingOff && Math.max(gates.deliver.remainingMs(), gates.deadLetter.remainingMs(), gates.commit.remainingMs()) > 0) state.park();
 
     // Heartbeats keep the membership alive through long backoffs; a rebalance they report winds the batch down.
     const ticker = setInterval(() => {
@@ -324,7 +348,7 @@ export function createBridge(opts: BridgeOptions): Bridge {
 
     const commitPrefix = async (signal: AbortSignal, final: boolean): Promise<void> => {
       const position = tracker.commitPosition();
-      const last = committed.get(partition);
+      const last = state.committed;
       if (position === undefined || (last !== undefined && BigInt(position) <= BigInt(last))) return;
       await gates.commit.run(
         async () => {
@@ -340,8 +364,8 @@ export function createBridge(opts: BridgeOptions): Bridge {
         signal,
         { firstAttempt: final },
       );
-      const now = committed.get(partition);
-      if (now === undefined || BigInt(position) > BigInt(now)) committed.set(partition, position);
+      const now = state.committed;
+      if (now === undefined || BigInt(position) > BigInt(now)) state.committed = position;
     };
     const onCommitError = (err: unknown) => {
       if (err instanceof Abandoned) return;
@@ -390,7 +414,7 @@ export function createBridge(opts: BridgeOptions): Bridge {
       stopping.signal.removeEventListener('abort', onStopping);
       // Whatever was not finished is refetched from the resolved offset; forget it here.
       if (tracker.inFlight > 0) tracker.reset();
-      resume?.();
+      state.endBatch();
     }
     if (failure) throw failure.error;
     // Handing the membership error back makes kafkajs rejoin at once.
@@ -403,6 +427,13 @@ export function createBridge(opts: BridgeOptions): Bridge {
     partitionsConsumedConcurrently: opts.partitionsConcurrently ?? 4,
     eachBatch,
   };
+
+  let listening = false;
+  async function startRunning(): Promise<void> {
+    await consumer.run(runConfig);
+    ageTimer ??= setInterval(publishAges, 1000);
+    ageTimer.unref();
+  }
 
   let restarting = false;
   /** Restarts a consumer kafkajs gave up on (a non-retriable crash), after jittered delays, until it runs. */
@@ -433,14 +464,16 @@ export function createBridge(opts: BridgeOptions): Bridge {
   return {
     consumer,
     async start() {
+      // Safe to call again after it failed (start-up waits for Kafka by calling it until it succeeds).
       await producer.connect();
       await consumer.connect();
       await consumer.subscribe({ topic, fromBeginning: true });
+      if (listening) return startRunning();
+      listening = true;
       consumer.on(consumer.events.GROUP_JOIN, (e) => {
         log.info({ partitions: e.payload.memberAssignment }, 'joined group');
         // A new generation: whatever this member tracked may now belong to another member.
-        for (const t of trackers.values()) t.reset();
-        committed.clear();
+        for (const p of partitions.values()) p.resetGeneration();
         restartDelays.reset();
       });
       consumer.on(consumer.events.CRASH, (e) => {
@@ -450,14 +483,13 @@ export function createBridge(opts: BridgeOptions): Bridge {
         log.error({ err: error.message, errorClass: error.name, restart }, 'consumer crashed');
         if (!restart) void restartConsumer();
       });
-      await consumer.run(runConfig);
-      ageTimer = setInterval(publishAges, 1000);
-      ageTimer.unref();
+      return startRunning();
     },
     stop() {
       stopped ??= (async () => {
         stopping.abort();
         if (ageTimer) clearInterval(ageTimer);
+        for (const p of partitions.values()) p.dispose();
         try {
           consumer.pause([{ topic }]);
         } catch {

@@ -3,7 +3,7 @@
  * `dlq-*` headers the bridge added (src/bridge/dead-letter.ts DLQ_HEADERS), summarised for listing.
  */
 import type { IHeaders } from 'kafkajs';
-import { DLQ_HEADERS } from '../bridge/dead-letter.js';
+import { DLQ_HEADERS } from '../dlq/dead-letter.js';
 import { headerString } from '../events/envelope.js';
 import { formatPosition } from './position.js';
 import { displayText } from './redact.js';

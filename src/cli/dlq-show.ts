@@ -5,7 +5,7 @@
 import { cliKafka, type CliContext } from './context.js';
 import { readDlq } from './dlq-reader.js';
 import { headerTexts } from './dlq-record.js';
-import { DLQ_HEADERS } from '../bridge/dead-letter.js';
+import { DLQ_HEADERS } from '../dlq/dead-letter.js';
 import { println } from './output.js';
 import { formatPosition, type Position } from './position.js';
 import { DEFAULT_REDACT_FIELDS, displayText, PREVIEW_BYTES, Redactor, viewPayload, type PayloadView } from './redact.js';

@@ -1,0 +1,180 @@
+/**
+ * Dead letters: the DLQ contract (DESIGN.md "Dead-letter topic") and how one is written. A dead letter keeps the
+ * original key and value bytes and the original headers, plus `dlq-*` headers saying what failed, where the
+ * record came from and who it belonged to (when that could be read). At-least-once like everything else: the
+ * source offset is committed only after the DLQ write is acknowledged.
+ *
+ * Rule a reader must not break: a dead letter that the broker can never accept (too large, invalid) is not a
+ * transient failure. It is written again without the value (its size and SHA-256 kept, flagged by
+ * `dlq-value-omitted`), and if need be without the original headers too, so a record never blocks its partition.
+ */
+import { createHash } from 'node:crypto';
+import type { IHeaders, Message, Producer } from 'kafkajs';
+import { headerString } from '../events/envelope.js';
+import { DependencyUnavailableError } from '../errors.js';
+
+/** Header names of the DLQ contract. */
+export const DLQ_HEADERS = {
+  errorClass: 'dlq-error-class',
+  errorMessage: 'dlq-error-message',
+  topic: 'dlq-original-topic',
+  partition: 'dlq-original-partition',
+  offset: 'dlq-original-offset',
+  timestamp: 'dlq-original-timestamp',
+  group: 'dlq-consumer-group',
+  attempts: 'dlq-attempts',
+  firstFailure: 'dlq-first-failure-at',
+  lastFailure: 'dlq-last-failure-at',
+  eventId: 'dlq-event-id',
+  tenantId: 'dlq-tenant-id',
+  correlationId: 'dlq-correlation-id',
+  /** `edge` (the bridge refused the record) or `workflow` (the order's workflow refused the validated event). */
+  stage: 'dlq-stage',
+  /** Present when the value is not the original bytes: `too-large` (omitted) or `validated-event` (re-encoded). */
+  valueForm: 'dlq-value-form',
+  valueSize: 'dlq-value-size',
+  valueSha256: 'dlq-value-sha256',
+  /** Present (`true`) when the original headers were dropped to make the dead letter fit. */
+  headersOmitted: 'dlq-original-headers-omitted',
+} as const;
+
+/** Where the failed record came from. */
+export interface DeadLetterOrigin {
+  topic: string;
+  partition: number;
+  offset: string;
+  /** Kafka timestamp of the original record, epoch milliseconds as a string, when known. */
+  timestamp?: string;
+}
+
+export interface DeadLetter {
+  key: Buffer | string | null;
+  value: Buffer | string | null;
+  /** The original record's headers, kept as they were. */
+  headers?: IHeaders;
+  origin: DeadLetterOrigin;
+  group: string;
+  error: { name: string; message: string };
+  attempts: number;
+  firstFailureAt: Date;
+  lastFailureAt: Date;
+  stage: 'edge' | 'workflow';
+  /** Identity of the event when known; otherwise read, best effort, from the value. */
+  ids?: { eventId?: string; tenantId?: string; correlationId?: string };
+  /** Set when `value` is not the original bytes (e.g. the event as validated, re-encoded by the workflow). */
+  valueForm?: 'validated-event';
+}
+
+/** Largest value whose identity fields are read back for the headers, bytes. */
+const IDENTIFY_LIMIT = 1024 * 1024;
+/** Largest original-header total kept on a dead letter whose value had to be omitted, bytes. */
+const KEPT_HEADER_BYTES = 16 * 1024;
+
+/** Best-effort read of identifying fields from a value that failed validation; never throws. */
+function identify(value: Buffer | string | null): { eventId?: string; tenantId?: string; correlationId?: string } {
+  if (value === null || value.length === 0 || value.length > IDENTIFY_LIMIT) return {};
+  try {
+    const obj = JSON.parse(value.toString()) as Record<string, unknown>;
+    const pick = (k: string) => (typeof obj?.[k] === 'string' ? (obj[k] as string).slice(0, 200) : undefined);
+    return { eventId: pick('eventId'), tenantId: pick('tenantId'), correlationId: pick('correlationId') };
+  } catch {
+    return {};
+  }
+}
+
+function contractHeaders(d: DeadLetter, errorMessageLimit: number): IHeaders {
+  const ids = d.ids ?? identify(d.value);
+  const correlationId = ids.correlationId ?? headerString(d.headers, 'correlation-id');
+  const headers: IHeaders = {
+    [DLQ_HEADERS.errorClass]: d.error.name,
+    // Messages only, no stack: the DLQ is read by people and tools, not debuggers.
+    [DLQ_HEADERS.errorMessage]: d.error.message.slice(0, errorMessageLimit),
+    [DLQ_HEADERS.topic]: d.origin.topic,
+    [DLQ_HEADERS.partition]: String(d.origin.partition),
+    [DLQ_HEADERS.offset]: d.origin.offset,
+    [DLQ_HEADERS.group]: d.group,
+    [DLQ_HEADERS.attempts]: String(d.attempts),
+    [DLQ_HEADERS.firstFailure]: d.firstFailureAt.toISOString(),
+    [DLQ_HEADERS.lastFailure]: d.lastFailureAt.toISOString(),
+    [DLQ_HEADERS.stage]: d.stage,
+  };
+  if (d.origin.timestamp !== undefined) headers[DLQ_HEADERS.timestamp] = d.origin.timestamp;
+  if (d.valueForm) headers[DLQ_HEADERS.valueForm] = d.valueForm;
+  if (ids.eventId) headers[DLQ_HEADERS.eventId] = ids.eventId;
+  if (ids.tenantId) headers[DLQ_HEADERS.tenantId] = ids.tenantId;
+  if (correlationId) headers[DLQ_HEADERS.correlationId] = correlationId;
+  return headers;
+}
+
+/** The dead letter as written first: original key, value and headers, plus the contract headers. */
+export function deadLetterMessage(d: DeadLetter): Message {
+  return { key: d.key, value: d.value, headers: { ...(d.headers ?? {}), ...contractHeaders(d, 2000) } };
+}
+
+function headerBytes(headers: IHeaders | undefined): number {
+  let n = 0;
+  for (const [k, v] of Object.entries(headers ?? {})) {
+    for (const part of Array.isArray(v) ? v : [v]) n += k.length + (part === undefined ? 0 : Buffer.byteLength(part));
+  }
+  return n;
+}
+
+/**
+ * The dead letter reduced to fit: no value (its size and SHA-256 say what it was), the original headers kept only
+ * when small and `keepHeaders`, the error message capped.
+ */
+export function reducedDeadLetterMessage(d: DeadLetter, keepHeaders: boolean): Message {
+  const value = d.value === null ? Buffer.alloc(0) : Buffer.isBuffer(d.value) ? d.value : Buffer.from(d.value);
+  const keep = keepHeaders && headerBytes(d.headers) <= KEPT_HEADER_BYTES;
+  const headers: IHeaders = {
+    ...(keep ? (d.headers ?? {}) : {}),
+    ...contractHeaders(d, 500),
+    [DLQ_HEADERS.valueForm]: 'too-large',
+    [DLQ_HEADERS.valueSize]: String(value.length),
+    [DLQ_HEADERS.valueSha256]: createHash('sha256').update(value).digest('hex'),
+  };
+  if (!keep && headerBytes(d.headers) > 0) headers[DLQ_HEADERS.headersOmitted] = 'true';
+  return { key: d.key === null || Buffer.byteLength(d.key) <= 1024 ? d.key : null, value: null, headers };
+}
+
+/** Broker answers that no retry of the same record can change. */
+const UNFIT = new Set(['MESSAGE_TOO_LARGE', 'RECORD_LIST_TOO_LARGE', 'INVALID_RECORD', 'POLICY_VIOLATION']);
+
+/** The kafkajs protocol error type anywhere in the cause chain (kafkajs wraps retried errors), if any. */
+export function kafkaErrorType(err: unknown): string | undefined {
+  let e: unknown = err;
+  for (let i = 0; i < 5 && e; i += 1) {
+    const type = (e as { type?: unknown }).type;
+    if (typeof type === 'string') return type;
+    e = (e as { cause?: unknown; originalError?: unknown }).cause ?? (e as { originalError?: unknown }).originalError;
+  }
+  return undefined;
+}
+
+/** How a dead letter was written: whole, or reduced to fit. */
+export type DeadLetterForm = 'whole' | 'value-omitted' | 'value-and-headers-omitted';
+
+/**
+ * Writes one dead letter, acknowledged by all in-sync replicas. A broker refusal of the record itself is met by
+ * writing it again reduced; any other failure is a DependencyUnavailableError (retry with backoff).
+ */
+export async function publishDeadLetter(producer: Producer, dlqTopic: string, d: DeadLetter): Promise<DeadLetterForm> {
+  const attempts: [DeadLetterForm, () => Message][] = [
+    ['whole', () => deadLetterMessage(d)],
+    ['value-omitted', () => reducedDeadLetterMessage(d, true)],
+    ['value-and-headers-omitted', () => reducedDeadLetterMessage(d, false)],
+  ];
+  let lastType: string | undefined;
+  for (const [form, build] of attempts) {
+    try {
+      await producer.send({ topic: dlqTopic, acks: -1, messages: [build()] });
+      return form;
+    } catch (err) {
+      lastType = kafkaErrorType(err);
+      if (lastType === undefined || !UNFIT.has(lastType)) {
+        throw new DependencyUnavailableError(`dead-letter write failed: ${(err as Error).message}`, { cause: err });
+      }
+    }
+  }
+  throw new DependencyUnavailableError(`dead-letter topic ${dlqTopic} refuses even a reduced dead letter (${lastType}); check its max.message.bytes`);
+}
