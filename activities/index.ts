@@ -20,13 +20,23 @@ import {
   toStored,
 } from '../src/store/fulfilments.js';
 import { claim } from '../src/store/processed-events.js';
+import { classifySqlError } from '../src/store/sql-errors.js';
+import type { DeadLetter, DeadLetterForm } from '../src/dlq/dead-letter.js';
 import type { WarehouseClient } from '../src/warehouse/client.js';
+
+/** Where events refused after the edge are dead-lettered (the same DLQ topic the bridge writes). */
+export interface DeadLetterSink {
+  /** Consumer group named in the dead letters' headers, so every dead letter says whose it was. */
+  group: string;
+  publish(d: DeadLetter): Promise<DeadLetterForm>;
+}
 
 export interface ActivityDeps {
   db: Db;
   warehouse: WarehouseClient;
   logger: Logger;
   metrics?: Metrics;
+  deadLetters?: DeadLetterSink;
   /** How often the shipment activity heartbeats while it waits, milliseconds. Default 2000. */
   heartbeatMs?: number;
 }
@@ -38,6 +48,14 @@ export interface ShipInput {
   lines: OrderLine[];
   shippingAddress?: Record<string, unknown>;
   correlationId?: string;
+}
+
+/** An event the workflow could not apply for good, with the failure that said so. */
+export interface RefusedEvent {
+  event: OrderEvent;
+  error: { name: string; message: string };
+  /** Workflow time of the refusal, ISO 8601. */
+  refusedAt: string;
 }
 
 export interface OutcomeReport {
@@ -87,6 +105,8 @@ export function createActivities(deps: ActivityDeps) {
           return toStored(row, 'duplicate');
         }
         return effect(tx);
+      }).catch((err: unknown) => {
+        throw classifySqlError(err, key);
       }),
     );
   }
@@ -148,6 +168,38 @@ export function createActivities(deps: ActivityDeps) {
     /** Compensation: recalls the shipment made under `key`, if any. Idempotent. */
     async recallShipment(input: { key: string }): Promise<boolean> {
       return permanentAsFailure(() => warehouse.cancel(input.key));
+    },
+
+    /**
+     * Dead-letters an event the workflow refused for good (the store cannot hold it, a business refusal): the
+     * same DLQ topic as the bridge's, with the origin the event carried, so every unprocessable event is in one
+     * place and `dlq redrive` works for it. The value is the event as validated (flagged `dlq-value-form`).
+     */
+    async deadLetterEvent(refused: RefusedEvent): Promise<DeadLetterForm> {
+      const { event, error } = refused;
+      const attempt = Context.current().info.attempt;
+      logger.warn(
+        { eventId: event.eventId, type: event.type, orderVersion: event.orderVersion, attempt, correlationId: event.correlationId, tenantId: event.tenantId, orderId: event.orderId, errorClass: error.name, err: error.message },
+        'dead-lettering an event the workflow refused',
+      );
+      if (!deps.deadLetters) throw ApplicationFailure.nonRetryable('this worker has no dead-letter topic configured', 'DeadLetterUnavailable');
+      const { origin, ...validated } = event;
+      const at = new Date(refused.refusedAt);
+      const form = await deps.deadLetters.publish({
+        key: event.orderId,
+        value: JSON.stringify(validated),
+        origin: origin ?? { topic: 'unknown', partition: -1, offset: '-1' },
+        group: deps.deadLetters.group,
+        error,
+        attempts: 1,
+        firstFailureAt: at,
+        lastFailureAt: new Date(),
+        stage: 'workflow',
+        ids: { eventId: event.eventId, tenantId: event.tenantId, correlationId: event.correlationId },
+        valueForm: 'validated-event',
+      });
+      metrics?.eventsProcessed.inc({ type: event.type, outcome: 'dead-lettered' });
+      return form;
     },
 
     /** Local activity: logs an event's outcome as the workflow decided it and counts it. */

@@ -29,3 +29,9 @@ export class DependencyUnavailableError extends TransientError {}
 
 /** Thrown when the warehouse refuses a request for a reason retrying cannot change (4xx). */
 export class WarehouseRejectedError extends PermanentError {}
+
+/** Thrown when PostgreSQL refuses an event's values for good (a data or integrity error): dead-lettered, never retried. */
+export class UnstorableEventError extends PermanentError {}
+
+/** Thrown when a request cannot even be built from one order's data (e.g. a value no HTTP header can carry). */
+export class InvalidRequestError extends PermanentError {}

@@ -18,6 +18,7 @@ import {
   condition,
   continueAsNew,
   isCancellation,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
@@ -53,10 +54,16 @@ import {
 } from './order-state.js';
 
 /** Error types no retry can fix; Temporal fails these at once. */
-const NON_RETRYABLE = ['EventIdCollisionError', 'WarehouseRejectedError', 'ShipmentRecalled', 'MalformedEventError'];
+const NON_RETRYABLE = ['UnstorableEventError', 'InvalidRequestError', 'WarehouseRejectedError', 'ShipmentRecalled', 'MalformedEventError'];
 
-/** PostgreSQL effects: short, retried through a database restart (about 15 minutes in all), then failed loudly. */
-const store = proxyActivities<OrderActivities>({
+/**
+ * Change ids for patched(): each names a change to this workflow's commands, so runs recorded before it replay
+ * the old path (see README "Changing the workflow").
+ */
+const DEAD_LETTER_REFUSED_EVENTS = 'dead-letter-refused-events';
+
+/** Short effects (PostgreSQL, the DLQ topic): retried through a dependency restart (about 15 minutes in all). */
+const shortEffectPolicy = {
   startToCloseTimeout: '30 seconds',
   retry: {
     initialInterval: '500 milliseconds',
@@ -65,7 +72,13 @@ const store = proxyActivities<OrderActivities>({
     maximumAttempts: 35,
     nonRetryableErrorTypes: NON_RETRYABLE,
   },
-});
+} as const;
+
+/** PostgreSQL effects. */
+const store = proxyActivities<OrderActivities>(shortEffectPolicy);
+
+/** Dead-lettering a refused event onto the DLQ topic. */
+const deadLetters = proxyActivities<OrderActivities>(shortEffectPolicy);
 
 /** The warehouse call: long-running, heartbeating, bounded retries; exhausted attempts hold the order as failed. */
 const warehouse = proxyActivities<OrderActivities>({
@@ -121,9 +134,19 @@ export async function orderFulfilment(input: OrderWorkflowInput): Promise<OrderV
     try {
       stored = await durably(`record ${event.eventId}`, () => store.recordOrderEvent(event));
     } catch (err) {
-      // The store refused the event for good (e.g. its id belongs to another tenant): the order goes on without it.
+      // The store refused the event for good (a value it cannot hold, a business refusal): the order goes on
+      // without it, and the event joins the DLQ with the reason, where operators see every unprocessable event.
       state = withNote(noteDecision(state, event, { kind: 'stale', reason: 'refused' }, settings.rememberEventIds), `refused ${event.eventId}: ${failureReason(err)}`);
-      return report(event, 'refused', 'store', failureReason(err));
+      if (!patched(DEAD_LETTER_REFUSED_EVENTS)) return report(event, 'refused', 'store', failureReason(err));
+      const error = { name: failureType(err), message: failureReason(err) };
+      const refusedAt = new Date(Date.now()).toISOString();
+      try {
+        await durably(`dead-letter ${event.eventId}`, () => deadLetters.deadLetterEvent({ event, error, refusedAt }));
+      } catch (dlqErr) {
+        state = withNote(state, `dead-letter ${event.eventId} refused: ${failureReason(dlqErr)}`);
+        return report(event, 'refused', 'store', failureReason(err));
+      }
+      return;
     }
     state = applyStored(noteDecision(state, event, decision, settings.rememberEventIds), event, stored);
     if (state.status === 'awaiting-placement' && state.graceEndsAt === undefined) {
@@ -254,6 +277,12 @@ export async function orderFulfilment(input: OrderWorkflowInput): Promise<OrderV
 
 function isNonRetryable(err: unknown): boolean {
   return err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.nonRetryable === true;
+}
+
+/** The error type an activity failed with (the ApplicationFailure's type), else the error's name. */
+function failureType(err: unknown): string {
+  if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type) return err.cause.type;
+  return err instanceof Error ? err.name : 'Error';
 }
 
 function failureReason(err: unknown): string {

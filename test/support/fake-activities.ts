@@ -4,7 +4,7 @@
  */
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import type { OrderActivities, ShipInput } from '../../activities/index.js';
+import type { OrderActivities, RefusedEvent, ShipInput } from '../../activities/index.js';
 import { ORDER_PLACED, type OrderEvent } from '../../workflows/api.js';
 import type { StoredOrder } from '../../workflows/order-state.js';
 
@@ -21,6 +21,7 @@ export interface FakeCalls {
   shipped: string[];
   failed: string[];
   recalled: string[];
+  deadLettered: RefusedEvent[];
 }
 
 export interface FakeOptions {
@@ -28,18 +29,22 @@ export interface FakeOptions {
   ship?: (input: ShipInput, attempt: number) => Promise<string>;
   /** The server's clock (skipped time), recorded with every shipOrder attempt. */
   now?: () => Promise<number>;
+  /** Makes the store refuse an event for good, as PostgreSQL does for a value it cannot hold: the reason, or undefined. */
+  refuse?: (event: OrderEvent) => string | undefined;
 }
 
 export function fakeActivities(opts: FakeOptions = {}): { activities: OrderActivities; calls: FakeCalls; rows: Map<string, FakeRow> } {
   const rows = new Map<string, FakeRow>();
   const claimed = new Set<string>();
-  const calls: FakeCalls = { record: [], ship: [], shipped: [], failed: [], recalled: [] };
+  const calls: FakeCalls = { record: [], ship: [], shipped: [], failed: [], recalled: [], deadLettered: [] };
   const keyOf = (t: string, o: string) => `${t}/${o}`;
   const stored = (row: FakeRow, outcome: StoredOrder['outcome']): StoredOrder => ({ outcome, ...row });
 
   const activities = {
     async recordOrderEvent(event: OrderEvent): Promise<StoredOrder> {
       calls.record.push(event);
+      const refusal = opts.refuse?.(event);
+      if (refusal) throw ApplicationFailure.nonRetryable(refusal, 'UnstorableEventError');
       const key = keyOf(event.tenantId, event.orderId);
       const row = rows.get(key);
       if (claimed.has(event.eventId)) return stored(row!, 'duplicate');
@@ -81,6 +86,10 @@ export function fakeActivities(opts: FakeOptions = {}): { activities: OrderActiv
     async recallShipment(input: { key: string }): Promise<boolean> {
       calls.recalled.push(input.key);
       return false;
+    },
+    async deadLetterEvent(refused: RefusedEvent) {
+      calls.deadLettered.push(refused);
+      return 'whole' as const;
     },
     async reportOutcome(): Promise<void> {},
   } satisfies OrderActivities;

@@ -172,6 +172,27 @@ describe('order workflow (time-skipping)', () => {
     expect(calls.record).toHaveLength(1);
     expect(out.duplicatesSuppressed).toBe(2);
   });
+
+  it('an event the store can never hold is dead-lettered after one attempt; the order goes on with the next event', async () => {
+    const unstorable = events.placed('x', 'x', { orderVersion: 1, origin: { topic: 'orders', partition: 2, offset: '41' } });
+    const { out, calls } = await withOrder(
+      { refuse: (e) => (e.eventId === unstorable.eventId ? 'PostgreSQL refused it: value out of range (SQLSTATE 22003)' : undefined) },
+      async (o) => {
+        await o.start(unstorable);
+        await o.signal(events.placed('x', 'x', { orderVersion: 2 }));
+        return o.result();
+      },
+    );
+    // Not retried: one attempt, then the DLQ — never the 5-minute hold loop of a transient failure.
+    expect(calls.record.filter((e) => e.eventId === unstorable.eventId)).toHaveLength(1);
+    expect(calls.deadLettered).toHaveLength(1);
+    expect(calls.deadLettered[0]).toMatchObject({
+      event: { eventId: unstorable.eventId, origin: { topic: 'orders', partition: 2, offset: '41' } },
+      error: { name: 'UnstorableEventError', message: expect.stringContaining('SQLSTATE 22003') },
+    });
+    expect(out.status).toBe('shipped');
+    expect(out.notes.join('\n')).toContain(`refused ${unstorable.eventId}`);
+  });
 });
 
 async function waitUntil(check: () => boolean): Promise<void> {
