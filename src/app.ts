@@ -13,8 +13,10 @@ import { createBridge, type Bridge, type TransientRetry } from './bridge/bridge.
 import { createKafka } from './bridge/kafka.js';
 import { createOrderStarter, type OrderStarter } from './bridge/order-starter.js';
 import type { Config } from './config.js';
+import { createDeadLetterSink } from './dlq/sink.js';
 import type { Logger } from './log.js';
 import { createMetrics, serveMetrics, type Metrics } from './metrics.js';
+import { waitForDependency } from './startup.js';
 import { createDb, type Db } from './store/db.js';
 import { connectClient, workflowBundle } from './temporal.js';
 import { createWarehouseClient } from './warehouse/client.js';
@@ -30,6 +32,8 @@ export interface AppOptions {
   wrapStarter?: (starter: OrderStarter) => OrderStarter;
   /** Called with the bridge before it starts consuming (tests use it to watch the consumer from its first join). */
   onBridge?: (bridge: Bridge) => void;
+  /** Aborting it gives up start-up while a dependency is still down (StartupAborted). */
+  signal?: AbortSignal;
 }
 
 export interface App {
@@ -52,14 +56,19 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
   const runBridge = opts.roles?.bridge ?? config.FULFILMENT_ROLES.includes('bridge');
   const metrics = createMetrics({ defaultMetrics: opts.serveMetrics ?? false });
   const db = createDb(config.DATABASE_URL);
-  const client = await connectClient(config.TEMPORAL_ADDRESS, config.TEMPORAL_NAMESPACE);
+  const { signal } = opts;
+  const temporal = `Temporal at ${config.TEMPORAL_ADDRESS}`;
+  const client = await waitForDependency(temporal, () => connectClient(config.TEMPORAL_ADDRESS, config.TEMPORAL_NAMESPACE), logger, signal);
   const stops: (() => Promise<unknown>)[] = [];
   let stopping = false;
 
   let worker: Worker | undefined;
   let workerRun: Promise<void> | undefined;
   if (runWorker) {
-    const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
+    const connection = await waitForDependency(temporal, () => NativeConnection.connect({ address: config.TEMPORAL_ADDRESS }), logger, signal);
+    // The worker's effects need PostgreSQL: it starts polling only once the database answers.
+    await waitForDependency('PostgreSQL', () => db.query('SELECT 1'), logger, signal);
+    const deadLetters = createDeadLetterSink(createKafka(config.KAFKA_BROKERS, `${config.KAFKA_CLIENT_ID}-worker`, logger), config.DLQ_TOPIC, config.CONSUMER_GROUP);
     worker = await TemporalWorker.create({
       connection,
       namespace: config.TEMPORAL_NAMESPACE,
@@ -69,9 +78,12 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
         breaker: {
           failures: config.WAREHOUSE_BREAKER_FAILURES,
           halfOpenAfterMs: config.WAREHOUSE_BREAKER_HALF_OPEN_MS,
-          onStateChange: (state) => metrics.circuitState.set({ dependency: 'warehouse' }, { closed: 0, 'half-open': 1, open: 2 }[state]),
+          onStateChange: (state) => {
+            metrics.circuitState.set({ dependency: 'warehouse' }, { closed: 0, 'half-open': 1, open: 2 }[state]);
+            if (state === 'open') metrics.circuitOpened.inc({ dependency: 'warehouse' });
+          },
         },
-      }), logger: logger.child({ component: 'activities' }), metrics }),
+      }), logger: logger.child({ component: 'activities' }), metrics, deadLetters }),
       // Activities still running after the grace time are cancelled; their retries resume on another worker.
       shutdownGraceTime: config.WORKER_SHUTDOWN_GRACE_MS,
       // Cancellation reaches a running activity only through its heartbeat: keep that prompt.
@@ -87,6 +99,7 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
       if (w.getState() === 'RUNNING') w.shutdown();
       await workerRun?.catch((err: unknown) => logger.error({ err }, 'worker stopped with an error'));
       await connection.close();
+      await deadLetters.close();
     });
   }
 
@@ -105,11 +118,11 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
     // The bridge's own Temporal connection: few in-client retries, so an outage reaches the bridge's backoff gate
     // (partition paused, counted, abandonable on shutdown) instead of hiding inside one call, and a reconnect
     // backoff capped at 5 s, so delivery resumes within seconds of Temporal coming back.
-    const bridgeConnection = await Connection.connect({
+    const bridgeConnection = await waitForDependency(temporal, () => Connection.connect({
       address: config.TEMPORAL_ADDRESS,
       interceptors: [makeGrpcRetryInterceptor(defaultGrpcRetryOptions({ maxAttempts: 3 }))],
       channelArgs: { 'grpc.initial_reconnect_backoff_ms': 500, 'grpc.max_reconnect_backoff_ms': 5_000 },
-    });
+    }), logger, signal);
     stops.push(() => bridgeConnection.close());
     const bridgeClient = new Client({ connection: bridgeConnection, namespace: config.TEMPORAL_NAMESPACE });
     bridge = createBridge({
@@ -127,8 +140,8 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
       retry: opts.bridgeRetry,
     });
     opts.onBridge?.(bridge);
-    await bridge.start();
     const b = bridge;
+    await waitForDependency(`Kafka at ${config.KAFKA_BROKERS.join(',')}`, () => b.start(), logger, signal);
     // The bridge stops first: nothing new is handed to workflows while the worker drains.
     stops.unshift(() => b.stop());
   }

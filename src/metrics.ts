@@ -29,6 +29,8 @@ export interface Metrics {
   processingDelay: Histogram<'type'>;
   /** Circuit breaker state per dependency: 0 closed, 1 half-open, 2 open. */
   circuitState: Gauge<'dependency'>;
+  /** Times a dependency's circuit opened: a gauge read now and then can miss a short opening, this cannot. */
+  circuitOpened: Counter<'dependency'>;
 }
 
 export function createMetrics(opts: { defaultMetrics?: boolean } = {}): Metrics {
@@ -82,6 +84,12 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}): Metrics 
     circuitState: new Gauge({
       name: 'fulfilment_circuit_state',
       help: 'Circuit breaker state per dependency: 0 closed, 1 half-open, 2 open.',
+      labelNames: ['dependency'],
+      registers,
+    }),
+    circuitOpened: new Counter({
+      name: 'fulfilment_circuit_opened_total',
+      help: 'Times the circuit breaker of a dependency opened.',
       labelNames: ['dependency'],
       registers,
     }),

@@ -1,0 +1,39 @@
+/**
+ * Start-up during an outage: each role waits for what it needs — with jittered backoff, one log line per failed
+ * attempt — instead of exiting. The bridge needs Kafka and Temporal, the worker Temporal and PostgreSQL; neither
+ * waits for anything else (the bridge never touches PostgreSQL, the worker reaches Kafka only to dead-letter).
+ */
+import { ExponentialBackoff, handleAll, retry } from 'cockatiel';
+import type { Logger } from './log.js';
+
+/** Backoff between start-up attempts, milliseconds: 500 doubling to 10000, decorrelated jitter (cockatiel's default). */
+export const STARTUP_BACKOFF = { initialDelayMs: 500, maxDelayMs: 10_000 };
+
+/** Thrown when start-up was given up (the process is stopping) while a dependency was still down. */
+export class StartupAborted extends Error {
+  override name = 'StartupAborted';
+}
+
+/**
+ * Runs `attempt` until it succeeds, waiting between failures; every failure is logged with the dependency's name.
+ * Rejects with StartupAborted once `signal` aborts.
+ */
+export async function waitForDependency<T>(dependency: string, attempt: () => Promise<T>, logger: Logger, signal?: AbortSignal): Promise<T> {
+  const policy = retry(handleAll, {
+    backoff: new ExponentialBackoff({ initialDelay: STARTUP_BACKOFF.initialDelayMs, maxDelay: STARTUP_BACKOFF.maxDelayMs }),
+  });
+  let failures = 0;
+  policy.onRetry(({ delay, ...rest }) => {
+    failures += 1;
+    const err = 'error' in rest ? (rest.error as Error) : undefined;
+    logger.warn({ dependency, attempt: failures, delayMs: Math.round(delay), err: err?.message }, `waiting for ${dependency}`);
+  });
+  try {
+    const value = await policy.execute(() => attempt(), signal);
+    if (failures > 0) logger.info({ dependency, failedAttempts: failures }, `${dependency} is reachable`);
+    return value;
+  } catch (err) {
+    if (signal?.aborted) throw new StartupAborted(`start-up stopped while waiting for ${dependency}`);
+    throw err;
+  }
+}
