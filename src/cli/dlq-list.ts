@@ -1,11 +1,15 @@
 /**
  * `fulfilment dlq list`: the dead letters matching the filters, a page at a time, as a table or JSON lines.
  * Reading commits nothing (dlq-reader.ts). Error messages are redacted like `dlq show` does by default.
+ *
+ * Copies of one origin are one dead letter (dlq-copies.ts): counted and paged once, shown as the first-written
+ * copy with the number of copies and where the others are. A dead letter matches the filters when any of its
+ * copies does.
  */
 import { cliKafka, type CliContext } from './context.js';
 import { describeFilter, matches, type DlqFilter } from './dlq-filter.js';
+import { allCopies, describeFolded, foldedCount, groupCopies, summarizeCopies, type DeadLetterSummary } from './dlq-copies.js';
 import { readDlq } from './dlq-reader.js';
-import { summarize, type DlqSummary } from './dlq-record.js';
 import { eprintln, println } from './output.js';
 import { Redactor } from './redact.js';
 import { formatTable, truncate } from './table.js';
@@ -22,12 +26,16 @@ export interface DlqListOptions {
 
 export interface DlqListResult {
   topic: string;
-  /** Records matching the filter. */
+  /** Dead letters matching the filter. */
   total: number;
-  /** Records read from the topic. */
+  /** Records read from the topic, copies included. */
   scanned: number;
+  /** Dead letters in the topic: records less the copies folded into them. */
+  deadLetters: number;
+  /** Copies folded into the matching dead letters. */
+  folded: number;
   /** The page shown. */
-  records: DlqSummary[];
+  records: DeadLetterSummary[];
 }
 
 export const DEFAULT_PAGE_SIZE = 20;
@@ -42,13 +50,22 @@ export async function dlqList(ctx: CliContext, opts: DlqListOptions = {}): Promi
     kafka: cliKafka(ctx),
     topic: config.DLQ_TOPIC,
     clientId: `${config.KAFKA_CLIENT_ID}-cli`,
-    keep: (r) => matches(filter, r),
+    headersOnly: true,
   });
-  const page = records.slice(skip, skip + limit).map((r) => {
-    const s = summarize(r);
+  const groups = groupCopies(records);
+  const matching = groups.filter((g) => allCopies(g).some((r) => matches(filter, r)));
+  const page = matching.slice(skip, skip + limit).map((g) => {
+    const s = summarizeCopies(g);
     return { ...s, errorMessage: s.errorMessage === null ? null : redactor.errorMessage(s.errorMessage) };
   });
-  const result: DlqListResult = { topic: config.DLQ_TOPIC, total: records.length, scanned, records: page };
+  const result: DlqListResult = {
+    topic: config.DLQ_TOPIC,
+    total: matching.length,
+    scanned,
+    deadLetters: groups.length,
+    folded: foldedCount(matching),
+    records: page,
+  };
 
   if (opts.json) {
     for (const s of page) println(out, JSON.stringify(s));
@@ -58,20 +75,22 @@ export async function dlqList(ctx: CliContext, opts: DlqListOptions = {}): Promi
   if (page.length > 0) {
     const rows = page.map((s) => [
       s.position,
+      String(s.copies),
       s.failedAt,
       s.errorClass ?? '-',
       s.tenantId ?? '-',
       s.eventId ?? '-',
       truncate(s.errorMessage ?? '-', 60),
     ]);
-    for (const line of formatTable(['POSITION', 'FAILED AT', 'ERROR CLASS', 'TENANT', 'EVENT ID', 'ERROR'], rows)) println(out, line);
+    for (const line of formatTable(['POSITION', 'COPIES', 'FAILED AT', 'ERROR CLASS', 'TENANT', 'EVENT ID', 'ERROR'], rows)) println(out, line);
   }
   println(out, footer(result, filter, skip, limit));
   return result;
 }
 
 function footer(r: DlqListResult, filter: DlqFilter, skip: number, limit: number): string {
-  const scope = `${r.total} of ${r.scanned} dead letters in ${r.topic} match (${describeFilter(filter)})`;
+  const folded = r.folded > 0 ? `, ${describeFolded(r.folded)}` : '';
+  const scope = `${r.total} of ${r.deadLetters} dead letters in ${r.topic} match (${describeFilter(filter)})${folded}`;
   if (r.total === 0) return scope;
   if (r.records.length === 0) return `${scope}; --offset ${skip} is past the last of them`;
   const shown = `showing ${skip + 1}–${skip + r.records.length}`;

@@ -17,6 +17,8 @@ export interface DlqReadOptions {
   positions?: Position[];
   /** Keep a record (default: keep all). Records not kept are not held in memory. */
   keep?: (record: DlqRecord) => boolean;
+  /** Hold records without their values (`value` is null): for commands that read only headers. */
+  headersOnly?: boolean;
 }
 
 export interface DlqReadResult {
@@ -69,7 +71,7 @@ export async function readDlq(opts: DlqReadOptions): Promise<DlqReadResult> {
         offset: message.offset,
         timestamp: message.timestamp,
         key: message.key ?? null,
-        value: message.value ?? null,
+        value: opts.headersOnly ? null : (message.value ?? null),
         headers: message.headers ?? {},
       };
       if (wanted && !wanted.has(formatPosition(partition, message.offset))) return;

@@ -1,6 +1,6 @@
 /**
  * A record of the dead-letter topic as the CLI sees it: the original key, value and headers, untouched, plus the
- * `dlq-*` headers the bridge added (src/bridge/dead-letter.ts DLQ_HEADERS), summarised for listing.
+ * `dlq-*` headers the bridge added (src/dlq/dead-letter.ts DLQ_HEADERS), summarised for listing.
  */
 import type { IHeaders } from 'kafkajs';
 import { DLQ_HEADERS } from '../dlq/dead-letter.js';
@@ -37,7 +37,7 @@ export interface DlqSummary {
   attempts: number | null;
 }
 
-export function header(record: DlqRecord, name: string): string | undefined {
+export function header(record: Pick<DlqRecord, 'headers'>, name: string): string | undefined {
   return headerString(record.headers, name);
 }
 

@@ -5,12 +5,21 @@
  *
  * Redriving a record twice is safe by design, not by bookkeeping here: the event id is the dedupe key of the
  * order's workflow and of `processed_events`, so a second copy is recognised as a duplicate downstream.
+ *
+ * Rules:
+ * - each origin is sent once per run (dlq-copies.ts): filters and `--all` select dead letters, a dead letter
+ *   being selected when any of its copies is, and send its first-written copy; of several `--id`s holding copies
+ *   of one origin, only the first written is sent;
+ * - a dead letter whose value the DLQ does not hold (`dlq-value-form: too-large`) is skipped with its size and
+ *   SHA-256, and the run goes on.
  */
-import { Partitioners, type IHeaders } from 'kafkajs';
+import { Partitioners, type IHeaders, type Kafka } from 'kafkajs';
 import { cliKafka, type CliContext } from './context.js';
 import { describeFilter, isEmptyFilter, matches, type DlqFilter } from './dlq-filter.js';
+import { DLQ_HEADERS } from '../dlq/dead-letter.js';
+import { allCopies, describeFolded, groupCopies, summarizeCopies, type DeadLetterCopies, type DeadLetterSummary } from './dlq-copies.js';
 import { readDlq } from './dlq-reader.js';
-import { summarize, type DlqRecord, type DlqSummary } from './dlq-record.js';
+import { header, type DlqRecord } from './dlq-record.js';
 import { NotFoundError, UsageError } from './errors.js';
 import { println } from './output.js';
 import { formatPosition, type Position } from './position.js';
@@ -39,9 +48,22 @@ export interface DlqRedriveOptions {
 
 export interface RedriveResult {
   dryRun: boolean;
-  selected: DlqSummary[];
+  /** The dead letters chosen, one per origin, in DLQ order; skipped ones included. */
+  selected: DeadLetterSummary[];
   /** What was published: DLQ position → orders topic position. Empty on a dry run. */
   sent: { from: string; to: string }[];
+  /** Dead letters not sent (also on a dry run), with why. */
+  skipped: { position: string; reason: string }[];
+  /** Positions of the copies not sent because their origin's dead letter was chosen. */
+  folded: string[];
+}
+
+/** Why a dead letter cannot be redriven, or undefined when it can. */
+export function unredrivable(record: DlqRecord): string | undefined {
+  if (header(record, DLQ_HEADERS.valueForm) !== 'too-large') return undefined;
+  const size = header(record, DLQ_HEADERS.valueSize) ?? '?';
+  const sha = header(record, DLQ_HEADERS.valueSha256) ?? '?';
+  return `the DLQ holds no value for it: the original value was too large to keep (${size} bytes, SHA-256 ${sha}); there is nothing to redrive`;
 }
 
 /** The headers a redriven record carries: the original ones (no `dlq-*`, no earlier `redriven-from`) plus its origin. */
@@ -74,25 +96,31 @@ export async function dlqRedrive(ctx: CliContext, opts: DlqRedriveOptions): Prom
   const dryRun = opts.dryRun ?? false;
   const kafka = cliKafka(ctx);
   const filter = opts.filter ?? {};
-  const { records } = await readDlq({
-    kafka,
-    topic: config.DLQ_TOPIC,
-    clientId: `${config.KAFKA_CLIENT_ID}-cli`,
-    positions: opts.ids?.length ? dedupe(opts.ids) : undefined,
-    keep: opts.ids?.length || opts.all ? undefined : (r) => matches(filter, r),
-  });
-  const result: RedriveResult = { dryRun, selected: records.map(summarize), sent: [] };
+  const read = { kafka, topic: config.DLQ_TOPIC, clientId: `${config.KAFKA_CLIENT_ID}-cli` };
+  const groups = opts.ids?.length ? groupCopies((await readDlq({ ...read, positions: dedupe(opts.ids) })).records) : await selectGroups(read, opts.all ? undefined : filter);
+  const selected = groups.map(summarizeCopies);
+  const result: RedriveResult = { dryRun, selected, sent: [], skipped: [], folded: selected.flatMap((s) => s.copyPositions) };
   const target = config.ORDERS_TOPIC;
-  if (records.length === 0) {
+  if (groups.length === 0) {
     println(out, `nothing to redrive: no dead letters in ${config.DLQ_TOPIC} match (${describeFilter(filter)})`);
     return result;
   }
-  const describe = (r: DlqRecord, s: DlqSummary) =>
-    `key=${r.key === null ? '(none)' : displayText(r.key)} event=${s.eventId ?? '-'} tenant=${s.tenantId ?? '-'} error=${s.errorClass ?? '-'}`;
+  const describe = (r: DlqRecord, s: DeadLetterSummary) =>
+    `key=${r.key === null ? '(none)' : displayText(r.key)} event=${s.eventId ?? '-'} tenant=${s.tenantId ?? '-'} error=${s.errorClass ?? '-'}` +
+    (s.copyPositions.length > 0 ? `  ${s.copyPositions.length === 1 ? 'copy' : 'copies'} ${s.copyPositions.join(',')} not sent` : '');
+  const plan = groups.map((g, i) => ({ record: g.deadLetter, summary: selected[i]!, skip: unredrivable(g.deadLetter) }));
+  const skipLine = (s: DeadLetterSummary, reason: string) => `${dryRun ? 'would skip' : 'skipped'} ${s.position}: ${reason}`;
+  for (const { summary: s, skip } of plan) if (skip !== undefined) result.skipped.push({ position: s.position, reason: skip });
+  const sending = plan.length - result.skipped.length;
+  const extras = `${result.folded.length > 0 ? `; ${describeFolded(result.folded.length)}` : ''}` +
+    `${result.skipped.length > 0 ? `; ${result.skipped.length} skipped (no value in the DLQ)` : ''}`;
 
-  if (dryRun) {
-    for (const [i, r] of records.entries()) println(out, `would redrive ${result.selected[i]!.position} → ${target}  ${describe(r, result.selected[i]!)}`);
-    println(out, `dry run: ${records.length} dead letter(s) would be redriven to ${target} at ≤ ${rate}/s; nothing was sent`);
+  if (dryRun || sending === 0) {
+    for (const { record: r, summary: s, skip } of plan) {
+      println(out, skip === undefined ? `would redrive ${s.position} → ${target}  ${describe(r, s)}` : skipLine(s, skip));
+    }
+    if (dryRun) println(out, `dry run: ${sending} dead letter(s) would be redriven to ${target} at ≤ ${rate}/s${extras}; nothing was sent`);
+    else println(out, `redrove 0 dead letter(s) to ${target}${extras}`);
     return result;
   }
 
@@ -112,8 +140,11 @@ export async function dlqRedrive(ctx: CliContext, opts: DlqRedriveOptions): Prom
   const bucket = TokenBucket.perSecond(rate, opts.clock);
   await producer.connect();
   try {
-    for (const [i, r] of records.entries()) {
-      const s = result.selected[i]!;
+    for (const { record: r, summary: s, skip } of plan) {
+      if (skip !== undefined) {
+        println(out, skipLine(s, skip));
+        continue;
+      }
       await bucket.take();
       const [meta] = await producer.send({
         topic: target,
@@ -127,8 +158,21 @@ export async function dlqRedrive(ctx: CliContext, opts: DlqRedriveOptions): Prom
   } finally {
     await producer.disconnect();
   }
-  println(out, `redrove ${result.sent.length} dead letter(s) to ${target} at ≤ ${rate}/s; duplicates are absorbed downstream by event id`);
+  println(out, `redrove ${result.sent.length} dead letter(s) to ${target} at ≤ ${rate}/s${extras}; duplicates are absorbed downstream by event id`);
   return result;
+}
+
+/**
+ * The dead letters a filter selects (every one without a filter), grouped by origin over the whole DLQ. The DLQ is
+ * read twice: headers only to group and select, then the values of just the dead letters to be sent.
+ */
+async function selectGroups(read: { kafka: Kafka; topic: string; clientId: string }, filter: DlqFilter | undefined): Promise<DeadLetterCopies[]> {
+  const index = await readDlq({ ...read, headersOnly: true });
+  const groups = groupCopies(index.records).filter((g) => filter === undefined || allCopies(g).some((r) => matches(filter, r)));
+  const wanted = groups.filter((g) => unredrivable(g.deadLetter) === undefined).map((g) => ({ partition: g.deadLetter.partition, offset: BigInt(g.deadLetter.offset) }));
+  if (wanted.length === 0) return groups;
+  const full = new Map((await readDlq({ ...read, positions: wanted })).records.map((r) => [formatPosition(r.partition, r.offset), r]));
+  return groups.map((g) => ({ ...g, deadLetter: full.get(formatPosition(g.deadLetter.partition, g.deadLetter.offset)) ?? g.deadLetter }));
 }
 
 function dedupe(ids: Position[]): Position[] {

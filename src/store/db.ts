@@ -18,6 +18,10 @@ export function createDb(databaseUrl: string, max = 10): Db {
 /** Runs `work` in one transaction scoped to `tenantId`; commits if it resolves, rolls back if it throws. */
 export async function inTenantTransaction<T>(db: Db, tenantId: string, work: (tx: Tx) => Promise<T>): Promise<T> {
   const tx = await db.connect();
+  // A checked-out client whose server goes away (restart, admin shutdown) emits 'error' as well as failing its
+  // query; the failed query is what this function reports, so the event must not become an uncaught error.
+  const ignore = () => undefined;
+  tx.on('error', ignore);
   try {
     await tx.query('BEGIN');
     await tx.query("SELECT set_config('app.tenant_id', $1, true)", [tenantId]);
@@ -28,6 +32,7 @@ export async function inTenantTransaction<T>(db: Db, tenantId: string, work: (tx
     await tx.query('ROLLBACK').catch(() => undefined);
     throw err;
   } finally {
+    tx.off('error', ignore);
     tx.release();
   }
 }

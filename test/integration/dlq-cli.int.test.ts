@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import { dlqList, type DlqListOptions } from '../../src/cli/dlq-list.js';
@@ -6,6 +7,7 @@ import { dlqRedrive } from '../../src/cli/dlq-redrive.js';
 import { dlqShow } from '../../src/cli/dlq-show.js';
 import { runCli } from '../../src/cli/main.js';
 import { memoryOutput } from '../../src/cli/output.js';
+import { reducedDeadLetterMessage } from '../../src/dlq/dead-letter.js';
 import { orderStatusQuery, orderWorkflowId } from '../../workflows/api.js';
 import { caughtUp, events, scenario, waitFor, type Scenario } from '../support/harness.js';
 
@@ -16,18 +18,21 @@ describe('fulfilment dlq: list, show, redrive', () => {
   const list = async (opts: DlqListOptions = {}) => dlqList(ctx(), { limit: 100, ...opts });
   const positions = async (opts: DlqListOptions = {}) => (await list(opts)).records.map((r) => r.position);
   let tenantA: string, tenantB: string, tenantOld: string, tenantRedrive: string;
+  /** The copies test's own DLQ topic and tenant (created by that test). */
+  let copiesDlq: string | undefined;
+  let tenantDup: string | undefined;
   let redriveTarget: ReturnType<typeof events.placed>;
   /** DLQ positions of the poison records. The bridge works a partition in lanes, so their DLQ order varies. */
   const poisonAt = { notJson: '', a1: '', a2: '', b1: '' };
   const pos = (p: string) => ({ partition: Number(p.split(':')[0]), offset: BigInt(p.split(':')[1]!) });
 
   /** The headers the bridge writes, for records an operator would find in the DLQ after some failure. */
-  const dlqHeaders = (failedAt: string, errorClass: string, tenantId: string, eventId: string, message: string) => ({
+  const dlqHeaders = (failedAt: string, errorClass: string, tenantId: string, eventId: string, message: string, origin = '1:100') => ({
     'dlq-error-class': errorClass,
     'dlq-error-message': message,
     'dlq-original-topic': s.config.ORDERS_TOPIC,
-    'dlq-original-partition': '1',
-    'dlq-original-offset': '100',
+    'dlq-original-partition': origin.split(':')[0]!,
+    'dlq-original-offset': origin.split(':')[1]!,
     'dlq-original-timestamp': String(Date.parse(failedAt)),
     'dlq-consumer-group': s.config.CONSUMER_GROUP,
     'dlq-attempts': '1',
@@ -53,8 +58,8 @@ describe('fulfilment dlq: list, show, redrive', () => {
     const twoDaysAgo = new Date(Date.now() - 2 * 86_400_000).toISOString();
     await s.produce(
       [
-        { key: `${tenantOld}/old-1`, value: old1, headers: dlqHeaders('2025-01-15T10:00:00.000Z', 'EventRejectedByTemporalError', tenantOld, old1.eventId, 'Temporal rejected the event: too large') },
-        { key: `${tenantOld}/old-2`, value: old2, headers: dlqHeaders('2025-06-15T10:00:00.000Z', 'EventRejectedByTemporalError', tenantOld, old2.eventId, 'Temporal rejected the event: too large') },
+        { key: `${tenantOld}/old-1`, value: old1, headers: dlqHeaders('2025-01-15T10:00:00.000Z', 'EventRejectedByTemporalError', tenantOld, old1.eventId, 'Temporal rejected the event: too large', '1:98') },
+        { key: `${tenantOld}/old-2`, value: old2, headers: dlqHeaders('2025-06-15T10:00:00.000Z', 'EventRejectedByTemporalError', tenantOld, old2.eventId, 'Temporal rejected the event: too large', '1:99') },
         {
           key: `${tenantRedrive}/redrive-1`,
           value: redriveTarget,
@@ -92,6 +97,8 @@ describe('fulfilment dlq: list, show, redrive', () => {
 
   afterAll(async () => {
     await app?.client.workflow.getHandle(orderWorkflowId(tenantRedrive, 'redrive-1')).terminate('test over').catch(() => undefined);
+    if (tenantDup) await app?.client.workflow.getHandle(orderWorkflowId(tenantDup, 'dup-1')).terminate('test over').catch(() => undefined);
+    if (copiesDlq) await s?.admin.deleteTopics({ topics: [copiesDlq] }).catch(() => undefined);
     await s?.close();
   });
 
@@ -101,9 +108,9 @@ describe('fulfilment dlq: list, show, redrive', () => {
     expect(all.total).toBe(7);
     expect(all.records.map((r) => r.position)).toEqual(['0:0', '0:1', '0:2', '0:3', '0:4', '0:5', '0:6']);
     const lines = out.lines();
-    expect(lines[0]).toMatch(/^POSITION\s+FAILED AT\s+ERROR CLASS\s+TENANT\s+EVENT ID\s+ERROR$/);
-    expect(lines[1]).toMatch(/^0:0\s+2025-01-15T10:00:00.000Z\s+EventRejectedByTemporalError\s+old-/);
-    expect(lines.find((l) => l.startsWith(`${poisonAt.notJson} `))).toMatch(/^0:\d\s+\S+\s+MalformedEventError\s+-\s+-\s+record value is not JSON/);
+    expect(lines[0]).toMatch(/^POSITION\s+COPIES\s+FAILED AT\s+ERROR CLASS\s+TENANT\s+EVENT ID\s+ERROR$/);
+    expect(lines[1]).toMatch(/^0:0\s+1\s+2025-01-15T10:00:00.000Z\s+EventRejectedByTemporalError\s+old-/);
+    expect(lines.find((l) => l.startsWith(`${poisonAt.notJson} `))).toMatch(/^0:\d\s+1\s+\S+\s+MalformedEventError\s+-\s+-\s+record value is not JSON/);
     expect(lines.at(-1)).toBe(`7 of 7 dead letters in ${s.config.DLQ_TOPIC} match (no filter); showing 1–7`);
 
     expect(await positions({ limit: 2 })).toEqual(['0:0', '0:1']);
@@ -121,7 +128,7 @@ describe('fulfilment dlq: list, show, redrive', () => {
     expect(objects).toHaveLength(3);
     expect(objects[2]).toMatchObject({
       position: '0:2', errorClass: 'DependencyUnavailableError', tenantId: tenantRedrive, eventId: redriveTarget.eventId,
-      originalTopic: s.config.ORDERS_TOPIC, originalPosition: '1:100', attempts: 1,
+      originalTopic: s.config.ORDERS_TOPIC, originalPosition: '1:100', attempts: 1, copies: 1, copyPositions: [],
     });
     expect(json.stderr).toContain('showing 1–3; next page: --offset 3');
   });
@@ -237,5 +244,97 @@ describe('fulfilment dlq: list, show, redrive', () => {
     const bad = await run('dlq', 'list', '--limit', 'lots');
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("option '--limit <n>' argument 'lots' is invalid. expected a whole number ≥ 1");
+  });
+  it('folds copies of one origin into one dead letter, redrives that origin once, and skips a too-large dead letter', async () => {
+    // A DLQ of its own, so `--all` covers only these records: two copies of one origin (as a bridge restarted
+    // before committing writes them: same dlq-original-* headers, a later failure time), then a dead letter whose
+    // value was omitted because the broker could not take it.
+    copiesDlq = `${s.config.DLQ_TOPIC}.copies`;
+    await s.admin.createTopics({ waitForLeaders: true, topics: [{ topic: copiesDlq, numPartitions: 1, replicationFactor: 1 }] });
+    const config = { ...s.config, DLQ_TOPIC: copiesDlq };
+    tenantDup = s.tenant('dup');
+    const dup = events.placed(tenantDup, 'dup-1');
+    const origin = `${s.config.ORDERS_TOPIC} 2:7`;
+    const copy = (failedAt: string) => ({
+      key: `${tenantDup}/dup-1`,
+      value: JSON.stringify(dup),
+      partition: 0,
+      headers: dlqHeaders(failedAt, 'EventRejectedByTemporalError', tenantDup!, dup.eventId, 'Temporal rejected the event: namespace misconfigured', '2:7'),
+    });
+    const firstFailure = new Date(Date.now() - 60_000).toISOString();
+    await s.producer.send({ topic: copiesDlq, acks: -1, messages: [copy(firstFailure)] });
+    await s.producer.send({ topic: copiesDlq, acks: -1, messages: [copy(new Date().toISOString())] });
+    const big = Buffer.alloc(2_000_000, 'x');
+    const sha = createHash('sha256').update(big).digest('hex');
+    const now = new Date();
+    const tooLarge = reducedDeadLetterMessage(
+      {
+        key: `${tenantDup}/big-1`, value: big, origin: { topic: s.config.ORDERS_TOPIC, partition: 0, offset: '55' }, group: s.config.CONSUMER_GROUP,
+        error: { name: 'MalformedEventError', message: 'record value is 2000000 bytes' }, attempts: 1, firstFailureAt: now, lastFailureAt: now, stage: 'edge', ids: { tenantId: tenantDup },
+      },
+      true,
+    );
+    await s.producer.send({ topic: copiesDlq, acks: -1, messages: [{ ...tooLarge, partition: 0 }] });
+
+    // listed once, with copies 2 and where the other copy is
+    const out = memoryOutput();
+    const listed = await dlqList({ config, out });
+    expect(listed).toMatchObject({ total: 2, deadLetters: 2, scanned: 3, folded: 1 });
+    expect(listed.records).toMatchObject([
+      { position: '0:0', copies: 2, copyPositions: ['0:1'], tenantId: tenantDup, eventId: dup.eventId, originalPosition: '2:7', failedAt: firstFailure },
+      { position: '0:2', copies: 1, copyPositions: [], errorClass: 'MalformedEventError' },
+    ]);
+    expect(out.lines()[1]).toMatch(/^0:0\s+2\s+\S+\s+EventRejectedByTemporalError\s/);
+    expect(out.lines()[2]).toMatch(/^0:2\s+1\s+/);
+    expect(out.lines().at(-1)).toBe(`2 of 2 dead letters in ${copiesDlq} match (no filter), 1 duplicate copy folded; showing 1–2`);
+    const json = memoryOutput();
+    await dlqList({ config, out: json }, { json: true, filter: { errorClass: 'EventRejectedByTemporalError' } });
+    expect(json.lines().map((l) => JSON.parse(l) as Record<string, unknown>)).toMatchObject([{ position: '0:0', copies: 2, copyPositions: ['0:1'] }]);
+    expect(json.stderr).toContain(`1 of 2 dead letters in ${copiesDlq} match (--error-class EventRejectedByTemporalError), 1 duplicate copy folded; showing 1–1`);
+    // a filter that only the later copy matches still finds the dead letter
+    expect((await dlqList({ config, out: memoryOutput() }, { filter: { since: new Date(Date.parse(firstFailure) + 1) } })).records.map((r) => r.position)).toEqual(['0:0', '0:2']);
+
+    // either copy can be shown, and names the other
+    const second = memoryOutput();
+    expect(await dlqShow({ config, out: second }, { position: pos('0:1') })).toMatchObject({ position: '0:1', copies: 2, firstWritten: '0:0', copyPositions: ['0:0'] });
+    expect(second.lines()[1]).toBe(`copies   2 of origin ${origin}: 0:0 (first written: list and redrive use it), 0:1 (this one)`);
+    expect(await dlqShow({ config, out: memoryOutput() }, { position: pos('0:0') })).toMatchObject({ copies: 2, firstWritten: '0:0', copyPositions: ['0:1'] });
+    const big2 = memoryOutput();
+    expect(await dlqShow({ config, out: big2 }, { position: pos('0:2') })).toMatchObject({ copies: 1, copyPositions: [] });
+    expect(big2.stdout).not.toContain('copies   ');
+    expect(big2.stdout).toContain(`payload  not in the DLQ: the original value was too large to keep (2000000 bytes, SHA-256 ${sha}); dlq redrive skips this dead letter`);
+
+    // a filter or --id list that selects both copies chooses the origin once
+    const byFilter = await dlqRedrive({ config, out: memoryOutput() }, { filter: { tenant: tenantDup }, dryRun: true });
+    expect(byFilter.selected.map((r) => r.position)).toEqual(['0:0', '0:2']);
+    expect(byFilter).toMatchObject({ folded: ['0:1'], skipped: [{ position: '0:2' }], sent: [] });
+    const byIds = memoryOutput();
+    expect((await dlqRedrive({ config, out: byIds }, { ids: [pos('0:1'), pos('0:0')], dryRun: true })).selected.map((r) => r.position)).toEqual(['0:0']);
+    expect(byIds.lines()).toEqual([
+      `would redrive 0:0 → ${s.config.ORDERS_TOPIC}  key=${tenantDup}/dup-1 event=${dup.eventId} tenant=${tenantDup} error=EventRejectedByTemporalError  copy 0:1 not sent`,
+      `dry run: 1 dead letter(s) would be redriven to ${s.config.ORDERS_TOPIC} at ≤ 10/s; 1 duplicate copy folded; nothing was sent`,
+    ]);
+
+    // the too-large dead letter alone: refused, counted as skipped, the run still succeeds
+    const before = await s.admin.fetchTopicOffsets(s.config.ORDERS_TOPIC);
+    const skipMessage = `the DLQ holds no value for it: the original value was too large to keep (2000000 bytes, SHA-256 ${sha}); there is nothing to redrive`;
+    const alone = memoryOutput();
+    expect(await runCli(['dlq', 'redrive', '--id', '0:2'], { out: alone, config })).toBe(0);
+    expect(alone.lines()).toEqual([`skipped 0:2: ${skipMessage}`, `redrove 0 dead letter(s) to ${s.config.ORDERS_TOPIC}; 1 skipped (no value in the DLQ)`]);
+    expect(await s.admin.fetchTopicOffsets(s.config.ORDERS_TOPIC)).toEqual(before);
+
+    // --all: the origin is published once, the too-large one skipped with its size and SHA-256
+    const all = memoryOutput();
+    expect(await runCli(['dlq', 'redrive', '--all', '--rate', '20'], { out: all, config })).toBe(0);
+    const lines = all.lines();
+    expect(lines).toHaveLength(3);
+    expect(lines[0]).toMatch(new RegExp(`^redriven 0:0 → ${s.config.ORDERS_TOPIC.replace(/\./g, '\\.')} \\d+:\\d+  key=${tenantDup}/dup-1 .* copy 0:1 not sent$`));
+    expect(lines[1]).toBe(`skipped 0:2: ${skipMessage}`);
+    expect(lines[2]).toBe(`redrove 1 dead letter(s) to ${s.config.ORDERS_TOPIC} at ≤ 20/s; 1 duplicate copy folded; 1 skipped (no value in the DLQ); duplicates are absorbed downstream by event id`);
+    const after = await s.admin.fetchTopicOffsets(s.config.ORDERS_TOPIC);
+    const written = (offsets: { high: string }[]) => offsets.reduce((n, o) => n + Number(o.high), 0);
+    expect(written(after) - written(before)).toBe(1);
+    await waitFor('the redriven copy to be fulfilled', async () => (await s.row(tenantDup!, 'dup-1'))?.status === 'shipped');
+    expect(await s.shipments(tenantDup)).toHaveLength(1);
   });
 });
