@@ -1,15 +1,20 @@
 /**
  * HTTP client of the warehouse. Every shipment request carries an idempotency key derived from the order, so
  * a retried or redelivered shipment returns the first one instead of shipping twice.
- * Network errors and 5xx are transient (retried by Temporal); 4xx are permanent.
+ * Network errors, timeouts and 5xx are transient (retried by Temporal); 4xx are permanent.
+ *
+ * Rule a reader must not break: only a dependency failure (connection error, timeout, 5xx) counts towards the
+ * breaker. A request that cannot be built from one order's data (e.g. a header value HTTP cannot carry) fails that
+ * order alone with InvalidRequestError, before the breaker is consulted, so it can never open it for everyone.
  *
  * Calls go through a circuit breaker (cockatiel): after `failures` consecutive transient failures it opens and
  * calls fail at once without reaching the warehouse; after `halfOpenAfterMs` one probe is let through, and its
  * success closes the circuit. A dead warehouse is probed, not hammered, however many orders are retrying.
  */
 import { CircuitState, ConsecutiveBreaker, circuitBreaker, handleWhen, isBrokenCircuitError } from 'cockatiel';
-import { DependencyUnavailableError, WarehouseRejectedError } from '../errors.js';
+import { DependencyUnavailableError, InvalidRequestError, WarehouseRejectedError } from '../errors.js';
 import type { OrderLine } from '../../workflows/api.js';
+import { isSafeToken } from '../events/envelope.js';
 
 export interface ShipmentRequest {
   tenantId: string;
@@ -59,22 +64,29 @@ export function createWarehouseClient(
     if (name) opts.breaker?.onStateChange?.(name);
   });
 
-  async function call(path: string, init: RequestInit, signal?: AbortSignal): Promise<Response> {
+  /** Builds the request from the order's data; one that cannot be built is that order's fault, not the warehouse's. */
+  function build(path: string, init: RequestInit): Request {
     try {
-      return await breaker.execute(() => send(path, init, signal));
+      return new Request(new URL(path, baseUrl), init);
+    } catch (err) {
+      throw new InvalidRequestError(`warehouse request ${path} cannot be built from this order's data: ${(err as Error).message}`);
+    }
+  }
+
+  async function call(path: string, init: RequestInit, signal?: AbortSignal): Promise<Response> {
+    const request = build(path, init);
+    try {
+      return await breaker.execute(() => send(request, path, signal));
     } catch (err) {
       if (isBrokenCircuitError(err)) throw new DependencyUnavailableError(`warehouse circuit open: not calling ${path} until a probe succeeds`);
       throw err;
     }
   }
 
-  async function send(path: string, init: RequestInit, signal?: AbortSignal): Promise<Response> {
+  async function send(request: Request, path: string, signal?: AbortSignal): Promise<Response> {
     const timeout = AbortSignal.timeout(timeoutMs);
     try {
-      const res = await fetch(new URL(path, baseUrl), {
-        ...init,
-        signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
-      });
+      const res = await fetch(request, { signal: signal ? AbortSignal.any([signal, timeout]) : timeout });
       if (res.status >= 500) throw new DependencyUnavailableError(`warehouse answered ${res.status} to ${path}: ${await res.text()}`);
       return res;
     } catch (err) {
@@ -85,6 +97,10 @@ export function createWarehouseClient(
   }
   return {
     async ship(key, request, signal) {
+      // The edge admits only safe tokens; an id that arrived some other way is still never sent as a header.
+      if (request.correlationId !== undefined && !isSafeToken(request.correlationId)) {
+        throw new InvalidRequestError(`warehouse request for shipment ${key} cannot be built from this order's data: correlation id ${JSON.stringify(request.correlationId).slice(0, 80)} is not 1–200 visible ASCII characters`);
+      }
       const res = await call('/shipments', {
         method: 'POST',
         headers: {
