@@ -1,19 +1,18 @@
 /** The time-skipping test server from the stack's cache works with @temporalio/testing (nothing downloaded). */
-import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { describe, expect, it } from 'vitest';
-import { temporalCliPath, testServerExecutablePath } from '../../src/stack/index.js';
+import { temporalCliPath } from '../../src/stack/index.js';
+import { startTimeSkipping } from '../support/time-skipping.js';
 
 describe('stack test tools', () => {
   it('runs the time-skipping test server from the wrapper and skips 30 days at once', async () => {
-    const path = await testServerExecutablePath();
-    const env = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path } } });
+    const { env, teardown } = await startTimeSkipping();
     try {
       expect(env.supportsTimeSkipping).toBe(true);
       const before = await env.currentTimeMs();
       await env.sleep('30 days');
       expect((await env.currentTimeMs()) - before).toBeGreaterThanOrEqual(30 * 24 * 3600 * 1000);
     } finally {
-      await env.teardown();
+      await teardown();
     }
   });
 

@@ -1,6 +1,7 @@
 /**
  * Prints one plain closing line after vitest's own summary — `tests: N passed, N failed[, N skipped]` — so that
- * tools which read a run's last line (CI) see how many tests ran, whatever the runner's format.
+ * tools which read a run's last line (CI) see how many tests ran, whatever the runner's format. A test that never
+ * ran because its file failed is a failure here.
  */
 import type { Reporter, TestModule } from 'vitest/node';
 
@@ -10,11 +11,15 @@ export default class SummaryReporter implements Reporter {
     let failed = errors.length;
     let skipped = 0;
     for (const module of modules) {
-      if (module.state() === 'failed' && [...module.children.allTests()].length === 0) failed += 1;
-      for (const test of module.children.allTests()) {
+      const tests = [...module.children.allTests()];
+      // A file that failed outside its tests (a hook, an import, a server that never started) counts every test
+      // that did not pass as failed, never as skipped, and counts once even when it has no tests at all.
+      const fileFailed = module.state() === 'failed';
+      if (fileFailed && tests.length === 0) failed += 1;
+      for (const test of tests) {
         const state = test.result().state;
         if (state === 'passed') passed += 1;
-        else if (state === 'failed') failed += 1;
+        else if (state === 'failed' || fileFailed) failed += 1;
         else skipped += 1;
       }
     }

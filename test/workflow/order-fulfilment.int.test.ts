@@ -4,10 +4,9 @@
  * without real waiting.
  */
 import { randomUUID } from 'node:crypto';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testServerExecutablePath } from '../../src/stack/index.js';
 import { workflowBundle } from '../../src/temporal.js';
 import {
   ORDER_WORKFLOW_TYPE,
@@ -22,15 +21,16 @@ import {
 import { SHIPMENT_BACKOFF, jitteredDelayMs } from '../../activities/index.js';
 import { fakeActivities, retryable, shipUntilCancelled, type FakeOptions } from '../support/fake-activities.js';
 import { events } from '../support/harness.js';
+import { startTimeSkipping, type TimeSkippingServer } from '../support/time-skipping.js';
 
 const DAY = 24 * 3600;
 let env: TestWorkflowEnvironment;
+let server: TimeSkippingServer | undefined;
 beforeAll(async () => {
-  env = await TestWorkflowEnvironment.createTimeSkipping({
-    server: { executable: { type: 'existing-path', path: await testServerExecutablePath() } },
-  });
+  server = await startTimeSkipping();
+  env = server.env;
 });
-afterAll(async () => env?.teardown());
+afterAll(async () => server?.teardown());
 
 const settings: OrderWorkflowSettings = { cancelGraceSeconds: 30 * DAY, lingerSeconds: DAY };
 
