@@ -5,8 +5,7 @@
  */
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { CONSUMER_NAME, ORDER_PLACED, type OrderEvent, type OrderLine } from '../workflows/api.js';
-import type { StoredOrder } from '../workflows/order-state.js';
+import { CONSUMER_NAME, ORDER_PLACED, type OrderEvent, type OrderLine, type StoredOrder } from '../workflows/api.js';
 import { DependencyUnavailableError, PermanentError } from '../src/errors.js';
 import type { Logger } from '../src/log.js';
 import type { EventOutcome, Metrics } from '../src/metrics.js';

@@ -100,6 +100,16 @@ export interface OrderView {
   notes: string[];
 }
 
+/** What the store answered about an order after an effect: the truth the workflow adopts. */
+export interface StoredOrder {
+  outcome: 'applied' | 'duplicate' | 'stale';
+  status: 'pending' | 'shipped' | 'cancelled' | 'failed';
+  orderVersion: number;
+  /** False for the tombstone row a cancellation leaves before its placement arrived. */
+  placed: boolean;
+  cancelRefused: boolean;
+}
+
 /** Settings the starter passes so the workflow itself reads no environment. */
 export interface OrderWorkflowSettings {
   /** How long a cancellation that arrived first waits for its placement, seconds. */

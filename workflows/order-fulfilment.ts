@@ -100,94 +100,113 @@ const reporting = proxyLocalActivities<OrderActivities>({
   retry: { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumInterval: '2 seconds', maximumAttempts: 3 },
 });
 
+/**
+ * The workflow: one order from its first event until it settles and lingers out. Each pass handles what has
+ * arrived, then takes the step the order's status calls for; long runs continue as new with their state.
+ */
 export async function orderFulfilment(input: OrderWorkflowInput): Promise<OrderView> {
-  const { settings } = input;
-  let state: OrderState = (input.carried?.state as OrderState | undefined) ?? initialOrderState(input.tenantId, input.orderId);
-  const inbox: OrderEvent[] = [...(input.carried?.inbox ?? [])];
-  setHandler(orderEventSignal, (event) => {
-    inbox.push(event);
-  });
-  setHandler(orderStatusQuery, () => toView(state));
-
-  // Only a run the starter indexed (TenantId set) publishes its status, so servers without these attributes work.
-  const indexed = workflowInfo().typedSearchAttributes.get(TenantIdAttribute) !== undefined;
-  let publishedStatus: string | undefined;
-  const publishStatus = () => {
-    if (indexed && publishedStatus !== state.status) {
-      upsertSearchAttributes([{ key: OrderStatusAttribute, value: state.status }]);
-      publishedStatus = state.status;
+  const run = new OrderRun(input);
+  for (;;) {
+    await run.drainInbox();
+    if ((await run.step()) === 'done') break;
+    if (workflowInfo().continueAsNewSuggested && run.inbox.length === 0) {
+      await continueAsNew<typeof orderFulfilment>({ ...input, carried: { state: run.state, inbox: run.inbox } });
     }
-  };
+  }
+  return toView(run.state);
+}
 
-  async function report(event: OrderEvent, outcome: 'applied' | 'duplicate' | 'stale' | 'refused', layer: 'workflow' | 'store', detail?: string) {
-    await reporting.reportOutcome({ event, outcome, layer, detail }).catch(() => undefined);
+type EventOutcomeReport = 'applied' | 'duplicate' | 'stale' | 'refused';
+
+/** One run of an order's workflow: its state, its inbox of events, and one method per step. */
+class OrderRun {
+  state: OrderState;
+  readonly inbox: OrderEvent[];
+  private readonly settings: OrderWorkflowInput['settings'];
+  /** Only a run the starter indexed (TenantId set) publishes its status, so servers without these attributes work. */
+  private readonly indexed = workflowInfo().typedSearchAttributes.get(TenantIdAttribute) !== undefined;
+  private publishedStatus: string | undefined;
+
+  constructor(input: OrderWorkflowInput) {
+    this.settings = input.settings;
+    this.state = (input.carried?.state as OrderState | undefined) ?? initialOrderState(input.tenantId, input.orderId);
+    this.inbox = [...(input.carried?.inbox ?? [])];
+    setHandler(orderEventSignal, (event) => {
+      this.inbox.push(event);
+    });
+    setHandler(orderStatusQuery, () => toView(this.state));
   }
 
-  async function handle(event: OrderEvent): Promise<void> {
-    const decision = decide(state, event);
+  /** Handles every event that has arrived, one at a time, in signal order. */
+  async drainInbox(): Promise<void> {
+    while (this.inbox.length > 0) await this.handle(this.inbox.shift()!);
+  }
+
+  /** The step the order's status calls for; 'done' once a settled order lingered without a new event. */
+  async step(): Promise<'continue' | 'done'> {
+    const { state } = this;
+    if (state.status === 'new') {
+      await this.waitForEvent();
+    } else if (state.status === 'awaiting-placement') {
+      if (!(await this.waitForEvent(state.graceEndsAt))) {
+        this.state = expireTombstone(state);
+        this.publishStatus();
+      }
+    } else if (state.status === 'pending') {
+      await this.ship();
+    } else if (isSettled(state)) {
+      state.lingerEndsAt ??= Date.now() + this.settings.lingerSeconds * 1000;
+      if (!(await this.waitForEvent(state.lingerEndsAt))) return 'done';
+    }
+    return 'continue';
+  }
+
+  /** Decides what one event means and records it through the store, whose answer becomes the state. */
+  async handle(event: OrderEvent): Promise<void> {
+    const decision = decide(this.state, event);
+    const remember = this.settings.rememberEventIds;
     if (decision.kind === 'duplicate' || decision.kind === 'stale' || decision.kind === 'foreign') {
-      state = noteDecision(state, event, decision, settings.rememberEventIds);
+      this.state = noteDecision(this.state, event, decision, remember);
       const detail = decision.kind === 'stale' ? decision.reason : decision.kind === 'foreign' ? 'event names another order' : undefined;
-      return report(event, decision.kind === 'duplicate' ? 'duplicate' : 'stale', 'workflow', detail);
+      return this.report(event, decision.kind === 'duplicate' ? 'duplicate' : 'stale', 'workflow', detail);
     }
     let stored: StoredOrder;
     try {
-      stored = await durably(`record ${event.eventId}`, () => store.recordOrderEvent(event));
+      stored = await this.durably(`record ${event.eventId}`, () => store.recordOrderEvent(event));
     } catch (err) {
-      // The store refused the event for good (a value it cannot hold, a business refusal): the order goes on
-      // without it, and the event joins the DLQ with the reason, where operators see every unprocessable event.
-      state = withNote(noteDecision(state, event, { kind: 'stale', reason: 'refused' }, settings.rememberEventIds), `refused ${event.eventId}: ${failureReason(err)}`);
-      if (!patched(DEAD_LETTER_REFUSED_EVENTS)) return report(event, 'refused', 'store', failureReason(err));
-      const error = { name: failureType(err), message: failureReason(err) };
-      const refusedAt = new Date(Date.now()).toISOString();
-      try {
-        await durably(`dead-letter ${event.eventId}`, () => deadLetters.deadLetterEvent({ event, error, refusedAt }));
-      } catch (dlqErr) {
-        state = withNote(state, `dead-letter ${event.eventId} refused: ${failureReason(dlqErr)}`);
-        return report(event, 'refused', 'store', failureReason(err));
-      }
-      return;
+      this.state = withNote(noteDecision(this.state, event, { kind: 'stale', reason: 'refused' }, remember), `refused ${event.eventId}: ${failureReason(err)}`);
+      return this.refuse(event, err);
     }
-    state = applyStored(noteDecision(state, event, decision, settings.rememberEventIds), event, stored);
-    if (state.status === 'awaiting-placement' && state.graceEndsAt === undefined) {
-      state = { ...state, graceEndsAt: Date.now() + settings.cancelGraceSeconds * 1000 };
+    this.state = applyStored(noteDecision(this.state, event, decision, remember), event, stored);
+    if (this.state.status === 'awaiting-placement' && this.state.graceEndsAt === undefined) {
+      this.state = { ...this.state, graceEndsAt: Date.now() + this.settings.cancelGraceSeconds * 1000 };
     }
-    publishStatus();
-    await report(event, stored.outcome, 'store');
+    this.publishStatus();
+    await this.report(event, stored.outcome, 'store');
   }
 
   /**
-   * Runs a store or warehouse effect whose own retry policy gave up on a transient failure: the order is held
-   * (a note says why) and the effect is tried again after a pause, for as long as it takes. Business refusals
-   * (non-retryable failures) are thrown to the caller.
+   * The store refused the event for good (a value it cannot hold, a business refusal): the order goes on without
+   * it, and the event joins the DLQ with the reason, where operators see every unprocessable event.
    */
-  async function durably<T>(what: string, effect: () => Promise<T>): Promise<T> {
-    for (;;) {
-      try {
-        return await effect();
-      } catch (err) {
-        if (isNonRetryable(err) || isCancellation(err)) throw err;
-        state = withNote(state, `${what}: gave up for now (${failureReason(err)}); trying again in 5 minutes`);
-        await sleep('5 minutes');
-      }
+  private async refuse(event: OrderEvent, err: unknown): Promise<void> {
+    if (!patched(DEAD_LETTER_REFUSED_EVENTS)) return this.report(event, 'refused', 'store', failureReason(err));
+    const error = { name: failureType(err), message: failureReason(err) };
+    const refusedAt = new Date(Date.now()).toISOString();
+    try {
+      await this.durably(`dead-letter ${event.eventId}`, () => deadLetters.deadLetterEvent({ event, error, refusedAt }));
+    } catch (dlqErr) {
+      this.state = withNote(this.state, `dead-letter ${event.eventId} refused: ${failureReason(dlqErr)}`);
+      return this.report(event, 'refused', 'store', failureReason(err));
     }
   }
 
-  async function drainInbox(): Promise<void> {
-    while (inbox.length > 0) await handle(inbox.shift()!);
-  }
-
-  /** Waits until an event arrives or `deadline` (workflow time, ms) passes; true when an event arrived. */
-  async function waitForEvent(deadline?: number): Promise<boolean> {
-    if (deadline === undefined) {
-      await condition(() => inbox.length > 0);
-      return true;
-    }
-    const remaining = deadline - Date.now();
-    return remaining > 0 && (await condition(() => inbox.length > 0, remaining));
-  }
-
-  async function ship(): Promise<void> {
+  /**
+   * Ships the order through the warehouse. While the shipment is in flight, events that cannot stop it are
+   * handled; a cancellation stops it (the activity is cancelled), is recorded, and the shipment is recalled.
+   */
+  async ship(): Promise<void> {
+    const { state } = this;
     const placement = state.placement!;
     const key = shipmentKey(state.tenantId, state.orderId);
     const scope = new CancellationScope();
@@ -211,68 +230,93 @@ export async function orderFulfilment(input: OrderWorkflowInput): Promise<OrderV
       )
       .finally(() => void (settled = true));
 
-    // While the shipment is in flight, events that cannot stop it are handled; a cancellation stops it.
     let cancelledBy: OrderEvent | undefined;
     while (!settled && !cancelledBy) {
-      await condition(() => settled || inbox.length > 0);
-      while (!settled && inbox.length > 0) {
-        if (cancelsShipment(state, inbox[0]!)) {
-          cancelledBy = inbox.shift();
+      await condition(() => settled || this.inbox.length > 0);
+      while (!settled && this.inbox.length > 0) {
+        if (cancelsShipment(this.state, this.inbox[0]!)) {
+          cancelledBy = this.inbox.shift();
           scope.cancel();
           break;
         }
-        await handle(inbox.shift()!);
+        await this.handle(this.inbox.shift()!);
       }
     }
     await shipping;
 
     if (cancelledBy) {
-      await handle(cancelledBy);
-      await compensate(key);
+      await this.handle(cancelledBy);
+      await this.compensate(key);
       return;
     }
-    if (shipmentId !== undefined) {
-      const id = shipmentId;
-      const stored = await durably('mark shipped', () => store.markOrderShipped({ tenantId: state.tenantId, orderId: state.orderId, shipmentId: id }));
-      if (stored.status === 'shipped') state = markShipped(state, id);
-      else {
-        // The store refused (the order was cancelled underneath us): the store wins, the shipment is recalled.
-        state = { ...state, status: stored.status === 'pending' ? 'cancelled' : stored.status };
-        await compensate(key);
-      }
-    } else if (!isCancellation(failure)) {
-      const reason = failureReason(failure);
-      await durably('mark failed', () => store.markOrderFailed({ tenantId: state.tenantId, orderId: state.orderId, reason }));
-      state = markFailed(state, reason);
-    }
-    publishStatus();
+    if (shipmentId !== undefined) await this.markShipped(shipmentId, key);
+    else if (!isCancellation(failure)) await this.markFailed(failureReason(failure));
+    this.publishStatus();
   }
 
-  async function compensate(key: string): Promise<void> {
-    const existed = await durably('recall shipment', () => warehouse.recallShipment({ key }));
-    state = withNote(state, existed ? `compensated: shipment ${key} recalled` : `compensated: shipment ${key} blocked before it shipped`);
+  /** Records the shipment; when the store refuses (cancelled underneath us) the store wins and it is recalled. */
+  private async markShipped(shipmentId: string, key: string): Promise<void> {
+    const { tenantId, orderId } = this.state;
+    const stored = await this.durably('mark shipped', () => store.markOrderShipped({ tenantId, orderId, shipmentId }));
+    if (stored.status === 'shipped') {
+      this.state = markShipped(this.state, shipmentId);
+      return;
+    }
+    this.state = { ...this.state, status: stored.status === 'pending' ? 'cancelled' : stored.status };
+    await this.compensate(key);
   }
 
-  for (;;) {
-    await drainInbox();
-    if (state.status === 'new') {
-      await waitForEvent();
-    } else if (state.status === 'awaiting-placement') {
-      if (!(await waitForEvent(state.graceEndsAt))) {
-        state = expireTombstone(state);
-        publishStatus();
+  /** Holds the order as failed with the reason once the warehouse gave up. */
+  private async markFailed(reason: string): Promise<void> {
+    const { tenantId, orderId } = this.state;
+    await this.durably('mark failed', () => store.markOrderFailed({ tenantId, orderId, reason }));
+    this.state = markFailed(this.state, reason);
+  }
+
+  /** Compensation: recalls the shipment made under `key`; the warehouse burns the key, so nothing ships after. */
+  async compensate(key: string): Promise<void> {
+    const existed = await this.durably('recall shipment', () => warehouse.recallShipment({ key }));
+    this.state = withNote(this.state, existed ? `compensated: shipment ${key} recalled` : `compensated: shipment ${key} blocked before it shipped`);
+  }
+
+  /**
+   * Runs a store or warehouse effect whose own retry policy gave up on a transient failure: the order is held
+   * (a note says why) and the effect is tried again after a pause, for as long as it takes. Business refusals
+   * (non-retryable failures) are thrown to the caller.
+   */
+  async durably<T>(what: string, effect: () => Promise<T>): Promise<T> {
+    for (;;) {
+      try {
+        return await effect();
+      } catch (err) {
+        if (isNonRetryable(err) || isCancellation(err)) throw err;
+        this.state = withNote(this.state, `${what}: gave up for now (${failureReason(err)}); trying again in 5 minutes`);
+        await sleep('5 minutes');
       }
-    } else if (state.status === 'pending') {
-      await ship();
-    } else if (isSettled(state)) {
-      state.lingerEndsAt ??= Date.now() + settings.lingerSeconds * 1000;
-      if (!(await waitForEvent(state.lingerEndsAt))) break;
-    }
-    if (workflowInfo().continueAsNewSuggested && inbox.length === 0) {
-      await continueAsNew<typeof orderFulfilment>({ ...input, carried: { state, inbox } });
     }
   }
-  return toView(state);
+
+  /** Publishes the order's status as the OrderStatus search attribute when it changed. */
+  publishStatus(): void {
+    if (this.indexed && this.publishedStatus !== this.state.status) {
+      upsertSearchAttributes([{ key: OrderStatusAttribute, value: this.state.status }]);
+      this.publishedStatus = this.state.status;
+    }
+  }
+
+  /** Waits until an event arrives or `deadline` (workflow time, ms) passes; true when an event arrived. */
+  private async waitForEvent(deadline?: number): Promise<boolean> {
+    if (deadline === undefined) {
+      await condition(() => this.inbox.length > 0);
+      return true;
+    }
+    const remaining = deadline - Date.now();
+    return remaining > 0 && (await condition(() => this.inbox.length > 0, remaining));
+  }
+
+  private async report(event: OrderEvent, outcome: EventOutcomeReport, layer: 'workflow' | 'store', detail?: string): Promise<void> {
+    await reporting.reportOutcome({ event, outcome, layer, detail }).catch(() => undefined);
+  }
 }
 
 function isNonRetryable(err: unknown): boolean {

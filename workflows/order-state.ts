@@ -17,7 +17,10 @@ import {
   type OrderPlacedData,
   type OrderStatus,
   type OrderView,
+  type StoredOrder,
 } from './api.js';
+
+export type { StoredOrder } from './api.js';
 
 export interface OrderState {
   tenantId: string;
@@ -43,14 +46,6 @@ export interface OrderState {
 }
 
 /** What the store says after an effect was recorded (see activities/record-order-event). */
-export interface StoredOrder {
-  outcome: 'applied' | 'duplicate' | 'stale';
-  status: 'pending' | 'shipped' | 'cancelled' | 'failed';
-  orderVersion: number;
-  /** False for the tombstone row a cancellation leaves before its placement arrived. */
-  placed: boolean;
-  cancelRefused: boolean;
-}
 
 export type Decision =
   /** The event id was already decided on by this workflow. */

@@ -3,8 +3,7 @@
  * to the tenant (see db.ts) and locks the row before deciding, so two writers for one order serialise here.
  * These are the store's own guards — the workflow decides first, this is the last line.
  */
-import type { OrderCancelledData, OrderPlacedData } from '../../workflows/api.js';
-import type { StoredOrder } from '../../workflows/order-state.js';
+import type { OrderCancelledData, OrderPlacedData, StoredOrder } from '../../workflows/api.js';
 import type { Tx } from './db.js';
 
 export interface FulfilmentRow {
