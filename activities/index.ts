@@ -5,6 +5,8 @@
  */
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
+import { halfJitterGenerator } from 'cockatiel';
+import { SHIPMENT_BACKOFF, type TransientRetry } from '../src/retry-policies.js';
 import { CONSUMER_NAME, ORDER_PLACED, type OrderEvent, type OrderLine, type StoredOrder } from '../workflows/api.js';
 import { DependencyUnavailableError, PermanentError } from '../src/errors.js';
 import type { Logger } from '../src/log.js';
@@ -64,16 +66,14 @@ export interface OutcomeReport {
   detail?: string;
 }
 
-/** Backoff of the shipment activity, milliseconds: doubling from `baseMs`, never above `capMs`. */
-export const SHIPMENT_BACKOFF = { baseMs: 2_000, capMs: 60_000 };
+export { SHIPMENT_BACKOFF } from '../src/retry-policies.js';
 
 /**
- * "Equal jitter": half the exponential delay for attempt `attempt` (1-based), plus a random part of the other
- * half — bounded by the cap, never zero, and spread so that orders failing together do not retry together.
+ * The next delay of attempt `attempt` (1-based) under `policy`, with cockatiel's half jitter: between half and all
+ * of min(max, initial·2^(attempt-1)) — never zero, and spread so that orders failing together retry apart.
  */
-export function jitteredDelayMs(attempt: number, { baseMs, capMs }: { baseMs: number; capMs: number }, random = Math.random): number {
-  const ceiling = Math.min(capMs, baseMs * 2 ** Math.max(0, attempt - 1));
-  return Math.round(ceiling / 2 + random() * (ceiling / 2));
+export function jitteredDelayMs(attempt: number, policy: TransientRetry): number {
+  return halfJitterGenerator(Math.max(0, attempt - 1), { generator: halfJitterGenerator, exponent: 2, initialDelay: policy.initialDelayMs, maxDelay: policy.maxDelayMs })[0];
 }
 
 /** Permanent errors become non-retryable ApplicationFailures, so Temporal does not retry a business refusal. */

@@ -16,6 +16,7 @@ import type { Config } from './config.js';
 import { createDeadLetterSink } from './dlq/sink.js';
 import type { Logger } from './log.js';
 import { createMetrics, serveMetrics, type Metrics } from './metrics.js';
+import { BRIDGE_TEMPORAL_RPC, KAFKA_RETRY } from './retry-policies.js';
 import { waitForDependency } from './startup.js';
 import { createDb, type Db } from './store/db.js';
 import { connectClient, workflowBundle } from './temporal.js';
@@ -109,7 +110,7 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
     // group membership, so the bridge resumes within seconds of the broker's return; every failed attempt is counted.
     // A longer outage crashes the consumer, which is restarted as a new member (see bridge.ts).
     const kafka = createKafka(config.KAFKA_BROKERS, config.KAFKA_CLIENT_ID, logger, {
-      retries: 10,
+      retries: KAFKA_RETRY.consumer,
       onConnectionError: () => {
         metrics.retries.inc({ operation: 'kafka-connect' });
         metrics.failures.inc({ operation: 'kafka-connect', error_class: 'KafkaJSConnectionError' });
@@ -120,8 +121,11 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
     // backoff capped at 5 s, so delivery resumes within seconds of Temporal coming back.
     const bridgeConnection = await waitForDependency(temporal, () => Connection.connect({
       address: config.TEMPORAL_ADDRESS,
-      interceptors: [makeGrpcRetryInterceptor(defaultGrpcRetryOptions({ maxAttempts: 3 }))],
-      channelArgs: { 'grpc.initial_reconnect_backoff_ms': 500, 'grpc.max_reconnect_backoff_ms': 5_000 },
+      interceptors: [makeGrpcRetryInterceptor(defaultGrpcRetryOptions({ maxAttempts: BRIDGE_TEMPORAL_RPC.maxAttempts }))],
+      channelArgs: {
+        'grpc.initial_reconnect_backoff_ms': BRIDGE_TEMPORAL_RPC.initialReconnectBackoffMs,
+        'grpc.max_reconnect_backoff_ms': BRIDGE_TEMPORAL_RPC.maxReconnectBackoffMs,
+      },
     }), logger, signal);
     stops.push(() => bridgeConnection.close());
     const bridgeClient = new Client({ connection: bridgeConnection, namespace: config.TEMPORAL_NAMESPACE });

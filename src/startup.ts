@@ -5,9 +5,7 @@
  */
 import { ExponentialBackoff, handleAll, retry } from 'cockatiel';
 import type { Logger } from './log.js';
-
-/** Backoff between start-up attempts, milliseconds: 500 doubling to 10000, decorrelated jitter (cockatiel's default). */
-export const STARTUP_BACKOFF = { initialDelayMs: 500, maxDelayMs: 10_000 };
+import { STARTUP_RETRY } from './retry-policies.js';
 
 /** Thrown when start-up was given up (the process is stopping) while a dependency was still down. */
 export class StartupAborted extends Error {
@@ -20,7 +18,7 @@ export class StartupAborted extends Error {
  */
 export async function waitForDependency<T>(dependency: string, attempt: () => Promise<T>, logger: Logger, signal?: AbortSignal): Promise<T> {
   const policy = retry(handleAll, {
-    backoff: new ExponentialBackoff({ initialDelay: STARTUP_BACKOFF.initialDelayMs, maxDelay: STARTUP_BACKOFF.maxDelayMs }),
+    backoff: new ExponentialBackoff({ initialDelay: STARTUP_RETRY.initialDelayMs, maxDelay: STARTUP_RETRY.maxDelayMs }),
   });
   let failures = 0;
   policy.onRetry(({ delay, ...rest }) => {

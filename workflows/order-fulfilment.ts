@@ -27,6 +27,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { OrderActivities } from '../activities/index.js';
+import { HOLD_BEFORE_RETRYING, REPORTING_LOCAL_ACTIVITY, SHORT_EFFECT_ACTIVITY, WAREHOUSE_ACTIVITY } from '../src/retry-policies.js';
 import {
   OrderStatusAttribute,
   TenantIdAttribute,
@@ -63,16 +64,7 @@ const NON_RETRYABLE = ['UnstorableEventError', 'InvalidRequestError', 'Warehouse
 const DEAD_LETTER_REFUSED_EVENTS = 'dead-letter-refused-events';
 
 /** Short effects (PostgreSQL, the DLQ topic): retried through a dependency restart (about 15 minutes in all). */
-const shortEffectPolicy = {
-  startToCloseTimeout: '30 seconds',
-  retry: {
-    initialInterval: '500 milliseconds',
-    backoffCoefficient: 2,
-    maximumInterval: '30 seconds',
-    maximumAttempts: 35,
-    nonRetryableErrorTypes: NON_RETRYABLE,
-  },
-} as const;
+const shortEffectPolicy = { ...SHORT_EFFECT_ACTIVITY, retry: { ...SHORT_EFFECT_ACTIVITY.retry, nonRetryableErrorTypes: NON_RETRYABLE } };
 
 /** PostgreSQL effects. */
 const store = proxyActivities<OrderActivities>(shortEffectPolicy);
@@ -82,23 +74,13 @@ const deadLetters = proxyActivities<OrderActivities>(shortEffectPolicy);
 
 /** The warehouse call: long-running, heartbeating, bounded retries; exhausted attempts hold the order as failed. */
 const warehouse = proxyActivities<OrderActivities>({
-  startToCloseTimeout: '5 minutes',
-  heartbeatTimeout: '20 seconds',
+  ...WAREHOUSE_ACTIVITY,
   cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-  retry: {
-    initialInterval: '2 seconds',
-    backoffCoefficient: 2,
-    maximumInterval: '1 minute',
-    maximumAttempts: 8,
-    nonRetryableErrorTypes: NON_RETRYABLE,
-  },
+  retry: { ...WAREHOUSE_ACTIVITY.retry, nonRetryableErrorTypes: NON_RETRYABLE },
 });
 
 /** Outcome reporting (log + metrics) is a local activity: cheap, and recorded in history as a marker. */
-const reporting = proxyLocalActivities<OrderActivities>({
-  startToCloseTimeout: '5 seconds',
-  retry: { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumInterval: '2 seconds', maximumAttempts: 3 },
-});
+const reporting = proxyLocalActivities<OrderActivities>(REPORTING_LOCAL_ACTIVITY);
 
 /**
  * The workflow: one order from its first event until it settles and lingers out. Each pass handles what has
@@ -291,7 +273,7 @@ class OrderRun {
       } catch (err) {
         if (isNonRetryable(err) || isCancellation(err)) throw err;
         this.state = withNote(this.state, `${what}: gave up for now (${failureReason(err)}); trying again in 5 minutes`);
-        await sleep('5 minutes');
+        await sleep(HOLD_BEFORE_RETRYING);
       }
     }
   }

@@ -9,16 +9,12 @@
  */
 import { ExponentialBackoff, halfJitterGenerator, type IBackoff } from 'cockatiel';
 import { TransientError } from '../errors.js';
+import { BRIDGE_RETRY, type TransientRetry } from '../retry-policies.js';
 
-/** Retry policy for transient failures, as data. Delays in milliseconds. */
-export interface TransientRetry {
-  /** First delay; default 200. */
-  initialDelayMs: number;
-  /** Cap on any one delay; default 30000. Attempts are unbounded: a transient failure is never dead-lettered. */
-  maxDelayMs: number;
-}
+export type { TransientRetry } from '../retry-policies.js';
 
-export const DEFAULT_TRANSIENT_RETRY: TransientRetry = { initialDelayMs: 200, maxDelayMs: 30_000 };
+/** The bridge's default (src/retry-policies.ts BRIDGE_RETRY): attempts are unbounded, a transient failure is never dead-lettered. */
+export const DEFAULT_TRANSIENT_RETRY: TransientRetry = BRIDGE_RETRY;
 
 /** Thrown by a wait that was given up (shutdown, partition revoked): the work was not done and will be redelivered. */
 export class Abandoned extends Error {

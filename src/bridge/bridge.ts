@@ -32,6 +32,7 @@ import type { Metrics } from '../metrics.js';
 import { Abandoned, BackoffGate, DEFAULT_TRANSIENT_RETRY, DelaySequence, sleep, type TransientRetry } from './backoff-gate.js';
 import { publishDeadLetter, type DeadLetter } from '../dlq/dead-letter.js';
 import { runInLanes } from './lanes.js';
+import { KAFKA_RETRY } from '../retry-policies.js';
 import { PartitionState, type PartitionControl, type PartitionGates } from './partition-state.js';
 import type { OrderStarter } from './order-starter.js';
 
@@ -115,9 +116,9 @@ export function createBridge(opts: BridgeOptions): Bridge {
     // kafkajs retries fetches and joins itself (jittered); when that is exhausted the consumer "crashes" and is
     // restarted after the bridge's own jittered delay, counted as a retry of `consume`.
     retry: {
-      retries: 5,
-      initialRetryTime: 300,
-      maxRetryTime: 5_000,
+      retries: KAFKA_RETRY.requests,
+      initialRetryTime: KAFKA_RETRY.initialRetryTime,
+      maxRetryTime: KAFKA_RETRY.maxRetryTime,
       restartOnFailure: async (err) => {
         if (stopping.signal.aborted) return false;
         const delayMs = restartDelays.next();
@@ -132,7 +133,7 @@ export function createBridge(opts: BridgeOptions): Bridge {
     allowAutoTopicCreation: false,
     // A dead-letter write that cannot land within ~10 s goes back to the partition's backoff gate, where waiting is
     // counted and can be abandoned on shutdown, rather than riding out a whole outage inside kafkajs.
-    retry: { retries: 5, initialRetryTime: 300, maxRetryTime: 5_000 },
+    retry: { retries: KAFKA_RETRY.requests, initialRetryTime: KAFKA_RETRY.initialRetryTime, maxRetryTime: KAFKA_RETRY.maxRetryTime },
     // Dead-lettering is at-least-once like everything else; one request in flight keeps each partition's DLQ order.
     maxInFlightRequests: 1,
     createPartitioner: Partitioners.DefaultPartitioner,

@@ -1,6 +1,7 @@
 /** The Kafka client shared by the bridge, the demo and the CLI, logging through pino. */
 import { Kafka, logLevel, type LogEntry } from 'kafkajs';
 import type { Logger } from '../log.js';
+import { KAFKA_RETRY } from '../retry-policies.js';
 
 export interface KafkaClientOptions {
   /**
@@ -18,7 +19,7 @@ export function createKafka(brokers: string[], clientId: string, logger: Logger,
     clientId,
     brokers,
     logLevel: logLevel.WARN,
-    retry: { initialRetryTime: 300, retries: opts.retries ?? 5, maxRetryTime: 5_000 },
+    retry: { initialRetryTime: KAFKA_RETRY.initialRetryTime, retries: opts.retries ?? KAFKA_RETRY.requests, maxRetryTime: KAFKA_RETRY.maxRetryTime },
     logCreator: () => (entry: LogEntry) => {
       const { message, ...rest } = entry.log;
       const level = entry.level === logLevel.ERROR ? 'error' : entry.level === logLevel.WARN ? 'warn' : 'debug';
