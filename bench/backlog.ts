@@ -18,7 +18,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { Partitioners } from 'kafkajs';
-import { createKafka } from '../src/bridge/kafka.js';
+import { createKafka } from '../src/kafka/client.js';
 import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/log.js';
 import { connectClient } from '../src/temporal.js';

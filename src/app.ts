@@ -10,7 +10,8 @@ import { NativeConnection, Worker as TemporalWorker } from '@temporalio/worker';
 import { createActivities } from '../activities/index.js';
 import type { OrderWorkflowSettings } from '../workflows/api.js';
 import { createBridge, type Bridge, type TransientRetry } from './bridge/bridge.js';
-import { createKafka } from './bridge/kafka.js';
+import { createKafka } from './kafka/client.js';
+import { createSender } from './kafka/sender.js';
 import { createOrderStarter, type OrderStarter } from './bridge/order-starter.js';
 import type { Config } from './config.js';
 import { createDeadLetterSink } from './dlq/sink.js';
@@ -69,7 +70,7 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
     const connection = await waitForDependency(temporal, () => NativeConnection.connect({ address: config.TEMPORAL_ADDRESS }), logger, signal);
     // The worker's effects need PostgreSQL: it starts polling only once the database answers.
     await waitForDependency('PostgreSQL', () => db.query('SELECT 1'), logger, signal);
-    const deadLetters = createDeadLetterSink(createKafka(config.KAFKA_BROKERS, `${config.KAFKA_CLIENT_ID}-worker`, logger), config.DLQ_TOPIC, config.CONSUMER_GROUP);
+    const deadLetters = createDeadLetterSink(createSender(createKafka(config.KAFKA_BROKERS, `${config.KAFKA_CLIENT_ID}-worker`, logger)), config.DLQ_TOPIC, config.CONSUMER_GROUP);
     worker = await TemporalWorker.create({
       connection,
       namespace: config.TEMPORAL_NAMESPACE,

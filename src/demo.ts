@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { Partitioners } from 'kafkajs';
 import { startApp, type App } from './app.js';
-import { createKafka } from './bridge/kafka.js';
+import { createKafka } from './kafka/client.js';
 import { loadConfig, type Config } from './config.js';
 import { createLogger } from './log.js';
 import { metricValue } from './metrics.js';

@@ -5,7 +5,7 @@
  */
 import { destination, pino } from 'pino';
 import type { Kafka } from 'kafkajs';
-import { createKafka } from '../bridge/kafka.js';
+import { createKafka } from '../kafka/client.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import type { Output } from './output.js';

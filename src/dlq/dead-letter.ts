@@ -9,9 +9,9 @@
  * `dlq-value-omitted`), and if need be without the original headers too, so a record never blocks its partition.
  */
 import { createHash } from 'node:crypto';
-import type { IHeaders, Message, Producer } from 'kafkajs';
 import { headerString } from '../events/envelope.js';
 import { DependencyUnavailableError } from '../errors.js';
+import { kafkaErrorType, type OutgoingRecord, type RecordHeaders, type RecordSender } from '../kafka/records.js';
 
 /** Header names of the DLQ contract. */
 export const DLQ_HEADERS = {
@@ -51,7 +51,7 @@ export interface DeadLetter {
   key: Buffer | string | null;
   value: Buffer | string | null;
   /** The original record's headers, kept as they were. */
-  headers?: IHeaders;
+  headers?: RecordHeaders;
   origin: DeadLetterOrigin;
   group: string;
   error: { name: string; message: string };
@@ -82,10 +82,10 @@ function identify(value: Buffer | string | null): { eventId?: string; tenantId?:
   }
 }
 
-function contractHeaders(d: DeadLetter, errorMessageLimit: number): IHeaders {
+function contractHeaders(d: DeadLetter, errorMessageLimit: number): RecordHeaders {
   const ids = d.ids ?? identify(d.value);
   const correlationId = ids.correlationId ?? headerString(d.headers, 'correlation-id');
-  const headers: IHeaders = {
+  const headers: RecordHeaders = {
     [DLQ_HEADERS.errorClass]: d.error.name,
     // Messages only, no stack: the DLQ is read by people and tools, not debuggers.
     [DLQ_HEADERS.errorMessage]: d.error.message.slice(0, errorMessageLimit),
@@ -107,11 +107,11 @@ function contractHeaders(d: DeadLetter, errorMessageLimit: number): IHeaders {
 }
 
 /** The dead letter as written first: original key, value and headers, plus the contract headers. */
-export function deadLetterMessage(d: DeadLetter): Message {
+export function deadLetterMessage(d: DeadLetter): OutgoingRecord {
   return { key: d.key, value: d.value, headers: { ...(d.headers ?? {}), ...contractHeaders(d, 2000) } };
 }
 
-function headerBytes(headers: IHeaders | undefined): number {
+function headerBytes(headers: RecordHeaders | undefined): number {
   let n = 0;
   for (const [k, v] of Object.entries(headers ?? {})) {
     for (const part of Array.isArray(v) ? v : [v]) n += k.length + (part === undefined ? 0 : Buffer.byteLength(part));
@@ -123,10 +123,10 @@ function headerBytes(headers: IHeaders | undefined): number {
  * The dead letter reduced to fit: no value (its size and SHA-256 say what it was), the original headers kept only
  * when small and `keepHeaders`, the error message capped.
  */
-export function reducedDeadLetterMessage(d: DeadLetter, keepHeaders: boolean): Message {
+export function reducedDeadLetterMessage(d: DeadLetter, keepHeaders: boolean): OutgoingRecord {
   const value = d.value === null ? Buffer.alloc(0) : Buffer.isBuffer(d.value) ? d.value : Buffer.from(d.value);
   const keep = keepHeaders && headerBytes(d.headers) <= KEPT_HEADER_BYTES;
-  const headers: IHeaders = {
+  const headers: RecordHeaders = {
     ...(keep ? (d.headers ?? {}) : {}),
     ...contractHeaders(d, 500),
     [DLQ_HEADERS.valueForm]: 'too-large',
@@ -140,16 +140,7 @@ export function reducedDeadLetterMessage(d: DeadLetter, keepHeaders: boolean): M
 /** Broker answers that no retry of the same record can change. */
 const UNFIT = new Set(['MESSAGE_TOO_LARGE', 'RECORD_LIST_TOO_LARGE', 'INVALID_RECORD', 'POLICY_VIOLATION']);
 
-/** The kafkajs protocol error type anywhere in the cause chain (kafkajs wraps retried errors), if any. */
-export function kafkaErrorType(err: unknown): string | undefined {
-  let e: unknown = err;
-  for (let i = 0; i < 5 && e; i += 1) {
-    const type = (e as { type?: unknown }).type;
-    if (typeof type === 'string') return type;
-    e = (e as { cause?: unknown; originalError?: unknown }).cause ?? (e as { originalError?: unknown }).originalError;
-  }
-  return undefined;
-}
+export { kafkaErrorType } from '../kafka/records.js';
 
 /** How a dead letter was written: whole, or reduced to fit. */
 export type DeadLetterForm = 'whole' | 'value-omitted' | 'value-and-headers-omitted';
@@ -158,8 +149,8 @@ export type DeadLetterForm = 'whole' | 'value-omitted' | 'value-and-headers-omit
  * Writes one dead letter, acknowledged by all in-sync replicas. A broker refusal of the record itself is met by
  * writing it again reduced; any other failure is a DependencyUnavailableError (retry with backoff).
  */
-export async function publishDeadLetter(producer: Producer, dlqTopic: string, d: DeadLetter): Promise<DeadLetterForm> {
-  const attempts: [DeadLetterForm, () => Message][] = [
+export async function publishDeadLetter(sender: RecordSender, dlqTopic: string, d: DeadLetter): Promise<DeadLetterForm> {
+  const attempts: [DeadLetterForm, () => OutgoingRecord][] = [
     ['whole', () => deadLetterMessage(d)],
     ['value-omitted', () => reducedDeadLetterMessage(d, true)],
     ['value-and-headers-omitted', () => reducedDeadLetterMessage(d, false)],
@@ -167,7 +158,7 @@ export async function publishDeadLetter(producer: Producer, dlqTopic: string, d:
   let lastType: string | undefined;
   for (const [form, build] of attempts) {
     try {
-      await producer.send({ topic: dlqTopic, acks: -1, messages: [build()] });
+      await sender.send(dlqTopic, [build()]);
       return form;
     } catch (err) {
       lastType = kafkaErrorType(err);

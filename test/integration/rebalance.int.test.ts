@@ -30,13 +30,8 @@ interface CommitSeen {
 function watchBridge(bridge: Bridge, clock: { seq: number }) {
   const commits: CommitSeen[] = [];
   const joins: { seq: number; partitions: number[] }[] = [];
-  const { consumer } = bridge;
-  consumer.on(consumer.events.COMMIT_OFFSETS, (e) => {
-    for (const t of e.payload.topics) for (const p of t.partitions) commits.push({ seq: (clock.seq += 1), partition: p.partition, offset: BigInt(p.offset) });
-  });
-  consumer.on(consumer.events.GROUP_JOIN, (e) => {
-    joins.push({ seq: (clock.seq += 1), partitions: Object.values(e.payload.memberAssignment).flat() });
-  });
+  bridge.events.on('commit', (partition, offset) => commits.push({ seq: (clock.seq += 1), partition, offset }));
+  bridge.events.on('join', (partitions) => joins.push({ seq: (clock.seq += 1), partitions }));
   return { commits, joins };
 }
 

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { Partitioners, type Admin, type IHeaders, type Kafka, type Producer } from 'kafkajs';
 import { DefaultLogger, Runtime, type LogLevel } from '@temporalio/worker';
 import { startApp, type App, type AppOptions } from '../../src/app.js';
-import { createKafka } from '../../src/bridge/kafka.js';
+import { createKafka } from '../../src/kafka/client.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { metricValue } from '../../src/metrics.js';
 import { createLogger } from '../../src/log.js';
@@ -153,24 +153,7 @@ export async function scenario(name: string, env: Record<string, string> = {}): 
   };
 }
 
-/** Builds order events with sensible defaults. */
-export const events = {
-  placed(tenantId: string, orderId: string, over: Record<string, unknown> = {}) {
-    return {
-      eventId: `placed-${randomUUID()}`, type: 'orders.OrderPlaced', schemaVersion: 1, occurredAt: new Date().toISOString(),
-      tenantId, orderId, orderVersion: 1, correlationId: `corr-${orderId}`,
-      data: { customerId: 'cust-1', lines: [{ sku: 'SKU-1', quantity: 1 }] },
-      ...over,
-    };
-  },
-  cancelled(tenantId: string, orderId: string, over: Record<string, unknown> = {}) {
-    return {
-      eventId: `cancelled-${randomUUID()}`, type: 'orders.OrderCancelled', schemaVersion: 1, occurredAt: new Date().toISOString(),
-      tenantId, orderId, orderVersion: 2, data: { reason: 'customer changed their mind' },
-      ...over,
-    };
-  },
-};
+export { events } from './events.js';
 
 /** Current value of a counter in an instance's registry for the given labels (0 when never incremented). */
 export function counter(app: App, name: string, labels: Record<string, string> = {}): Promise<number> {

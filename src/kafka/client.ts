@@ -1,5 +1,7 @@
-/** The Kafka client shared by the bridge, the demo and the CLI, logging through pino. */
+/** The Kafka client shared by the bridge, the worker's dead letters, the demo and the CLI, logging through pino. */
 import { Kafka, logLevel, type LogEntry } from 'kafkajs';
+
+export type { Kafka } from 'kafkajs';
 import type { Logger } from '../log.js';
 import { KAFKA_RETRY } from '../retry-policies.js';
 

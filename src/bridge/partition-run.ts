@@ -1,0 +1,220 @@
+/**
+ * Everything the bridge keeps and does for one assigned partition across its batches: the offset tracker, the
+ * last offset committed in this generation, the backoff gates of each dependency, the parked state, and the run
+ * of one fetched batch — records through their lanes, heartbeats, periodic and final commits, revocation.
+ *
+ * Rules a reader must not break:
+ * - only the contiguous prefix of finished records is committed, through the batch (its generation), so a
+ *   revoked partition's offset never moves under its new owner;
+ * - a partition that cannot make progress (a gate backing off) is parked — paused and its batch ended — and
+ *   resumed when the gate lets the next probe through. Its batch never waits out a backoff: kafkajs fetches
+ *   nothing for any partition until every batch of the previous fetch returned, so it would stall the others;
+ * - what was not finished when a batch ends is forgotten here and refetched from the last resolved offset.
+ */
+import type { PartitionBatch } from '../kafka/consumer-supervisor.js';
+import { MembershipLost } from '../kafka/records.js';
+import { DependencyUnavailableError } from '../errors.js';
+import type { Logger } from '../log.js';
+import { Abandoned, sleep, type BackoffGate } from './backoff-gate.js';
+import { runInLanes } from './lanes.js';
+import { OffsetTracker } from './offset-tracker.js';
+import { classify, laneKey, type PartitionContext, type RecordInPartition, type RecordOutcome } from './record-pipeline.js';
+
+/** The dependencies one partition's records go through, each behind its own gate. */
+export interface PartitionGates {
+  deliver: BackoffGate;
+  deadLetter: BackoffGate;
+  commit: BackoffGate;
+}
+
+export interface PartitionControl {
+  pause(partition: number): void;
+  resume(partition: number): void;
+}
+
+export interface BatchRunOptions {
+  /** Concurrent lanes; one order's records always share a lane. */
+  lanes: number;
+  /** Most records past the oldest unfinished one that may be started. */
+  maxInFlight: number;
+  /** How often the finished prefix is committed while the batch runs, milliseconds. */
+  commitIntervalMs: number;
+  /** How often the batch heartbeats, milliseconds. */
+  heartbeatIntervalMs: number;
+  /** Aborted when the bridge stops: nothing more is started, waits are abandoned. */
+  stopping: AbortSignal;
+  /** One record's path (record-pipeline.ts processRecord with its dependencies). */
+  process(r: RecordInPartition, ctx: PartitionContext): Promise<RecordOutcome>;
+  log: Logger;
+}
+
+export class PartitionRun {
+  readonly tracker = new OffsetTracker();
+  /** Last offset this member committed, in the current generation. */
+  committed: string | undefined;
+  /** Ends the running batch's work early (set while a batch runs). */
+  private batchLeave: AbortController | undefined;
+  private resumeTimer: NodeJS.Timeout | undefined;
+  private paused = false;
+
+  constructor(
+    readonly partition: number,
+    readonly gates: PartitionGates,
+    private readonly control: PartitionControl,
+  ) {}
+
+  /** True while any gate is backing off. */
+  get backingOff(): boolean {
+    return Object.values(this.gates).some((g: BackoffGate) => g.backingOff);
+  }
+
+  /** Milliseconds until every gate lets its next probe through; 0 when all may run now. */
+  private remainingMs(): number {
+    return Math.max(...Object.values(this.gates).map((g: BackoffGate) => g.remainingMs()));
+  }
+
+  /**
+   * Runs one fetched batch: every record through its lane, the finished prefix committed every
+   * `commitIntervalMs` and once more at the end. Resolves when every started record settled; throws
+   * MembershipLost (after settling) when the group is rebalancing, so the consumer rejoins at once.
+   */
+  async runBatch(batch: PartitionBatch, opts: BatchRunOptions): Promise<void> {
+    const { tracker, partition } = this;
+    const log = opts.log;
+    const records: RecordInPartition[] = batch.records.map((record) => {
+      tracker.begin(record.offset, Number(record.timestamp));
+      return { record, topic: batch.topic, partition, classified: classify(record, batch.topic, partition) };
+    });
+
+    // `leave` stops starting records and ends backoff waits: the bridge stops, the partition is revoked or parked,
+    // or the consumer stopped this run. Records already handed to Temporal finish; the rest are refetched.
+    const leave = new AbortController();
+    let lost: MembershipLost | undefined;
+    const loseMembership = (err: MembershipLost) => {
+      if (!lost) log.info({ partition, reason: err.message }, 'group membership is changing; settling in-flight records and leaving the batch');
+      lost ??= err;
+      leave.abort();
+    };
+    const onStopping = () => leave.abort();
+    opts.stopping.addEventListener('abort', onStopping, { once: true });
+    this.beginBatch(leave);
+    // A batch fetched just before its partition was parked must not wait out the backoff here.
+    if (this.backingOff && this.remainingMs() > 0) this.park();
+
+    const ticker = setInterval(() => {
+      if (!batch.isCurrent()) leave.abort();
+      batch.heartbeat().catch((err: unknown) => {
+        if (err instanceof MembershipLost) loseMembership(err);
+      });
+    }, Math.min(1_000, opts.heartbeatIntervalMs));
+
+    const commitPrefix = async (signal: AbortSignal, final: boolean): Promise<void> => {
+      const position = tracker.commitPosition();
+      if (position === undefined || (this.committed !== undefined && BigInt(position) <= BigInt(this.committed))) return;
+      await this.gates.commit.run(
+        () =>
+          batch.commit(position).catch((err: unknown) => {
+            if (err instanceof MembershipLost) throw err;
+            throw new DependencyUnavailableError(`offset commit failed: ${(err as Error).message}`, { cause: err });
+          }),
+        signal,
+        { firstAttempt: final },
+      );
+      if (this.committed === undefined || BigInt(position) > BigInt(this.committed)) this.committed = position;
+    };
+    const onCommitError = (err: unknown) => {
+      if (err instanceof Abandoned) return;
+      if (err instanceof MembershipLost) loseMembership(err);
+      else log.warn({ partition, err: (err as Error).message }, 'offset commit failed');
+    };
+
+    const lanesDone = new AbortController();
+    const periodic = (async () => {
+      const signal = AbortSignal.any([lanesDone.signal, leave.signal]);
+      while (!signal.aborted) {
+        try {
+          await sleep(opts.commitIntervalMs, signal);
+          await commitPrefix(signal, false);
+        } catch (err) {
+          onCommitError(err);
+          if (err instanceof Abandoned || err instanceof MembershipLost) return;
+        }
+      }
+    })();
+
+    const ctx: PartitionContext = { gates: this.gates, signal: leave.signal };
+    let failure: { error: unknown } | undefined;
+    try {
+      await runInLanes({
+        items: records,
+        lanes: opts.lanes,
+        maxInFlight: opts.maxInFlight,
+        keyOf: laneKey,
+        signal: leave.signal,
+        run: (r) => opts.process(r, ctx).then(
+          () => true,
+          (err: unknown) => {
+            if (err instanceof Abandoned) return false;
+            throw err;
+          },
+        ),
+        onFinished: (r) => {
+          const position = tracker.finish(r.record.offset);
+          if (position !== undefined) batch.resolve(position);
+        },
+      });
+    } catch (error) {
+      failure = { error };
+    } finally {
+      lanesDone.abort();
+      await periodic;
+      // The final commit is attempted even when leaving; a member whose generation is over is refused by the
+      // broker, so this can never move a revoked partition's offset under its new owner.
+      await commitPrefix(leave.signal, true).catch(onCommitError);
+      clearInterval(ticker);
+      opts.stopping.removeEventListener('abort', onStopping);
+      if (tracker.inFlight > 0) tracker.reset();
+      this.endBatch();
+    }
+    if (failure) throw failure.error;
+    if (lost && !opts.stopping.aborted) throw lost;
+  }
+
+  /** A batch begins: `leave` is aborted if this partition is parked while it runs. */
+  beginBatch(leave: AbortController): void {
+    this.batchLeave = leave;
+  }
+
+  /** A gate closed: stop fetching and wind the running batch down; its unfinished records are refetched later. */
+  park(): void {
+    if (!this.paused) {
+      this.paused = true;
+      this.control.pause(this.partition);
+    }
+    this.batchLeave?.abort();
+  }
+
+  /** The batch ended: resume now if healthy, else when the slowest gate lets its probe through. */
+  endBatch(): void {
+    this.batchLeave = undefined;
+    if (!this.paused) return;
+    clearTimeout(this.resumeTimer);
+    this.resumeTimer = setTimeout(() => this.resumeNow(), this.remainingMs());
+    this.resumeTimer.unref();
+  }
+
+  /** A new generation: offsets tracked so far may now belong to another member. */
+  resetGeneration(): void {
+    this.tracker.reset();
+    this.committed = undefined;
+  }
+
+  dispose(): void {
+    clearTimeout(this.resumeTimer);
+  }
+
+  private resumeNow(): void {
+    this.paused = false;
+    this.control.resume(this.partition);
+  }
+}

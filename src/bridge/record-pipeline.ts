@@ -1,0 +1,184 @@
+/**
+ * One record's path through the bridge, top-down, each step a small function over explicit dependencies:
+ *
+ *   1. classify    — parse the envelope at the edge: an order event, an unknown type, or malformed (never throws)
+ *   2. route       — an unknown type is ignored and counted, never an error; a malformed record goes to step 5
+ *   3. dedupe hint — an event id this bridge recently handed over is skipped (an optimisation only: the
+ *                    workflow and the store dedupe for real)
+ *   4. deliver     — signal-with-start the order's workflow through the partition's deliver gate: a transient
+ *                    failure backs off (the partition is parked), a permanent one goes to step 5
+ *   5. dead-letter — the record's own bytes and headers to the DLQ, through the dead-letter gate
+ *
+ * What happens around it — lanes, offsets, commits, parking — is the partition run's (partition-run.ts).
+ * Rule a reader must not break: a step either finishes the record or throws Abandoned (left unfinished, so it is
+ * refetched); it never swallows a transient failure.
+ */
+import { parseRecord } from '../events/envelope.js';
+import { PermanentError } from '../errors.js';
+import { publishDeadLetter, type DeadLetter } from '../dlq/dead-letter.js';
+import type { ConsumedRecord, RecordSender } from '../kafka/records.js';
+import type { Logger } from '../log.js';
+import type { Metrics } from '../metrics.js';
+import type { OrderEvent } from '../../workflows/api.js';
+import type { OrderStarter, StartOutcome } from './order-starter.js';
+
+/** What a record is, as the edge judged it. */
+export type Classified =
+  | { kind: 'order-event'; event: OrderEvent }
+  | { kind: 'unknown-type'; type: string; eventId?: string; tenantId?: string }
+  | { kind: 'malformed'; error: PermanentError };
+
+/** How a record finished. */
+export type RecordOutcome = StartOutcome | 'duplicate' | 'ignored' | 'dead-lettered';
+
+/** Runs work when the dependency's backoff lets it (BackoffGate); throws Abandoned when `signal` aborts first. */
+export interface Gate {
+  run<T>(work: () => Promise<T>, signal: AbortSignal): Promise<T>;
+}
+
+/** Event ids recently handed over, keyed by tenant. */
+export interface DedupeHint {
+  has(key: string): boolean;
+  set(key: string, value: true): unknown;
+}
+
+export interface PipelineDeps {
+  starter: OrderStarter;
+  hint: DedupeHint;
+  sender: RecordSender;
+  dlqTopic: string;
+  group: string;
+  metrics: Metrics;
+  log: Logger;
+}
+
+/** One fetched record and where it came from. */
+export interface RecordInPartition {
+  record: ConsumedRecord;
+  topic: string;
+  partition: number;
+  classified: Classified;
+}
+
+/** The gates of the record's partition and the signal that abandons its waits. */
+export interface PartitionContext {
+  gates: { deliver: Gate; deadLetter: Gate };
+  signal: AbortSignal;
+}
+
+/** 1. classify: the edge's verdict on one record; never throws. */
+export function classify(record: ConsumedRecord, topic: string, partition: number): Classified {
+  try {
+    const parsed = parseRecord({ value: record.value, headers: record.headers, origin: { topic, partition, offset: record.offset, timestamp: record.timestamp } });
+    return parsed.kind === 'order-event' ? parsed : { kind: 'unknown-type', type: parsed.type, eventId: parsed.eventId, tenantId: parsed.tenantId };
+  } catch (err) {
+    return { kind: 'malformed', error: err instanceof PermanentError ? err : new PermanentError(String(err)) };
+  }
+}
+
+/** The lane of a record: its order for order events, its own offset (a lane of its own) for anything else. */
+export function laneKey(r: RecordInPartition): string {
+  return r.classified.kind === 'order-event' ? `${r.classified.event.tenantId}/${r.classified.event.orderId}` : r.record.offset;
+}
+
+/** The whole path of one record, top-down. */
+export async function processRecord(r: RecordInPartition, deps: PipelineDeps, ctx: PartitionContext): Promise<RecordOutcome> {
+  const { classified } = r;
+  // 2. route
+  if (classified.kind === 'malformed') {
+    deps.metrics.failures.inc({ operation: 'parse', error_class: classified.error.name });
+    deps.log.warn({ partition: r.partition, offset: r.record.offset, err: classified.error.message }, 'malformed record; dead-lettering');
+    return deadLetter(r, { error: classified.error, attempts: 1, firstFailureAt: new Date(), type: 'unknown' }, deps, ctx);
+  }
+  if (classified.kind === 'unknown-type') return ignoreUnknownType(r, classified, deps);
+  const { event } = classified;
+  // 3. dedupe hint
+  if (isRecentDuplicate(event, deps)) return 'duplicate';
+  // 4. deliver
+  const delivery = await deliver(r, event, deps, ctx);
+  if (delivery.kind === 'delivered') return delivery.outcome;
+  // 5. dead-letter
+  return deadLetter(r, { ...delivery, type: event.type }, deps, ctx);
+}
+
+/** 2. route: an unknown event type is ignored, logged and counted. */
+export function ignoreUnknownType(r: RecordInPartition, c: Extract<Classified, { kind: 'unknown-type' }>, deps: PipelineDeps): 'ignored' {
+  deps.metrics.unknownTypes.inc();
+  deps.metrics.eventsProcessed.inc({ type: 'unknown', outcome: 'ignored' });
+  deps.log.info({ partition: r.partition, offset: r.record.offset, type: c.type, eventId: c.eventId }, 'ignoring unknown event type');
+  return 'ignored';
+}
+
+const hintKey = (event: OrderEvent) => `${event.tenantId}/${event.eventId}`;
+
+/** 3. dedupe hint: true (counted and logged) when this bridge handed the same event over recently. */
+export function isRecentDuplicate(event: OrderEvent, deps: PipelineDeps): boolean {
+  if (!deps.hint.has(hintKey(event))) return false;
+  deps.metrics.duplicatesSuppressed.inc({ layer: 'bridge' });
+  deps.metrics.eventsProcessed.inc({ type: event.type, outcome: 'duplicate' });
+  deps.log.info({ eventId: event.eventId, type: event.type, orderVersion: event.orderVersion, correlationId: event.correlationId }, 'duplicate suppressed by bridge');
+  return true;
+}
+
+type Delivery =
+  | { kind: 'delivered'; outcome: StartOutcome }
+  | { kind: 'refused'; error: PermanentError; attempts: number; firstFailureAt: Date };
+
+/** 4. deliver: hands the event to its order's workflow, every attempt logged; a permanent refusal is returned. */
+export async function deliver(r: RecordInPartition, event: OrderEvent, deps: PipelineDeps, ctx: PartitionContext): Promise<Delivery> {
+  let attempt = 0;
+  let firstFailureAt: Date | undefined;
+  try {
+    const outcome = await ctx.gates.deliver.run(async () => {
+      attempt += 1;
+      deps.log.info(
+        { eventId: event.eventId, type: event.type, orderVersion: event.orderVersion, attempt, correlationId: event.correlationId, tenantId: event.tenantId, orderId: event.orderId, partition: r.partition, offset: r.record.offset },
+        'delivering event to order workflow',
+      );
+      return deps.starter.deliver(event).catch((err: unknown) => {
+        firstFailureAt ??= new Date();
+        throw err;
+      });
+    }, ctx.signal);
+    if (outcome === 'accepted') {
+      deps.hint.set(hintKey(event), true);
+      deps.metrics.eventsProcessed.inc({ type: event.type, outcome: 'accepted' });
+    } else {
+      deps.metrics.eventsProcessed.inc({ type: event.type, outcome: 'stale' });
+      deps.log.info({ eventId: event.eventId, type: event.type, orderVersion: event.orderVersion, correlationId: event.correlationId }, 'order run already closed; event not applied');
+    }
+    return { kind: 'delivered', outcome };
+  } catch (err) {
+    if (!(err instanceof PermanentError)) throw err;
+    deps.metrics.failures.inc({ operation: 'deliver', error_class: err.name });
+    return { kind: 'refused', error: err, attempts: attempt, firstFailureAt: firstFailureAt ?? new Date() };
+  }
+}
+
+/** 5. dead-letter: the record's own bytes and headers to the DLQ; one that cannot fit is written reduced. */
+export async function deadLetter(
+  r: RecordInPartition,
+  failure: { error: Error; attempts: number; firstFailureAt: Date; type: string },
+  deps: PipelineDeps,
+  ctx: PartitionContext,
+): Promise<'dead-lettered'> {
+  const d: DeadLetter = {
+    key: r.record.key,
+    value: r.record.value,
+    headers: r.record.headers,
+    origin: { topic: r.topic, partition: r.partition, offset: r.record.offset, timestamp: r.record.timestamp },
+    group: deps.group,
+    error: { name: failure.error.name, message: failure.error.message },
+    attempts: failure.attempts,
+    firstFailureAt: failure.firstFailureAt,
+    lastFailureAt: new Date(),
+    stage: 'edge',
+  };
+  const form = await ctx.gates.deadLetter.run(() => publishDeadLetter(deps.sender, deps.dlqTopic, d), ctx.signal);
+  if (form !== 'whole') {
+    deps.metrics.failures.inc({ operation: 'dead-letter', error_class: 'DeadLetterTooLarge' });
+    deps.log.warn({ partition: r.partition, offset: r.record.offset, form, bytes: r.record.value?.length ?? 0 }, 'dead letter did not fit the DLQ topic; written without its value (size and SHA-256 kept)');
+  }
+  deps.metrics.eventsProcessed.inc({ type: failure.type, outcome: 'dead-lettered' });
+  return 'dead-lettered';
+}

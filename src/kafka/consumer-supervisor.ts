@@ -1,0 +1,220 @@
+/**
+ * The consumer group member behind the port: joins the group, hands each fetched partition batch to the owner
+ * as a PartitionBatch, and keeps the member alive — a consumer that crashes is restarted (by kafkajs when it can,
+ * by this supervisor otherwise), always after the owner's jittered delay, never left stopped.
+ *
+ * Rules a reader must not break:
+ * - kafkajs rejoins the group only after every batch handler has returned, and fetches nothing for any partition
+ *   until every batch of the previous fetch has returned: handlers must not wait out long backoffs;
+ * - commits are made through the batch's own payload, under the generation it was fetched in, so the broker
+ *   refuses them once the partition was revoked and stale work never commits over a new owner.
+ */
+import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
+import { KAFKA_RETRY } from '../retry-policies.js';
+import { MembershipLost, type ConsumedRecord } from './records.js';
+
+/** One fetched batch of one partition, as the owner sees it. */
+export interface PartitionBatch {
+  topic: string;
+  partition: number;
+  records: ConsumedRecord[];
+  /** Everything before `nextOffset` is done: a refetch of this partition starts there. */
+  resolve(nextOffset: string): void;
+  /** Commits `nextOffset` under this batch's generation; MembershipLost once that generation is over. */
+  commit(nextOffset: string): Promise<void>;
+  /** Keeps the membership alive through long work; MembershipLost once it is over. */
+  heartbeat(): Promise<void>;
+  /** False once the consumer stopped running, or a seek made this batch stale: start nothing more. */
+  isCurrent(): boolean;
+}
+
+/** What the supervisor tells its owner. */
+export interface SupervisorEvents {
+  joined(partitions: number[]): void;
+  committed(partition: number, offset: string): void;
+  /** A crashed consumer will be restarted after `delayMs`. */
+  restarting(err: Error, delayMs: number): void;
+  crashed(err: Error): void;
+  restartFailed(err: Error): void;
+}
+
+export interface ConsumerSupervisorOptions {
+  kafka: Kafka;
+  topic: string;
+  groupId: string;
+  sessionTimeoutMs: number;
+  /** Most bytes fetched per partition at a time; bounds memory. */
+  maxBytesPerPartition: number;
+  partitionsConcurrently: number;
+  /** Delays before restarting a crashed consumer; reset once it joined again. */
+  restartDelays: { next(): number; reset(): void };
+  onBatch(batch: PartitionBatch): Promise<void>;
+  events: SupervisorEvents;
+  /** Aborted when the owner stops: no restart after that. */
+  stopping: AbortSignal;
+}
+
+export interface ConsumerSupervisor {
+  /** Connects, subscribes and starts consuming; may be called again after it failed. */
+  start(): Promise<void>;
+  pause(partition: number): void;
+  resume(partition: number): void;
+  /** Stops fetching every partition (before the owner lets its batches settle). */
+  pauseAll(): void;
+  /** Leaves the group and disconnects. */
+  disconnect(): Promise<void>;
+  /** Interval of the member's heartbeats, milliseconds. */
+  readonly heartbeatIntervalMs: number;
+}
+
+/** Group-membership errors: this member's generation is over, so its partitions may belong to someone else. */
+const MEMBERSHIP_LOST = new Set(['REBALANCE_IN_PROGRESS', 'ILLEGAL_GENERATION', 'UNKNOWN_MEMBER_ID', 'FENCED_INSTANCE_ID']);
+
+function asMembershipLost(err: unknown): MembershipLost | undefined {
+  let e: unknown = err;
+  for (let i = 0; i < 5 && e; i += 1) {
+    const type = (e as { type?: unknown }).type;
+    if (typeof type === 'string' && MEMBERSHIP_LOST.has(type)) return new MembershipLost(type, { cause: e });
+    e = (e as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+
+export function createConsumerSupervisor(opts: ConsumerSupervisorOptions): ConsumerSupervisor {
+  const { topic, stopping, events, restartDelays } = opts;
+  const heartbeatIntervalMs = Math.min(3_000, Math.floor(opts.sessionTimeoutMs / 3));
+  const consumer: Consumer = opts.kafka.consumer({
+    groupId: opts.groupId,
+    sessionTimeout: opts.sessionTimeoutMs,
+    heartbeatInterval: heartbeatIntervalMs,
+    maxBytesPerPartition: opts.maxBytesPerPartition,
+    allowAutoTopicCreation: false,
+    // kafkajs retries fetches and joins itself (jittered); when that is exhausted the consumer crashes and is
+    // restarted after the owner's delay.
+    retry: {
+      retries: KAFKA_RETRY.requests,
+      initialRetryTime: KAFKA_RETRY.initialRetryTime,
+      maxRetryTime: KAFKA_RETRY.maxRetryTime,
+      restartOnFailure: async (err) => {
+        if (stopping.aborted) return false;
+        const delayMs = restartDelays.next();
+        events.restarting(err, delayMs);
+        await sleep(delayMs, stopping);
+        return !stopping.aborted;
+      },
+    },
+  });
+
+  const toBatch = (payload: EachBatchPayload): PartitionBatch => {
+    const { batch } = payload;
+    return {
+      topic: batch.topic,
+      partition: batch.partition,
+      records: batch.messages.map((m) => ({ key: m.key, value: m.value, headers: m.headers, offset: m.offset, timestamp: m.timestamp })),
+      resolve: (nextOffset) => payload.resolveOffset((BigInt(nextOffset) - 1n).toString()),
+      async commit(nextOffset) {
+        try {
+          await payload.commitOffsetsIfNecessary({ topics: [{ topic: batch.topic, partitions: [{ partition: batch.partition, offset: nextOffset }] }] });
+        } catch (err) {
+          throw asMembershipLost(err) ?? err;
+        }
+      },
+      async heartbeat() {
+        try {
+          await payload.heartbeat();
+        } catch (err) {
+          throw asMembershipLost(err) ?? err;
+        }
+      },
+      isCurrent: () => payload.isRunning() && !payload.isStale(),
+    };
+  };
+
+  const run = () =>
+    consumer.run({
+      autoCommit: false,
+      eachBatchAutoResolve: false,
+      partitionsConsumedConcurrently: opts.partitionsConcurrently,
+      eachBatch: async (payload) => {
+        // A batch handed back with a membership error makes kafkajs rejoin at once.
+        await opts.onBatch(toBatch(payload));
+      },
+    });
+
+  let restarting = false;
+  /** Restarts a consumer kafkajs gave up on (a non-retriable crash), after jittered delays, until it runs. */
+  async function restart(): Promise<void> {
+    if (restarting) return;
+    restarting = true;
+    try {
+      while (!stopping.aborted) {
+        const delayMs = restartDelays.next();
+        events.restarting(new Error('consumer stopped after a non-retriable error'), delayMs);
+        await sleep(delayMs, stopping);
+        if (stopping.aborted) return;
+        try {
+          await consumer.connect();
+          await run();
+          return;
+        } catch (err) {
+          events.restartFailed(err as Error);
+        }
+      }
+    } finally {
+      restarting = false;
+    }
+  }
+
+  let listening = false;
+  return {
+    heartbeatIntervalMs,
+    async start() {
+      await consumer.connect();
+      await consumer.subscribe({ topic, fromBeginning: true });
+      if (!listening) {
+        listening = true;
+        consumer.on(consumer.events.GROUP_JOIN, (e) => {
+          restartDelays.reset();
+          events.joined(Object.values(e.payload.memberAssignment).flat());
+        });
+        consumer.on(consumer.events.COMMIT_OFFSETS, (e) => {
+          for (const t of e.payload.topics) for (const p of t.partitions) events.committed(p.partition, p.offset);
+        });
+        consumer.on(consumer.events.CRASH, (e) => {
+          const { error, restart: willRestart } = e.payload;
+          if (stopping.aborted) return;
+          events.crashed(error);
+          if (!willRestart) void restart();
+        });
+      }
+      await run();
+    },
+    pause: (partition) => consumer.pause([{ topic, partitions: [partition] }]),
+    resume(partition) {
+      try {
+        consumer.resume([{ topic, partitions: [partition] }]);
+      } catch {
+        // not running (stopping, or crashed and restarting): nothing to resume
+      }
+    },
+    pauseAll() {
+      try {
+        consumer.pause([{ topic }]);
+      } catch {
+        // not running: nothing to pause
+      }
+    },
+    disconnect: () => consumer.disconnect(),
+  };
+}

@@ -1,0 +1,47 @@
+/**
+ * The Kafka port's own vocabulary: records as the service reads and writes them, and the errors a client
+ * reports that the service acts on. Nothing outside src/kafka/ imports the Kafka client library; a client swap
+ * touches this folder only.
+ */
+
+/** Record headers: each value bytes or text, possibly repeated. */
+export type RecordHeaders = Record<string, Buffer | string | (Buffer | string)[] | undefined>;
+
+/** A record as fetched from a partition. */
+export interface ConsumedRecord {
+  key: Buffer | null;
+  value: Buffer | null;
+  headers?: RecordHeaders;
+  offset: string;
+  /** Broker timestamp, epoch milliseconds as a string. */
+  timestamp: string;
+}
+
+/** A record to write. */
+export interface OutgoingRecord {
+  key?: Buffer | string | null;
+  value: Buffer | string | null;
+  headers?: RecordHeaders;
+  partition?: number;
+}
+
+/** Writes records, each send acknowledged by all in-sync replicas before it resolves. */
+export interface RecordSender {
+  send(topic: string, records: OutgoingRecord[]): Promise<void>;
+}
+
+/** Thrown by a batch's commit or heartbeat when this member's generation is over: its partitions may be another's. */
+export class MembershipLost extends Error {
+  override name = 'MembershipLost';
+}
+
+/** The broker's error type name (e.g. `MESSAGE_TOO_LARGE`) anywhere in the cause chain, if the error carries one. */
+export function kafkaErrorType(err: unknown): string | undefined {
+  let e: unknown = err;
+  for (let i = 0; i < 5 && e; i += 1) {
+    const type = (e as { type?: unknown }).type;
+    if (typeof type === 'string') return type;
+    e = (e as { cause?: unknown }).cause ?? (e as { originalError?: unknown }).originalError;
+  }
+  return undefined;
+}

@@ -1,0 +1,153 @@
+/** Each step of a record's path through the bridge, with fakes for Temporal (the starter) and Kafka (the sender). */
+import { describe, expect, it } from 'vitest';
+import { Abandoned } from '../../src/bridge/backoff-gate.js';
+import type { OrderStarter, StartOutcome } from '../../src/bridge/order-starter.js';
+import { EventRejectedByTemporalError } from '../../src/bridge/order-starter.js';
+import {
+  classify,
+  deadLetter,
+  deliver,
+  ignoreUnknownType,
+  isRecentDuplicate,
+  laneKey,
+  processRecord,
+  type Gate,
+  type PipelineDeps,
+  type RecordInPartition,
+} from '../../src/bridge/record-pipeline.js';
+import { DependencyUnavailableError } from '../../src/errors.js';
+import type { ConsumedRecord, OutgoingRecord } from '../../src/kafka/records.js';
+import { createLogger } from '../../src/log.js';
+import { createMetrics, metricValue } from '../../src/metrics.js';
+import type { OrderEvent } from '../../workflows/api.js';
+import { events } from '../support/events.js';
+
+/** A gate that runs the work once, as a healthy BackoffGate does. */
+const passThrough: Gate = { run: (work) => work() };
+/** A gate whose dependency is down: the wait is abandoned, as on shutdown or parking. */
+const abandoning: Gate = { run: () => Promise.reject(new Abandoned('abandoned')) };
+
+function fakes(deliverAs: (e: OrderEvent) => Promise<StartOutcome> = async () => 'accepted') {
+  const delivered: OrderEvent[] = [];
+  const sent: { topic: string; records: OutgoingRecord[] }[] = [];
+  const starter: OrderStarter = {
+    async deliver(e) {
+      delivered.push(e);
+      return deliverAs(e);
+    },
+  };
+  const metrics = createMetrics();
+  const deps: PipelineDeps = {
+    starter,
+    hint: new Map<string, true>(),
+    sender: { send: async (topic, records) => void sent.push({ topic, records }) },
+    dlqTopic: 'dlq',
+    group: 'g',
+    metrics,
+    log: createLogger('silent'),
+  };
+  const ctx = { gates: { deliver: passThrough, deadLetter: passThrough }, signal: new AbortController().signal };
+  const count = (name: string, labels: Record<string, string> = {}) => metricValue(metrics.registry, name, labels);
+  return { deps, ctx, delivered, sent, count };
+}
+
+let offset = 0;
+function record(value: object | string | null, headers?: ConsumedRecord['headers']): RecordInPartition {
+  const r: ConsumedRecord = {
+    key: Buffer.from('k'),
+    value: value === null ? null : Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)),
+    headers,
+    offset: String((offset += 1)),
+    timestamp: '1796000000000',
+  };
+  return { record: r, topic: 'orders', partition: 2, classified: classify(r, 'orders', 2) };
+}
+
+describe('record pipeline', () => {
+  it('classify: an order event carries its Kafka origin; an unknown type and a malformed value are told apart; it never throws', () => {
+    const ok = record(events.placed('acme', 'o1'));
+    expect(ok.classified).toMatchObject({ kind: 'order-event', event: { orderId: 'o1', origin: { topic: 'orders', partition: 2, offset: ok.record.offset, timestamp: '1796000000000' } } });
+    expect(record({ ...events.placed('acme', 'o1'), type: 'orders.OrderRefunded' }).classified).toMatchObject({ kind: 'unknown-type', type: 'orders.OrderRefunded' });
+    expect(record('{oops').classified).toMatchObject({ kind: 'malformed', error: { name: 'MalformedEventError' } });
+    expect(record(null).classified.kind).toBe('malformed');
+  });
+
+  it('laneKey: an order event runs in its order’s lane, anything else in a lane of its own', () => {
+    const a = record(events.placed('acme', 'o1'));
+    const b = record(events.cancelled('acme', 'o1'));
+    const junk = record('{oops');
+    expect(laneKey(a)).toBe(laneKey(b));
+    expect(laneKey(junk)).toBe(junk.record.offset);
+  });
+
+  it('route: an unknown type is ignored and counted, never delivered or dead-lettered', async () => {
+    const f = fakes();
+    const r = record({ ...events.placed('acme', 'o1'), type: 'orders.OrderRefunded' });
+    expect(await processRecord(r, f.deps, f.ctx)).toBe('ignored');
+    expect(f.delivered).toHaveLength(0);
+    expect(f.sent).toHaveLength(0);
+    expect(await f.count('fulfilment_unknown_event_types_total')).toBe(1);
+    if (r.classified.kind === 'unknown-type') expect(ignoreUnknownType(r, r.classified, f.deps)).toBe('ignored');
+  });
+
+  it('dedupe hint: an event handed over once is suppressed the second time, per tenant', async () => {
+    const f = fakes();
+    const e = events.placed('acme', 'o1') as OrderEvent;
+    expect(await processRecord(record(e), f.deps, f.ctx)).toBe('accepted');
+    expect(await processRecord(record(e), f.deps, f.ctx)).toBe('duplicate');
+    expect(f.delivered).toHaveLength(1);
+    expect(isRecentDuplicate({ ...e, tenantId: 'globex' }, f.deps)).toBe(false);
+    expect(await f.count('fulfilment_duplicates_suppressed_total', { layer: 'bridge' })).toBe(1);
+  });
+
+  it('deliver: an order whose run closed is counted stale and not remembered by the hint', async () => {
+    const f = fakes(async () => 'order-closed');
+    const r = record(events.placed('acme', 'o1'));
+    expect(await processRecord(r, f.deps, f.ctx)).toBe('order-closed');
+    expect(await processRecord(record(JSON.parse(r.record.value!.toString()) as object), f.deps, f.ctx)).toBe('order-closed');
+    expect(f.delivered).toHaveLength(2);
+    expect(await f.count('fulfilment_events_processed_total', { outcome: 'stale' })).toBe(2);
+  });
+
+  it('deliver: a transient failure is never dead-lettered — it propagates to the gate, and an abandoned wait leaves the record unfinished', async () => {
+    const f = fakes(async () => {
+      throw new DependencyUnavailableError('Temporal unavailable');
+    });
+    const r = record(events.placed('acme', 'o1'));
+    if (r.classified.kind !== 'order-event') throw new Error('expected an order event');
+    await expect(deliver(r, r.classified.event, f.deps, f.ctx)).rejects.toBeInstanceOf(DependencyUnavailableError);
+    await expect(processRecord(r, f.deps, { ...f.ctx, gates: { deliver: abandoning, deadLetter: passThrough } })).rejects.toBeInstanceOf(Abandoned);
+    expect(f.sent).toHaveLength(0);
+  });
+
+  it('deliver → dead-letter: an event Temporal refuses for good goes to the DLQ with its bytes, attempts and reason', async () => {
+    const f = fakes(async () => {
+      throw new EventRejectedByTemporalError('Temporal rejected the event: too large');
+    });
+    const r = record(events.placed('acme', 'o1'), { traceparent: 'tp' });
+    expect(await processRecord(r, f.deps, f.ctx)).toBe('dead-lettered');
+    expect(f.sent).toHaveLength(1);
+    const [dl] = f.sent[0]!.records;
+    expect(f.sent[0]!.topic).toBe('dlq');
+    expect(dl!.value).toEqual(r.record.value);
+    expect(dl!.headers).toMatchObject({
+      traceparent: 'tp',
+      'dlq-error-class': 'EventRejectedByTemporalError',
+      'dlq-original-partition': '2',
+      'dlq-original-offset': r.record.offset,
+      'dlq-attempts': '1',
+      'dlq-stage': 'edge',
+      'dlq-consumer-group': 'g',
+    });
+  });
+
+  it('dead-letter: a malformed record goes to the DLQ at once, counted; a DLQ that is down leaves it unfinished', async () => {
+    const f = fakes();
+    const r = record('{oops');
+    expect(await processRecord(r, f.deps, f.ctx)).toBe('dead-lettered');
+    expect(f.delivered).toHaveLength(0);
+    expect(await f.count('fulfilment_events_processed_total', { outcome: 'dead-lettered' })).toBe(1);
+    const failure = { error: new Error('x'), attempts: 1, firstFailureAt: new Date(), type: 'unknown' };
+    await expect(deadLetter(r, failure, f.deps, { ...f.ctx, gates: { deliver: passThrough, deadLetter: abandoning } })).rejects.toBeInstanceOf(Abandoned);
+  });
+});
