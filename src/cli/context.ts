@@ -4,8 +4,6 @@
  * environment, so tests point them at a scenario's private topics.
  */
 import { destination, pino } from 'pino';
-import type { Kafka } from 'kafkajs';
-import { createKafka } from '../kafka/client.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import type { Output } from './output.js';
@@ -22,8 +20,4 @@ export interface CliContext {
 /** A logger that writes JSON lines to stderr at `level`. */
 export function cliLogger(level = 'silent'): Logger {
   return pino({ name: 'fulfilment-cli', level }, destination({ dest: 2, sync: true }));
-}
-
-export function cliKafka(ctx: CliContext): Kafka {
-  return createKafka(ctx.config.KAFKA_BROKERS, `${ctx.config.KAFKA_CLIENT_ID}-cli`, ctx.logger ?? cliLogger());
 }

@@ -1,7 +1,10 @@
 /**
  * `fulfilment` — the project's one operator CLI: inspect and redrive the dead-letter topic, replay order history.
  * Options are validated before anything is read or changed; bad input exits 2 with a message naming the option.
- * Command modules are loaded only when their command runs, so `--help` and `dlq` stay quick (replay loads Temporal).
+ * Each action checks its options first (commander's parsers in options.ts, then the checks across options in
+ * dlq/selection.ts and replay/options.ts) and only then imports its command module — and with it kafkajs, Temporal
+ * or pg. Nothing this file imports statically loads those, so `--help` and bad input stay quick
+ * (test/unit/cli-heavy-imports.unit.test.ts holds that).
  *
  * Configuration comes from the environment through src/config.ts, exactly as for the service, so the CLI sees
  * the topics, group and task queue the service runs with.
@@ -10,13 +13,15 @@ import { pathToFileURL } from 'node:url';
 import { Command, CommanderError, Option } from 'commander';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { cliLogger, type CliContext } from './context.js';
-import type { DlqFilter } from './dlq-filter.js';
+import type { DlqFilter } from './dlq/filter.js';
+import { checkSelection } from './dlq/selection.js';
 import { EXIT, InterruptedError, NotFoundError, UsageError } from './errors.js';
 import * as arg from './options.js';
 import { eprintln, processOutput, type Output } from './output.js';
 import type { Position } from './position.js';
 import { DEFAULT_REDACT_FIELDS } from './redact.js';
-import { DEFAULT_REPLAY_GROUP, type ReplayPoint } from './replay-range.js';
+import { checkReplayOptions, DEFAULT_REPLAY_GROUP, type ReplayOptions } from './replay/options.js';
+import type { ReplayPoint } from './replay/range.js';
 
 export interface CliIo {
   out?: Output;
@@ -60,7 +65,10 @@ function withFilters(cmd: Command): Command {
     .option('--tenant <id>', 'tenant id', arg.name);
 }
 
-/** Builds the program; `run` receives each command's work so runCli can own context creation and errors. */
+/**
+ * Builds the program; `run` receives each command's work so runCli can own context creation and errors.
+ * An action checks its options, then hands `run` work that imports the command module: never the other way round.
+ */
 export function buildProgram(out: Output, run: (work: (ctx: CliContext) => Promise<unknown>, logLevel: string) => Promise<void>): Command {
   const program = new Command('fulfilment')
     .description('Operate the order-fulfilment consumer: inspect and redrive dead letters, replay order history.')
@@ -81,8 +89,10 @@ export function buildProgram(out: Output, run: (work: (ctx: CliContext) => Promi
     .action(async (flags: FilterFlags & { limit: number; offset?: number; page?: number; json?: boolean }) => {
       if (flags.offset !== undefined && flags.page !== undefined) throw new UsageError('--offset and --page both say where the page starts: give one of them');
       const skip = flags.offset ?? ((flags.page ?? 1) - 1) * flags.limit;
-      const { dlqList } = await import('./dlq-list.js');
-      await run((ctx) => dlqList(ctx, { filter: filterFrom(flags), limit: flags.limit, skip, json: flags.json }), logLevel());
+      await run(async (ctx) => {
+        const { dlqList } = await import('./dlq/list.js');
+        return dlqList(ctx, { filter: filterFrom(flags), limit: flags.limit, skip, json: flags.json });
+      }, logLevel());
     });
 
   dlq
@@ -93,8 +103,10 @@ export function buildProgram(out: Output, run: (work: (ctx: CliContext) => Promi
     .option('--redact-fields <list>', `comma-separated fields to redact (default ${DEFAULT_REDACT_FIELDS.join(',')})`, arg.fieldList)
     .option('--json', 'print the record as one JSON object')
     .action(async (position: Position, flags: { reveal?: boolean; redactFields?: string[]; json?: boolean }) => {
-      const { dlqShow } = await import('./dlq-show.js');
-      await run((ctx) => dlqShow(ctx, { position, reveal: flags.reveal, redactFields: flags.redactFields, json: flags.json }), logLevel());
+      await run(async (ctx) => {
+        const { dlqShow } = await import('./dlq/show.js');
+        return dlqShow(ctx, { position, reveal: flags.reveal, redactFields: flags.redactFields, json: flags.json });
+      }, logLevel());
     });
 
   withFilters(
@@ -107,10 +119,12 @@ export function buildProgram(out: Output, run: (work: (ctx: CliContext) => Promi
     .option('--rate <per-second>', 'records per second at most', arg.rate, 10)
     .option('--dry-run', 'print what would be sent; send nothing')
     .action(async (flags: FilterFlags & { id?: Position[]; all?: boolean; rate: number; dryRun?: boolean }) => {
-      const { checkSelection, dlqRedrive } = await import('./dlq-redrive.js');
       const opts = { ids: flags.id, filter: filterFrom(flags), all: flags.all, rate: flags.rate, dryRun: flags.dryRun };
       checkSelection(opts);
-      await run((ctx) => dlqRedrive(ctx, opts), logLevel());
+      await run(async (ctx) => {
+        const { dlqRedrive } = await import('./dlq/redrive.js');
+        return dlqRedrive(ctx, opts);
+      }, logLevel());
     });
 
   program
@@ -123,10 +137,10 @@ export function buildProgram(out: Output, run: (work: (ctx: CliContext) => Promi
     .option('--dry-run', 'count what would be replayed; deliver and commit nothing')
     .option('--json', 'print the summary as one JSON object')
     .action(async (flags: { from: ReplayPoint; to?: ReplayPoint; rate?: number; group: string; dryRun?: boolean; json?: boolean }) => {
-      const { checkReplayOptions, replay } = await import('./replay.js');
-      const opts = { from: flags.from, to: flags.to, rate: flags.rate, group: flags.group, dryRun: flags.dryRun, json: flags.json };
+      const opts: ReplayOptions = { from: flags.from, to: flags.to, rate: flags.rate, group: flags.group, dryRun: flags.dryRun, json: flags.json };
       await run(async (ctx) => {
-        checkReplayOptions(ctx, opts);
+        checkReplayOptions(ctx, opts); // needs the configuration (CONSUMER_GROUP), so it runs in `run`, before the import
+        const { replay } = await import('./replay/replay.js');
         return replay(ctx, opts);
       }, logLevel());
     });

@@ -4,7 +4,7 @@
  */
 import { InvalidArgumentError } from 'commander';
 import { parsePosition, POSITION_EXPECTED, type Position } from './position.js';
-import { parseReplayPoint, POINT_EXPECTED, type ReplayPoint } from './replay-range.js';
+import { parseReplayPoint, POINT_EXPECTED, type ReplayPoint } from './replay/range.js';
 import { parseTime, TIME_EXPECTED } from './time.js';
 
 export function wholeNumber(min: number): (value: string) => number {
@@ -61,7 +61,7 @@ export function name(value: string): string {
   return v;
 }
 
-/** Where a replay starts or stops (replay-range.ts). */
+/** Where a replay starts or stops (replay/range.ts). */
 export function replayPoint(value: string): ReplayPoint {
   const p = parseReplayPoint(value);
   if (!p) throw new InvalidArgumentError(`expected ${POINT_EXPECTED}.`);

@@ -3,7 +3,7 @@ import type { App } from '../../src/app.js';
 import { UsageError } from '../../src/cli/errors.js';
 import { runCli } from '../../src/cli/main.js';
 import { memoryOutput } from '../../src/cli/output.js';
-import { replay } from '../../src/cli/replay.js';
+import { replay } from '../../src/cli/replay/replay.js';
 import { orderStatusQuery, orderWorkflowId } from '../../workflows/api.js';
 import { caughtUp, events, scenario, waitFor, type Scenario } from '../support/harness.js';
 

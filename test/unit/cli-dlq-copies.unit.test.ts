@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { allCopies, describeFolded, foldedCount, groupCopies, originKey, summarizeCopies, writtenBefore } from '../../src/cli/dlq-copies.js';
-import type { DlqRecord } from '../../src/cli/dlq-record.js';
+import { allCopies, describeFolded, foldedCount, groupCopies, originKey, summarizeCopies, writtenBefore } from '../../src/cli/dlq/copies.js';
+import type { DlqRecord } from '../../src/cli/dlq/record.js';
 
 /** A DLQ record at `partition:offset`; `origin` is `topic/partition/offset` of the source record, or null for none. */
 function rec(at: string, origin: string | null, timestamp = 1_000, extra: Record<string, string> = {}): DlqRecord {

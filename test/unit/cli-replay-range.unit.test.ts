@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/cli/errors.js';
-import { describeRanges, parseReplayPoint, planReplay } from '../../src/cli/replay-range.js';
+import { describeRanges, parseReplayPoint, planReplay } from '../../src/cli/replay/range.js';
 
 const NOW = Date.parse('2026-03-10T12:00:00Z');
 const partitions = [

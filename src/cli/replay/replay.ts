@@ -14,44 +14,30 @@
  */
 import { ExponentialBackoff, handleWhen, retry } from 'cockatiel';
 import type { Client } from '@temporalio/client';
-import { workflowSettings } from '../app.js';
-import { createOrderStarter, type OrderStarter } from '../bridge/order-starter.js';
-import { PermanentError, TransientError } from '../errors.js';
-import { parseRecord, type ParsedRecord } from '../events/envelope.js';
-import { connectClient } from '../temporal.js';
-import { cliKafka, type CliContext } from './context.js';
-import { UsageError } from './errors.js';
+import { workflowSettings } from '../../app.js';
+import { createOrderStarter, type OrderStarter } from '../../bridge/order-starter.js';
+import { PermanentError, TransientError } from '../../errors.js';
+import { parseRecord, type ParsedRecord } from '../../events/envelope.js';
+import { connectClient } from '../../temporal.js';
+import type { CliContext } from '../context.js';
+import { UsageError } from '../errors.js';
+import { cliKafka } from '../kafka.js';
+import { eprintln, println } from '../output.js';
+import { formatPosition } from '../position.js';
+import { startProgress } from '../progress.js';
+import { TokenBucket } from '../token-bucket.js';
+import { offsetsAt, partitionOffsets, readRanges } from '../topic-reader.js';
 import { createLedger } from './ledger.js';
-import { eprintln, println } from './output.js';
-import { formatPosition } from './position.js';
-import { startProgress } from './progress.js';
-import { DEFAULT_REPLAY_GROUP, describePoint, describeRanges, planReplay, type ReplayPoint } from './replay-range.js';
-import { TokenBucket } from './token-bucket.js';
-import { offsetsAt, partitionOffsets, readRanges } from './topic-reader.js';
+import { checkReplayOptions, DEFAULT_REPLAY_GROUP, type ReplayOptions } from './options.js';
+import { describePoint, describeRanges, planReplay } from './range.js';
 
-export { DEFAULT_REPLAY_GROUP } from './replay-range.js';
+export { checkReplayOptions, DEFAULT_REPLAY_GROUP, type ReplayOptions } from './options.js';
 
 /** Delivery attempts per event before a transient failure stops the replay (backoff 250 ms doubling to 10 s). */
 export const DELIVERY_ATTEMPTS = 8;
 
 /** Partitions replayed at once; one partition's records are always delivered in order. */
 const PARTITIONS_AT_ONCE = 4;
-
-export interface ReplayOptions {
-  from: ReplayPoint;
-  /** Exclusive end. Default: the high watermarks captured at start. */
-  to?: ReplayPoint;
-  /** Deliveries per second (token bucket). Required unless dryRun. */
-  rate?: number;
-  /** Read and count; deliver nothing, commit nothing. */
-  dryRun?: boolean;
-  /** Consumer group to replay in. Default DEFAULT_REPLAY_GROUP; never CONSUMER_GROUP. */
-  group?: string;
-  /** Print the summary as one JSON object. */
-  json?: boolean;
-  /** Interval of plain progress lines when stderr is not a terminal, ms. Default 5000. */
-  progressEveryMs?: number;
-}
 
 export interface ReplaySummary {
   topic: string;
@@ -80,23 +66,6 @@ export interface ReplaySummary {
   unknownType: number;
   /** False when the replay stopped early (interrupted or a dependency stayed down). */
   completed: boolean;
-}
-
-/** Throws UsageError for options no replay may run with; checked before anything is read. */
-export function checkReplayOptions(ctx: Pick<CliContext, 'config'>, opts: ReplayOptions): void {
-  const group = opts.group ?? DEFAULT_REPLAY_GROUP;
-  if (group === ctx.config.CONSUMER_GROUP) {
-    throw new UsageError(
-      `--group ${group} is the service's own consumer group (CONSUMER_GROUP): a replay must read in a separate group so the ` +
-        `service's committed offsets stay untouched; use another --group (default ${DEFAULT_REPLAY_GROUP})`,
-    );
-  }
-  if (!opts.dryRun && opts.rate === undefined) {
-    throw new UsageError('--rate <events/s> is required (deliveries per second into Temporal, e.g. --rate 50), unless --dry-run');
-  }
-  if (opts.rate !== undefined && (!(opts.rate > 0) || !Number.isFinite(opts.rate))) {
-    throw new UsageError(`--rate: expected a number of events per second > 0, got ${opts.rate}`);
-  }
 }
 
 export async function replay(ctx: CliContext, opts: ReplayOptions): Promise<ReplaySummary> {

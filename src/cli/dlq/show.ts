@@ -2,17 +2,18 @@
  * `fulfilment dlq show <partition:offset>`: one dead letter in full — every header and the payload. Personal
  * data is redacted by default (redact.ts); `--reveal` shows it, and only for the record asked for.
  *
- * Any copy's position works (dlq-copies.ts); the output names every position holding a copy of the same origin
+ * Any copy's position works (copies.ts); the output names every position holding a copy of the same origin
  * and which of them is the first written, the one `dlq list` shows and `dlq redrive` sends.
  */
-import { cliKafka, type CliContext } from './context.js';
-import { describeOrigin, groupCopies, originKey, originOf } from './dlq-copies.js';
-import { readDlq } from './dlq-reader.js';
-import { headerTexts } from './dlq-record.js';
-import { DLQ_HEADERS } from '../dlq/dead-letter.js';
-import { println } from './output.js';
-import { formatPosition, type Position } from './position.js';
-import { DEFAULT_REDACT_FIELDS, displayText, PREVIEW_BYTES, Redactor, viewPayload, type PayloadView } from './redact.js';
+import type { CliContext } from '../context.js';
+import { cliKafka } from '../kafka.js';
+import { describeOrigin, groupCopies, originKey, originOf } from './copies.js';
+import { readDlq } from './reader.js';
+import { headerTexts } from './record.js';
+import { DLQ_HEADERS } from '../../dlq/dead-letter.js';
+import { println } from '../output.js';
+import { formatPosition, type Position } from '../position.js';
+import { DEFAULT_REDACT_FIELDS, displayText, PREVIEW_BYTES, Redactor, viewPayload, type PayloadView } from '../redact.js';
 
 export interface DlqShowOptions {
   position: Position;

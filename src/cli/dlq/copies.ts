@@ -11,9 +11,9 @@
  *   earliest DLQ write time (then the lower partition) across partitions;
  * - groups come back in the input order of their dead letters, each group's other copies in input order.
  */
-import { DLQ_HEADERS } from '../dlq/dead-letter.js';
-import { header, summarize, type DlqRecord, type DlqSummary } from './dlq-record.js';
-import { formatPosition } from './position.js';
+import { DLQ_HEADERS } from '../../dlq/dead-letter.js';
+import { header, summarize, type DlqRecord, type DlqSummary } from './record.js';
+import { formatPosition } from '../position.js';
 
 /** What grouping reads of a record. */
 export type CopyableRecord = Pick<DlqRecord, 'partition' | 'offset' | 'timestamp' | 'headers'>;

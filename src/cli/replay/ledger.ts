@@ -3,8 +3,8 @@
  * of the events it delivers were already applied. The decision itself stays downstream — the workflow and the
  * claim-then-effect activities — so a stale answer here can mislabel a count, never double-apply an event.
  */
-import { CONSUMER_NAME } from '../../workflows/api.js';
-import { createDb, inTenantTransaction } from '../store/db.js';
+import { CONSUMER_NAME } from '../../../workflows/api.js';
+import { createDb, inTenantTransaction } from '../../store/db.js';
 
 export interface Ledger {
   /** Whether `eventId` was claimed for `tenantId` (row-level security scopes the look-up to the tenant). */

@@ -3,18 +3,14 @@
  * same filters redrive. Time bounds apply to the failure time (dlq-last-failure-at, else the DLQ write time):
  * `since` inclusive, `until` exclusive. Error class and tenant match exactly (error class ignoring case).
  */
-import { failedAt, header, type DlqRecord } from './dlq-record.js';
-import { DLQ_HEADERS } from '../dlq/dead-letter.js';
+import { failedAt, header, type DlqRecord } from './record.js';
+import { DLQ_HEADERS } from '../../dlq/dead-letter.js';
 
 export interface DlqFilter {
   since?: Date;
   until?: Date;
   errorClass?: string;
   tenant?: string;
-}
-
-export function isEmptyFilter(f: DlqFilter): boolean {
-  return f.since === undefined && f.until === undefined && f.errorClass === undefined && f.tenant === undefined;
 }
 
 export function matches(f: DlqFilter, record: DlqRecord): boolean {

@@ -1,13 +1,13 @@
 /**
  * Reads the dead-letter topic without leaving a trace: the high watermarks are captured first, a throwaway
- * consumer group that never commits reads up to them, and the group is deleted afterwards (topic-reader.ts).
+ * consumer group that never commits reads up to them, and the group is deleted afterwards (../topic-reader.ts).
  * Records come back in (partition, offset) order, so listings and pages are stable.
  */
 import type { Kafka } from 'kafkajs';
-import { NotFoundError } from './errors.js';
-import type { DlqRecord } from './dlq-record.js';
-import { formatPosition, type Position } from './position.js';
-import { partitionOffsets, readRanges, type OffsetRange } from './topic-reader.js';
+import { NotFoundError } from '../errors.js';
+import type { DlqRecord } from './record.js';
+import { formatPosition, type Position } from '../position.js';
+import { partitionOffsets, readRanges, type OffsetRange } from '../topic-reader.js';
 
 export interface DlqReadOptions {
   kafka: Kafka;

@@ -1,18 +1,19 @@
 /**
  * `fulfilment dlq list`: the dead letters matching the filters, a page at a time, as a table or JSON lines.
- * Reading commits nothing (dlq-reader.ts). Error messages are redacted like `dlq show` does by default.
+ * Reading commits nothing (reader.ts). Error messages are redacted like `dlq show` does by default.
  *
- * Copies of one origin are one dead letter (dlq-copies.ts): counted and paged once, shown as the first-written
+ * Copies of one origin are one dead letter (copies.ts): counted and paged once, shown as the first-written
  * copy with the number of copies and where the others are. A dead letter matches the filters when any of its
  * copies does.
  */
-import { cliKafka, type CliContext } from './context.js';
-import { describeFilter, matches, type DlqFilter } from './dlq-filter.js';
-import { allCopies, describeFolded, foldedCount, groupCopies, summarizeCopies, type DeadLetterSummary } from './dlq-copies.js';
-import { readDlq } from './dlq-reader.js';
-import { eprintln, println } from './output.js';
-import { Redactor } from './redact.js';
-import { formatTable, truncate } from './table.js';
+import type { CliContext } from '../context.js';
+import { cliKafka } from '../kafka.js';
+import { describeFilter, matches, type DlqFilter } from './filter.js';
+import { allCopies, describeFolded, foldedCount, groupCopies, summarizeCopies, type DeadLetterSummary } from './copies.js';
+import { readDlq } from './reader.js';
+import { eprintln, println } from '../output.js';
+import { Redactor } from '../redact.js';
+import { formatTable, truncate } from '../table.js';
 
 export interface DlqListOptions {
   filter?: DlqFilter;

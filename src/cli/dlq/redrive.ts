@@ -7,24 +7,26 @@
  * order's workflow and of `processed_events`, so a second copy is recognised as a duplicate downstream.
  *
  * Rules:
- * - each origin is sent once per run (dlq-copies.ts): filters and `--all` select dead letters, a dead letter
+ * - each origin is sent once per run (copies.ts): filters and `--all` select dead letters, a dead letter
  *   being selected when any of its copies is, and send its first-written copy; of several `--id`s holding copies
  *   of one origin, only the first written is sent;
  * - a dead letter whose value the DLQ does not hold (`dlq-value-form: too-large`) is skipped with its size and
  *   SHA-256, and the run goes on.
  */
 import { Partitioners, type IHeaders, type Kafka } from 'kafkajs';
-import { cliKafka, type CliContext } from './context.js';
-import { describeFilter, isEmptyFilter, matches, type DlqFilter } from './dlq-filter.js';
-import { DLQ_HEADERS } from '../dlq/dead-letter.js';
-import { allCopies, describeFolded, groupCopies, summarizeCopies, type DeadLetterCopies, type DeadLetterSummary } from './dlq-copies.js';
-import { readDlq } from './dlq-reader.js';
-import { header, type DlqRecord } from './dlq-record.js';
-import { NotFoundError, UsageError } from './errors.js';
-import { println } from './output.js';
-import { formatPosition, type Position } from './position.js';
-import { displayText } from './redact.js';
-import { TokenBucket, type Clock } from './token-bucket.js';
+import { DLQ_HEADERS } from '../../dlq/dead-letter.js';
+import type { CliContext } from '../context.js';
+import { NotFoundError, UsageError } from '../errors.js';
+import { cliKafka } from '../kafka.js';
+import { println } from '../output.js';
+import { formatPosition, type Position } from '../position.js';
+import { displayText } from '../redact.js';
+import { TokenBucket, type Clock } from '../token-bucket.js';
+import { allCopies, describeFolded, groupCopies, summarizeCopies, type DeadLetterCopies, type DeadLetterSummary } from './copies.js';
+import { describeFilter, matches, type DlqFilter } from './filter.js';
+import { readDlq } from './reader.js';
+import { header, type DlqRecord } from './record.js';
+import { checkSelection, type DlqSelection } from './selection.js';
 
 /** Header naming the DLQ position a redriven record came from. */
 export const REDRIVEN_FROM_HEADER = 'redriven-from';
@@ -32,13 +34,8 @@ export const REDRIVEN_FROM_HEADER = 'redriven-from';
 /** Records per second when `--rate` is not given. */
 export const DEFAULT_REDRIVE_RATE = 10;
 
-export interface DlqRedriveOptions {
-  /** Exactly these records. */
-  ids?: Position[];
-  /** The records `dlq list` shows with the same filters. */
-  filter?: DlqFilter;
-  /** Every record in the DLQ. */
-  all?: boolean;
+/** What to redrive (`ids`, `filter` or `all`: selection.ts) and how. */
+export interface DlqRedriveOptions extends DlqSelection {
   /** Records per second. Default 10. */
   rate?: number;
   /** Print what would be sent; send nothing. */
@@ -75,17 +72,6 @@ export function redriveHeaders(record: DlqRecord): IHeaders {
   }
   headers[REDRIVEN_FROM_HEADER] = formatPosition(record.partition, record.offset);
   return headers;
-}
-
-/** Checks that exactly one way of choosing records was used; throws UsageError otherwise. */
-export function checkSelection(opts: Pick<DlqRedriveOptions, 'ids' | 'filter' | 'all'>): void {
-  const ids = (opts.ids?.length ?? 0) > 0;
-  const filtered = opts.filter !== undefined && !isEmptyFilter(opts.filter);
-  if (!ids && !filtered && !opts.all) {
-    throw new UsageError('choose what to redrive: --id <partition:offset> (repeatable), filters (--since, --until, --error-class, --tenant), or --all');
-  }
-  if (ids && (filtered || opts.all)) throw new UsageError('--id cannot be combined with filters or --all: it already names the records');
-  if (opts.all && filtered) throw new UsageError('--all cannot be combined with filters (--since, --until, --error-class, --tenant): drop --all to redrive what they select');
 }
 
 export async function dlqRedrive(ctx: CliContext, opts: DlqRedriveOptions): Promise<RedriveResult> {

@@ -3,10 +3,10 @@
  * `dlq-*` headers the bridge added (src/dlq/dead-letter.ts DLQ_HEADERS), summarised for listing.
  */
 import type { IHeaders } from 'kafkajs';
-import { DLQ_HEADERS } from '../dlq/dead-letter.js';
-import { headerString } from '../events/envelope.js';
-import { formatPosition } from './position.js';
-import { displayText } from './redact.js';
+import { DLQ_HEADERS } from '../../dlq/dead-letter.js';
+import { headerString } from '../../events/envelope.js';
+import { formatPosition } from '../position.js';
+import { displayText } from '../redact.js';
 
 export interface DlqRecord {
   partition: number;

@@ -6,13 +6,10 @@
  *   `p:o[,p:o…]` (`0:1500,2:80`) — per partition; with --from, partitions not named are not replayed
  * `--to` is exclusive and never beyond the high watermark captured at start; the default is that watermark.
  */
-import { UsageError } from './errors.js';
-import { parsePositionList, type Position } from './position.js';
-import { parseTime } from './time.js';
-import type { OffsetRange, PartitionOffsets } from './topic-reader.js';
-
-/** Consumer group a replay reads in when `--group` is not given. */
-export const DEFAULT_REPLAY_GROUP = 'fulfilment-replay';
+import { UsageError } from '../errors.js';
+import { parsePositionList, type Position } from '../position.js';
+import { parseTime } from '../time.js';
+import type { OffsetRange, PartitionOffsets } from '../topic-reader.js';
 
 export type ReplayPoint =
   | { kind: 'earliest' }
