@@ -132,5 +132,5 @@ export const TenantIdAttribute = defineSearchAttributeKey('TenantId', SearchAttr
 export const OrderIdAttribute = defineSearchAttributeKey('OrderId', SearchAttributeType.KEYWORD);
 export const OrderStatusAttribute = defineSearchAttributeKey('OrderStatus', SearchAttributeType.KEYWORD);
 
-/** Workflow type name, for starters that refer to it by string. */
+/** Workflow type name; starters pass it with `signalWithStart<typeof orderFulfilment, …>` so arguments are type-checked. */
 export const ORDER_WORKFLOW_TYPE = 'orderFulfilment';

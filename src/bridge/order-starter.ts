@@ -17,6 +17,7 @@ import {
   type OrderWorkflowSettings,
 } from '../../workflows/api.js';
 import { DependencyUnavailableError, PermanentError } from '../errors.js';
+import type { orderFulfilment } from '../../workflows/order-fulfilment.js';
 
 /** Thrown when Temporal refuses the event itself (e.g. too large); retrying cannot help. */
 export class EventRejectedByTemporalError extends PermanentError {}
@@ -41,7 +42,7 @@ export function createOrderStarter(client: Client, taskQueue: string, settings: 
     async deliver(event) {
       const input: OrderWorkflowInput = { tenantId: event.tenantId, orderId: event.orderId, settings };
       try {
-        await client.connection.withDeadline(Date.now() + callTimeoutMs, () => client.workflow.signalWithStart(ORDER_WORKFLOW_TYPE, {
+        await client.connection.withDeadline(Date.now() + callTimeoutMs, () => client.workflow.signalWithStart<typeof orderFulfilment, [OrderEvent]>(ORDER_WORKFLOW_TYPE, {
           workflowId: orderWorkflowId(event.tenantId, event.orderId),
           taskQueue,
           args: [input],

@@ -19,6 +19,7 @@ import {
   type OrderWorkflowSettings,
 } from '../../workflows/api.js';
 import { SHIPMENT_BACKOFF, jitteredDelayMs } from '../../activities/index.js';
+import type { orderFulfilment } from '../../workflows/order-fulfilment.js';
 import { fakeActivities, retryable, shipUntilCancelled, type FakeOptions } from '../support/fake-activities.js';
 import { events } from '../support/harness.js';
 import { startTimeSkipping, type TimeSkippingServer } from '../support/time-skipping.js';
@@ -54,7 +55,7 @@ async function withOrder<T>(fakes: FakeOptions, body: (o: { start: (e: object) =
     body({
       start: async (e) => {
         const input: OrderWorkflowInput = { tenantId, orderId, settings: s };
-        await env.client.workflow.signalWithStart(ORDER_WORKFLOW_TYPE, { workflowId, taskQueue, args: [input], signal: orderEventSignal, signalArgs: [withIds(e)] });
+        await env.client.workflow.signalWithStart<typeof orderFulfilment, [OrderEvent]>(ORDER_WORKFLOW_TYPE, { workflowId, taskQueue, args: [input], signal: orderEventSignal, signalArgs: [withIds(e)] });
       },
       signal: (e) => handle().signal(orderEventSignal, withIds(e)),
       result: () => handle().result() as Promise<OrderView>,
