@@ -6,7 +6,7 @@
  *
  * Rule a reader must not break: a dead letter that the broker can never accept (too large, invalid) is not a
  * transient failure. It is written again without the value (its size and SHA-256 kept, flagged by
- * `dlq-value-omitted`), and if need be without the original headers too, so a record never blocks its partition.
+ * `dlq-value-form: too-large`), and if need be without the original headers too, so a record never blocks its partition.
  */
 import { createHash } from 'node:crypto';
 import { headerString } from '../events/envelope.js';
@@ -84,7 +84,8 @@ function identify(value: Buffer | string | null): { eventId?: string; tenantId?:
 
 function contractHeaders(d: DeadLetter, errorMessageLimit: number): RecordHeaders {
   const ids = d.ids ?? identify(d.value);
-  const correlationId = ids.correlationId ?? headerString(d.headers, 'correlation-id');
+  // Identity fields are capped whatever their source, so the contract headers always fit a reduced dead letter.
+  const correlationId = (ids.correlationId ?? headerString(d.headers, 'correlation-id'))?.slice(0, 200);
   const headers: RecordHeaders = {
     [DLQ_HEADERS.errorClass]: d.error.name,
     // Messages only, no stack: the DLQ is read by people and tools, not debuggers.
