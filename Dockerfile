@@ -12,9 +12,9 @@ COPY --chown=node:node package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 
 COPY --chown=node:node . .
-# State dir of the app (src/stack/paths.ts), writable by the node user; the warehouse keeps its shipments under it.
+# State dir of the app (tools/stack/paths.ts), writable by the node user; the warehouse keeps its shipments under it.
 RUN mkdir -p .stack/warehouse
 
-# TypeScript runs through tsx, as with `npm start` (= tsx src/main.ts). `node --import tsx` keeps a single process,
-# so `docker stop`'s SIGTERM reaches src/main.ts directly and it shuts down cleanly.
-CMD ["node", "--import", "tsx", "src/main.ts"]
+# TypeScript runs through tsx, as with `npm start` (= tsx tools/start.ts). `node --import tsx` keeps a single process,
+# so `docker stop`'s SIGTERM reaches tools/start.ts directly and it shuts down cleanly.
+CMD ["node", "--import", "tsx", "tools/start.ts"]

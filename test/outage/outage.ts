@@ -10,7 +10,7 @@
 import { expect } from 'vitest';
 import type { App } from '../../src/app.js';
 import { maxAttemptsWithin, type TransientRetry } from '../../src/bridge/backoff-gate.js';
-import { stackDown, stackUp, type ServiceName } from '../../src/stack/index.js';
+import { stackDown, stackUp, type ServiceName } from '../../tools/stack/index.js';
 import { createDb } from '../../src/store/db.js';
 import { orderWorkflowId } from '../../workflows/api.js';
 import {

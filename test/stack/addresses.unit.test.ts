@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { maskUrl, parseHostPort, planFromEnv, urlHostPort } from '../../src/stack/addresses.js';
-import { newClusterId } from '../../src/stack/services/kafka.js';
+import { maskUrl, parseHostPort, planFromEnv, urlHostPort } from '../../tools/stack/addresses.js';
+import { newClusterId } from '../../tools/stack/services/kafka.js';
 
 describe('stack addresses', () => {
   it('derives every local port from the config defaults', () => {

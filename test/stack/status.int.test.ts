@@ -4,14 +4,14 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { repoRoot } from '../../src/stack/paths.js';
-import { stackStatus } from '../../src/stack/index.js';
+import { repoRoot } from '../../tools/stack/paths.js';
+import { stackStatus } from '../../tools/stack/index.js';
 
 const run = promisify(execFile);
 
 describe('stack status', () => {
   it('prints exactly one JSON object with every address on stdout', async () => {
-    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'src/stack/cli.ts', 'status', '--json'], { cwd: repoRoot });
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'tools/stack/cli.ts', 'status', '--json'], { cwd: repoRoot });
     const info = JSON.parse(stdout) as Record<string, unknown>;
     expect(Object.keys(info)).toEqual(
       expect.arrayContaining(['kafkaBrokers', 'temporalAddress', 'temporalUiUrl', 'databaseUrl', 'warehouseUrl', 'services']),

@@ -1,6 +1,6 @@
 /** The time-skipping test server from the stack's cache works with @temporalio/testing (nothing downloaded). */
 import { describe, expect, it } from 'vitest';
-import { temporalCliPath } from '../../src/stack/index.js';
+import { temporalCliPath } from '../../tools/stack/index.js';
 import { startTimeSkipping } from '../support/time-skipping.js';
 
 describe('stack test tools', () => {

@@ -13,7 +13,7 @@ import { metricValue } from '../../src/metrics.js';
 import { createLogger } from '../../src/log.js';
 import { inTenantTransaction } from '../../src/store/db.js';
 import { readFulfilment, type FulfilmentRow } from '../../src/store/fulfilments.js';
-import { startWarehouse, type Shipment, type WarehouseServer } from '../../src/warehouse/server.js';
+import { startWarehouse, type Shipment, type WarehouseServer } from '../../tools/warehouse/server.js';
 import { migrate } from '../../src/store/migrate.js';
 
 export const logger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');

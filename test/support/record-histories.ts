@@ -6,7 +6,7 @@
 import { writeFile } from 'node:fs/promises';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { temporalCliPath } from '../../src/stack/index.js';
+import { temporalCliPath } from '../../tools/stack/index.js';
 import { orderEventSignal, orderStatusQuery, orderWorkflowId } from '../../workflows/api.js';
 import { parseRecord } from '../../src/events/envelope.js';
 import { events, scenario, waitFor } from './harness.js';

@@ -10,7 +10,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { testServerExecutablePath } from '../../src/stack/index.js';
+import { testServerExecutablePath } from '../../tools/stack/index.js';
 import { waitFor } from './harness.js';
 
 /** How long the JVM may take to answer on a loaded machine before the suite fails, milliseconds. */

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { configSchema } from '../../src/config.js';
-import { SEARCH_ATTRIBUTES } from '../../src/stack/addresses.js';
+import { SEARCH_ATTRIBUTES } from '../../tools/stack/addresses.js';
 
 interface Service {
   image?: string;
@@ -179,7 +179,7 @@ describe('docker-compose.yml', () => {
     const cmd = /^CMD\s+(\[.*\])\s*$/m.exec(dockerfile)?.[1];
     expect(cmd, 'Dockerfile has an exec-form CMD').toBeDefined();
     files.push(...(JSON.parse(cmd ?? '[]') as string[]).filter((t) => t.endsWith('.ts')));
-    expect(files).toContain('src/main.ts');
+    expect(files).toContain('tools/start.ts');
     for (const f of files) expect(existsSync(join(root, f)), f).toBe(true);
   });
 });

@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DependencyUnavailableError, InvalidRequestError } from '../../src/errors.js';
 import { createWarehouseClient } from '../../src/warehouse/client.js';
-import { startWarehouse, type WarehouseServer } from '../../src/warehouse/server.js';
+import { startWarehouse, type WarehouseServer } from '../../tools/warehouse/server.js';
 
 let warehouse: WarehouseServer;
 beforeAll(async () => {

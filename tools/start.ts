@@ -1,14 +1,14 @@
 /**
- * `npm start`: the development launcher. Brings up the embedded local stack (src/stack) unless configured
+ * `npm start`: the development launcher. Brings up the embedded local stack (tools/stack) unless configured
  * externally, then runs the service (src/service.ts) and prints where to look. SIGINT/SIGTERM stop the service
  * and every stack process this run started (services that were already running are left running).
  * Production launches run src/service.ts alone.
  */
-import { ConfigError, loadConfig } from './config.js';
-import { createLogger } from './log.js';
-import { serveUntilSignalled } from './service.js';
+import { ConfigError, loadConfig } from '../src/config.js';
+import { createLogger } from '../src/log.js';
+import { serveUntilSignalled } from '../src/service.js';
 import { stackDown, stackStatus, stackUp, type ServiceName } from './stack/index.js';
-import { installTemporalRuntime } from './temporal.js';
+import { installTemporalRuntime } from '../src/temporal.js';
 
 async function main(): Promise<void> {
   const config = loadConfig();

@@ -3,7 +3,7 @@
  * Progress goes to stderr; stdout carries only the result (a table, or one JSON object with --json).
  */
 import { Command, Option } from 'commander';
-import { ConfigError } from '../config.js';
+import { ConfigError } from '../../src/config.js';
 import { SERVICE_NAMES, type ServiceName } from './addresses.js';
 import { formatStatus } from './format.js';
 import { StackError } from './log.js';

@@ -1,6 +1,5 @@
 /**
- * The local warehouse HTTP service (src/warehouse/main.ts, written by the app), run with tsx; skipped while that
- * file does not exist. Restarted by `up` when its sources changed since it was started.
+ * The local warehouse HTTP service (tools/warehouse/main.ts), run with tsx. Restarted by `up` when its sources changed since it was started.
  */
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -9,7 +8,7 @@ import { repoRoot, serviceLog, stateDir } from '../paths.js';
 import type { PidRecord } from '../proc.js';
 import type { Service } from '../service.js';
 
-const srcDir = () => join(repoRoot, 'src', 'warehouse');
+const srcDir = () => join(repoRoot, 'tools', 'warehouse');
 const entry = () => join(srcDir(), 'main.ts');
 
 function newestMtime(dir: string): number {
@@ -42,7 +41,7 @@ export const warehouseService: Service = {
   stopSignal: 'SIGTERM',
   stopGraceMs: 10_000,
 
-  unavailable: () => (existsSync(entry()) ? undefined : 'src/warehouse/main.ts does not exist yet; not started'),
+  unavailable: () => (existsSync(entry()) ? undefined : 'tools/warehouse/main.ts does not exist; not started'),
 
   async prepare(plan: StackPlan) {
     return {

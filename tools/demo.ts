@@ -5,16 +5,16 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Partitioners } from 'kafkajs';
-import { startApp, type App } from './app.js';
-import { createKafka } from './kafka/client.js';
-import { loadConfig, type Config } from './config.js';
-import { createLogger } from './log.js';
-import { metricValue } from './metrics.js';
+import { startApp, type App } from '../src/app.js';
+import { createKafka } from '../src/kafka/client.js';
+import { loadConfig, type Config } from '../src/config.js';
+import { createLogger } from '../src/log.js';
+import { metricValue } from '../src/metrics.js';
 import { stackDown, stackStatus, stackUp, type ServiceName } from './stack/index.js';
-import { inTenantTransaction } from './store/db.js';
-import { readFulfilment } from './store/fulfilments.js';
-import { migrate } from './store/migrate.js';
-import { installTemporalRuntime } from './temporal.js';
+import { inTenantTransaction } from '../src/store/db.js';
+import { readFulfilment } from '../src/store/fulfilments.js';
+import { migrate } from '../src/store/migrate.js';
+import { installTemporalRuntime } from '../src/temporal.js';
 import { orderStatusQuery, orderWorkflowId, type OrderView } from '../workflows/api.js';
 
 const run = Date.now().toString(36);

@@ -8,12 +8,10 @@
  *   await stackStatus();                   // same shape, starts nothing
  *   await stackDown();                     // stops only what this stack started
  */
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { planFromEnv, SERVICE_NAMES, type ServiceName, type StackPlan } from './addresses.js';
 import { isQuiet, say, setQuiet, StackError, warn, fmtSeconds } from './log.js';
-import { logsDir, repoRoot, stateDir } from './paths.js';
+import { logsDir, stateDir } from './paths.js';
 import { portAnswers, runningDaemon, stopDaemon, withLock } from './proc.js';
 import { ensureUp, portOwner, type Service, type ServiceInfo } from './service.js';
 import { kafkaService } from './services/kafka.js';
@@ -56,23 +54,6 @@ const SERVICES: Record<ServiceName, Service> = {
 
 const lockDir = () => join(stateDir(), '.lock');
 
-/** Applies the app's migrations (src/store/migrate.ts exporting migrate(databaseUrl)) when that module exists. */
-async function runMigrations(plan: StackPlan): Promise<string | undefined> {
-  const file = join(repoRoot, 'src', 'store', 'migrate.ts');
-  if (!existsSync(file)) return 'src/store/migrate.ts does not exist yet; migrations skipped';
-  const mod = (await import(pathToFileURL(file).href)) as { migrate?: (url: string) => Promise<unknown> };
-  if (typeof mod.migrate !== 'function') return 'src/store/migrate.ts exports no migrate(databaseUrl); migrations skipped';
-  const t0 = Date.now();
-  const applied = await mod.migrate(plan.postgres.url);
-  const list = Array.isArray(applied) ? applied.map(String) : undefined;
-  say(
-    list && list.length === 0
-      ? 'postgres: schema up to date'
-      : `postgres: migrations applied${list ? `: ${list.join(', ')}` : ''} (${fmtSeconds(Date.now() - t0)})`,
-  );
-  return undefined;
-}
-
 /** Starts what is not running (idempotent) and returns the addresses. */
 export async function stackUp(opts: StackUpOptions = {}): Promise<StackInfo> {
   const prevQuiet = isQuiet();
@@ -103,13 +84,6 @@ export async function stackUp(opts: StackUpOptions = {}): Promise<StackInfo> {
           const r = await ensureUp(SERVICES[s], plan);
           if (r.note) notes[s] = r.note;
           if (r.info === 'already-running') say(`${s}: already running (pid ${r.pid})`);
-          if (s === 'postgres') {
-            const m = await runMigrations(plan);
-            if (m) {
-              notes.postgres = m;
-              say(`postgres: ${m}`);
-            }
-          }
         }),
       );
       // External services: check they answer, and give them what the app needs (topics, search attributes...).
@@ -126,7 +100,6 @@ export async function stackUp(opts: StackUpOptions = {}): Promise<StackInfo> {
             say(`${s}: using external ${svc.address(plan)}`);
             try {
               await svc.afterReady?.(plan, true);
-              if (s === 'postgres') await runMigrations(plan);
             } catch (e) {
               notes[s] = e instanceof Error ? e.message : String(e);
               warn(`${s}: ${notes[s]}`);

@@ -26,5 +26,5 @@ export const pidFile = (service: string): string => join(stateDir(), `${service}
 export const serviceLog = (service: string): string => join(logsDir(), `${service}.log`);
 
 /** Checked-in Maven manifests (dependency lists) for the Java parts of the stack. */
-export const kafkaPom = (): string => join(repoRoot, 'stack', 'kafka', 'pom.xml');
-export const testServerPom = (): string => join(repoRoot, 'stack', 'test-server', 'pom.xml');
+export const kafkaPom = (): string => join(repoRoot, 'tools', 'stack', 'maven', 'kafka', 'pom.xml');
+export const testServerPom = (): string => join(repoRoot, 'tools', 'stack', 'maven', 'test-server', 'pom.xml');

@@ -3,7 +3,7 @@
  * A service whose address variable is set explicitly in the environment is "external": used as given, never started.
  * Pure (no I/O) so it can be unit-tested.
  */
-import { loadConfig } from '../config.js';
+import { loadConfig } from '../../src/config.js';
 
 export const SERVICE_NAMES = ['postgres', 'kafka', 'temporal', 'warehouse'] as const;
 export type ServiceName = (typeof SERVICE_NAMES)[number];
