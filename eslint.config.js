@@ -1,5 +1,6 @@
 // Lint keeps workflow code deterministic: workflows are replayed, so they may not touch I/O, clocks or
-// Node builtins. Everything else gets the recommended TypeScript rules.
+// Node builtins. Product code reaches Kafka only through the port in src/kafka/. Everything else gets the
+// recommended TypeScript rules.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
@@ -14,6 +15,14 @@ const forbiddenInWorkflows = {
   })),
 };
 
+const kafkaPortOnly = 'Product code reaches Kafka through the port in src/kafka/ (client, records, sender, admin, topic-reader); only src/kafka/ and the tooling import kafkajs.';
+
+/** kafkajs outside the port; the tooling (src/stack/, src/demo.ts, being moved to tools/) may use it directly. */
+const forbiddenOutsideKafkaPort = {
+  paths: [{ name: 'kafkajs', message: kafkaPortOnly }],
+  patterns: [{ group: ['kafkajs/*'], message: kafkaPortOnly }],
+};
+
 export default tseslint.config(
   { ignores: ['node_modules/', '.stack/', 'coverage/'] },
   js.configs.recommended,
@@ -22,6 +31,11 @@ export default tseslint.config(
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },
+  },
+  {
+    files: ['src/**/*.ts', 'activities/**/*.ts'],
+    ignores: ['src/kafka/**'],
+    rules: { 'no-restricted-imports': ['error', forbiddenOutsideKafkaPort] },
   },
   {
     files: ['workflows/**/*.ts'],

@@ -8,7 +8,6 @@ import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor }
 import type { Worker } from '@temporalio/worker';
 import { NativeConnection, Worker as TemporalWorker } from '@temporalio/worker';
 import { createActivities } from '../activities/index.js';
-import type { OrderWorkflowSettings } from '../workflows/api.js';
 import { createBridge, type Bridge, type TransientRetry } from './bridge/bridge.js';
 import { createKafka } from './kafka/client.js';
 import { createSender } from './kafka/sender.js';
@@ -22,6 +21,7 @@ import { waitForDependency } from './startup.js';
 import { createDb, type Db } from './store/db.js';
 import { connectClient, workflowBundle } from './temporal.js';
 import { createWarehouseClient } from './warehouse/client.js';
+import { workflowSettings } from './workflow-settings.js';
 
 export interface AppOptions {
   logger: Logger;
@@ -46,10 +46,6 @@ export interface App {
   worker?: Worker;
   bridge?: Bridge;
   stop(): Promise<void>;
-}
-
-export function workflowSettings(config: Config): OrderWorkflowSettings {
-  return { cancelGraceSeconds: config.CANCEL_GRACE_SECONDS, lingerSeconds: config.ORDER_LINGER_SECONDS };
 }
 
 export async function startApp(config: Config, opts: AppOptions): Promise<App> {

@@ -12,6 +12,7 @@
 import { pathToFileURL } from 'node:url';
 import { Command, CommanderError, Option } from 'commander';
 import { ConfigError, loadConfig, type Config } from '../config.js';
+import { isKafkaClientError } from '../kafka/records.js';
 import { cliLogger, type CliContext } from './context.js';
 import type { DlqFilter } from './dlq/filter.js';
 import { checkSelection } from './dlq/selection.js';
@@ -156,8 +157,8 @@ export async function runCli(argv: string[], io: CliIo = {}): Promise<number> {
     try {
       await work({ config, out, logger: cliLogger(logLevel), signal: io.signal });
     } catch (err) {
-      // kafkajs errors say what failed, not where: name the brokers the configuration pointed at.
-      if (err instanceof Error && err.name.startsWith('KafkaJS')) {
+      // The Kafka client's errors say what failed, not where: name the brokers the configuration pointed at.
+      if (isKafkaClientError(err)) {
         throw new Error(`Kafka at ${config.KAFKA_BROKERS.join(',')} (KAFKA_BROKERS): ${err.message}`, { cause: err });
       }
       throw err;

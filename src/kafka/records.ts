@@ -25,6 +25,13 @@ export interface OutgoingRecord {
   partition?: number;
 }
 
+/** Where a record was written. */
+export interface RecordPosition {
+  topic: string;
+  partition: number;
+  offset: string;
+}
+
 /** Writes records, each send acknowledged by all in-sync replicas before it resolves. */
 export interface RecordSender {
   send(topic: string, records: OutgoingRecord[]): Promise<void>;
@@ -44,4 +51,9 @@ export function kafkaErrorType(err: unknown): string | undefined {
     e = (e as { cause?: unknown }).cause ?? (e as { originalError?: unknown }).originalError;
   }
   return undefined;
+}
+
+/** Whether `err` was raised by the Kafka client library itself (its messages say what failed, not where). */
+export function isKafkaClientError(err: unknown): err is Error {
+  return err instanceof Error && err.name.startsWith('KafkaJS');
 }

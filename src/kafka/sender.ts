@@ -1,25 +1,33 @@
 /** A producer behind the RecordSender port: connected on first use, so its owner can start while Kafka is down. */
 import { Partitioners, type Kafka, type Producer } from 'kafkajs';
 import { KAFKA_RETRY } from '../retry-policies.js';
-import type { OutgoingRecord, RecordSender } from './records.js';
+import type { OutgoingRecord, RecordPosition, RecordSender } from './records.js';
 
 export interface ConnectedSender extends RecordSender {
   /** Connects now (start-up); later sends reuse the connection. */
   connect(): Promise<void>;
   disconnect(): Promise<void>;
+  /** Sends one record like `send`; resolves with where it was written, undefined when the broker's answer names no offset. */
+  sendOne(topic: string, record: OutgoingRecord): Promise<RecordPosition | undefined>;
+}
+
+export interface SenderOptions {
+  /** The broker drops duplicates a retried request would write (an idempotent producer). Default false. */
+  idempotent?: boolean;
 }
 
 /**
  * One request in flight at a time, so records sent to one partition keep their order; kafkajs's own retries of a
  * request are short (KAFKA_RETRY.requests) so that an outage reaches the caller's backoff.
  */
-export function createSender(kafka: Kafka): ConnectedSender {
+export function createSender(kafka: Kafka, opts: SenderOptions = {}): ConnectedSender {
   let producer: Producer | undefined;
   let connected: Promise<void> | undefined;
   const connect = async (): Promise<Producer> => {
     producer ??= kafka.producer({
       allowAutoTopicCreation: false,
       maxInFlightRequests: 1,
+      idempotent: opts.idempotent ?? false,
       retry: { retries: KAFKA_RETRY.requests, initialRetryTime: KAFKA_RETRY.initialRetryTime, maxRetryTime: KAFKA_RETRY.maxRetryTime },
       createPartitioner: Partitioners.DefaultPartitioner,
     });
@@ -35,6 +43,11 @@ export function createSender(kafka: Kafka): ConnectedSender {
     connect: async () => void (await connect()),
     async send(topic: string, records: OutgoingRecord[]) {
       await (await connect()).send({ topic, acks: -1, messages: records });
+    },
+    async sendOne(topic: string, record: OutgoingRecord) {
+      const [meta] = await (await connect()).send({ topic, acks: -1, messages: [record] });
+      const offset = meta?.baseOffset ?? meta?.offset;
+      return meta && offset !== undefined ? { topic, partition: meta.partition, offset } : undefined;
     },
     async disconnect() {
       if (connected) await connected.then(() => producer?.disconnect()).catch(() => undefined);

@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
-import { workflowSettings } from '../../src/app.js';
+import { workflowSettings } from '../../src/workflow-settings.js';
 import { createOrderStarter } from '../../src/bridge/order-starter.js';
 import { orderWorkflowId, type OrderEvent } from '../../workflows/api.js';
 import { caughtUp, counter, events, scenario, waitFor, type Scenario } from '../support/harness.js';

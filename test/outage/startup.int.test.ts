@@ -5,7 +5,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { createOrderStarter } from '../../src/bridge/order-starter.js';
-import { workflowSettings } from '../../src/app.js';
+import { workflowSettings } from '../../src/workflow-settings.js';
 import { stackDown, stackUp, type ServiceName } from '../../tools/stack/index.js';
 import { connectClient } from '../../src/temporal.js';
 import { caughtUp, events, scenario, waitFor, type Scenario } from '../support/harness.js';

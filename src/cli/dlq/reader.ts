@@ -1,13 +1,16 @@
 /**
  * Reads the dead-letter topic without leaving a trace: the high watermarks are captured first, a throwaway
- * consumer group that never commits reads up to them, and the group is deleted afterwards (../topic-reader.ts).
+ * consumer group that never commits reads up to them, and the group is deleted afterwards
+ * (src/kafka/topic-reader.ts).
  * Records come back in (partition, offset) order, so listings and pages are stable.
  */
-import type { Kafka } from 'kafkajs';
+import { withAdmin } from '../../kafka/admin.js';
+import type { Kafka } from '../../kafka/client.js';
+import type { OffsetRange } from '../../kafka/topic-reader.js';
 import { NotFoundError } from '../errors.js';
+import { readTopic, topicPartitions } from '../kafka.js';
 import type { DlqRecord } from './record.js';
 import { formatPosition, type Position } from '../position.js';
-import { partitionOffsets, readRanges, type OffsetRange } from '../topic-reader.js';
 
 export interface DlqReadOptions {
   kafka: Kafka;
@@ -28,14 +31,7 @@ export interface DlqReadResult {
 }
 
 export async function readDlq(opts: DlqReadOptions): Promise<DlqReadResult> {
-  const admin = opts.kafka.admin();
-  await admin.connect();
-  let partitions;
-  try {
-    partitions = await partitionOffsets(admin, opts.topic);
-  } finally {
-    await admin.disconnect();
-  }
+  const partitions = await withAdmin(opts.kafka, (admin) => topicPartitions(admin, opts.topic));
   let ranges: OffsetRange[] = partitions.map((p) => ({ partition: p.partition, start: p.low, end: p.high }));
   const wanted = opts.positions ? new Set(opts.positions.map((p) => formatPosition(p.partition, p.offset))) : undefined;
   if (opts.positions) {
@@ -60,21 +56,21 @@ export async function readDlq(opts: DlqReadOptions): Promise<DlqReadResult> {
 
   const records: DlqRecord[] = [];
   let scanned = 0;
-  await readRanges({
+  await readTopic({
     kafka: opts.kafka,
     topic: opts.topic,
     ranges,
     clientId: opts.clientId,
-    onRecord: ({ partition, message }) => {
+    onRecord: ({ partition, record: r }) => {
       const record: DlqRecord = {
         partition,
-        offset: message.offset,
-        timestamp: message.timestamp,
-        key: message.key ?? null,
-        value: opts.headersOnly ? null : (message.value ?? null),
-        headers: message.headers ?? {},
+        offset: r.offset,
+        timestamp: r.timestamp,
+        key: r.key,
+        value: opts.headersOnly ? null : r.value,
+        headers: r.headers ?? {},
       };
-      if (wanted && !wanted.has(formatPosition(partition, message.offset))) return;
+      if (wanted && !wanted.has(formatPosition(partition, r.offset))) return;
       scanned += 1;
       if (!opts.keep || opts.keep(record)) records.push(record);
     },

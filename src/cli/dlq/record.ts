@@ -2,9 +2,9 @@
  * A record of the dead-letter topic as the CLI sees it: the original key, value and headers, untouched, plus the
  * `dlq-*` headers the bridge added (src/dlq/dead-letter.ts DLQ_HEADERS), summarised for listing.
  */
-import type { IHeaders } from 'kafkajs';
 import { DLQ_HEADERS } from '../../dlq/dead-letter.js';
 import { headerString } from '../../events/envelope.js';
+import type { RecordHeaders } from '../../kafka/records.js';
 import { formatPosition } from '../position.js';
 import { displayText } from '../redact.js';
 
@@ -15,7 +15,7 @@ export interface DlqRecord {
   timestamp: string;
   key: Buffer | null;
   value: Buffer | null;
-  headers: IHeaders;
+  headers: RecordHeaders;
 }
 
 export interface DlqSummary {
@@ -42,7 +42,7 @@ export function header(record: Pick<DlqRecord, 'headers'>, name: string): string
 }
 
 /** Every header as text (first value of a repeated header), in the record's order. */
-export function headerTexts(headers: IHeaders): [string, string][] {
+export function headerTexts(headers: RecordHeaders): [string, string][] {
   const out: [string, string][] = [];
   for (const [k, v] of Object.entries(headers)) {
     if (v === undefined) continue;

@@ -13,8 +13,11 @@
  * - a dead letter whose value the DLQ does not hold (`dlq-value-form: too-large`) is skipped with its size and
  *   SHA-256, and the run goes on.
  */
-import { Partitioners, type IHeaders, type Kafka } from 'kafkajs';
 import { DLQ_HEADERS } from '../../dlq/dead-letter.js';
+import { withAdmin } from '../../kafka/admin.js';
+import type { Kafka } from '../../kafka/client.js';
+import type { RecordHeaders } from '../../kafka/records.js';
+import { createSender } from '../../kafka/sender.js';
 import type { CliContext } from '../context.js';
 import { NotFoundError, UsageError } from '../errors.js';
 import { cliKafka } from '../kafka.js';
@@ -64,8 +67,8 @@ export function unredrivable(record: DlqRecord): string | undefined {
 }
 
 /** The headers a redriven record carries: the original ones (no `dlq-*`, no earlier `redriven-from`) plus its origin. */
-export function redriveHeaders(record: DlqRecord): IHeaders {
-  const headers: IHeaders = {};
+export function redriveHeaders(record: DlqRecord): RecordHeaders {
+  const headers: RecordHeaders = {};
   for (const [k, v] of Object.entries(record.headers)) {
     if (v === undefined || k.startsWith('dlq-') || k === REDRIVEN_FROM_HEADER) continue;
     headers[k] = v;
@@ -110,21 +113,11 @@ export async function dlqRedrive(ctx: CliContext, opts: DlqRedriveOptions): Prom
     return result;
   }
 
-  const admin = kafka.admin();
-  await admin.connect();
-  try {
-    if (!(await admin.listTopics()).includes(target)) throw new NotFoundError(`topic ${target} (ORDERS_TOPIC) does not exist on the brokers`);
-  } finally {
-    await admin.disconnect();
-  }
-  const producer = kafka.producer({
-    allowAutoTopicCreation: false,
-    idempotent: true,
-    maxInFlightRequests: 1,
-    createPartitioner: Partitioners.DefaultPartitioner,
-  });
+  if (!(await withAdmin(kafka, (admin) => admin.topicExists(target)))) throw new NotFoundError(`topic ${target} (ORDERS_TOPIC) does not exist on the brokers`);
+  // Idempotent: a retried request never writes a second copy.
+  const sender = createSender(kafka, { idempotent: true });
   const bucket = TokenBucket.perSecond(rate, opts.clock);
-  await producer.connect();
+  await sender.connect();
   try {
     for (const { record: r, summary: s, skip } of plan) {
       if (skip !== undefined) {
@@ -132,17 +125,13 @@ export async function dlqRedrive(ctx: CliContext, opts: DlqRedriveOptions): Prom
         continue;
       }
       await bucket.take();
-      const [meta] = await producer.send({
-        topic: target,
-        acks: -1,
-        messages: [{ key: r.key, value: r.value, headers: redriveHeaders(r) }],
-      });
-      const to = meta ? formatPosition(meta.partition, meta.baseOffset ?? meta.offset ?? '?') : '?';
+      const at = await sender.sendOne(target, { key: r.key, value: r.value, headers: redriveHeaders(r) });
+      const to = at ? formatPosition(at.partition, at.offset) : '?';
       result.sent.push({ from: s.position, to });
       println(out, `redriven ${s.position} → ${target} ${to}  ${describe(r, s)}`);
     }
   } finally {
-    await producer.disconnect();
+    await sender.disconnect();
   }
   println(out, `redrove ${result.sent.length} dead letter(s) to ${target} at ≤ ${rate}/s${extras}; duplicates are absorbed downstream by event id`);
   return result;

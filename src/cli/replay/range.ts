@@ -1,7 +1,7 @@
 /**
  * Where a replay starts and stops, per partition. `--from` and `--to` each take:
  *   earliest | latest            — the log start / the high watermark captured when the replay starts
- *   an RFC 3339 time or `2h`     — the first record whose timestamp is ≥ that time (admin.fetchTopicOffsetsByTimestamp)
+ *   an RFC 3339 time or `2h`     — the first record whose timestamp is ≥ that time (src/kafka/admin.ts offsetsAt)
  *   an offset (`1500`)           — the same offset on every partition
  *   `p:o[,p:o…]` (`0:1500,2:80`) — per partition; with --from, partitions not named are not replayed
  * `--to` is exclusive and never beyond the high watermark captured at start; the default is that watermark.
@@ -9,7 +9,8 @@
 import { UsageError } from '../errors.js';
 import { parsePositionList, type Position } from '../position.js';
 import { parseTime } from '../time.js';
-import type { OffsetRange, PartitionOffsets } from '../topic-reader.js';
+import type { PartitionOffsets } from '../../kafka/admin.js';
+import type { OffsetRange } from '../../kafka/topic-reader.js';
 
 export type ReplayPoint =
   | { kind: 'earliest' }

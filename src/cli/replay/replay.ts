@@ -2,11 +2,12 @@
  * `fulfilment replay`: feeds a stretch of the orders topic's history through the bridge's own delivery path
  * again, in a consumer group of its own, at a bounded rate. Per record, as the bridge does:
  *
- *   1. parse    — parseRecord; a malformed record is counted and reported, NOT dead-lettered again: the bridge
- *                 dead-lettered it when it first consumed it, and a second copy would only mislead the DLQ
+ *   1. classify — the bridge's own classify (src/bridge/record-pipeline.ts); a malformed record is counted and
+ *                 reported, NOT dead-lettered again: the bridge dead-lettered it when it first consumed it, and a
+ *                 second copy would only mislead the DLQ
  *   2. route    — unknown event types are counted and ignored
  *   3. deliver  — the bridge's order starter (signal-with-start); transient failures back off and retry a bounded
- *                 number of times, then the replay stops with its progress committed
+ *                 number of times (REPLAY_RETRY), then the replay stops with its progress committed
  *
  * Replaying never double-applies: every event reaches the order's workflow, which dedupes by event id, and the
  * activities claim the event id in processed_events before any effect; an order whose run closed is not reopened.
@@ -14,27 +15,28 @@
  */
 import { ExponentialBackoff, handleWhen, retry } from 'cockatiel';
 import type { Client } from '@temporalio/client';
-import { workflowSettings } from '../../app.js';
 import { createOrderStarter, type OrderStarter } from '../../bridge/order-starter.js';
+import { classify } from '../../bridge/record-pipeline.js';
 import { PermanentError, TransientError } from '../../errors.js';
-import { parseRecord, type ParsedRecord } from '../../events/envelope.js';
+import { withAdmin } from '../../kafka/admin.js';
+import { REPLAY_RETRY } from '../../retry-policies.js';
 import { connectClient } from '../../temporal.js';
+import { workflowSettings } from '../../workflow-settings.js';
 import type { CliContext } from '../context.js';
 import { UsageError } from '../errors.js';
-import { cliKafka } from '../kafka.js';
+import { cliKafka, readTopic, topicPartitions } from '../kafka.js';
 import { eprintln, println } from '../output.js';
 import { formatPosition } from '../position.js';
 import { startProgress } from '../progress.js';
 import { TokenBucket } from '../token-bucket.js';
-import { offsetsAt, partitionOffsets, readRanges } from '../topic-reader.js';
 import { createLedger } from './ledger.js';
 import { checkReplayOptions, DEFAULT_REPLAY_GROUP, type ReplayOptions } from './options.js';
 import { describePoint, describeRanges, planReplay } from './range.js';
 
 export { checkReplayOptions, DEFAULT_REPLAY_GROUP, type ReplayOptions } from './options.js';
 
-/** Delivery attempts per event before a transient failure stops the replay (backoff 250 ms doubling to 10 s). */
-export const DELIVERY_ATTEMPTS = 8;
+/** Delivery attempts per event before a transient failure stops the replay (REPLAY_RETRY). */
+export const DELIVERY_ATTEMPTS = REPLAY_RETRY.attempts;
 
 /** Partitions replayed at once; one partition's records are always delivered in order. */
 const PARTITIONS_AT_ONCE = 4;
@@ -76,18 +78,13 @@ export async function replay(ctx: CliContext, opts: ReplayOptions): Promise<Repl
   const topic = config.ORDERS_TOPIC;
   const kafka = cliKafka(ctx);
 
-  const admin = kafka.admin();
-  await admin.connect();
-  let plan;
-  try {
-    const partitions = await partitionOffsets(admin, topic);
-    plan = planReplay(partitions, opts.from, opts.to, {
-      from: opts.from.kind === 'time' ? await offsetsAt(admin, topic, opts.from.at) : undefined,
-      to: opts.to?.kind === 'time' ? await offsetsAt(admin, topic, opts.to.at) : undefined,
+  const plan = await withAdmin(kafka, async (admin) => {
+    const partitions = await topicPartitions(admin, topic);
+    return planReplay(partitions, opts.from, opts.to, {
+      from: opts.from.kind === 'time' ? await admin.offsetsAt(topic, opts.from.at) : undefined,
+      to: opts.to?.kind === 'time' ? await admin.offsetsAt(topic, opts.to.at) : undefined,
     });
-  } finally {
-    await admin.disconnect();
-  }
+  });
   for (const note of plan.notes) eprintln(out, `note: ${note}`);
 
   const s: ReplaySummary = {
@@ -136,8 +133,8 @@ export async function replay(ctx: CliContext, opts: ReplayOptions): Promise<Repl
   }
   const bucket = TokenBucket.perSecond(opts.rate ?? 1);
   const transient = retry(handleWhen((err) => err instanceof TransientError), {
-    maxAttempts: DELIVERY_ATTEMPTS - 1,
-    backoff: new ExponentialBackoff({ initialDelay: 250, maxDelay: 10_000 }),
+    maxAttempts: REPLAY_RETRY.attempts - 1,
+    backoff: new ExponentialBackoff({ initialDelay: REPLAY_RETRY.initialDelayMs, maxDelay: REPLAY_RETRY.maxDelayMs }),
   });
   transient.onRetry((reason) => {
     const error = 'error' in reason ? reason.error : undefined;
@@ -147,7 +144,7 @@ export async function replay(ctx: CliContext, opts: ReplayOptions): Promise<Repl
   const progress = startProgress(out, dryRun ? 'dry run' : 'replay', s.records, { everyMs: opts.progressEveryMs });
 
   try {
-    await readRanges({
+    await readTopic({
       kafka,
       topic,
       ranges: plan.ranges,
@@ -156,28 +153,23 @@ export async function replay(ctx: CliContext, opts: ReplayOptions): Promise<Repl
       concurrency: PARTITIONS_AT_ONCE,
       signal: ctx.signal,
       onAdvance: (partition, next) => reached.set(partition, next),
-      async onRecord({ partition, message }, { heartbeat }) {
-        const at = formatPosition(partition, message.offset);
-        // 1. parse — exactly as the bridge does, including what counts as malformed
-        let parsed: ParsedRecord | Error;
-        try {
-          parsed = parseRecord({ value: message.value, headers: message.headers, origin: { topic, partition, offset: message.offset } });
-        } catch (err) {
-          parsed = err instanceof PermanentError ? err : new PermanentError(String(err));
-        }
+      async onRecord({ partition, record }, { heartbeat }) {
+        const at = formatPosition(partition, record.offset);
+        // 1. classify — the bridge's own verdict, including what counts as malformed
+        const classified = classify(record, topic, partition);
         s.read += 1;
-        if (parsed instanceof Error) {
+        if (classified.kind === 'malformed') {
           s.malformed += 1;
           progress.tick();
           return;
         }
         // 2. route
-        if (parsed.kind === 'unknown-type') {
+        if (classified.kind === 'unknown-type') {
           s.unknownType += 1;
           progress.tick();
           return;
         }
-        const event = parsed.event;
+        const { event } = classified;
         s.valid += 1;
         await wasProcessed(event.tenantId, event.eventId);
         if (dryRun) {

@@ -1,21 +1,24 @@
 /**
- * Reads bounded offset ranges of a topic — the one way the CLI reads Kafka. Ranges are fixed before reading
- * starts (`end` exclusive, normally the high watermark captured at start), so a command always finishes even
- * while producers keep writing.
+ * Reads bounded offset ranges of a topic. Ranges are fixed before reading starts (`end` exclusive, normally the
+ * high watermark captured at start), so a read always finishes even while producers keep writing.
  *
  * Rules a reader must not break:
  * - a record is handed over only when its offset is ≥ the partition's next position and < its end, and the next
- *   position only moves forward; whatever position kafkajs fetches from (earliest, a seek, a rebalance), no
+ *   position only moves forward; whatever position the client fetches from (earliest, a seek, a rebalance), no
  *   record in a range is handed over twice or skipped;
  * - without `group` the reader uses a throwaway group that never commits and is deleted afterwards: reading
  *   leaves no consumer-group state behind;
- * - with `group`, that group must have no members (another run); the reader seeks to the range starts (its
- *   earlier committed offsets do not matter), commits the starts at once and progress as it is made, so the
+ * - with `group`, that group must have no members (GroupInUse otherwise); the reader seeks to the range starts
+ *   (its earlier committed offsets do not matter), commits the starts at once and progress as it is made, so the
  *   group's lag shows what is left; no other group's offsets are ever touched.
  */
 import { randomUUID } from 'node:crypto';
-import type { Admin, Kafka, KafkaMessage } from 'kafkajs';
-import { InterruptedError, NotFoundError, UsageError } from './errors.js';
+import type { Kafka } from 'kafkajs';
+import { connectAdmin, type TopicAdmin } from './admin.js';
+import type { ConsumedRecord } from './records.js';
+
+/** Session timeout of the reader's group member, ms: a reader that died holds its group this long. */
+export const READER_SESSION_TIMEOUT_MS = 60_000;
 
 export interface OffsetRange {
   partition: number;
@@ -25,18 +28,10 @@ export interface OffsetRange {
   end: bigint;
 }
 
-export interface PartitionOffsets {
-  partition: number;
-  /** Oldest offset still held (log start). */
-  low: bigint;
-  /** Next offset to be written (high watermark). */
-  high: bigint;
-}
-
 export interface ReadRecord {
   topic: string;
   partition: number;
-  message: KafkaMessage;
+  record: ConsumedRecord;
 }
 
 export interface ReadOptions {
@@ -51,6 +46,7 @@ export interface ReadOptions {
   concurrency?: number;
   /** How often progress is committed when reading as `group`, ms. Default 1000. */
   commitEveryMs?: number;
+  /** Aborting it stops the read with ReadInterrupted once the record in hand is finished. */
   signal?: AbortSignal;
   /** Called whenever a partition's next position moves forward (every record before it is finished). */
   onAdvance?(partition: number, next: bigint): void;
@@ -58,20 +54,21 @@ export interface ReadOptions {
   onRecord(record: ReadRecord, control: { heartbeat(): Promise<void> }): Promise<void> | void;
 }
 
-/** Every partition of `topic` with its low and high watermark, or NotFoundError when the topic does not exist. */
-export async function partitionOffsets(admin: Admin, topic: string): Promise<PartitionOffsets[]> {
-  const topics = await admin.listTopics();
-  if (!topics.includes(topic)) throw new NotFoundError(`topic ${topic} does not exist on the brokers`);
-  const offsets = await admin.fetchTopicOffsets(topic);
-  return offsets
-    .map((o) => ({ partition: o.partition, low: BigInt(o.low), high: BigInt(o.high) }))
-    .sort((a, b) => a.partition - b.partition);
+/** The read was stopped by its signal; positions reached so far are kept (committed when reading as a group). */
+export class ReadInterrupted extends Error {
+  override name = 'ReadInterrupted';
 }
 
-/** For every partition, the first offset whose record timestamp is ≥ `at` (the high watermark when none is). */
-export async function offsetsAt(admin: Admin, topic: string, at: Date): Promise<Map<number, bigint>> {
-  const found = await admin.fetchTopicOffsetsByTimestamp(topic, at.getTime());
-  return new Map(found.map((o) => [o.partition, BigInt(o.offset)]));
+/** The group asked to read as has members: a second member would take partitions away from the read. */
+export class GroupInUse extends Error {
+  override name = 'GroupInUse';
+  constructor(
+    readonly group: string,
+    readonly state: string,
+    readonly members: number,
+  ) {
+    super(`consumer group ${group} has ${members} active member(s) (state ${state})`);
+  }
 }
 
 /** Reads every range to its end, or until `onRecord` throws or `signal` aborts. Returns the positions reached. */
@@ -82,17 +79,16 @@ export async function readRanges(opts: ReadOptions): Promise<Map<number, bigint>
   const reached = () => new Map([...todo].map(([p, t]) => [p, t.next]));
   const open = () => [...todo.values()].some((t) => t.next < t.end);
   if (!open()) return reached();
-  if (opts.signal?.aborted) throw new InterruptedError('interrupted before reading');
+  if (opts.signal?.aborted) throw new ReadInterrupted('interrupted before reading');
 
-  const admin = kafka.admin();
-  await admin.connect();
+  const admin = await connectAdmin(kafka);
   const groupId = opts.group ?? `${opts.clientId ?? 'fulfilment-cli'}-reader-${randomUUID()}`;
   try {
     if (opts.group) await checkGroupIdle(admin, opts.group);
     const consumer = kafka.consumer({
       groupId,
       allowAutoTopicCreation: false,
-      sessionTimeout: 60_000,
+      sessionTimeout: READER_SESSION_TIMEOUT_MS,
       heartbeatInterval: 3_000,
       maxWaitTimeInMs: 500,
       retry: { retries: 5, initialRetryTime: 300, maxRetryTime: 5_000 },
@@ -117,7 +113,7 @@ export async function readRanges(opts: ReadOptions): Promise<Map<number, bigint>
       if (t.next >= t.end) consumer.pause([{ topic, partitions: [partition] }]);
       if (!open()) stop();
     };
-    const onAbort = () => stop(new InterruptedError('interrupted'));
+    const onAbort = () => stop(new ReadInterrupted('interrupted'));
     opts.signal?.addEventListener('abort', onAbort, { once: true });
 
     consumer.on(consumer.events.GROUP_JOIN, (e) => {
@@ -153,13 +149,14 @@ export async function readRanges(opts: ReadOptions): Promise<Map<number, bigint>
         eachBatch: async ({ batch, heartbeat, isRunning }) => {
           const t = todo.get(batch.partition);
           if (!t) return;
-          for (const message of batch.messages) {
+          for (const m of batch.messages) {
             if (stopped || !isRunning()) return;
-            const offset = BigInt(message.offset);
+            const offset = BigInt(m.offset);
             if (offset < t.next) continue;
             if (offset >= t.end) break;
+            const record: ConsumedRecord = { key: m.key ?? null, value: m.value ?? null, headers: m.headers, offset: m.offset, timestamp: m.timestamp };
             try {
-              await opts.onRecord({ topic, partition: batch.partition, message }, { heartbeat });
+              await opts.onRecord({ topic, partition: batch.partition, record }, { heartbeat });
             } catch (err) {
               stop(err);
               return;
@@ -184,11 +181,9 @@ export async function readRanges(opts: ReadOptions): Promise<Map<number, bigint>
       await consumer.disconnect();
       if (opts.group && lastCommit !== undefined) {
         // The member left, so the group is empty: the admin API may now write the final positions.
-        await admin
-          .setOffsets({ groupId, topic, partitions: [...todo].map(([p, t]) => ({ partition: p, offset: t.next.toString() })) })
-          .catch(() => undefined);
+        await admin.setGroupOffsets(groupId, topic, new Map([...todo].map(([p, t]) => [p, t.next]))).catch(() => undefined);
       }
-      if (!opts.group) await admin.deleteGroups([groupId]).catch(() => undefined);
+      if (!opts.group) await admin.deleteGroup(groupId).catch(() => undefined);
     }
     return reached();
   } finally {
@@ -196,15 +191,7 @@ export async function readRanges(opts: ReadOptions): Promise<Map<number, bigint>
   }
 }
 
-/** Checks that nobody consumes as `group`: a second member would take partitions away from this read. */
-async function checkGroupIdle(admin: Admin, group: string): Promise<void> {
-  const { groups } = await admin.describeGroups([group]);
-  const state = groups[0]?.state ?? 'Dead';
-  if (state !== 'Empty' && state !== 'Dead') {
-    const members = groups[0]?.members.length ?? 0;
-    throw new UsageError(
-      `--group ${group}: the group has ${members} active member(s) (state ${state}) — another replay is running, or one stopped less ` +
-        'than a session timeout (60 s) ago; wait, or choose another --group',
-    );
-  }
+async function checkGroupIdle(admin: TopicAdmin, group: string): Promise<void> {
+  const { idle, state, members } = await admin.groupActivity(group);
+  if (!idle) throw new GroupInUse(group, state, members);
 }

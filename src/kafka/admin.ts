@@ -1,0 +1,73 @@
+/**
+ * Topic and consumer-group look-ups behind the port: partition offsets, offsets at a time, whether a group is
+ * idle. Offsets are bigints; partitions come back sorted. One connection per TopicAdmin, closed by its owner.
+ */
+import type { Admin, Kafka } from 'kafkajs';
+
+export interface PartitionOffsets {
+  partition: number;
+  /** Oldest offset still held (log start). */
+  low: bigint;
+  /** Next offset to be written (high watermark). */
+  high: bigint;
+}
+
+/** A consumer group as the broker describes it. */
+export interface GroupActivity {
+  /** Broker state: `Empty`, `Dead` (unknown group), `Stable`, `PreparingRebalance`, … */
+  state: string;
+  members: number;
+  /** No member consumes as this group (`Empty` or `Dead`): a new member would get every partition. */
+  idle: boolean;
+}
+
+export interface TopicAdmin {
+  topicExists(topic: string): Promise<boolean>;
+  /** Every partition of `topic` with its low and high watermark; undefined when the topic does not exist. */
+  partitionOffsets(topic: string): Promise<PartitionOffsets[] | undefined>;
+  /** For every partition, the first offset whose record timestamp is ≥ `at` (the high watermark when none is). */
+  offsetsAt(topic: string, at: Date): Promise<Map<number, bigint>>;
+  groupActivity(group: string): Promise<GroupActivity>;
+  /** Writes `group`'s committed offsets of `topic`; the broker refuses it while the group has members. */
+  setGroupOffsets(group: string, topic: string, offsets: Map<number, bigint>): Promise<void>;
+  deleteGroup(group: string): Promise<void>;
+  disconnect(): Promise<void>;
+}
+
+export async function connectAdmin(kafka: Kafka): Promise<TopicAdmin> {
+  const admin: Admin = kafka.admin();
+  await admin.connect();
+  return {
+    topicExists: async (topic) => (await admin.listTopics()).includes(topic),
+    async partitionOffsets(topic) {
+      if (!(await admin.listTopics()).includes(topic)) return undefined;
+      const offsets = await admin.fetchTopicOffsets(topic);
+      return offsets
+        .map((o) => ({ partition: o.partition, low: BigInt(o.low), high: BigInt(o.high) }))
+        .sort((a, b) => a.partition - b.partition);
+    },
+    async offsetsAt(topic, at) {
+      const found = await admin.fetchTopicOffsetsByTimestamp(topic, at.getTime());
+      return new Map(found.map((o) => [o.partition, BigInt(o.offset)]));
+    },
+    async groupActivity(group) {
+      const { groups } = await admin.describeGroups([group]);
+      const state = groups[0]?.state ?? 'Dead';
+      return { state, members: groups[0]?.members.length ?? 0, idle: state === 'Empty' || state === 'Dead' };
+    },
+    setGroupOffsets: (group, topic, offsets) =>
+      admin.setOffsets({ groupId: group, topic, partitions: [...offsets].map(([partition, offset]) => ({ partition, offset: offset.toString() })) }),
+    deleteGroup: async (group) => void (await admin.deleteGroups([group])),
+    disconnect: () => admin.disconnect(),
+  };
+}
+
+/** Runs `work` with a connected TopicAdmin, disconnected afterwards whatever happens. */
+export async function withAdmin<T>(kafka: Kafka, work: (admin: TopicAdmin) => Promise<T>): Promise<T> {
+  const admin = await connectAdmin(kafka);
+  try {
+    return await work(admin);
+  } finally {
+    await admin.disconnect();
+  }
+}

@@ -1,0 +1,7 @@
+/** The order workflow's settings from the configuration, the same for every starter (the bridge, a replay). */
+import type { OrderWorkflowSettings } from '../workflows/api.js';
+import type { Config } from './config.js';
+
+export function workflowSettings(config: Config): OrderWorkflowSettings {
+  return { cancelGraceSeconds: config.CANCEL_GRACE_SECONDS, lingerSeconds: config.ORDER_LINGER_SECONDS };
+}
