@@ -8,30 +8,29 @@ import type { App } from '../../src/app.js';
 import { workflowSettings } from '../../src/workflow-settings.js';
 import { createOrderStarter } from '../../src/bridge/order-starter.js';
 import { orderWorkflowId, type OrderEvent } from '../../workflows/api.js';
-import { caughtUp, counter, events, scenario, waitFor, type Scenario } from '../support/harness.js';
+import { caughtUp, counter, events, scenario, waitFor, type Scenario, type TopicWatch } from '../support/harness.js';
 
 /** Partitions of a scenario's topic (test/support/harness.ts). */
 const PARTITIONS = 3;
 
 let s: Scenario;
 let app: App;
+let dlq: TopicWatch;
 beforeAll(async () => {
   s = await scenario('hostile', { WAREHOUSE_BREAKER_FAILURES: '3' });
   app = await s.startInstance();
+  dlq = await s.watchTopic(s.config.DLQ_TOPIC);
 });
-afterAll(async () => s?.close());
+afterAll(async () => {
+  await dlq?.close();
+  await s?.close();
+});
 
-type DlqRecord = Awaited<ReturnType<Scenario['readTopic']>>[number];
-let dlqSeen: DlqRecord[] = [];
-/** Waits for the dead letter whose origin is `partition:offset` of the orders topic (reading the DLQ from the start). */
-async function deadLetterOf(partition: number, offset: string): Promise<DlqRecord> {
-  return waitFor(`the dead letter of ${partition}:${offset}`, async () => {
-    const found = dlqSeen.find((r) => r.headers['dlq-original-partition'] === String(partition) && r.headers['dlq-original-offset'] === offset);
-    if (found) return found;
-    const total = Number((await s.admin.fetchTopicOffsets(s.config.DLQ_TOPIC)).reduce((n, p) => n + Number(p.high), 0));
-    if (total > dlqSeen.length) dlqSeen = await s.readTopic(s.config.DLQ_TOPIC, total);
-    return undefined;
-  }, 90_000, 250);
+/** Waits for the dead letter whose origin is `partition:offset` of the orders topic. */
+function deadLetterOf(partition: number, offset: string) {
+  return waitFor(`the dead letter of ${partition}:${offset}`, () =>
+    dlq.records.find((r) => r.headers['dlq-original-partition'] === String(partition) && r.headers['dlq-original-offset'] === offset),
+  90_000, 100);
 }
 
 /** Produces `value` to `partition` and returns its offset. */
@@ -48,8 +47,8 @@ async function produceAt(partition: number, value: Buffer | string | object, hea
 async function canariesFlow(tenant: string, label: string): Promise<void> {
   const ids = Array.from({ length: PARTITIONS }, (_, p) => `canary-${label}-${p}`);
   await s.produce(ids.map((id, p) => ({ partition: p, key: id, value: events.placed(tenant, id) })));
-  await waitFor(`canaries behind ${label} shipped`, async () => (await Promise.all(ids.map((id) => s.row(tenant, id)))).every((r) => r?.status === 'shipped'), 90_000, 200);
-  await waitFor(`the group committed past the canaries behind ${label}`, () => caughtUp(s.admin, s.config.CONSUMER_GROUP, s.config.ORDERS_TOPIC), 90_000, 200);
+  await waitFor(`canaries behind ${label} shipped`, async () => (await Promise.all(ids.map((id) => s.row(tenant, id)))).every((r) => r?.status === 'shipped'), 90_000, 100);
+  await waitFor(`the group committed past the canaries behind ${label}`, () => caughtUp(s.admin, s.config.CONSUMER_GROUP, s.config.ORDERS_TOPIC), 90_000, 100);
 }
 
 describe('hostile records', () => {

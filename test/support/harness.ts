@@ -55,7 +55,23 @@ export interface Scenario {
   produce(messages: { value: Buffer | string | object | null; key?: string; partition?: number; headers?: IHeaders }[], topic?: string): Promise<void>;
   row(tenantId: string, orderId: string): Promise<FulfilmentRow | undefined>;
   shipments(tenantId: string): Promise<Shipment[]>;
-  readTopic(topic: string, count: number): Promise<{ key: Buffer | null; value: Buffer | null; headers: Record<string, string>; partition: number; offset: string }[]>;
+  readTopic(topic: string, count: number): Promise<TopicRecord[]>;
+  /** Reads `topic` from the start into `records` until closed: one consumer for a whole file, not one per check. */
+  watchTopic(topic: string): Promise<TopicWatch>;
+  close(): Promise<void>;
+}
+
+export interface TopicRecord {
+  key: Buffer | null;
+  value: Buffer | null;
+  headers: Record<string, string>;
+  partition: number;
+  offset: string;
+}
+
+export interface TopicWatch {
+  /** Records read so far, in arrival order. */
+  records: TopicRecord[];
   close(): Promise<void>;
 }
 
@@ -92,6 +108,21 @@ export async function scenario(name: string, env: Record<string, string> = {}): 
   const probeDb = (await import('../../src/store/db.js')).createDb(config.DATABASE_URL, 2);
   let tenants = 0;
 
+  async function watchTopic(topic: string): Promise<TopicWatch> {
+    const consumer = kafka.consumer({ groupId: `watch-${uniqueSuffix('w')}` });
+    const records: TopicRecord[] = [];
+    await consumer.connect();
+    await consumer.subscribe({ topic, fromBeginning: true });
+    await consumer.run({
+      eachMessage: async ({ message, partition }) => {
+        const headers: Record<string, string> = {};
+        for (const [k, v] of Object.entries(message.headers ?? {})) if (v !== undefined) headers[k] = String(Array.isArray(v) ? v[0] : v);
+        records.push({ key: message.key, value: message.value, headers, partition, offset: message.offset });
+      },
+    });
+    return { records, close: () => consumer.disconnect() };
+  }
+
   return {
     suffix,
     env: Object.fromEntries(Object.entries(baseEnv).filter((e): e is [string, string] => e[1] !== undefined)),
@@ -123,24 +154,15 @@ export async function scenario(name: string, env: Record<string, string> = {}): 
       const res = await fetch(`${warehouse.url}/shipments?tenantId=${encodeURIComponent(tenantId)}`);
       return (await res.json()) as Shipment[];
     },
+    watchTopic,
     async readTopic(topic, count) {
-      const consumer = kafka.consumer({ groupId: `reader-${uniqueSuffix('r')}` });
-      const out: Awaited<ReturnType<Scenario['readTopic']>> = [];
-      await consumer.connect();
-      await consumer.subscribe({ topic, fromBeginning: true });
-      await consumer.run({
-        eachMessage: async ({ message, partition }) => {
-          const headers: Record<string, string> = {};
-          for (const [k, v] of Object.entries(message.headers ?? {})) if (v !== undefined) headers[k] = String(Array.isArray(v) ? v[0] : v);
-          out.push({ key: message.key, value: message.value, headers, partition, offset: message.offset });
-        },
-      });
+      const watch = await watchTopic(topic);
       try {
-        await waitFor(`${count} records on ${topic}`, () => out.length >= count, 60_000);
+        await waitFor(`${count} records on ${topic}`, () => watch.records.length >= count, 60_000);
       } finally {
-        await consumer.disconnect();
+        await watch.close();
       }
-      return out;
+      return watch.records;
     },
     async close() {
       for (const app of apps.reverse()) await app.stop();
