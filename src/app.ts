@@ -106,13 +106,12 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
     // kafkajs rides out a broker outage of about 30 s itself (10 retries up to 5 s apart), keeping the consumer's
     // group membership, so the bridge resumes within seconds of the broker's return; every failed attempt is counted.
     // A longer outage crashes the consumer, which is restarted as a new member (see bridge.ts).
-    const kafka = createKafka(config.KAFKA_BROKERS, config.KAFKA_CLIENT_ID, logger, {
-      retries: KAFKA_RETRY.consumer,
-      onConnectionError: () => {
-        metrics.retries.inc({ operation: 'kafka-connect' });
-        metrics.failures.inc({ operation: 'kafka-connect', error_class: 'KafkaJSConnectionError' });
-      },
-    });
+    const onConnectionError = () => {
+      metrics.retries.inc({ operation: 'kafka-connect' });
+      metrics.failures.inc({ operation: 'kafka-connect', error_class: 'KafkaJSConnectionError' });
+    };
+    const kafka = createKafka(config.KAFKA_BROKERS, config.KAFKA_CLIENT_ID, logger, { retries: KAFKA_RETRY.consumer, onConnectionError });
+    const senderKafka = createKafka(config.KAFKA_BROKERS, `${config.KAFKA_CLIENT_ID}-dlq`, logger, { retries: KAFKA_RETRY.requests, onConnectionError });
     // The bridge's own Temporal connection: few in-client retries, so an outage reaches the bridge's backoff gate
     // (partition paused, counted, abandonable on shutdown) instead of hiding inside one call, and a reconnect
     // backoff capped at 5 s, so delivery resumes within seconds of Temporal coming back.
@@ -128,6 +127,7 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
     const bridgeClient = new Client({ connection: bridgeConnection, namespace: config.TEMPORAL_NAMESPACE });
     bridge = createBridge({
       kafka,
+      senderKafka,
       topic: config.ORDERS_TOPIC,
       dlqTopic: config.DLQ_TOPIC,
       groupId: config.CONSUMER_GROUP,

@@ -25,7 +25,13 @@ import { processRecord, type PipelineDeps } from './record-pipeline.js';
 export type { TransientRetry } from '../retry-policies.js';
 
 export interface BridgeOptions {
+  /** The consumer's client: its connection retries ride out a broker restart while keeping the membership. */
   kafka: Kafka;
+  /**
+   * The dead-letter sender's client (default `kafka`): shorter connection retries, so a write that cannot land soon
+   * reaches the partition's gate (counted, abandonable) and start-up reports a broker that is down within seconds.
+   */
+  senderKafka?: Kafka;
   topic: string;
   dlqTopic: string;
   groupId: string;
@@ -71,7 +77,7 @@ export function createBridge(opts: BridgeOptions): Bridge {
   const retry: TransientRetry = { ...BRIDGE_RETRY, ...opts.retry };
   const stopping = new AbortController();
   const events = new EventEmitter<BridgeEvents>();
-  const sender = createSender(opts.kafka);
+  const sender = createSender(opts.senderKafka ?? opts.kafka);
   const deps: PipelineDeps = {
     starter: opts.starter,
     hint: new LRUCache<string, true>({ max: opts.dedupeHintSize ?? 10_000 }),
