@@ -24,7 +24,7 @@ const forbiddenOutsideKafkaPort = {
 };
 
 export default tseslint.config(
-  { ignores: ['node_modules/', '.stack/', 'coverage/'] },
+  { ignores: ['node_modules/', '.stack/', '.stack-outage/', 'coverage/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

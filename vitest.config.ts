@@ -1,8 +1,9 @@
 import { defineConfig } from 'vitest/config';
 
-// Unit tests (pure, no services) and integration tests on the real local stack run first, at most two files
-// at a time on the 2-core machines this targets. Outage tests stop and restart the shared services, so they
-// run last, one file at a time, when nothing else is using the stack.
+// Unit tests (pure, no services) and integration tests on the real local stack, at most two files at a time on
+// the 2-core machines this targets. Outage tests stop and restart the stack's services, so they run one file at a
+// time and, in one run with the others, last; `npm test` (tools/test.ts) gives them a stack of their own in a
+// network namespace where it can, and runs them beside the others.
 export default defineConfig({
   test: {
     pool: 'forks',

@@ -1,0 +1,97 @@
+/**
+ * `npm test`: brings up the local stack, then runs every suite. Unit and integration tests share the local
+ * stack. Outage tests stop and restart services, so they must have a stack to themselves: where a network
+ * namespace can be made (root and `ip`, as on CI), they run at the same time as the others, in a namespace of
+ * their own with a second stack on the same ports (state in `.stack-outage/`); elsewhere, or with
+ * FULFILMENT_TEST_NETNS=0, after the others, one file at a time. Extra arguments go to one plain `vitest run`.
+ *
+ * The last line is the closing count of everything that ran: `tests: N passed, N failed[, N skipped]`.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { join } from 'node:path';
+import { repoRoot } from './stack/paths.js';
+
+const node = process.execPath;
+const vitest = join(repoRoot, 'node_modules', 'vitest', 'vitest.mjs');
+const stackCli = join(repoRoot, 'tools', 'stack', 'cli.ts');
+const SUMMARY = /^tests: (\d+) passed, (\d+) failed(?:, (\d+) skipped)?$/;
+
+interface Run {
+  code: number;
+  counts?: { passed: number; failed: number; skipped: number };
+}
+
+/** Runs a command, echoing its output (each line prefixed when `prefix` is set), and reads its closing count. */
+function run(command: string, args: string[], opts: { env?: NodeJS.ProcessEnv; prefix?: string } = {}): Promise<Run> {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { cwd: repoRoot, env: opts.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let counts: Run['counts'];
+    const echo = (stream: NodeJS.WriteStream) => {
+      let pending = '';
+      return (chunk: Buffer) => {
+        pending += chunk.toString();
+        let nl: number;
+        while ((nl = pending.indexOf('\n')) >= 0) {
+          const line = pending.slice(0, nl);
+          pending = pending.slice(nl + 1);
+          const m = SUMMARY.exec(line.trim());
+          if (m) counts = { passed: Number(m[1]), failed: Number(m[2]), skipped: Number(m[3] ?? 0) };
+          stream.write(`${opts.prefix ?? ''}${line}\n`);
+        }
+      };
+    };
+    child.stdout.on('data', echo(process.stdout));
+    child.stderr.on('data', echo(process.stderr));
+    child.on('exit', (code, signal) => resolve({ code: code ?? (signal ? 1 : 0), counts }));
+  });
+}
+
+/** The namespace for the outage tests of this checkout, made and brought up if needed; undefined when not possible. */
+function outageNamespace(): string | undefined {
+  if (process.env.FULFILMENT_TEST_NETNS === '0' || process.getuid?.() !== 0) return undefined;
+  const name = `fulfilment-outage-${createHash('sha256').update(repoRoot).digest('hex').slice(0, 8)}`;
+  const exists = spawnSync('ip', ['netns', 'list'], { encoding: 'utf8' });
+  if (exists.status !== 0) return undefined;
+  if (!exists.stdout.split('\n').some((l) => l.split(' ')[0] === name) && spawnSync('ip', ['netns', 'add', name]).status !== 0) return undefined;
+  return spawnSync('ip', ['netns', 'exec', name, 'ip', 'link', 'set', 'lo', 'up']).status === 0 ? name : undefined;
+}
+
+async function main(): Promise<number> {
+  const up = await run(node, ['--import', 'tsx', stackCli, 'up', '--for-tests']);
+  if (up.code !== 0) return up.code;
+  const extra = process.argv.slice(2);
+  if (extra.length > 0) return (await run(node, [vitest, 'run', ...extra])).code;
+
+  const ns = outageNamespace();
+  if (!ns) {
+    process.stdout.write('[test] outage tests run after the others (no network namespace here)\n');
+    return (await run(node, [vitest, 'run'])).code;
+  }
+  process.stdout.write(`[test] outage tests run beside the others, in network namespace ${ns} with a stack of their own\n`);
+  const env = { ...process.env, STACK_DIR: join(repoRoot, '.stack-outage') };
+  const inNs = (args: string[]) => ['netns', 'exec', ns, node, ...args];
+  const outage = (async () => {
+    const stack = await run('ip', inNs(['--import', 'tsx', stackCli, 'up']), { env, prefix: '[outage] ' });
+    if (stack.code !== 0) return stack;
+    return run('ip', inNs([vitest, 'run', '--project', 'outage']), { env, prefix: '[outage] ' });
+  })();
+  const rest = run(node, [vitest, 'run', '--project', 'unit', '--project', 'int']);
+  const results = await Promise.all([rest, outage]);
+  const total = { passed: 0, failed: 0, skipped: 0 };
+  for (const r of results) {
+    total.passed += r.counts?.passed ?? 0;
+    total.failed += r.counts?.failed ?? (r.code === 0 ? 0 : 1);
+    total.skipped += r.counts?.skipped ?? 0;
+  }
+  process.stdout.write(`\ntests: ${total.passed} passed, ${total.failed} failed${total.skipped ? `, ${total.skipped} skipped` : ''}\n`);
+  return results.some((r) => r.code !== 0) ? 1 : 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    process.stderr.write(`${(err as Error).stack ?? String(err)}\n`);
+    process.exit(1);
+  },
+);
