@@ -70,6 +70,13 @@ export function runEnvelopeProperty(options: PropertyOptions): PropertyResult {
   return result;
 }
 
+/** `numRuns` generated cases (reproducible from `seed`), for tests that feed them to the real effects. */
+export function sampleCases(options: PropertyOptions): Case[] {
+  const generators = options.generators ?? GENERATORS;
+  const arbitrary = fc.oneof(...generators.map((g) => ({ weight: WEIGHTS[g], arbitrary: ARBITRARIES[g] })));
+  return fc.sample(arbitrary, { numRuns: options.numRuns, seed: options.seed });
+}
+
 type Verdict = { outcome: 'accepted' | 'unknownType' } | { outcome: 'malformed'; field: string };
 
 /** Parses one case and checks the outcome; throws when the property is broken. */
