@@ -24,7 +24,7 @@ const forbiddenOutsideKafkaPort = {
 };
 
 export default tseslint.config(
-  { ignores: ['node_modules/', '.stack/', '.stack-outage/', 'coverage/'] },
+  { ignores: ['node_modules/', '.stack/', '.stack-outage/', '.cache/', 'coverage/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -1,0 +1,101 @@
+/**
+ * Changing the workflow safely (README "Changing the workflow"): a change to its commands goes in behind
+ * patched(), so runs recorded before it replay the old path and running orders take the new one from the point
+ * they reach it. Shown with the real example in the code, `dead-letter-refused-events` (an event the store refuses
+ * for good is dead-lettered), against the workflow as it was just before that change (commit 74af5af), on the
+ * time-skipping server with fake activities.
+ */
+import { randomUUID } from 'node:crypto';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { workflowBundle } from '../../src/temporal.js';
+import { ORDER_WORKFLOW_TYPE, orderEventSignal, orderStatusQuery, orderWorkflowId, type OrderEvent, type OrderWorkflowInput } from '../../workflows/api.js';
+import type { orderFulfilment } from '../../workflows/order-fulfilment.js';
+import { events } from '../support/events.js';
+import { fakeActivities } from '../support/fake-activities.js';
+import { startTimeSkipping, type TimeSkippingServer } from '../support/time-skipping.js';
+import { workflowBundleAt } from '../support/workflow-at.js';
+
+/** The last commit before the `dead-letter-refused-events` patch. */
+const BEFORE_PATCH = '74af5af';
+const settings = { cancelGraceSeconds: 3600, lingerSeconds: 60 };
+
+let server: TimeSkippingServer | undefined;
+let env: TestWorkflowEnvironment;
+let before: WorkflowBundleWithSourceMap;
+let current: WorkflowBundleWithSourceMap;
+beforeAll(async () => {
+  server = await startTimeSkipping();
+  env = server.env;
+  [before, current] = await Promise.all([workflowBundleAt(BEFORE_PATCH), workflowBundle()]);
+});
+afterAll(async () => server?.teardown());
+
+/** Replays one fetched history against `bundle`; the error, if it does not replay. */
+async function replayError(bundle: WorkflowBundleWithSourceMap, workflowId: string): Promise<unknown> {
+  const history = await env.client.workflow.getHandle(workflowId).fetchHistory();
+  for await (const r of Worker.runReplayHistories({ workflowBundle: bundle }, [{ workflowId, history }])) return r.error;
+  throw new Error('nothing replayed');
+}
+
+function order() {
+  const orderId = `o-${randomUUID().slice(0, 8)}`;
+  const workflowId = orderWorkflowId('acme', orderId);
+  const taskQueue = `versioning-${randomUUID()}`;
+  const refused = events.placed('acme', orderId, { orderVersion: 1 }) as OrderEvent;
+  const fake = fakeActivities({ refuse: (e) => (e.eventId === refused.eventId ? 'value out of range (SQLSTATE 22003)' : undefined) });
+  const start = (e: OrderEvent) =>
+    env.client.workflow.signalWithStart<typeof orderFulfilment, [OrderEvent]>(ORDER_WORKFLOW_TYPE, {
+      workflowId,
+      taskQueue,
+      args: [{ tenantId: 'acme', orderId, settings } satisfies OrderWorkflowInput],
+      signal: orderEventSignal,
+      signalArgs: [e],
+    });
+  // No sticky cache: a stopped worker's workflows go straight back to the task queue for the next worker (the
+  // time-skipping server does not hand a sticky queue's tasks on when its worker leaves).
+  const worker = (bundle: WorkflowBundleWithSourceMap) =>
+    Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: bundle, activities: fake.activities, maxCachedWorkflows: 0 });
+  return { orderId, workflowId, refused, fake, start, worker, handle: () => env.client.workflow.getHandle(workflowId) };
+}
+
+describe('changing the workflow behind patched()', () => {
+  it('a run recorded before the change replays on the current code (and its refused event stays un-dead-lettered)', async () => {
+    const o = order();
+    const old = await o.worker(before);
+    await old.runUntil(async () => {
+      await o.start(o.refused);
+      await o.handle().signal(orderEventSignal, events.placed('acme', o.orderId, { orderVersion: 2 }) as OrderEvent);
+      await o.handle().result();
+    });
+    // The old code refused the event without dead-lettering it.
+    expect(o.fake.calls.deadLettered).toHaveLength(0);
+    expect(await replayError(current, o.workflowId)).toBeUndefined();
+  });
+
+  it('a running order started on the old code takes the new path on the current code, and its history replays there only', async () => {
+    const o = order();
+    const old = await o.worker(before);
+    await old.runUntil(async () => {
+      await o.start(events.cancelled('acme', o.orderId, { orderVersion: 1 }) as OrderEvent);
+      // A tombstone waiting for its placement: the run is open, with history written by the old code.
+      for (;;) {
+        const view = await o.handle().query(orderStatusQuery);
+        if (view.status === 'awaiting-placement') break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    });
+    const next = await o.worker(current);
+    await next.runUntil(async () => {
+      await o.handle().signal(orderEventSignal, { ...o.refused, orderVersion: 2 });
+      await o.handle().signal(orderEventSignal, events.placed('acme', o.orderId, { orderVersion: 3 }) as OrderEvent);
+      await o.handle().result();
+    });
+    // The refusal happened on the current code, so it took the patched path.
+    expect(o.fake.calls.deadLettered.map((d) => d.event.eventId)).toEqual([o.refused.eventId]);
+    expect(await replayError(current, o.workflowId)).toBeUndefined();
+    // The old code cannot replay it: without patched() this change would have broken running orders.
+    expect(String(await replayError(before, o.workflowId))).toMatch(/[Nn]ondeterminism|TMPRL1100/);
+  });
+});
