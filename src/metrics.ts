@@ -23,6 +23,12 @@ export interface Metrics {
   duplicatesSuppressed: Counter<'layer'>;
   /** Events of a type this consumer does not handle; never an error. */
   unknownTypes: Counter<string>;
+  /**
+   * Fields an order event carried that its schema version does not define (dropped by the tolerant reader), by
+   * name (`extra`, `data.extra`): the first MAX_UNKNOWN_FIELD_LABELS distinct names of the process get a label of
+   * their own, any later one counts as `other`.
+   */
+  unknownFields: BoundedLabelCounter;
   /** Age in seconds of the oldest message fetched but not yet committed, per group/topic/partition. */
   oldestUnprocessedAge: Gauge<'group' | 'topic' | 'partition'>;
   /** Seconds from the event's occurredAt to when it was processed. */
@@ -31,6 +37,26 @@ export interface Metrics {
   circuitState: Gauge<'dependency'>;
   /** Times a dependency's circuit opened: a gauge read now and then can miss a short opening, this cannot. */
   circuitOpened: Counter<'dependency'>;
+  /** Dedupe-ledger rows deleted by the retention schedule, across tenants. */
+  ledgerPruned: Counter<string>;
+}
+
+/** Distinct `field` labels of fulfilment_unknown_fields_total per process; later names count as `other`. */
+export const MAX_UNKNOWN_FIELD_LABELS = 20;
+
+/** A counter with one label whose values are bounded: the first `max` distinct values, then `other`. */
+export interface BoundedLabelCounter {
+  inc(value: string): void;
+}
+
+function boundedLabelCounter<L extends string>(counter: Counter<L>, label: L, max: number): BoundedLabelCounter {
+  const labelled = new Set<string>();
+  return {
+    inc(value) {
+      if (!labelled.has(value) && labelled.size < max) labelled.add(value);
+      counter.inc({ [label]: labelled.has(value) ? value : 'other' } as Partial<Record<L, string>>);
+    },
+  };
 }
 
 export function createMetrics(opts: { defaultMetrics?: boolean } = {}): Metrics {
@@ -68,6 +94,16 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}): Metrics 
       help: 'Events of a type this consumer ignores.',
       registers,
     }),
+    unknownFields: boundedLabelCounter(
+      new Counter({
+        name: 'fulfilment_unknown_fields_total',
+        help: `Fields of order events their schema version does not define (dropped), by name; the first ${MAX_UNKNOWN_FIELD_LABELS} distinct names are labelled, later ones "other".`,
+        labelNames: ['field'],
+        registers,
+      }),
+      'field',
+      MAX_UNKNOWN_FIELD_LABELS,
+    ),
     oldestUnprocessedAge: new Gauge({
       name: 'fulfilment_oldest_unprocessed_message_age_seconds',
       help: 'Age of the oldest fetched but uncommitted message, per consumer group and partition. Alert on this.',
@@ -93,6 +129,7 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}): Metrics 
       labelNames: ['dependency'],
       registers,
     }),
+    ledgerPruned: new Counter({ name: 'fulfilment_ledger_pruned_total', help: 'Dedupe-ledger (processed_events) rows deleted by retention, across tenants.', registers }),
   };
 }
 

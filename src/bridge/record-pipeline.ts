@@ -24,7 +24,8 @@ import type { OrderStarter, StartOutcome } from './order-starter.js';
 
 /** What a record is, as the edge judged it. */
 export type Classified =
-  | { kind: 'order-event'; event: OrderEvent }
+  /** `unknownFields`: the fields the edge dropped from the record (sanitised, bounded), when there were any. */
+  | { kind: 'order-event'; event: OrderEvent; unknownFields?: string[] }
   | { kind: 'unknown-type'; type: string; eventId?: string; tenantId?: string }
   | { kind: 'malformed'; error: PermanentError };
 
@@ -92,6 +93,7 @@ export async function processRecord(r: RecordInPartition, deps: PipelineDeps, ct
   }
   if (classified.kind === 'unknown-type') return ignoreUnknownType(r, classified, deps);
   const { event } = classified;
+  for (const field of classified.unknownFields ?? []) deps.metrics.unknownFields.inc(field); // dropped at the edge, counted here
   // 3. dedupe hint
   if (isRecentDuplicate(event, deps)) return 'duplicate';
   // 4. deliver

@@ -4,6 +4,7 @@
  * can take, or throws MalformedEventError — nothing else. Four generators feed it: (a) `mutated` valid events
  * with fields anywhere replaced, removed or injected as raw JSON, (b) arbitrary `json` values, (c) arbitrary
  * `bytes` and deep nesting, (d) `valid` events built field by field within the contract, which must be accepted.
+ * Every generator draws on valid events of each schema version the service reads (1 and 2).
  */
 import fc from 'fast-check';
 import { MalformedEventError } from '../../src/errors.js';
@@ -309,7 +310,7 @@ const shippingAddress = fc
   .oneof({ weight: 6, arbitrary: addressNode(1) }, { weight: 1, arbitrary: edgeAddress })
   .filter((a) => addressEntries(a) <= 64 && Buffer.byteLength(JSON.stringify(a)) <= 8192);
 
-const KNOWN_KEYS = new Set(['eventId', 'type', 'schemaVersion', 'occurredAt', 'tenantId', 'orderId', 'orderVersion', 'correlationId', 'data', 'customerId', 'lines', 'shippingAddress', 'reason', 'sku', 'quantity']);
+const KNOWN_KEYS = new Set(['eventId', 'type', 'schemaVersion', 'occurredAt', 'tenantId', 'orderId', 'orderVersion', 'correlationId', 'data', 'customerId', 'lines', 'items', 'currency', 'shippingAddress', 'reason', 'sku', 'quantity']);
 const extraFields = fc.dictionary(fc.string({ maxLength: 12 }).filter((k) => !KNOWN_KEYS.has(k)), fc.jsonValue({ maxDepth: 3 }), { maxKeys: 3 });
 
 const line = fc.record({ sku: safeText(1, 64), quantity: fc.oneof(fc.integer({ min: 1, max: 100_000 }), fc.constantFrom(1, 100_000)) });
@@ -319,6 +320,16 @@ const placedData = fc.record(
   { requiredKeys: ['customerId', 'lines'] },
 );
 const cancelledData = fc.record({ reason: safeText(0, 1000) }, { requiredKeys: [] });
+
+/** A version 2 currency: an ISO 4217 code by shape. */
+const currency = fc.stringMatching(/^[A-Z]{3}$/);
+
+/** A placement's data as `schemaVersion` words it: version 2 names the lines `items` and may carry a currency. */
+function placedIn(schemaVersion: 1 | 2, placed: { customerId: string; lines: unknown[]; shippingAddress?: unknown }, code: string | undefined): Record<string, unknown> {
+  if (schemaVersion === 1) return placed;
+  const { lines, ...rest } = placed;
+  return { ...rest, items: lines, ...(code !== undefined ? { currency: code } : {}) };
+}
 
 interface Draft {
   event: Record<string, unknown>;
@@ -330,6 +341,7 @@ const validDraft: fc.Arbitrary<Draft> = fc
   .record({
     eventId: safeText(1, 128),
     type: fc.constantFrom(ORDER_PLACED, ORDER_CANCELLED),
+    schemaVersion: fc.constantFrom(1 as const, 2 as const),
     occurredAt: instant,
     tenantId: fc.stringMatching(ID_PATTERN),
     orderId: fc.stringMatching(ID_PATTERN),
@@ -338,16 +350,16 @@ const validDraft: fc.Arbitrary<Draft> = fc
     headerCorrelationId: fc.option(safeToken, { nil: undefined }),
     placed: placedData,
     cancelled: cancelledData,
+    currency: fc.option(currency, { nil: undefined }),
     extra: extraFields,
     dataExtra: extraFields,
   })
-  .map(({ headerCorrelationId, placed, cancelled, extra, dataExtra, correlationId, ...fields }) => ({
+  .map(({ headerCorrelationId, placed, cancelled, currency: code, extra, dataExtra, correlationId, ...fields }) => ({
     event: {
       ...extra,
       ...fields,
-      schemaVersion: 1,
       ...(correlationId !== undefined ? { correlationId } : {}),
-      data: { ...dataExtra, ...(fields.type === ORDER_PLACED ? placed : cancelled) },
+      data: { ...dataExtra, ...(fields.type === ORDER_PLACED ? placedIn(fields.schemaVersion, placed, code) : cancelled) },
     },
     headers: headerCorrelationId !== undefined ? { 'correlation-id': headerCorrelationId } : {},
   }));
@@ -411,7 +423,7 @@ type Mutation =
 
 /** Every path to a value inside `root` plus the optional fields that may be absent. */
 function pathsOf(root: Record<string, unknown>): Path[] {
-  const paths: Path[] = [['correlationId'], ['data', 'shippingAddress'], ['data', 'reason'], ['data', 'lines', 0, 'extra'], ['x']];
+  const paths: Path[] = [['correlationId'], ['data', 'shippingAddress'], ['data', 'reason'], ['data', 'lines', 0, 'extra'], ['data', 'items', 0, 'extra'], ['data', 'currency'], ['x']];
   const stack: { v: unknown; path: Path }[] = [{ v: root, path: [] }];
   for (let item = stack.pop(); item; item = stack.pop()) {
     if (item.path.length > 0) paths.push(item.path);
@@ -511,9 +523,9 @@ const mutated = validDraft.chain((draft) =>
 
 const envelopeLike = fc.record(
   {
-    eventId: evilValue, type: fc.oneof(fc.constantFrom(ORDER_PLACED, ORDER_CANCELLED), evilValue), schemaVersion: evilValue,
+    eventId: evilValue, type: fc.oneof(fc.constantFrom(ORDER_PLACED, ORDER_CANCELLED), evilValue), schemaVersion: fc.oneof(fc.constantFrom(1, 2), evilValue),
     occurredAt: evilValue, tenantId: evilValue, orderId: evilValue, orderVersion: evilValue, correlationId: evilValue,
-    data: fc.oneof(evilValue, fc.record({ customerId: evilValue, lines: fc.array(fc.record({ sku: evilValue, quantity: evilValue }), { maxLength: 3 }), shippingAddress: evilValue, reason: evilValue }, { requiredKeys: [] })),
+    data: fc.oneof(evilValue, fc.record({ customerId: evilValue, lines: fc.array(fc.record({ sku: evilValue, quantity: evilValue }), { maxLength: 3 }), items: fc.array(fc.record({ sku: evilValue, quantity: evilValue }), { maxLength: 3 }), shippingAddress: evilValue, currency: evilValue, reason: evilValue }, { requiredKeys: [] })),
   },
   { requiredKeys: [] },
 );
