@@ -18,6 +18,7 @@ import {
   recordFailed,
   recordPlacement,
   recordShipped,
+  reopenFailed,
   toStored,
 } from '../src/store/fulfilments.js';
 import { claim } from '../src/store/processed-events.js';
@@ -157,10 +158,26 @@ export function createActivities(deps: ActivityDeps) {
       );
     },
 
-    /** Holds the order as failed with the reason once shipping gave up. */
-    async markOrderFailed(input: { tenantId: string; orderId: string; reason: string }): Promise<StoredOrder> {
-      return claimThen(input.tenantId, input.orderId, `failed/${input.tenantId}/${input.orderId}`, (tx) =>
-        recordFailed(tx, input.tenantId, input.orderId, input.reason),
+    /**
+     * Holds the order as failed with the reason once shipping gave up. The claim is per attempt: the first failure
+     * keeps the key it always had (`failed/<tenant>/<order>`), the failure after retry n claims `…/<n>`, so a
+     * retried order can be held as failed again.
+     */
+    async markOrderFailed(input: { tenantId: string; orderId: string; reason: string; retry?: number }): Promise<StoredOrder> {
+      const key = `failed/${input.tenantId}/${input.orderId}${input.retry ? `/${input.retry}` : ''}`;
+      return claimThen(input.tenantId, input.orderId, key, (tx) => recordFailed(tx, input.tenantId, input.orderId, input.reason));
+    },
+
+    /**
+     * An operator's retry of a failed order (the workflow's retryShipment update): failed → pending in the store,
+     * failure_reason cleared, the reason, time and count recorded. Claimed per retry (`retry/<tenant>/<order>/<n>`),
+     * so a repeated attempt of one retry applies once; another status is returned as it is (stale).
+     */
+    async reopenFailedOrder(input: { tenantId: string; orderId: string; retry: number; reason: string }): Promise<StoredOrder> {
+      const attempt = Context.current().info.attempt;
+      logger.info({ tenantId: input.tenantId, orderId: input.orderId, retry: input.retry, reason: input.reason, attempt }, 'retrying a failed order');
+      return claimThen(input.tenantId, input.orderId, `retry/${input.tenantId}/${input.orderId}/${input.retry}`, (tx) =>
+        reopenFailed(tx, input.tenantId, input.orderId, input.reason),
       );
     },
 

@@ -1,9 +1,10 @@
 /**
  * The order workflow's public surface, defined once and imported by the workflow, the bridge, the CLI and the
- * tests: identity, the signal that carries every order event, the status query and the search attributes.
+ * tests: identity, the signal that carries every order event, the status query, the retryShipment update and the
+ * search attributes.
  * Deterministic code only (this file is bundled into the workflow sandbox).
  */
-import { defineQuery, defineSignal } from '@temporalio/workflow';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 
 /** Event types the fulfilment consumer acts on; every other type is ignored and counted. */
@@ -93,11 +94,58 @@ export interface OrderView {
   orderVersion: number;
   shipmentId?: string;
   failureReason?: string;
+  /** Operator retries of a failed shipment applied so far (retryShipment); absent before the first. */
+  retries?: number;
   cancelRefused: boolean;
   appliedEvents: number;
   duplicatesSuppressed: number;
   staleIgnored: number;
   notes: string[];
+}
+
+/** Longest reason an operator may give for a retry (the same bound as a cancellation's reason). */
+export const RETRY_REASON_MAX_LENGTH = 1000;
+
+/** What an operator asks of `retryShipment`. */
+export interface RetryShipmentRequest {
+  /** Why the order is tried again: recorded in the store (`last_retry_reason`) and the order's notes. */
+  reason: string;
+}
+
+/** What an accepted retry did: the order is back to `pending` in the workflow and in the store. */
+export interface RetryShipmentResult {
+  tenantId: string;
+  orderId: string;
+  /** Which retry of this order it was, from 1 (the store's `retry_count` after it). */
+  retry: number;
+  /** Status after the retry: always `pending` (the shipment is tried again under the same key). */
+  status: OrderStatus;
+  /** The failure reason the retry cleared. */
+  clearedFailure?: string;
+  reason: string;
+  /** Workflow time of the retry, ISO 8601. */
+  retriedAt: string;
+  /** The warehouse idempotency key the shipment is tried again under (unchanged: at most one shipment). */
+  shipmentKey: string;
+}
+
+/**
+ * Re-drives an order held as `failed` on its running workflow. The validator refuses (nothing is recorded) unless
+ * the order is `failed`, naming the status it is in; an accepted retry moves it back to `pending` in the store
+ * (claim `retry/<tenant>/<order>/<n>`) and in the workflow, notes the reason, and ships again. Give each request
+ * an update id: Temporal applies one id once per run.
+ */
+export const retryShipmentUpdate = defineUpdate<RetryShipmentResult, [RetryShipmentRequest]>('retryShipment');
+
+/** Why `reason` cannot be a retry reason, or undefined when it can (checked by the CLI and by the validator). */
+export function retryReasonProblem(reason: unknown): string | undefined {
+  if (typeof reason !== 'string' || reason.trim() === '') return 'a reason is required (what was fixed, who asked)';
+  if (reason.length > RETRY_REASON_MAX_LENGTH) return `the reason is ${reason.length} characters: at most ${RETRY_REASON_MAX_LENGTH}`;
+  // PostgreSQL text holds no NUL, and a lone surrogate would be stored as U+FFFD.
+  if (reason.includes('\u0000') || /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(reason)) {
+    return 'the reason holds a NUL or an unpaired surrogate, which the store cannot hold';
+  }
+  return undefined;
 }
 
 /** What the store answered about an order after an effect: the truth the workflow adopts. */

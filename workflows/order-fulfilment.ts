@@ -9,6 +9,17 @@
  * - a cancellation that can stop a shipment in flight cancels the shipment first, then is recorded, then the
  *   shipment is recalled: the warehouse burns the key, so nothing ships after the recall;
  * - changes to this logic go through patched() and keep the checked-in histories replaying.
+ *
+ * Re-driving a held order (`fulfilment order retry`): an order held as `failed` lingers ORDER_LINGER_SECONDS like
+ * any settled order, and while its run is open an operator may send the `retryShipment` update (api.ts). Its
+ * validator refuses, recording nothing, unless the order is `failed` (the message names the status it is in); an
+ * accepted retry is queued like an event and applied by the main loop: the store moves the order failed → pending
+ * (activity reopenFailedOrder, claim `retry/<tenant>/<order>/<n>`), the workflow follows, notes the reason, and ships
+ * again under the same key `ship/<tenant>/<order>` — the warehouse's idempotency still allows one shipment at most.
+ * A failure after retry n is claimed as `failed/<tenant>/<order>/<n>`, so the order can be held again. Temporal
+ * applies one update id once per run. A closed run is not reopened: the CLI says so and what an operator can do.
+ * These paths sit behind patched(RETRY_FAILED_ORDERS); a run that never sees the update makes the same commands
+ * as before.
  */
 import {
   ActivityCancellationType,
@@ -33,10 +44,14 @@ import {
   TenantIdAttribute,
   orderEventSignal,
   orderStatusQuery,
+  retryReasonProblem,
+  retryShipmentUpdate,
   shipmentKey,
   type OrderEvent,
   type OrderView,
   type OrderWorkflowInput,
+  type RetryShipmentRequest,
+  type RetryShipmentResult,
 } from './api.js';
 import {
   applyStored,
@@ -48,6 +63,8 @@ import {
   markFailed,
   markShipped,
   noteDecision,
+  reopenForRetry,
+  retriesOf,
   toView,
   withNote,
   type OrderState,
@@ -62,6 +79,8 @@ const NON_RETRYABLE = ['UnstorableEventError', 'InvalidRequestError', 'Warehouse
  * the old path (see README "Changing the workflow").
  */
 const DEAD_LETTER_REFUSED_EVENTS = 'dead-letter-refused-events';
+/** An operator's retryShipment re-drives a failed order; failures after a retry are claimed per retry. */
+const RETRY_FAILED_ORDERS = 'retry-failed-orders';
 
 /** Short effects (PostgreSQL, the DLQ topic): retried through a dependency restart (about 15 minutes in all). */
 const shortEffectPolicy = { ...SHORT_EFFECT_ACTIVITY, retry: { ...SHORT_EFFECT_ACTIVITY.retry, nonRetryableErrorTypes: NON_RETRYABLE } };
@@ -91,7 +110,7 @@ export async function orderFulfilment(input: OrderWorkflowInput): Promise<OrderV
   for (;;) {
     await run.drainInbox();
     if ((await run.step()) === 'done') break;
-    if (workflowInfo().continueAsNewSuggested && run.inbox.length === 0) {
+    if (workflowInfo().continueAsNewSuggested && run.inbox.length === 0 && run.retries.length === 0) {
       await continueAsNew<typeof orderFulfilment>({ ...input, carried: { state: run.state, inbox: run.inbox } });
     }
   }
@@ -100,10 +119,19 @@ export async function orderFulfilment(input: OrderWorkflowInput): Promise<OrderV
 
 type EventOutcomeReport = 'applied' | 'duplicate' | 'stale' | 'refused';
 
+/** A retryShipment request the validator accepted, waiting for the main loop; its handler waits for the answer. */
+interface PendingRetry {
+  request: RetryShipmentRequest;
+  result?: RetryShipmentResult;
+  refusal?: string;
+}
+
 /** One run of an order's workflow: its state, its inbox of events, and one method per step. */
 class OrderRun {
   state: OrderState;
   readonly inbox: OrderEvent[];
+  /** Accepted retryShipment requests, oldest first; the head stays until applied. Never carried (handlers wait). */
+  readonly retries: PendingRetry[] = [];
   private readonly settings: OrderWorkflowInput['settings'];
   /** Only a run the starter indexed (TenantId set) publishes its status, so servers without these attributes work. */
   private readonly indexed = workflowInfo().typedSearchAttributes.get(TenantIdAttribute) !== undefined;
@@ -117,11 +145,76 @@ class OrderRun {
       this.inbox.push(event);
     });
     setHandler(orderStatusQuery, () => toView(this.state));
+    // Handlers only enqueue: the main loop applies the retry between events, and the handler returns its answer.
+    setHandler(
+      retryShipmentUpdate,
+      async (request) => {
+        const pending: PendingRetry = { request };
+        this.retries.push(pending);
+        await condition(() => pending.result !== undefined || pending.refusal !== undefined);
+        if (pending.refusal !== undefined) throw ApplicationFailure.create({ type: 'RetryRefused', message: pending.refusal, nonRetryable: true });
+        return pending.result!;
+      },
+      { validator: (request) => this.validateRetry(request) },
+    );
   }
 
-  /** Handles every event that has arrived, one at a time, in signal order. */
+  /** Handles every event that has arrived, one at a time, in signal order; then any accepted retry. */
   async drainInbox(): Promise<void> {
-    while (this.inbox.length > 0) await this.handle(this.inbox.shift()!);
+    while (this.inbox.length > 0 || this.retries.length > 0) {
+      if (this.inbox.length > 0) {
+        await this.handle(this.inbox.shift()!);
+      } else {
+        await this.applyRetry(this.retries[0]!);
+        this.retries.shift();
+      }
+    }
+  }
+
+  /** retryShipment's validator: a refusal here is returned to the caller and leaves no trace in the history. */
+  private validateRetry(request: RetryShipmentRequest): void {
+    const { tenantId, orderId, status } = this.state;
+    const problem = retryReasonProblem((request as Partial<RetryShipmentRequest> | undefined)?.reason);
+    if (problem) throw new Error(`retry of order ${tenantId}/${orderId} refused: ${problem}`);
+    if (status !== 'failed') throw new Error(notFailed(tenantId, orderId, status));
+    if (this.retries.length > 0) throw new Error(`order ${tenantId}/${orderId} already has a retry being applied`);
+  }
+
+  /**
+   * Applies an accepted retry: the store moves the order failed → pending (it is the truth: a row it no longer
+   * holds as failed refuses the retry), then the workflow follows, and the next step ships again.
+   */
+  private async applyRetry(pending: PendingRetry): Promise<void> {
+    const { tenantId, orderId, status } = this.state;
+    if (status !== 'failed') {
+      pending.refusal = notFailed(tenantId, orderId, status);
+      return;
+    }
+    if (!patched(RETRY_FAILED_ORDERS)) {
+      pending.refusal = `order ${tenantId}/${orderId}: this run's history predates retries`;
+      return;
+    }
+    const retry = retriesOf(this.state) + 1;
+    const { reason } = pending.request;
+    const retriedAt = new Date(Date.now()).toISOString();
+    let stored: StoredOrder;
+    try {
+      stored = await this.durably(`retry ${retry}`, () => store.reopenFailedOrder({ tenantId, orderId, retry, reason }));
+    } catch (err) {
+      pending.refusal = `the store refused retry ${retry} of order ${tenantId}/${orderId}: ${failureReason(err)}`;
+      this.state = withNote(this.state, `retry ${retry} refused: ${failureReason(err)}`);
+      return;
+    }
+    if (stored.status !== 'pending') {
+      this.state = withNote({ ...this.state, status: stored.status }, `retry ${retry} refused: the store holds the order as ${stored.status}`);
+      this.publishStatus();
+      pending.refusal = `order ${tenantId}/${orderId} is ${stored.status} in the store, not failed: nothing to retry`;
+      return;
+    }
+    const clearedFailure = this.state.failureReason;
+    this.state = reopenForRetry(this.state, retry, reason);
+    this.publishStatus();
+    pending.result = { tenantId, orderId, retry, status: 'pending', clearedFailure, reason, retriedAt, shipmentKey: shipmentKey(tenantId, orderId) };
   }
 
   /** The step the order's status calls for; 'done' once a settled order lingered without a new event. */
@@ -248,10 +341,12 @@ class OrderRun {
     await this.compensate(key);
   }
 
-  /** Holds the order as failed with the reason once the warehouse gave up. */
+  /** Holds the order as failed with the reason once the warehouse gave up; after retry n the claim is per retry. */
   private async markFailed(reason: string): Promise<void> {
     const { tenantId, orderId } = this.state;
-    await this.durably('mark failed', () => store.markOrderFailed({ tenantId, orderId, reason }));
+    const retry = retriesOf(this.state);
+    const input = retry > 0 && patched(RETRY_FAILED_ORDERS) ? { tenantId, orderId, reason, retry } : { tenantId, orderId, reason };
+    await this.durably('mark failed', () => store.markOrderFailed(input));
     this.state = markFailed(this.state, reason);
   }
 
@@ -286,19 +381,24 @@ class OrderRun {
     }
   }
 
-  /** Waits until an event arrives or `deadline` (workflow time, ms) passes; true when an event arrived. */
+  /** Waits until an event (or an accepted retry) arrives or `deadline` (workflow time, ms) passes; true when one arrived. */
   private async waitForEvent(deadline?: number): Promise<boolean> {
+    const arrived = () => this.inbox.length > 0 || this.retries.length > 0;
     if (deadline === undefined) {
-      await condition(() => this.inbox.length > 0);
+      await condition(arrived);
       return true;
     }
     const remaining = deadline - Date.now();
-    return remaining > 0 && (await condition(() => this.inbox.length > 0, remaining));
+    return remaining > 0 && (await condition(arrived, remaining));
   }
 
   private async report(event: OrderEvent, outcome: EventOutcomeReport, layer: 'workflow' | 'store', detail?: string): Promise<void> {
     await reporting.reportOutcome({ event, outcome, layer, detail }).catch(() => undefined);
   }
+}
+
+function notFailed(tenantId: string, orderId: string, status: string): string {
+  return `order ${tenantId}/${orderId} is ${status}, not failed: only an order held as failed can be retried`;
 }
 
 function isNonRetryable(err: unknown): boolean {

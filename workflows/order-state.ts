@@ -33,6 +33,8 @@ export interface OrderState {
   correlationId?: string;
   shipmentId?: string;
   failureReason?: string;
+  /** Operator retries applied (retryShipment); absent on states from before retries existed, read as 0. */
+  retries?: number;
   cancelRefused: boolean;
   /** Event ids already decided on, oldest first, at most `rememberEventIds` of them. */
   seenEventIds: string[];
@@ -163,6 +165,20 @@ export function markFailed(state: OrderState, reason: string): OrderState {
   return withNote({ ...state, status: 'failed', failureReason: reason }, `failed: ${reason}`);
 }
 
+/**
+ * An operator's retry of a failed order, after the store moved it back to pending: the order ships again (under
+ * the same shipment key), and lingers anew once it settles.
+ */
+export function reopenForRetry(state: OrderState, retry: number, reason: string): OrderState {
+  const { failureReason: cleared, lingerEndsAt: _lingerEndsAt, ...rest } = state;
+  return withNote({ ...rest, status: 'pending', retries: retry }, `retry ${retry}: failed → pending (${reason}); cleared: ${cleared ?? 'no reason recorded'}`);
+}
+
+/** Retries of the order applied so far. */
+export function retriesOf(state: OrderState): number {
+  return state.retries ?? 0;
+}
+
 export function withNote(state: OrderState, note: string): OrderState {
   return { ...state, notes: [...state.notes, note].slice(-MAX_NOTES) };
 }
@@ -187,6 +203,7 @@ export function toView(state: OrderState): OrderView {
     orderVersion: state.orderVersion,
     shipmentId: state.shipmentId,
     failureReason: state.failureReason,
+    ...(state.retries ? { retries: state.retries } : {}),
     cancelRefused: state.cancelRefused,
     appliedEvents: state.counters.applied,
     duplicatesSuppressed: state.counters.duplicates,

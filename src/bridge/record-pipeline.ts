@@ -15,7 +15,7 @@
  */
 import { parseRecord } from '../events/envelope.js';
 import { PermanentError } from '../errors.js';
-import { publishDeadLetter, type DeadLetter } from '../dlq/dead-letter.js';
+import { carryForward, publishDeadLetter, redriveHistory, withoutRedriveCount, type DeadLetter } from '../dlq/dead-letter.js';
 import type { ConsumedRecord, RecordSender } from '../kafka/records.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
@@ -157,22 +157,31 @@ export async function deliver(r: RecordInPartition, event: OrderEvent, deps: Pip
   }
 }
 
-/** 5. dead-letter: the record's own bytes and headers to the DLQ; one that cannot fit is written reduced. */
+/**
+ * 5. dead-letter: the record's own bytes and headers to the DLQ; one that cannot fit is written reduced. A record
+ * that `dlq redrive` sent back carries its history (src/dlq/dead-letter.ts REDRIVE_HEADERS): failing again, it is
+ * dead-lettered with the attempts added up and the original first-failure time.
+ */
 export async function deadLetter(
   r: RecordInPartition,
   failure: { error: Error; attempts: number; firstFailureAt: Date; type: string },
   deps: PipelineDeps,
   ctx: PartitionContext,
 ): Promise<'dead-lettered'> {
+  const history = redriveHistory(r.record.headers);
+  const { attempts, firstFailureAt } = carryForward(failure, history);
+  if (history) {
+    deps.log.info({ partition: r.partition, offset: r.record.offset, redrivenFrom: history.from, attempts }, 'redriven record failed again; its attempts and first failure carried forward');
+  }
   const d: DeadLetter = {
     key: r.record.key,
     value: r.record.value,
-    headers: r.record.headers,
+    headers: withoutRedriveCount(r.record.headers),
     origin: { topic: r.topic, partition: r.partition, offset: r.record.offset, timestamp: r.record.timestamp },
     group: deps.group,
     error: { name: failure.error.name, message: failure.error.message },
-    attempts: failure.attempts,
-    firstFailureAt: failure.firstFailureAt,
+    attempts,
+    firstFailureAt,
     lastFailureAt: new Date(),
     stage: 'edge',
   };

@@ -1,8 +1,9 @@
 /**
- * `fulfilment` — the project's one operator CLI: inspect and redrive the dead-letter topic, replay order history.
+ * `fulfilment` — the project's one operator CLI: inspect and redrive the dead-letter topic, replay order history,
+ * re-drive an order held as failed.
  * Options are validated before anything is read or changed; bad input exits 2 with a message naming the option.
  * Each action checks its options first (commander's parsers in options.ts, then the checks across options in
- * dlq/selection.ts and replay/options.ts) and only then imports its command module — and with it kafkajs, Temporal
+ * dlq/selection.ts, replay/options.ts and order/options.ts) and only then imports its command module — and with it kafkajs, Temporal
  * or pg. Nothing this file imports statically loads those, so `--help` and bad input stay quick
  * (test/unit/cli-heavy-imports.unit.test.ts holds that).
  *
@@ -14,12 +15,15 @@ import { Command, CommanderError, Option } from 'commander';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { isKafkaClientError } from '../kafka/records.js';
 import { cliLogger, type CliContext } from './context.js';
+import { operatorName } from './dlq/audit.js';
 import type { DlqFilter } from './dlq/filter.js';
+import { checkPurgeOptions, type DlqPurgeOptions } from './dlq/purge-options.js';
 import { checkSelection } from './dlq/selection.js';
 import { EXIT, InterruptedError, NotFoundError, UsageError } from './errors.js';
 import * as arg from './options.js';
 import { eprintln, processOutput, type Output } from './output.js';
 import type { Position } from './position.js';
+import * as orderArg from './order/options.js';
 import { DEFAULT_REDACT_FIELDS } from './redact.js';
 import { checkReplayOptions, DEFAULT_REPLAY_GROUP, type ReplayOptions } from './replay/options.js';
 import type { ReplayPoint } from './replay/range.js';
@@ -46,13 +50,16 @@ const OVERVIEW = `
 All commands:
   dlq list      list dead letters (filters: --since --until --error-class --tenant; paging: --limit --offset/--page)
   dlq show      one dead letter in full, personal data redacted unless --reveal
-  dlq redrive   publish dead letters back to the orders topic (--id p:o | filters | --all), rate-limited
+  dlq redrive   publish dead letters back to the orders topic (--id p:o | filters | --all), rate-limited;
+                re-validated first (still malformed: refused unless --force), each recorded (again: --again)
+  dlq purge     delete the dead letters written before a time (--before); a dry run unless --yes
   replay        deliver a stretch of the orders topic's history again, in a separate consumer group
+  order retry   re-drive an order held as failed on its running workflow (--reason required; --request-id)
 
 Configuration comes from the same environment variables as the service (ORDERS_TOPIC, DLQ_TOPIC,
 CONSUMER_GROUP, KAFKA_BROKERS, TEMPORAL_ADDRESS, TEMPORAL_TASK_QUEUE, DATABASE_URL, ...).
 Times: RFC 3339 (2026-01-31T12:00:00Z) or a duration ago (90s, 15m, 2h, 7d). Positions: partition:offset.
-Exit codes: 0 ok, 1 failed (not found, dependency down), 2 bad input, 130 interrupted.`;
+Exit codes: 0 ok, 1 failed (not found, dependency down, a redrive refused records), 2 bad input, 130 interrupted.`;
 
 function filterFrom(flags: FilterFlags): DlqFilter {
   return { since: flags.since, until: flags.until, errorClass: flags.errorClass, tenant: flags.tenant };
@@ -72,7 +79,7 @@ function withFilters(cmd: Command): Command {
  */
 export function buildProgram(out: Output, run: (work: (ctx: CliContext) => Promise<unknown>, logLevel: string) => Promise<void>): Command {
   const program = new Command('fulfilment')
-    .description('Operate the order-fulfilment consumer: inspect and redrive dead letters, replay order history.')
+    .description('Operate the order-fulfilment consumer: inspect and redrive dead letters, replay order history, retry held orders.')
     .addOption(new Option('--log-level <level>', 'client diagnostics on stderr').choices(LOG_LEVELS).default('silent'))
     .exitOverride()
     .configureOutput({ writeOut: (s) => out.write(s), writeErr: (s) => out.writeErr(s) })
@@ -80,7 +87,7 @@ export function buildProgram(out: Output, run: (work: (ctx: CliContext) => Promi
     .addHelpText('after', OVERVIEW);
   const logLevel = () => program.opts<{ logLevel: string }>().logLevel;
 
-  const dlq = program.command('dlq').description('inspect and redrive records of the dead-letter topic (DLQ_TOPIC)');
+  const dlq = program.command('dlq').description('inspect, redrive and purge records of the dead-letter topic (DLQ_TOPIC)');
 
   withFilters(dlq.command('list').description('list dead letters in DLQ order (partition, offset), a page at a time; reads without committing anything'))
     .option('--limit <n>', 'records per page', arg.wholeNumber(1), 20)
@@ -113,18 +120,44 @@ export function buildProgram(out: Output, run: (work: (ctx: CliContext) => Promi
   withFilters(
     dlq
       .command('redrive')
-      .description('publish dead letters back to the orders topic (ORDERS_TOPIC) with their original key, value and headers')
+      .description('publish dead letters back to the orders topic (ORDERS_TOPIC) with their original key, value and headers, each re-validated first and recorded in the redrive ledger')
       .option('--id <partition:offset>', 'a record to redrive (repeatable)', arg.positions),
   )
     .option('--all', 'every record in the DLQ')
     .option('--rate <per-second>', 'records per second at most', arg.rate, 10)
     .option('--dry-run', 'print what would be sent; send nothing')
-    .action(async (flags: FilterFlags & { id?: Position[]; all?: boolean; rate: number; dryRun?: boolean }) => {
-      const opts = { ids: flags.id, filter: filterFrom(flags), all: flags.all, rate: flags.rate, dryRun: flags.dryRun };
+    .option('--force', 'send dead letters that are still malformed anyway (the bridge dead-letters them again)')
+    .option('--again', 'send dead letters the redrive ledger says were redriven already')
+    .option('--operator <name>', 'who runs the redrive, for the audit line and the ledger (default: the OS user)', operatorName)
+    .action(async (flags: FilterFlags & { id?: Position[]; all?: boolean; rate: number; dryRun?: boolean; force?: boolean; again?: boolean; operator?: string }) => {
+      const opts = {
+        ids: flags.id, filter: filterFrom(flags), all: flags.all, rate: flags.rate, dryRun: flags.dryRun,
+        force: flags.force, again: flags.again, operator: flags.operator,
+      };
       checkSelection(opts);
       await run(async (ctx) => {
-        const { dlqRedrive } = await import('./dlq/redrive.js');
-        return dlqRedrive(ctx, opts);
+        const { dlqRedrive, refusalOf } = await import('./dlq/redrive.js');
+        const result = await dlqRedrive(ctx, opts);
+        // Refused dead letters were reported above; the exit code (1) tells a script that some were not sent.
+        const refused = refusalOf(result);
+        if (refused) throw refused;
+        return result;
+      }, logLevel());
+    });
+
+  dlq
+    .command('purge')
+    .description('delete the dead letters written before a time: the prefix of each partition (Kafka deletes no other records); a dry run unless --yes')
+    .requiredOption('--before <time>', 'delete what was written before this time (RFC 3339 or a duration ago: 30d)', arg.time)
+    .option('--yes', 'delete for real (without it: report what would be deleted)')
+    .option('--dry-run', 'report what would be deleted; delete nothing (the default)')
+    .option('--operator <name>', 'who runs the purge, for the audit line (default: the OS user)', operatorName)
+    .action(async (flags: { before: Date; yes?: boolean; dryRun?: boolean; operator?: string }) => {
+      const opts: DlqPurgeOptions = { before: flags.before, yes: flags.yes, dryRun: flags.dryRun, operator: flags.operator };
+      checkPurgeOptions(opts);
+      await run(async (ctx) => {
+        const { dlqPurge } = await import('./dlq/purge.js');
+        return dlqPurge(ctx, opts);
       }, logLevel());
     });
 
@@ -143,6 +176,25 @@ export function buildProgram(out: Output, run: (work: (ctx: CliContext) => Promi
         checkReplayOptions(ctx, opts); // needs the configuration (CONSUMER_GROUP), so it runs in `run`, before the import
         const { replay } = await import('./replay/replay.js');
         return replay(ctx, opts);
+      }, logLevel());
+    });
+
+  const order = program.command('order').description("act on one order through its workflow (order/<tenant>/<order>)");
+
+  order
+    .command('retry')
+    .description('re-drive an order held as failed: its running workflow moves it back to pending and ships it again (same shipment key, so at most one shipment)')
+    .argument('<tenant/order>', 'the order, as <tenant>/<order> (e.g. acme-eu/o-1008)', orderArg.orderRef)
+    .requiredOption('--reason <text>', 'why it is tried again (recorded in the store and the order\'s notes)', orderArg.reason)
+    .option('--request-id <id>', 'the update id (default: derived from the retry number and the reason); the same id applies once', orderArg.requestId)
+    .option('--timeout <seconds>', 'how long to wait for Temporal and the order\'s worker', arg.wholeNumber(1), orderArg.DEFAULT_RETRY_TIMEOUT_SECONDS)
+    .option('--json', 'print the result as one JSON object')
+    .action(async (ref: orderArg.OrderRef, flags: { reason: string; requestId?: string; timeout: number; json?: boolean }) => {
+      const opts: orderArg.RetryOptions = { ...ref, reason: flags.reason, requestId: flags.requestId, timeoutSeconds: flags.timeout, json: flags.json };
+      orderArg.checkRetryOptions(opts);
+      await run(async (ctx) => {
+        const { orderRetry } = await import('./order/retry.js');
+        return orderRetry(ctx, opts);
       }, logLevel());
     });
 

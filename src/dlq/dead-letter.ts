@@ -170,3 +170,79 @@ export async function publishDeadLetter(sender: RecordSender, dlqTopic: string, 
   }
   throw new DependencyUnavailableError(`dead-letter topic ${dlqTopic} refuses even a reduced dead letter (${lastType}); check its max.message.bytes`);
 }
+
+/**
+ * The redrive history a redriven record carries back to the orders topic (written by `fulfilment dlq redrive`,
+ * read by the bridge's dead-letter step), so that a record that fails again is dead-lettered as the same failure
+ * continued — its attempts added up and its first failure kept — not as a new one. The `dlq-` prefix keeps them out
+ * of the original headers a later redrive copies.
+ */
+export const REDRIVE_HEADERS = {
+  /** `dlq-attempts` of the dead letter the record was redriven from. */
+  attempts: 'dlq-redrive-attempts',
+  /** `dlq-first-failure-at` of the dead letter the record was redriven from (the same header name). */
+  firstFailure: DLQ_HEADERS.firstFailure,
+  /** DLQ position (`partition:offset`) of the dead letter the record was redriven from; kept on a new dead letter. */
+  from: 'dlq-redriven-from',
+} as const;
+
+/** What a redriven record says about the dead letter it came from. */
+export interface RedriveHistory {
+  /** Attempts recorded before this redrive. */
+  attempts: number;
+  firstFailureAt: Date;
+  /** DLQ position of the dead letter it came from, when given. */
+  from?: string;
+}
+
+/** Most attempts a history may claim; anything larger is not a count this service wrote. */
+const MAX_CARRIED_ATTEMPTS = 1_000_000;
+
+/**
+ * The redrive history in a record's headers, or undefined when it carries none. The headers come from the orders
+ * topic, so they are checked: a count that is not a whole number in 1–1,000,000 or a time that is not an ISO 8601
+ * instant makes the history absent (the failure is then recorded as new), never an error.
+ */
+export function redriveHistory(headers: RecordHeaders | undefined): RedriveHistory | undefined {
+  const attemptsText = headerString(headers, REDRIVE_HEADERS.attempts);
+  const firstText = headerString(headers, REDRIVE_HEADERS.firstFailure);
+  if (attemptsText === undefined || firstText === undefined) return undefined;
+  if (!/^\d{1,7}$/.test(attemptsText)) return undefined;
+  const attempts = Number(attemptsText);
+  if (attempts < 1 || attempts > MAX_CARRIED_ATTEMPTS) return undefined;
+  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/.test(firstText)) return undefined;
+  const first = Date.parse(firstText);
+  if (Number.isNaN(first)) return undefined;
+  const from = headerString(headers, REDRIVE_HEADERS.from);
+  return { attempts, firstFailureAt: new Date(first), from: from !== undefined && /^\d{1,9}:\d{1,19}$/.test(from) ? from : undefined };
+}
+
+/** The headers that tell the bridge a record's history: what `dlq redrive` adds to a redriven record. */
+export function redriveHistoryHeaders(h: RedriveHistory): RecordHeaders {
+  return {
+    [REDRIVE_HEADERS.attempts]: String(h.attempts),
+    [REDRIVE_HEADERS.firstFailure]: h.firstFailureAt.toISOString(),
+    ...(h.from !== undefined ? { [REDRIVE_HEADERS.from]: h.from } : {}),
+  };
+}
+
+/**
+ * A failure of a redriven record as the continuation of its history: attempts added (previous + this failure's),
+ * the earlier first failure kept. Without a history the failure is returned as it is.
+ */
+export function carryForward<F extends { attempts: number; firstFailureAt: Date }>(failure: F, history: RedriveHistory | undefined): F {
+  if (!history) return failure;
+  const first = history.firstFailureAt.getTime() < failure.firstFailureAt.getTime() ? history.firstFailureAt : failure.firstFailureAt;
+  return { ...failure, attempts: Math.min(history.attempts, MAX_CARRIED_ATTEMPTS) + failure.attempts, firstFailureAt: first };
+}
+
+/**
+ * A redriven record's headers without the history count (it lives on in `dlq-attempts`); `dlq-redriven-from` is
+ * kept, so the new dead letter names the one it came back from, and `dlq-first-failure-at` is replaced by the
+ * contract's own.
+ */
+export function withoutRedriveCount(headers: RecordHeaders | undefined): RecordHeaders | undefined {
+  if (!headers || !(REDRIVE_HEADERS.attempts in headers)) return headers;
+  const { [REDRIVE_HEADERS.attempts]: _count, ...rest } = headers;
+  return rest;
+}

@@ -1,6 +1,7 @@
 /**
  * Topic and consumer-group look-ups behind the port: partition offsets, offsets at a time, whether a group is
- * idle. Offsets are bigints; partitions come back sorted. One connection per TopicAdmin, closed by its owner.
+ * idle; and the CLI's few topic changes (create a topic, delete a partition's prefix). Offsets are bigints;
+ * partitions come back sorted. One connection per TopicAdmin, closed by its owner.
  */
 import type { Admin, Kafka } from 'kafkajs';
 
@@ -31,6 +32,17 @@ export interface TopicAdmin {
   /** Writes `group`'s committed offsets of `topic`; the broker refuses it while the group has members. */
   setGroupOffsets(group: string, topic: string, offsets: Map<number, bigint>): Promise<void>;
   deleteGroup(group: string): Promise<void>;
+  /**
+   * Creates `topic` unless it exists (replication: the broker default); `config` holds topic-level settings such as
+   * `cleanup.policy`. True when this call created it.
+   */
+  createTopic(topic: string, opts: { partitions: number; config?: Record<string, string> }): Promise<boolean>;
+  /**
+   * Deletes, in every partition named, the records below its offset (Kafka's DeleteRecords): the partition's log
+   * start moves up to that offset. Kafka can delete only such a prefix of a partition, never records in between.
+   * Resolves with each partition's log start afterwards.
+   */
+  deleteRecordsBefore(topic: string, offsets: Map<number, bigint>): Promise<Map<number, bigint>>;
   disconnect(): Promise<void>;
 }
 
@@ -58,6 +70,21 @@ export async function connectAdmin(kafka: Kafka): Promise<TopicAdmin> {
     setGroupOffsets: (group, topic, offsets) =>
       admin.setOffsets({ groupId: group, topic, partitions: [...offsets].map(([partition, offset]) => ({ partition, offset: offset.toString() })) }),
     deleteGroup: async (group) => void (await admin.deleteGroups([group])),
+    createTopic: (topic, opts) =>
+      admin.createTopics({
+        waitForLeaders: true,
+        topics: [{ topic, numPartitions: opts.partitions, configEntries: Object.entries(opts.config ?? {}).map(([name, value]) => ({ name, value })) }],
+      }),
+    async deleteRecordsBefore(topic, offsets) {
+      const partitions = [...offsets].map(([partition, offset]) => ({ partition, offset: offset.toString() }));
+      if (partitions.length > 0) {
+        // kafkajs looks up the partitions' leaders before it loads the topic's metadata: load it first.
+        await admin.fetchTopicOffsets(topic);
+        await admin.deleteTopicRecords({ topic, partitions });
+      }
+      const after = await admin.fetchTopicOffsets(topic);
+      return new Map(after.filter((o) => offsets.has(o.partition)).map((o) => [o.partition, BigInt(o.low)]));
+    },
     disconnect: () => admin.disconnect(),
   };
 }

@@ -23,6 +23,10 @@ export interface FulfilmentRow {
   created_at: Date;
   updated_at: Date;
   shipped_at: Date | null;
+  /** Operator retries of a failed shipment (migration 003). */
+  retry_count: number;
+  last_retry_reason: string | null;
+  last_retried_at: Date | null;
 }
 
 interface EventRef {
@@ -125,6 +129,19 @@ export async function recordFailed(tx: Tx, tenantId: string, orderId: string, re
   if (!row) throw new Error(`no fulfilment ${tenantId}/${orderId} to mark failed`);
   if (row.status !== 'pending') return toStored(row, 'stale');
   return update(tx, row, 'applied', "status = 'failed', failure_reason = $3", [reason]);
+}
+
+/**
+ * An operator's retry: moves a failed order back to pending, clears failure_reason, counts the retry and records
+ * why and when. Any other status is left as it is and returned (stale): only a failed order is retried.
+ */
+export async function reopenFailed(tx: Tx, tenantId: string, orderId: string, reason: string): Promise<StoredOrder> {
+  const row = await lockFulfilment(tx, tenantId, orderId);
+  if (!row) throw new Error(`no fulfilment ${tenantId}/${orderId} to retry`);
+  if (row.status !== 'failed') return toStored(row, 'stale');
+  return update(tx, row, 'applied',
+    "status = 'pending', failure_reason = NULL, retry_count = retry_count + 1, last_retry_reason = $3, last_retried_at = now()",
+    [reason]);
 }
 
 async function update(

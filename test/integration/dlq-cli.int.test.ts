@@ -2,7 +2,9 @@ import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
+import { readLedger } from '../../src/cli/dlq/ledger.js';
 import { dlqList, type DlqListOptions } from '../../src/cli/dlq/list.js';
+import { dlqPurge } from '../../src/cli/dlq/purge.js';
 import { dlqRedrive } from '../../src/cli/dlq/redrive.js';
 import { dlqShow } from '../../src/cli/dlq/show.js';
 import { runCli } from '../../src/cli/main.js';
@@ -22,6 +24,19 @@ describe('fulfilment dlq: list, show, redrive', () => {
   let copiesDlq: string | undefined;
   let tenantDup: string | undefined;
   let redriveTarget: ReturnType<typeof events.placed>;
+  /** First failure of the dead letter at 0:2. */
+  let twoDaysAgo: string;
+  /** Topics the tests create (their own DLQs, and the redrive ledgers `dlq redrive` creates): deleted afterwards. */
+  const extraTopics: string[] = [];
+  /** Its own DLQ topic, created with `partitions` partitions; its ledger is deleted afterwards too. */
+  const ownDlq = async (name: string, partitions = 1) => {
+    const topic = `${s.config.DLQ_TOPIC}.${name}`;
+    await s.admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: partitions, replicationFactor: 1 }] });
+    extraTopics.push(topic, `${topic}.redrives`);
+    return { ...s.config, DLQ_TOPIC: topic };
+  };
+  const written = (offsets: { high: string }[]) => offsets.reduce((n, o) => n + Number(o.high), 0);
+  const auditLines = (stderr: string) => stderr.split('\n').filter((l) => l.startsWith('{"audit"')).map((l) => JSON.parse(l) as Record<string, unknown>);
   /** DLQ positions of the poison records. The bridge works a partition in lanes, so their DLQ order varies. */
   const poisonAt = { notJson: '', a1: '', a2: '', b1: '' };
   const pos = (p: string) => ({ partition: Number(p.split(':')[0]), offset: BigInt(p.split(':')[1]!) });
@@ -55,7 +70,7 @@ describe('fulfilment dlq: list, show, redrive', () => {
     redriveTarget = events.placed(tenantRedrive, 'redrive-1', {
       data: { customerId: 'cust-secret-r1', lines: [{ sku: 'SKU-R', quantity: 2 }], shippingAddress: { name: 'Grace Hopper', city: 'Arlington' } },
     });
-    const twoDaysAgo = new Date(Date.now() - 2 * 86_400_000).toISOString();
+    twoDaysAgo = new Date(Date.now() - 2 * 86_400_000).toISOString();
     await s.produce(
       [
         { key: `${tenantOld}/old-1`, value: old1, headers: dlqHeaders('2025-01-15T10:00:00.000Z', 'EventRejectedByTemporalError', tenantOld, old1.eventId, 'Temporal rejected the event: too large', '1:98') },
@@ -98,7 +113,10 @@ describe('fulfilment dlq: list, show, redrive', () => {
   afterAll(async () => {
     await app?.client.workflow.getHandle(orderWorkflowId(tenantRedrive, 'redrive-1')).terminate('test over').catch(() => undefined);
     if (tenantDup) await app?.client.workflow.getHandle(orderWorkflowId(tenantDup, 'dup-1')).terminate('test over').catch(() => undefined);
-    if (copiesDlq) await s?.admin.deleteTopics({ topics: [copiesDlq] }).catch(() => undefined);
+    if (copiesDlq) extraTopics.push(copiesDlq, `${copiesDlq}.redrives`);
+    const existing = new Set(await s?.admin.listTopics().catch(() => [] as string[]));
+    const doomed = [...extraTopics, `${s?.config.DLQ_TOPIC}.redrives`].filter((t) => existing.has(t));
+    if (doomed.length > 0) await s?.admin.deleteTopics({ topics: doomed }).catch(() => undefined);
     await s?.close();
   });
 
@@ -187,9 +205,26 @@ describe('fulfilment dlq: list, show, redrive', () => {
     const malformed = await dlqRedrive({ config: s.config, out }, { filter: { errorClass: 'MalformedEventError' }, dryRun: true });
     expect(malformed.selected.map((r) => r.position)).toEqual(['0:3', '0:4', '0:5', '0:6']);
     expect(malformed.sent).toEqual([]);
-    expect(out.lines()).toContain(`would redrive ${poisonAt.notJson} → ${s.config.ORDERS_TOPIC}  key=poison-not-json event=- tenant=- error=MalformedEventError`);
-    expect(out.lines().at(-1)).toContain('dry run: 4 dead letter(s) would be redriven');
-    expect((await dlqRedrive(ctx(), { all: true, dryRun: true })).selected).toHaveLength(7);
+    // re-validated with the bridge's parser: all four are still malformed, so they would be refused, naming why
+    expect(malformed.refused.map((r) => r.position)).toEqual(['0:3', '0:4', '0:5', '0:6']);
+    expect(malformed.refused.find((r) => r.position === poisonAt.a2)).toMatchObject({ field: 'data.lines[0].quantity' });
+    expect(out.lines().find((l) => l.startsWith(`would refuse ${poisonAt.notJson}: `))).toMatch(
+      /^would refuse 0:\d: still malformed, the bridge would dead-letter it again: record value is not JSON .*; not sent \(--force sends it anyway\)$/,
+    );
+    expect(out.lines().find((l) => l.startsWith(`would refuse ${poisonAt.a1}: `))).toContain('field eventId: is required; not sent');
+    expect(out.lines().at(-1)).toBe(
+      `dry run: 0 dead letter(s) would be redriven to ${s.config.ORDERS_TOPIC} at ≤ 10/s; 4 refused as still malformed (--force sends them anyway); nothing was sent`,
+    );
+    const forced = memoryOutput();
+    expect((await dlqRedrive({ config: s.config, out: forced }, { filter: { errorClass: 'MalformedEventError' }, dryRun: true, force: true })).planned).toHaveLength(4);
+    expect(forced.lines().find((l) => l.startsWith(`would redrive ${poisonAt.notJson} `))).toMatch(
+      new RegExp(`^would redrive ${poisonAt.notJson} → \\S+  key=poison-not-json event=- tenant=- error=MalformedEventError  forced: still malformed \\(record value is not JSON`),
+    );
+    expect(forced.lines().at(-1)).toContain('dry run: 4 dead letter(s) would be redriven');
+    expect(forced.lines().at(-1)).toContain('4 forced though malformed');
+    const all = await dlqRedrive(ctx(), { all: true, dryRun: true });
+    expect(all.selected).toHaveLength(7);
+    expect(all.planned.map((p) => p.position)).toEqual(['0:0', '0:1', '0:2']);
     expect(await s.admin.fetchTopicOffsets(s.config.ORDERS_TOPIC)).toEqual(before);
   });
 
@@ -204,9 +239,25 @@ describe('fulfilment dlq: list, show, redrive', () => {
     // A fresh instance has no bridge-side dedupe hint: the second copy must be absorbed by the workflow itself.
     await app.stop();
     app = await s.startInstance();
+    // The ledger remembers the first redrive: asked again, the run says so and sends nothing…
+    const before = await s.admin.fetchTopicOffsets(s.config.ORDERS_TOPIC);
+    const repeat = memoryOutput();
+    expect(await runCli(['dlq', 'redrive', '--id', '0:2', '--rate', '5'], { out: repeat, config: s.config })).toBe(0);
+    expect(repeat.lines()).toEqual([
+      expect.stringMatching(new RegExp(`^skipped 0:2: already redriven at \\S+ by \\S+ → ${s.config.ORDERS_TOPIC.replace(/\./g, '\\.')} ${first.sent[0]!.to}; not sent again \\(--again sends it again\\)$`)),
+      `redrove 0 dead letter(s) to ${s.config.ORDERS_TOPIC}; 1 skipped as already redriven (--again sends it again)`,
+    ]);
+    expect(await s.admin.fetchTopicOffsets(s.config.ORDERS_TOPIC)).toEqual(before);
+    // …and --again sends it once more
     const second = memoryOutput();
-    expect(await runCli(['dlq', 'redrive', '--id', '0:2', '--rate', '5'], { out: second, config: s.config })).toBe(0);
+    expect(await runCli(['dlq', 'redrive', '--id', '0:2', '--rate', '5', '--again', '--operator', 'it-again'], { out: second, config: s.config })).toBe(0);
     expect(second.stdout).toMatch(/^redriven 0:2 → \S+ \d+:\d+ {2}key=.*redrive-1 event=placed-/m);
+    expect(second.lines().at(-1)).toMatch(/; duplicates are absorbed downstream by event id$/);
+    expect(auditLines(second.stderr)).toMatchObject([
+      { audit: 'dlq redrive', operator: 'it-again', dlqTopic: s.config.DLQ_TOPIC, dryRun: false, selection: { ids: ['0:2'] }, again: true, outcome: { selected: 1, sent: 1, refused: 0 } },
+    ]);
+    const ledger = await readLedger(s.kafka, `${s.config.DLQ_TOPIC}.redrives`);
+    expect([...ledger.values()]).toMatchObject([{ dlqPosition: '0:2', operator: 'it-again', again: true, verdict: 'order-event', forced: false, origin: `${s.config.ORDERS_TOPIC} 1:100` }]);
     await waitFor('the workflow to recognise the second copy as a duplicate', async () =>
       (await app.client.workflow.getHandle(order).query(orderStatusQuery)).duplicatesSuppressed >= 1,
     );
@@ -216,13 +267,21 @@ describe('fulfilment dlq: list, show, redrive', () => {
     expect(await s.row(tenantRedrive, 'redrive-1')).toEqual(shipped);
     expect(await s.shipments(tenantRedrive)).toHaveLength(1);
 
-    // What went back to the orders topic: original key, value and headers, no dlq-* headers, plus its origin.
+    // What went back to the orders topic: original key, value and headers, none of the DLQ's dlq-* headers, plus
+    // its DLQ position and its history for the bridge.
     const copies = (await s.readTopic(s.config.ORDERS_TOPIC, 6)).filter((r) => r.headers['redriven-from']);
     expect(copies).toHaveLength(2);
     for (const copy of copies) {
       expect(copy.key?.toString()).toBe(`${tenantRedrive}/redrive-1`);
       expect(copy.value).toEqual(Buffer.from(JSON.stringify(redriveTarget)));
-      expect(copy.headers).toEqual({ 'correlation-id': 'corr-redrive-1', traceparent: `00-${'c'.repeat(32)}-${'d'.repeat(16)}-01`, 'redriven-from': '0:2' });
+      expect(copy.headers).toEqual({
+        'correlation-id': 'corr-redrive-1',
+        traceparent: `00-${'c'.repeat(32)}-${'d'.repeat(16)}-01`,
+        'redriven-from': '0:2',
+        'dlq-redrive-attempts': '1',
+        'dlq-first-failure-at': twoDaysAgo,
+        'dlq-redriven-from': '0:2',
+      });
     }
   });
 
@@ -332,9 +391,161 @@ describe('fulfilment dlq: list, show, redrive', () => {
     expect(lines[1]).toBe(`skipped 0:2: ${skipMessage}`);
     expect(lines[2]).toBe(`redrove 1 dead letter(s) to ${s.config.ORDERS_TOPIC} at ≤ 20/s; 1 duplicate copy folded; 1 skipped (no value in the DLQ); duplicates are absorbed downstream by event id`);
     const after = await s.admin.fetchTopicOffsets(s.config.ORDERS_TOPIC);
-    const written = (offsets: { high: string }[]) => offsets.reduce((n, o) => n + Number(o.high), 0);
     expect(written(after) - written(before)).toBe(1);
     await waitFor('the redriven copy to be fulfilled', async () => (await s.row(tenantDup!, 'dup-1'))?.status === 'shipped');
     expect(await s.shipments(tenantDup)).toHaveLength(1);
+  });
+
+  it('refuses to redrive a record that is still malformed; with --force sends it, and its new dead letter carries attempts 2 and the first failure', async () => {
+    const at = pos(poisonAt.a1);
+    const original = await dlqShow(ctx(), { position: at });
+    const firstFailure = original.headers['dlq-first-failure-at']!;
+    expect(original.headers['dlq-attempts']).toBe('1');
+
+    // refused: not sent, exit 1, the reason names the field
+    const before = await s.admin.fetchTopicOffsets(s.config.ORDERS_TOPIC);
+    const refused = memoryOutput();
+    expect(await runCli(['dlq', 'redrive', '--id', poisonAt.a1, '--operator', 'it-refuse'], { out: refused, config: s.config })).toBe(1);
+    expect(refused.lines()).toEqual([
+      `refused ${poisonAt.a1}: still malformed, the bridge would dead-letter it again: field eventId: is required; not sent (--force sends it anyway)`,
+      `redrove 0 dead letter(s) to ${s.config.ORDERS_TOPIC}; 1 refused as still malformed (--force sends it anyway)`,
+    ]);
+    expect(refused.stderr).toContain(`error: 1 dead letter(s) refused as still malformed and not sent (${poisonAt.a1}): fix the producer and purge it, or send it anyway with --force`);
+    expect(auditLines(refused.stderr)).toMatchObject([{ audit: 'dlq redrive', operator: 'it-refuse', selection: { ids: [poisonAt.a1] }, force: false, outcome: { selected: 1, sent: 0, refused: 1 }, refused: [poisonAt.a1] }]);
+    expect(await s.admin.fetchTopicOffsets(s.config.ORDERS_TOPIC)).toEqual(before);
+    expect([...(await readLedger(s.kafka, `${s.config.DLQ_TOPIC}.redrives`)).values()].map((e) => e.dlqPosition)).not.toContain(poisonAt.a1);
+
+    // --force: sent, said so, and dead-lettered again by the running bridge with its history
+    const forced = memoryOutput();
+    expect(await runCli(['dlq', 'redrive', '--id', poisonAt.a1, '--force'], { out: forced, config: s.config })).toBe(0);
+    const [line, summary] = forced.lines();
+    const m = new RegExp(`^redriven ${poisonAt.a1} → \\S+ (\\d+:\\d+)  key=${tenantA}/a1 event=- tenant=${tenantA} error=MalformedEventError  forced: still malformed \\(field eventId: is required\\)$`).exec(line ?? '');
+    expect(m, line).not.toBeNull();
+    expect(summary).toBe(`redrove 1 dead letter(s) to ${s.config.ORDERS_TOPIC} at ≤ 10/s; 1 forced though malformed: the bridge will dead-letter it again, attempts and first failure carried forward`);
+    expect(forced.stdout).not.toContain('absorbed downstream');
+    const to = m![1]!;
+    const again = await waitFor('the forced record dead-lettered again', async () => (await list()).records.find((r) => r.originalPosition === to), 60_000, 500);
+    expect(again).toMatchObject({ errorClass: 'MalformedEventError', tenantId: tenantA, attempts: 2, copies: 1 });
+    const shown = await dlqShow(ctx(), { position: pos(again.position) });
+    expect(shown.headers).toMatchObject({ 'dlq-attempts': '2', 'dlq-first-failure-at': firstFailure, 'dlq-redriven-from': poisonAt.a1, 'dlq-original-topic': s.config.ORDERS_TOPIC });
+    expect(Date.parse(shown.headers['dlq-last-failure-at'] as string)).toBeGreaterThan(Date.parse(firstFailure as string));
+    expect(shown.headers).not.toHaveProperty('dlq-redrive-attempts');
+    console.log(`[dlq-cli] refused:\n${refused.stdout}${refused.stderr}[dlq-cli] forced:\n${forced.stdout}[dlq-cli] dead-lettered again as ${again.position}: ${JSON.stringify(again)}`);
+  });
+
+  it('redrive --all twice sends each dead letter once: the second run skips what the ledger says was redriven', async () => {
+    const config = await ownDlq('again');
+    const tenant = s.tenant('again');
+    const valid = events.placed(tenant, 'again-1');
+    const unknown = { ...events.placed(tenant, 'again-2'), type: 'orders.OrderRefunded' };
+    const bad = { ...events.placed(tenant, 'again-3'), orderVersion: 0 };
+    const failedAt = new Date(Date.now() - 3_600_000).toISOString();
+    await s.producer.send({
+      topic: config.DLQ_TOPIC,
+      acks: -1,
+      messages: [
+        { key: `${tenant}/again-1`, value: JSON.stringify(valid), headers: dlqHeaders(failedAt, 'EventRejectedByTemporalError', tenant, valid.eventId, 'Temporal rejected the event: namespace misconfigured', '2:11') },
+        { key: `${tenant}/again-2`, value: JSON.stringify(unknown), headers: dlqHeaders(failedAt, 'EventRejectedByTemporalError', tenant, unknown.eventId, 'Temporal rejected the event', '2:12') },
+        { key: `${tenant}/again-3`, value: JSON.stringify(bad), headers: dlqHeaders(failedAt, 'MalformedEventError', tenant, bad.eventId, 'field orderVersion: expected an integer', '2:13') },
+      ].map((m) => ({ ...m, partition: 0 })),
+    });
+    const target = s.config.ORDERS_TOPIC;
+    const before = await s.admin.fetchTopicOffsets(target);
+
+    const first = memoryOutput();
+    expect(await runCli(['dlq', 'redrive', '--all', '--rate', '20', '--operator', 'it-all'], { out: first, config })).toBe(1); // 0:2 refused
+    const lines = first.lines();
+    expect(lines[0]).toMatch(new RegExp(`^redriven 0:0 → \\S+ \\d+:\\d+  key=${tenant}/again-1 event=${valid.eventId} tenant=${tenant} error=EventRejectedByTemporalError$`));
+    expect(lines[1]).toMatch(/^redriven 0:1 → \S+ \d+:\d+ {2}key=\S+ .* {2}type orders\.OrderRefunded is unknown to the bridge: it will be ignored$/);
+    expect(lines[2]).toBe('refused 0:2: still malformed, the bridge would dead-letter it again: field orderVersion: expected an integer from 1 to 2147483647, got 0; not sent (--force sends it anyway)');
+    expect(lines[3]).toBe(
+      `redrove 2 dead letter(s) to ${target} at ≤ 20/s; 1 refused as still malformed (--force sends it anyway); 1 of an unknown type: the bridge will ignore it; duplicates of the 1 valid event(s) are absorbed downstream by event id`,
+    );
+    expect(written(await s.admin.fetchTopicOffsets(target)) - written(before)).toBe(2);
+
+    const second = memoryOutput();
+    expect(await runCli(['dlq', 'redrive', '--all', '--rate', '20', '--operator', 'it-all'], { out: second, config })).toBe(1);
+    expect(second.lines()).toEqual([
+      expect.stringMatching(/^skipped 0:0: already redriven at \S+ by it-all → \S+ \d+:\d+; not sent again \(--again sends it again\)$/),
+      expect.stringMatching(/^skipped 0:1: already redriven at \S+ by it-all → /),
+      lines[2],
+      `redrove 0 dead letter(s) to ${target}; 2 skipped as already redriven (--again sends them again); 1 refused as still malformed (--force sends it anyway)`,
+    ]);
+    expect(auditLines(second.stderr)).toMatchObject([{ audit: 'dlq redrive', operator: 'it-all', selection: { all: true }, outcome: { selected: 3, sent: 0, alreadyRedriven: 2, refused: 1 } }]);
+    expect(written(await s.admin.fetchTopicOffsets(target)) - written(before)).toBe(2);
+
+    // --again lifts the ledger's skip (here as a dry run)
+    const again = await dlqRedrive({ config, out: memoryOutput() }, { all: true, again: true, dryRun: true, operator: 'it-all' });
+    expect(again).toMatchObject({ alreadyRedriven: [], planned: [{ position: '0:0' }, { position: '0:1' }], refused: [{ position: '0:2', field: 'orderVersion' }] });
+    const ledger = await readLedger(s.kafka, `${config.DLQ_TOPIC}.redrives`);
+    expect([...ledger.values()].map((e) => [e.dlqPosition, e.operator, e.verdict])).toEqual([['0:0', 'it-all', 'order-event'], ['0:1', 'it-all', 'unknown-type']]);
+    await waitFor('the valid event to be fulfilled', async () => (await s.row(tenant, 'again-1'))?.status === 'shipped');
+    expect(await s.shipments(tenant)).toHaveLength(1);
+    console.log(`[dlq-cli] redrive --all, first run:\n${first.stdout}[dlq-cli] second run:\n${second.stdout}${second.stderr}`);
+  });
+
+  it('purge: a dry run reports the prefix written before the time and deletes nothing; --yes deletes it', async () => {
+    const config = await ownDlq('purge', 2);
+    const tenant = s.tenant('purge');
+    const record = (n: number, errorClass: string, partition: number, origin = `0:${200 + n}`, timestamp?: number) => {
+      const e = events.placed(tenant, `purge-${n}`);
+      return { key: `${tenant}/purge-${n}`, value: JSON.stringify(e), partition, ...(timestamp ? { timestamp: String(timestamp) } : {}),
+        headers: dlqHeaders(new Date().toISOString(), errorClass, tenant, e.eventId, `failure ${n}`, origin) };
+    };
+    // Old: 0:0–0:2 (0:2 a second copy of 0:1's origin) and 1:0. New: 0:3, 1:1, and 1:2 — stamped old, but behind 1:1.
+    await s.producer.send({ topic: config.DLQ_TOPIC, acks: -1, messages: [
+      record(1, 'MalformedEventError', 0), record(2, 'EventRejectedByTemporalError', 0), record(2, 'EventRejectedByTemporalError', 0, '0:202'), record(3, 'MalformedEventError', 1),
+    ] });
+    await new Promise((r) => setTimeout(r, 100));
+    const cut = new Date();
+    await new Promise((r) => setTimeout(r, 100));
+    await s.producer.send({ topic: config.DLQ_TOPIC, acks: -1, messages: [record(4, 'MalformedEventError', 0), record(5, 'MalformedEventError', 1)] });
+    await s.producer.send({ topic: config.DLQ_TOPIC, acks: -1, messages: [record(6, 'MalformedEventError', 1, '0:206', cut.getTime() - 60_000)] });
+    // one of the old ones was redriven: its ledger entry goes with it
+    expect((await dlqRedrive({ config, out: memoryOutput() }, { ids: [pos('0:1')], operator: 'it-purge' })).sent).toHaveLength(1);
+    const offsets = async () => (await s.admin.fetchTopicOffsets(config.DLQ_TOPIC)).sort((a, b) => a.partition - b.partition).map((o) => [o.partition, o.low, o.high]);
+    expect(await offsets()).toEqual([[0, '0', '4'], [1, '0', '3']]);
+
+    const dry = memoryOutput();
+    expect(await runCli(['dlq', 'purge', '--before', cut.toISOString(), '--operator', 'it-purge'], { out: dry, config })).toBe(0);
+    const row = (label: string, value: string) => `  ${label.padEnd('EventRejectedByTemporalError'.length)}  ${value}`;
+    const instant = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+    const [oldest, newest] = [2, 3].map((i) => dry.lines()[i]?.trim().split(/\s+/).at(-1) ?? '');
+    expect(oldest).toMatch(instant);
+    expect(newest).toMatch(instant);
+    expect(Date.parse(newest!)).toBeLessThan(cut.getTime());
+    expect(dry.lines()).toEqual([
+      `would purge 4 record(s) of ${config.DLQ_TOPIC} written before ${cut.toISOString()}: 0:[0,3) 1:[0,1)`,
+      row('dead letters', '3 (1 duplicate copy folded)'),
+      row('oldest written', oldest!),
+      row('newest written', newest!),
+      row('EventRejectedByTemporalError', '2'),
+      row('MalformedEventError', '2'),
+      row('never redriven', '2 of the 3 dead letters'),
+      row('kept', '3 (from the first record written at or after the time on; 1 of them written before it: Kafka deletes only a prefix of a partition)'),
+      row('redrive ledger', '1 entry of purged dead letters would be removed'),
+      'dry run: nothing was deleted; add --yes to delete these records',
+    ]);
+    expect(auditLines(dry.stderr)).toMatchObject([{ audit: 'dlq purge', operator: 'it-purge', dryRun: true, selection: { before: cut.toISOString() }, ranges: '0:[0,3) 1:[0,1)', outcome: { records: 4, deadLetters: 3, kept: 3, deleted: false } }]);
+    expect(await offsets()).toEqual([[0, '0', '4'], [1, '0', '3']]);
+    expect((await readLedger(s.kafka, `${config.DLQ_TOPIC}.redrives`)).size).toBe(1);
+
+    const real = memoryOutput();
+    const result = await dlqPurge({ config, out: real }, { before: cut, yes: true, operator: 'it-purge' });
+    expect(result).toMatchObject({ dryRun: false, records: 4, deadLetters: 3, byErrorClass: { EventRejectedByTemporalError: 2, MalformedEventError: 2 }, kept: 3, keptOlder: 1, neverRedriven: 2, ledgerForgotten: 1, lowAfter: { 0: '3', 1: '1' } });
+    expect(real.lines()[0]).toBe(`purged 4 record(s) of ${config.DLQ_TOPIC} written before ${cut.toISOString()}: 0:[0,3) 1:[0,1); partition 0 now starts at offset 3, partition 1 now starts at offset 1`);
+    expect(real.lines().at(-1)).toBe('deleted 4 record(s) for good');
+    expect(auditLines(real.stderr)).toMatchObject([{ audit: 'dlq purge', dryRun: false, outcome: { records: 4, deleted: true, ledgerForgotten: 1 } }]);
+    expect(await offsets()).toEqual([[0, '3', '4'], [1, '1', '3']]);
+    expect((await dlqList({ config, out: memoryOutput() })).records.map((r) => r.position)).toEqual(['0:3', '1:1', '1:2']);
+    expect((await readLedger(s.kafka, `${config.DLQ_TOPIC}.redrives`)).size).toBe(0);
+
+    // nothing left before the time: a second purge says so
+    const none = memoryOutput();
+    expect(await runCli(['dlq', 'purge', '--before', cut.toISOString(), '--yes'], { out: none, config })).toBe(0);
+    expect(none.lines()).toEqual([
+      `nothing to purge: no partition of ${config.DLQ_TOPIC} starts with records written before ${cut.toISOString()} (1 record(s) written before it sit behind later ones: Kafka deletes only a prefix of a partition)`,
+    ]);
+    console.log(`[dlq-cli] purge dry run:\n${dry.stdout}${dry.stderr}[dlq-cli] purge --yes:\n${real.stdout}${real.stderr}[dlq-cli] again:\n${none.stdout}`);
   });
 });

@@ -20,6 +20,8 @@ export interface FakeCalls {
   ship: { input: ShipInput; attempt: number; atMs: number }[];
   shipped: string[];
   failed: string[];
+  /** reopenFailedOrder calls (operator retries), with what the fake store answered. */
+  reopened: { retry: number; reason: string; outcome: StoredOrder['outcome'] }[];
   recalled: string[];
   deadLettered: RefusedEvent[];
 }
@@ -36,7 +38,7 @@ export interface FakeOptions {
 export function fakeActivities(opts: FakeOptions = {}): { activities: OrderActivities; calls: FakeCalls; rows: Map<string, FakeRow> } {
   const rows = new Map<string, FakeRow>();
   const claimed = new Set<string>();
-  const calls: FakeCalls = { record: [], ship: [], shipped: [], failed: [], recalled: [], deadLettered: [] };
+  const calls: FakeCalls = { record: [], ship: [], shipped: [], failed: [], reopened: [], recalled: [], deadLettered: [] };
   const keyOf = (t: string, o: string) => `${t}/${o}`;
   const stored = (row: FakeRow, outcome: StoredOrder['outcome']): StoredOrder => ({ outcome, ...row });
 
@@ -82,6 +84,18 @@ export function fakeActivities(opts: FakeOptions = {}): { activities: OrderActiv
       const row = rows.get(keyOf(input.tenantId, input.orderId))!;
       if (row.status === 'pending') row.status = 'failed';
       return stored(row, 'applied');
+    },
+    async reopenFailedOrder(input: { tenantId: string; orderId: string; retry: number; reason: string }): Promise<StoredOrder> {
+      const row = rows.get(keyOf(input.tenantId, input.orderId))!;
+      const claim = `retry/${input.tenantId}/${input.orderId}/${input.retry}`;
+      let outcome: StoredOrder['outcome'] = 'duplicate';
+      if (!claimed.has(claim)) {
+        claimed.add(claim);
+        outcome = row.status === 'failed' ? 'applied' : 'stale';
+        if (outcome === 'applied') row.status = 'pending';
+      }
+      calls.reopened.push({ retry: input.retry, reason: input.reason, outcome });
+      return stored(row, outcome);
     },
     async recallShipment(input: { key: string }): Promise<boolean> {
       calls.recalled.push(input.key);

@@ -99,10 +99,18 @@ describe('fulfilment: bad input exits 2 without loading kafkajs, Temporal or pg'
     [['dlq', 'redrive'], cliEnv, 'choose what to redrive: --id <partition:offset> (repeatable), filters'],
     [['dlq', 'redrive', '--all', '--tenant', 't1'], cliEnv, '--all cannot be combined with filters'],
     [['dlq', 'redrive', '--id', '0:1', '--rate', '0'], cliEnv, "option '--rate <per-second>' argument '0' is invalid"],
+    [['dlq', 'redrive', '--all', '--operator', ' '], cliEnv, "option '--operator <name>' argument ' ' is invalid"],
+    [['dlq', 'redrive', '--force', '--again'], cliEnv, 'choose what to redrive: --id <partition:offset> (repeatable), filters'],
+    [['dlq', 'purge'], cliEnv, "required option '--before <time>' not specified"],
+    [['dlq', 'purge', '--before', 'last week'], cliEnv, "option '--before <time>' argument 'last week' is invalid"],
+    [['dlq', 'purge', '--before', '2999-01-01T00:00:00Z', '--yes'], cliEnv, '--before 2999-01-01T00:00:00.000Z is in the future'],
+    [['dlq', 'purge', '--before', '7d', '--yes', '--dry-run'], cliEnv, '--yes and --dry-run contradict each other'],
     [['replay', '--from', 'soon', '--rate', '5'], cliEnv, "option '--from <point>' argument 'soon' is invalid"],
     [['replay', '--from', 'earliest'], cliEnv, '--rate <events/s> is required'],
     [['replay', '--from', 'earliest', '--rate', '5', '--group', 'fulfilment-main'], cliEnv, "--group fulfilment-main is the service's own consumer group"],
     [['replay', '--from', 'earliest', '--dry-run'], { KAFKA_BROKERS: 'not a broker' }, 'KAFKA_BROKERS="not a broker" is invalid'],
+    [['order', 'retry', 'acme-eu', '--reason', 'fixed'], cliEnv, "value 'acme-eu' is invalid for argument 'tenant/order'. expected <tenant>/<order>"],
+    [['order', 'retry', 'acme-eu/o-1'], cliEnv, "required option '--reason <text>' not specified"],
   ])('%j with env %j → exit 2: %s', async (argv, env, message) => {
     const r = await child([bin, ...argv], env);
     expect(r.stderr).toContain(message);
@@ -123,7 +131,9 @@ describe('fulfilment: bad input exits 2 without loading kafkajs, Temporal or pg'
     ['src/cli/dlq/list.ts', ['kafkajs']],
     ['src/cli/dlq/show.ts', ['kafkajs']],
     ['src/cli/dlq/redrive.ts', ['kafkajs']],
+    ['src/cli/dlq/purge.ts', ['kafkajs']],
     ['src/cli/replay/replay.ts', ['kafkajs', '@temporalio/client', 'pg']],
+    ['src/cli/order/retry.ts', ['@temporalio/client']],
   ])('control: importing %s loads %j', async (module, expected) => {
     const url = pathToFileURL(join(root, module)).href;
     const r = await child(['--import', 'tsx', '--input-type=module', '-e', `await import(${JSON.stringify(url)});`]);

@@ -16,7 +16,7 @@ describe('fulfilment command line', () => {
   it('--help lists every command and exits 0', async () => {
     const r = await cli('--help');
     expect(r.code).toBe(0);
-    for (const c of ['dlq list', 'dlq show', 'dlq redrive', 'replay']) expect(r.stdout).toContain(c);
+    for (const c of ['dlq list', 'dlq show', 'dlq redrive', 'dlq purge', 'replay']) expect(r.stdout).toContain(c);
   });
 
   it.each([
@@ -34,6 +34,16 @@ describe('fulfilment command line', () => {
     [['dlq', 'redrive', '--all', '--tenant', 't1'], '--all cannot be combined with filters'],
     [['dlq', 'redrive', '--all', '--rate', '0'], "option '--rate <per-second>' argument '0' is invalid. expected a rate in records per second"],
     [['dlq', 'redrive', '--id', '1-2'], "option '--id <partition:offset>' argument '1-2' is invalid"],
+    [['dlq', 'redrive', '--all', '--operator', ''], "option '--operator <name>' argument '' is invalid. expected a name of 1–128 characters without control characters"],
+    [['dlq', 'redrive', '--all', '--operator', 'a\u0007b'], "option '--operator <name>' argument 'a\u0007b' is invalid"],
+    [['dlq', 'redrive', '--force'], 'choose what to redrive: --id <partition:offset> (repeatable), filters'],
+    [['dlq', 'redrive', '--again', '--id', '0:1', '--tenant', 't1'], '--id cannot be combined with filters or --all'],
+    [['dlq', 'purge'], "required option '--before <time>' not specified"],
+    [['dlq', 'purge', '--before', 'yesterday'], "option '--before <time>' argument 'yesterday' is invalid. expected an RFC 3339 time"],
+    [['dlq', 'purge', '--before', '2999-01-01T00:00:00Z'], '--before 2999-01-01T00:00:00.000Z is in the future: a purge deletes records written before a past time'],
+    [['dlq', 'purge', '--before', '30d', '--yes', '--dry-run'], '--yes and --dry-run contradict each other'],
+    [['dlq', 'purge', '--before', '30d', '--operator', ''], "option '--operator <name>' argument '' is invalid"],
+    [['dlq', 'purge', '--before', '30d', '--all'], "unknown option '--all'"],
     [['replay', '--rate', '5'], "required option '--from <point>' not specified"],
     [['replay', '--from', 'soon', '--rate', '5'], "option '--from <point>' argument 'soon' is invalid. expected earliest, latest, an RFC 3339 time"],
     [['replay', '--from', 'earliest'], '--rate <events/s> is required'],

@@ -60,7 +60,7 @@ describe('redaction of dead-lettered payloads', () => {
 });
 
 describe('redriven records', () => {
-  it('carry the original headers without the dlq-* ones, and where they came from', () => {
+  it('carry the original headers without the dlq-* ones, where they came from, and their history', () => {
     const headers = redriveHeaders({
       partition: 0,
       offset: '7',
@@ -75,8 +75,10 @@ describe('redriven records', () => {
         'redriven-from': Buffer.from('0:2'),
       },
     });
-    expect(Object.keys(headers).sort()).toEqual(['correlation-id', 'redriven-from', 'traceparent']);
+    expect(Object.keys(headers).sort()).toEqual(['correlation-id', 'dlq-first-failure-at', 'dlq-redrive-attempts', 'dlq-redriven-from', 'redriven-from', 'traceparent']);
     expect(headers['redriven-from']).toBe('0:7');
+    // no dlq-attempts or failure times on the dead letter: one attempt, first failed when it was written
+    expect(headers).toMatchObject({ 'dlq-redrive-attempts': '1', 'dlq-first-failure-at': '1970-01-01T00:00:00.000Z', 'dlq-redriven-from': '0:7' });
     expect(headers['correlation-id']).toEqual(Buffer.from('c-1'));
   });
 });

@@ -151,3 +151,68 @@ describe('record pipeline', () => {
     await expect(deadLetter(r, failure, f.deps, { ...f.ctx, gates: { deliver: passThrough, deadLetter: abandoning } })).rejects.toBeInstanceOf(Abandoned);
   });
 });
+
+describe('record pipeline: a redriven record that fails again continues its history', () => {
+  const firstFailure = '2026-01-05T08:00:00.000Z';
+  /** The headers `dlq redrive` adds to a record it sends back (src/cli/dlq/redrive.ts redriveHeaders). */
+  const history = (attempts: string, first = firstFailure, from = '0:3') => ({
+    'dlq-redrive-attempts': attempts,
+    'dlq-first-failure-at': first,
+    'dlq-redriven-from': from,
+    'redriven-from': from,
+  });
+  const headersOf = (f: ReturnType<typeof fakes>) => f.sent[0]!.records[0]!.headers as Record<string, string>;
+
+  it('malformed again: attempts = previous + this one, the original first failure, and which dead letter it came from', async () => {
+    const f = fakes();
+    const before = Date.now();
+    const r = record('{"eventId": "abc", oops', { note: 'kept', ...history('1') });
+    expect(await processRecord(r, f.deps, f.ctx)).toBe('dead-lettered');
+    const h = headersOf(f);
+    expect(h).toMatchObject({
+      'dlq-error-class': 'MalformedEventError',
+      'dlq-attempts': '2',
+      'dlq-first-failure-at': firstFailure,
+      'dlq-redriven-from': '0:3',
+      'redriven-from': '0:3',
+      note: 'kept',
+      // the origin is the redriven copy: a new dead letter, not a copy of the old one
+      'dlq-original-topic': 'orders',
+      'dlq-original-offset': r.record.offset,
+    });
+    expect(Date.parse(h['dlq-last-failure-at']!)).toBeGreaterThanOrEqual(before);
+    // the count lives on in dlq-attempts only
+    expect(h).not.toHaveProperty('dlq-redrive-attempts');
+  });
+
+  it('refused by Temporal again: the delivery attempts are added to the previous ones', async () => {
+    let calls = 0;
+    const f = fakes(async () => {
+      calls += 1;
+      throw new EventRejectedByTemporalError('Temporal rejected the event: too large');
+    });
+    const r = record(events.placed('acme', 'o1'), history('3'));
+    expect(await processRecord(r, f.deps, f.ctx)).toBe('dead-lettered');
+    expect(calls).toBe(1);
+    expect(headersOf(f)).toMatchObject({ 'dlq-error-class': 'EventRejectedByTemporalError', 'dlq-attempts': '4', 'dlq-first-failure-at': firstFailure });
+  });
+
+  it('a record without a history, or with one that does not parse, is dead-lettered as a first failure', async () => {
+    for (const headers of [undefined, history('lots'), history('0'), history('2', 'yesterday'), { 'dlq-first-failure-at': firstFailure }, { 'dlq-redrive-attempts': '2' }]) {
+      const f = fakes();
+      const before = Date.now();
+      expect(await processRecord(record('{oops', headers), f.deps, f.ctx)).toBe('dead-lettered');
+      const h = headersOf(f);
+      expect(h['dlq-attempts'], JSON.stringify(headers)).toBe('1');
+      expect(Date.parse(h['dlq-first-failure-at']!), JSON.stringify(headers)).toBeGreaterThanOrEqual(before);
+    }
+  });
+
+  it('a first failure claimed later than this one is not taken: the earlier of the two is kept', async () => {
+    const f = fakes();
+    const before = Date.now();
+    const failure = { error: new Error('x'), attempts: 1, firstFailureAt: new Date(before), type: 'unknown' };
+    await deadLetter(record('{oops', history('1', '2099-01-01T00:00:00.000Z')), failure, f.deps, f.ctx);
+    expect(headersOf(f)).toMatchObject({ 'dlq-attempts': '2', 'dlq-first-failure-at': new Date(before).toISOString() });
+  });
+});

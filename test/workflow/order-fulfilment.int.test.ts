@@ -13,6 +13,7 @@ import {
   orderEventSignal,
   orderStatusQuery,
   orderWorkflowId,
+  retryShipmentUpdate,
   type OrderEvent,
   type OrderView,
   type OrderWorkflowInput,
@@ -193,6 +194,48 @@ describe('order workflow (time-skipping)', () => {
     });
     expect(out.status).toBe('shipped');
     expect(out.notes.join('\n')).toContain(`refused ${unstorable.eventId}`);
+  });
+
+  it('re-drives an order held as failed: the retryShipment update ships it once; a retry of a shipped order is refused', async () => {
+    let warehouseUp = false;
+    const reason = 'warehouse fixed (INC-7)';
+    const { out, calls } = await withOrder(
+      {
+        ship: async (input) => {
+          if (!warehouseUp) throw retryable('warehouse down');
+          return `shp-${input.orderId}`;
+        },
+      },
+      async (o) => {
+        await o.start(events.placed('x', 'x'));
+        // Eight attempts with backoff, in skipped time; the run then lingers a day, failed.
+        let view = await o.query();
+        while (view.status !== 'failed') {
+          await env.sleep('30 seconds');
+          view = await o.query();
+        }
+        const handle = env.client.workflow.getHandle(orderWorkflowId(view.tenantId, view.orderId));
+        warehouseUp = true;
+        const retried = await handle.executeUpdate(retryShipmentUpdate, { args: [{ reason }], updateId: 'retry-1' });
+        expect(retried).toMatchObject({ retry: 1, status: 'pending', reason, clearedFailure: expect.stringContaining('warehouse down'), shipmentKey: `ship/${view.tenantId}/${view.orderId}` });
+        // The same update id again is the same update: applied once, answered with the first result.
+        expect(await handle.executeUpdate(retryShipmentUpdate, { args: [{ reason }], updateId: 'retry-1' })).toEqual(retried);
+        while ((await o.query()).status !== 'shipped') await env.sleep('1 second');
+        const refused = await handle.executeUpdate(retryShipmentUpdate, { args: [{ reason: 'once more' }], updateId: 'retry-2' }).then(
+          () => undefined,
+          (err: unknown) => err as Error & { cause?: Error },
+        );
+        expect(refused?.cause?.message).toMatch(/is shipped, not failed: only an order held as failed can be retried/);
+        return o.result();
+      },
+    );
+    expect(calls.ship).toHaveLength(9); // 8 failed attempts, then the retry's one
+    expect(calls.failed).toHaveLength(1);
+    expect(calls.reopened).toEqual([{ retry: 1, reason, outcome: 'applied' }]);
+    expect(calls.shipped).toHaveLength(1);
+    expect(out).toMatchObject({ status: 'shipped', retries: 1 });
+    expect(out.failureReason).toBeUndefined();
+    expect(out.notes.join('\n')).toContain(`retry 1: failed → pending (${reason})`);
   });
 });
 

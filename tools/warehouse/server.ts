@@ -6,7 +6,7 @@
  *   POST /shipments              Idempotency-Key header required; same key → same shipment, never a second one
  *   POST /shipments/:key/cancel  recall a shipment (compensation); an unknown key is burned so it never ships
  *   GET  /shipments?tenantId=…   list shipments
- *   GET  /admin/stats            request counts; POST /admin/faults {errorRate, latencyMs, down}
+ *   GET  /admin/stats            request counts; POST /admin/faults {errorRate, latencyMs, down, rejectOrders}
  *   GET  /health
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -32,6 +32,8 @@ export interface Faults {
   latencyMs: number;
   /** When true every shipment request is answered 503. */
   down: boolean;
+  /** Order ids whose new shipments are refused for good (422, a business refusal the client does not retry). */
+  rejectOrders: string[];
 }
 
 export interface WarehouseServer {
@@ -56,7 +58,7 @@ export async function startWarehouse(opts: { port: number; host?: string; dataFi
     shipments.set(s.key, s);
     if (opts.dataFile) appendFileSync(opts.dataFile, `${JSON.stringify(s)}\n`);
   };
-  const faults: Faults = { errorRate: 0, latencyMs: 0, down: false };
+  const faults: Faults = { errorRate: 0, latencyMs: 0, down: false, rejectOrders: [] };
   const stats = { shipmentRequests: 0, failedRequests: 0, requestTimes: [] as number[] };
 
   const server = createServer((req, res) => {
@@ -99,6 +101,10 @@ export async function startWarehouse(opts: { port: number; host?: string; dataFi
       }
       const existing = shipments.get(key);
       if (existing) return send(res, 200, { ...existing, replayed: true });
+      if (faults.rejectOrders.includes(body.orderId)) {
+        stats.failedRequests += 1;
+        return send(res, 422, { error: `order ${body.orderId} refused (injected fault)` });
+      }
       const shipment: Shipment = {
         id: `shp_${randomUUID()}`,
         key,
@@ -145,6 +151,7 @@ function pickFaults(input: Record<string, unknown>): Partial<Faults> {
   if (typeof input.errorRate === 'number') out.errorRate = Math.min(1, Math.max(0, input.errorRate));
   if (typeof input.latencyMs === 'number') out.latencyMs = Math.max(0, input.latencyMs);
   if (typeof input.down === 'boolean') out.down = input.down;
+  if (Array.isArray(input.rejectOrders)) out.rejectOrders = input.rejectOrders.filter((o): o is string => typeof o === 'string');
   return out;
 }
 

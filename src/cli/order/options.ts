@@ -1,0 +1,88 @@
+/**
+ * What `order retry` is asked to do, and the checks of it made before anything is loaded: main.ts parses the
+ * arguments with these (bad input exits 2 without loading Temporal), and orderRetry() checks again for callers
+ * that skip the CLI. Nothing here imports workflows/api.ts, which loads @temporalio/*: ORDER_ID_PATTERN and the
+ * reason rules mirror ID_PATTERN and retryReasonProblem there (test/integration/order-retry.int.test.ts holds that),
+ * and the workflow's validator checks them again.
+ */
+import { InvalidArgumentError } from 'commander';
+import { UsageError } from '../errors.js';
+
+/** The shape of tenant and order ids (workflows/api.ts ID_PATTERN). */
+export const ORDER_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/;
+/** Longest retry reason (workflows/api.ts RETRY_REASON_MAX_LENGTH). */
+export const REASON_MAX_LENGTH = 1000;
+/** How long the command waits for Temporal and the order's worker when --timeout is not given, seconds. */
+export const DEFAULT_RETRY_TIMEOUT_SECONDS = 30;
+
+export interface OrderRef {
+  tenantId: string;
+  orderId: string;
+}
+
+export interface RetryOptions extends OrderRef {
+  /** Why the order is tried again; recorded in the store and in the order's notes. */
+  reason: string;
+  /** The update id; default derived from the retry number and the reason, so a repeated command applies once. */
+  requestId?: string;
+  /** Print the summary as one JSON object. */
+  json?: boolean;
+  /** How long to wait for Temporal and the order's worker, seconds. Default DEFAULT_RETRY_TIMEOUT_SECONDS. */
+  timeoutSeconds?: number;
+}
+
+const ORDER_EXPECTED = '<tenant>/<order>, each 1–64 of A–Z a–z 0–9 . _ : - starting with a letter or digit (e.g. acme-eu/o-1008)';
+
+export function orderRefProblem(value: string): string | undefined {
+  const parts = value.split('/');
+  if (parts.length !== 2 || !ORDER_ID_PATTERN.test(parts[0]!) || !ORDER_ID_PATTERN.test(parts[1]!)) return `expected ${ORDER_EXPECTED}`;
+  return undefined;
+}
+
+export function reasonProblem(reason: string): string | undefined {
+  if (reason.trim() === '') return 'expected a reason: what was fixed, who asked (e.g. "warehouse SKU mapping fixed, INC-2041")';
+  if (reason.length > REASON_MAX_LENGTH) return `expected at most ${REASON_MAX_LENGTH} characters, got ${reason.length}`;
+  if (reason.includes('\u0000') || /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(reason)) {
+    return 'the reason holds a NUL or an unpaired surrogate, which the store cannot hold';
+  }
+  return undefined;
+}
+
+export function requestIdProblem(id: string): string | undefined {
+  if (!/^[\x21-\x7E]{1,200}$/.test(id)) return 'expected 1–200 visible ASCII characters (e.g. INC-2041-retry)';
+  return undefined;
+}
+
+/** Commander parser of the `<tenant>/<order>` argument. */
+export function orderRef(value: string): OrderRef {
+  const problem = orderRefProblem(value);
+  if (problem) throw new InvalidArgumentError(`${problem}.`);
+  const [tenantId, orderId] = value.split('/') as [string, string];
+  return { tenantId, orderId };
+}
+
+/** Commander parser of --reason. */
+export function reason(value: string): string {
+  const problem = reasonProblem(value);
+  if (problem) throw new InvalidArgumentError(`${problem}.`);
+  return value.trim();
+}
+
+/** Commander parser of --request-id. */
+export function requestId(value: string): string {
+  const problem = requestIdProblem(value);
+  if (problem) throw new InvalidArgumentError(`${problem}.`);
+  return value;
+}
+
+/** Throws UsageError for options no retry may run with; the same checks as the parsers, for in-process callers. */
+export function checkRetryOptions(opts: RetryOptions): void {
+  const problem =
+    orderRefProblem(`${opts.tenantId}/${opts.orderId}`) ??
+    (typeof opts.reason === 'string' ? reasonProblem(opts.reason) : 'expected a reason') ??
+    (opts.requestId !== undefined ? requestIdProblem(opts.requestId) : undefined);
+  if (problem) throw new UsageError(`order retry ${opts.tenantId}/${opts.orderId}: ${problem}`);
+  if (opts.timeoutSeconds !== undefined && !(Number.isSafeInteger(opts.timeoutSeconds) && opts.timeoutSeconds >= 1)) {
+    throw new UsageError(`--timeout: expected a whole number of seconds ≥ 1, got ${opts.timeoutSeconds}`);
+  }
+}
