@@ -8,6 +8,7 @@ import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor }
 import type { Worker } from '@temporalio/worker';
 import { NativeConnection, Worker as TemporalWorker } from '@temporalio/worker';
 import { createActivities } from '../activities/index.js';
+import { createLedgerRetentionActivities } from '../activities/ledger-retention.js';
 import { createBridge, type Bridge, type TransientRetry } from './bridge/bridge.js';
 import { createKafka } from './kafka/client.js';
 import { createSender } from './kafka/sender.js';
@@ -18,6 +19,7 @@ import type { Logger } from './log.js';
 import { createMetrics, serveMetrics, type Metrics } from './metrics.js';
 import { BRIDGE_TEMPORAL_RPC, KAFKA_RETRY } from './retry-policies.js';
 import { waitForDependency } from './startup.js';
+import { ensureLedgerRetentionSchedule } from './ledger-retention-schedule.js';
 import { createDb, type Db } from './store/db.js';
 import { connectClient, workflowBundle } from './temporal.js';
 import { createWarehouseClient } from './warehouse/client.js';
@@ -66,13 +68,15 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
     const connection = await waitForDependency(temporal, () => NativeConnection.connect({ address: config.TEMPORAL_ADDRESS }), logger, signal);
     // The worker's effects need PostgreSQL: it starts polling only once the database answers.
     await waitForDependency('PostgreSQL', () => db.query('SELECT 1'), logger, signal);
+    // The ledger-retention schedule, created or brought in step with this worker's configuration.
+    await waitForDependency(temporal, () => ensureLedgerRetentionSchedule(client, config, logger), logger, signal);
     const deadLetters = createDeadLetterSink(createSender(createKafka(config.KAFKA_BROKERS, `${config.KAFKA_CLIENT_ID}-worker`, logger)), config.DLQ_TOPIC, config.CONSUMER_GROUP);
     worker = await TemporalWorker.create({
       connection,
       namespace: config.TEMPORAL_NAMESPACE,
       taskQueue: config.TEMPORAL_TASK_QUEUE,
       workflowBundle: await workflowBundle(),
-      activities: createActivities({ db, warehouse: createWarehouseClient(config.WAREHOUSE_URL, {
+      activities: { ...createLedgerRetentionActivities({ db, logger: logger.child({ component: 'activities' }), metrics, minRetentionDays: config.KAFKA_RETENTION_DAYS + config.REDRIVE_WINDOW_DAYS }), ...createActivities({ db, warehouse: createWarehouseClient(config.WAREHOUSE_URL, {
         breaker: {
           failures: config.WAREHOUSE_BREAKER_FAILURES,
           halfOpenAfterMs: config.WAREHOUSE_BREAKER_HALF_OPEN_MS,
@@ -81,7 +85,7 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
             if (state === 'open') metrics.circuitOpened.inc({ dependency: 'warehouse' });
           },
         },
-      }), logger: logger.child({ component: 'activities' }), metrics, deadLetters }),
+      }), logger: logger.child({ component: 'activities' }), metrics, deadLetters }) },
       // Activities still running after the grace time are cancelled; their retries resume on another worker.
       shutdownGraceTime: config.WORKER_SHUTDOWN_GRACE_MS,
       // Cancellation reaches a running activity only through its heartbeat: keep that prompt.

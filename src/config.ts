@@ -19,6 +19,24 @@ const url = (protocols: string[]) =>
 
 const hostPort = nonEmpty.regex(/^[^\s:,]+:\d{1,5}$/, 'host:port');
 
+const DURATION_UNIT_MS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+/** Milliseconds of a duration such as `90s`, `30m`, `1h` or `1d` (`0` is 0); NaN when it is none. */
+export function durationMs(value: string): number {
+  if (value.trim() === '0') return 0;
+  const m = /^(\d+)(s|m|h|d)$/.exec(value.trim());
+  return m ? Number(m[1]) * DURATION_UNIT_MS[m[2] as keyof typeof DURATION_UNIT_MS] : Number.NaN;
+}
+const duration = nonEmpty.refine((v) => {
+  const ms = durationMs(v);
+  return ms === 0 || ms >= 60_000;
+}, 'a duration of at least 1m such as 30m, 1h or 1d, or 0');
+
+/**
+ * The store's own floor for the dedupe ledger's retention, in days: prune_processed_events (migration
+ * 004_ledger_retention.sql) refuses anything shorter. Keep the two in step.
+ */
+export const LEDGER_RETENTION_FLOOR_DAYS = 21;
+
 /** Environment variable name → schema with its default. Also the list the docker-compose test checks against. */
 export const configSchema = {
   /** Comma-separated Kafka bootstrap brokers, host:port each. */
@@ -84,6 +102,18 @@ export const configSchema = {
   BRIDGE_MAX_BYTES_PER_PARTITION: positiveInt.default(1_048_576),
   /** How long (ms) a stopping worker lets running activities finish before cancelling them. Default 10 s. */
   WORKER_SHUTDOWN_GRACE_MS: z.coerce.number({ invalid_type_error: 'milliseconds ≥ 0' }).int('milliseconds ≥ 0').min(0, 'milliseconds ≥ 0').default(10_000),
+  /** Days the dedupe ledger (processed_events) keeps a row; pruned by the ledger-retention schedule. Default 30. */
+  LEDGER_RETENTION_DAYS: positiveInt.default(30),
+  /** Days Kafka keeps the orders topic's records: a record can be redelivered that long. Default 7 (Kafka's default). */
+  KAFKA_RETENTION_DAYS: positiveInt.default(7),
+  /** Days after Kafka retention within which an event may still come back (DLQ redrive, replays). Default 14. */
+  REDRIVE_WINDOW_DAYS: z.coerce.number({ invalid_type_error: 'a whole number of days ≥ 0' }).int('a whole number of days ≥ 0').min(0, 'a whole number of days ≥ 0').default(14),
+  /** How often the ledger-retention schedule prunes (`30m`, `1h`, `1d`, at least 1m); `0`: this worker leaves the schedule alone. */
+  LEDGER_PRUNE_INTERVAL: duration.default('1h'),
+  /** Rows deleted per call of prune_processed_events (one short transaction each), 1–10000. */
+  LEDGER_PRUNE_BATCH: z.coerce.number({ invalid_type_error: 'a whole number 1–10000' }).int('a whole number 1–10000').min(1, 'a whole number 1–10000').max(10_000, 'a whole number 1–10000').default(1000),
+  /** Id of the Temporal Schedule that prunes the ledger: one per deployment (namespace and task queue). */
+  LEDGER_PRUNE_SCHEDULE_ID: nonEmpty.default('fulfilment-ledger-retention'),
   /** pino log level. */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 };
@@ -106,6 +136,25 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       problems.push(`${name}=${JSON.stringify(raw)} is invalid: expected ${expected}`);
     }
   }
+  problems.push(...crossFieldProblems(out as Partial<Config>));
   if (problems.length > 0) throw new ConfigError(`Bad configuration:\n  ${problems.join('\n  ')}`);
   return out as Config;
+}
+
+/** Rules over several variables, checked when each of the variables involved is valid on its own. */
+function crossFieldProblems(c: Partial<Config>): string[] {
+  const problems: string[] = [];
+  if (c.LEDGER_RETENTION_DAYS === undefined || c.KAFKA_RETENTION_DAYS === undefined || c.REDRIVE_WINDOW_DAYS === undefined) return problems;
+  const redelivery = c.KAFKA_RETENTION_DAYS + c.REDRIVE_WINDOW_DAYS;
+  if (c.LEDGER_RETENTION_DAYS < redelivery) {
+    problems.push(
+      `LEDGER_RETENTION_DAYS=${c.LEDGER_RETENTION_DAYS} is too short: the dedupe ledger must outlive every redelivery, so expected at least ` +
+        `KAFKA_RETENTION_DAYS + REDRIVE_WINDOW_DAYS = ${c.KAFKA_RETENTION_DAYS} + ${c.REDRIVE_WINDOW_DAYS} = ${redelivery} days`,
+    );
+  } else if (c.LEDGER_RETENTION_DAYS < LEDGER_RETENTION_FLOOR_DAYS) {
+    problems.push(
+      `LEDGER_RETENTION_DAYS=${c.LEDGER_RETENTION_DAYS} is too short: expected at least ${LEDGER_RETENTION_FLOOR_DAYS} days, the floor prune_processed_events enforces`,
+    );
+  }
+  return problems;
 }

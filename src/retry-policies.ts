@@ -61,3 +61,14 @@ export const REPORTING_LOCAL_ACTIVITY = {
 
 /** After an effect's own policy gave up on a transient failure, the workflow holds the order this long and tries again. */
 export const HOLD_BEFORE_RETRYING = '5 minutes';
+
+/**
+ * The dedupe ledger's retention run (activities/ledger-retention.ts): batches of short deletes, heartbeating after
+ * each; a retry resumes the counts from the last heartbeat. When the attempts run out the run fails, and the
+ * schedule's next run starts over.
+ */
+export const LEDGER_PRUNE_ACTIVITY = {
+  startToCloseTimeout: '1 hour',
+  heartbeatTimeout: '1 minute',
+  retry: { initialInterval: '5 seconds', backoffCoefficient: 2, maximumInterval: '5 minutes', maximumAttempts: 10 },
+} as const;

@@ -88,6 +88,8 @@ export async function scenario(name: string, env: Record<string, string> = {}): 
     METRICS_PORT: '0',
     CANCEL_GRACE_SECONDS: '3600',
     ORDER_LINGER_SECONDS: '30',
+    // Test workers leave the deployment's ledger-retention schedule alone (ledger-retention.int.test.ts makes its own).
+    LEDGER_PRUNE_INTERVAL: '0',
     ...env,
   };
   const config = loadConfig(baseEnv);
