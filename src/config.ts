@@ -80,6 +80,11 @@ export const configSchema = {
   CANCEL_GRACE_SECONDS: positiveInt.default(3600),
   /** How long (seconds) a finished order's workflow stays open to absorb late events. Default 1 day. */
   ORDER_LINGER_SECONDS: z.coerce.number({ invalid_type_error: 'a whole number of seconds ≥ 0' }).int().min(0).default(86400),
+  /**
+   * Continue an order's workflow as new once its history has this many events (unset: only when Temporal suggests
+   * it, at about 10,000 events). Keeps histories short for long-lived orders; state and pending events carry over.
+   */
+  ORDER_CONTINUE_AS_NEW_AFTER_EVENTS: z.coerce.number({ invalid_type_error: 'a whole number of events ≥ 10' }).int('a whole number of events ≥ 10').min(10, 'a whole number of events ≥ 10').optional(),
   /** Concurrent lanes per partition in the bridge; events of one order always share a lane. */
   BRIDGE_LANES: positiveInt.default(8),
   /** Kafka consumer session timeout, milliseconds: how long a crashed bridge holds its partitions. */

@@ -3,5 +3,9 @@ import type { OrderWorkflowSettings } from '../workflows/api.js';
 import type { Config } from './config.js';
 
 export function workflowSettings(config: Config): OrderWorkflowSettings {
-  return { cancelGraceSeconds: config.CANCEL_GRACE_SECONDS, lingerSeconds: config.ORDER_LINGER_SECONDS };
+  return {
+    cancelGraceSeconds: config.CANCEL_GRACE_SECONDS,
+    lingerSeconds: config.ORDER_LINGER_SECONDS,
+    ...(config.ORDER_CONTINUE_AS_NEW_AFTER_EVENTS !== undefined ? { continueAsNewAfterEvents: config.ORDER_CONTINUE_AS_NEW_AFTER_EVENTS } : {}),
+  };
 }

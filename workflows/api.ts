@@ -166,6 +166,8 @@ export interface OrderWorkflowSettings {
   lingerSeconds: number;
   /** How many applied event ids the workflow remembers for deduplication. Default 1000. */
   rememberEventIds?: number;
+  /** Continue as new once the history has this many events; absent, only when Temporal suggests it. */
+  continueAsNewAfterEvents?: number;
 }
 
 export interface OrderWorkflowInput {

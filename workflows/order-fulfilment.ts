@@ -81,6 +81,11 @@ const NON_RETRYABLE = ['UnstorableEventError', 'InvalidRequestError', 'Warehouse
 const DEAD_LETTER_REFUSED_EVENTS = 'dead-letter-refused-events';
 /** An operator's retryShipment re-drives a failed order; failures after a retry are claimed per retry. */
 const RETRY_FAILED_ORDERS = 'retry-failed-orders';
+/**
+ * Continue as new as soon as the inbox is drained, before waiting again. Before it, the check came only after a
+ * step, when a settled order's wait had just been ended by an event still in the inbox, so it never ran.
+ */
+const CONTINUE_AS_NEW_WHEN_DRAINED = 'continue-as-new-when-drained';
 
 /** Short effects (PostgreSQL, the DLQ topic): retried through a dependency restart (about 15 minutes in all). */
 const shortEffectPolicy = { ...SHORT_EFFECT_ACTIVITY, retry: { ...SHORT_EFFECT_ACTIVITY.retry, nonRetryableErrorTypes: NON_RETRYABLE } };
@@ -107,12 +112,12 @@ const reporting = proxyLocalActivities<OrderActivities>(REPORTING_LOCAL_ACTIVITY
  */
 export async function orderFulfilment(input: OrderWorkflowInput): Promise<OrderView> {
   const run = new OrderRun(input);
+  const carryOn = () => continueAsNew<typeof orderFulfilment>({ ...input, carried: { state: run.state, inbox: run.inbox } });
   for (;;) {
     await run.drainInbox();
+    if (run.readyToContinueAsNew() && patched(CONTINUE_AS_NEW_WHEN_DRAINED)) await carryOn();
     if ((await run.step()) === 'done') break;
-    if (workflowInfo().continueAsNewSuggested && run.inbox.length === 0 && run.retries.length === 0) {
-      await continueAsNew<typeof orderFulfilment>({ ...input, carried: { state: run.state, inbox: run.inbox } });
-    }
+    if (run.readyToContinueAsNew()) await carryOn();
   }
   return toView(run.state);
 }
@@ -157,6 +162,17 @@ class OrderRun {
       },
       { validator: (request) => this.validateRetry(request) },
     );
+  }
+
+  /**
+   * True when the history should be cut — Temporal suggests it, or it reached `continueAsNewAfterEvents` — and
+   * nothing is waiting to be handled. Issues no command, so a run without that setting behaves as before it existed.
+   */
+  readyToContinueAsNew(): boolean {
+    const { continueAsNewSuggested, historyLength } = workflowInfo();
+    const limit = this.settings.continueAsNewAfterEvents;
+    const long = continueAsNewSuggested || (limit !== undefined && historyLength >= limit);
+    return long && this.inbox.length === 0 && this.retries.length === 0;
   }
 
   /** Handles every event that has arrived, one at a time, in signal order; then any accepted retry. */

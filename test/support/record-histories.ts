@@ -1,66 +1,148 @@
 /**
- * Records workflow histories from real runs on the local stack into test/histories/, for the replay tests.
- * Run after a deliberate change to the workflow's behaviour (and keep the old files: they guard running
- * workflows):  npx tsx test/support/record-histories.ts
+ * Records workflow histories from real runs on the local stack into test/histories/, for the replay gate.
+ * Run after a deliberate change to the workflow's behaviour:  npx tsx test/support/record-histories.ts [name…]
+ * A history that is already checked in is kept (it guards the runs recorded on the code of its day); name a story
+ * to record it again only on purpose.
  */
+import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { temporalCliPath } from '../../tools/stack/index.js';
-import { orderEventSignal, orderStatusQuery, orderWorkflowId } from '../../workflows/api.js';
+import { orderEventSignal, orderStatusQuery, orderWorkflowId, retryShipmentUpdate, type OrderEvent } from '../../workflows/api.js';
 import { parseRecord } from '../../src/events/envelope.js';
-import { events, scenario, waitFor } from './harness.js';
+import { events, scenario, waitFor, type Scenario } from './harness.js';
+import type { App } from '../../src/app.js';
 
 const run = promisify(execFile);
-const s = await scenario('history', { ORDER_LINGER_SECONDS: '2', CANCEL_GRACE_SECONDS: '600' });
-const app = await s.startInstance();
-const tenant = `history-${s.suffix}`.slice(0, 64);
-const placedOnce = events.placed(tenant, 'o-shipped', { eventId: `h-placed-1-${s.suffix}`, orderVersion: 2 });
-/** Each story: the order, and the waves of events sent to it (via Kafka, or straight to the workflow for a duplicate the bridge would hide). */
-const stories: Record<string, { order: string; waves: { value: object; direct?: boolean }[][] }> = {
+
+interface Story {
+  order: string;
+  /** Environment of the story's instance (on top of a 2 s linger). */
+  env?: Record<string, string>;
+  /** Drives the order; the run must then close by itself. Resolves with the run to export when not the last one. */
+  drive(ctx: { s: Scenario; app: App; tenant: string; order: string; send(value: object, direct?: boolean): Promise<void> }): Promise<string | void>;
+}
+
+const handleOf = (app: App, tenant: string, order: string) => app.client.workflow.getHandle(orderWorkflowId(tenant, order));
+const view = (app: App, tenant: string, order: string) => handleOf(app, tenant, order).query(orderStatusQuery);
+const settledAs = (app: App, tenant: string, order: string, status: string) =>
+  waitFor(`${order} to be ${status}`, async () => (await view(app, tenant, order)).status === status, 120_000, 200);
+
+const stories: Record<string, Story> = {
   'shipped-with-duplicate-stale-and-late-cancel': {
     order: 'o-shipped',
-    waves: [
-      [{ value: placedOnce }],
-      [{ value: placedOnce, direct: true }, { value: events.cancelled(tenant, 'o-shipped', { eventId: `h-stale-1-${s.suffix}`, orderVersion: 1 }) }],
-      [{ value: events.cancelled(tenant, 'o-shipped', { eventId: `h-cancel-late-${s.suffix}`, orderVersion: 3 }) }],
-    ],
+    async drive({ app, tenant, order, send }) {
+      const placed = events.placed(tenant, order, { orderVersion: 2 });
+      await send(placed);
+      await settledAs(app, tenant, order, 'shipped');
+      await send(placed, true);
+      await send(events.cancelled(tenant, order, { orderVersion: 1 }));
+      await send(events.cancelled(tenant, order, { orderVersion: 3 }));
+    },
   },
   'cancel-before-placement': {
     order: 'o-tombstone',
-    waves: [
-      [{ value: events.cancelled(tenant, 'o-tombstone', { eventId: `h-cancel-first-${s.suffix}`, orderVersion: 2 }) }],
-      [{ value: events.placed(tenant, 'o-tombstone', { eventId: `h-placed-late-${s.suffix}`, orderVersion: 1 }) }],
-    ],
+    env: { CANCEL_GRACE_SECONDS: '600' },
+    async drive({ app, tenant, order, send }) {
+      await send(events.cancelled(tenant, order, { orderVersion: 2 }));
+      await settledAs(app, tenant, order, 'awaiting-placement');
+      await send(events.placed(tenant, order, { orderVersion: 1 }));
+    },
+  },
+  'tombstone-expired': {
+    order: 'o-expired',
+    env: { CANCEL_GRACE_SECONDS: '2' },
+    async drive({ send, tenant, order }) {
+      await send(events.cancelled(tenant, order, { orderVersion: 2 }));
+    },
+  },
+  'cancelled-during-shipment-compensated': {
+    order: 'o-compensated',
+    async drive({ s, app, tenant, order, send }) {
+      await fault(s, { latencyMs: 4000 });
+      try {
+        await send(events.placed(tenant, order));
+        await waitFor('the shipment to be in flight', async () => ((await handleOf(app, tenant, order).describe()).raw.pendingActivities ?? []).length > 0, 60_000, 100);
+        await send(events.cancelled(tenant, order, { orderVersion: 2 }));
+        await settledAs(app, tenant, order, 'cancelled');
+      } finally {
+        await fault(s, { latencyMs: 0 });
+      }
+    },
+  },
+  'held-as-failed-then-retried': {
+    order: 'o-retried',
+    async drive({ s, app, tenant, order, send }) {
+      await fault(s, { rejectOrders: [order] });
+      await send(events.placed(tenant, order));
+      await settledAs(app, tenant, order, 'failed');
+      await fault(s, { rejectOrders: [] });
+      await handleOf(app, tenant, order).executeUpdate(retryShipmentUpdate, { args: [{ reason: 'warehouse fixed the SKU mapping' }], updateId: `retry-${order}-1` });
+      await settledAs(app, tenant, order, 'shipped');
+    },
+  },
+  'continued-as-new': {
+    order: 'o-continued',
+    env: { ORDER_CONTINUE_AS_NEW_AFTER_EVENTS: '40', ORDER_LINGER_SECONDS: '20' },
+    async drive({ app, tenant, order, send }) {
+      await send(events.placed(tenant, order, { orderVersion: 1 }));
+      await settledAs(app, tenant, order, 'shipped');
+      // Late events each add a few history events; the run continues as new once it passes 40.
+      const first = (await handleOf(app, tenant, order).describe()).runId;
+      for (let v = 2; v < 40; v += 1) {
+        // The first run may already have continued as new (and the new run closed after its linger).
+        if ((await handleOf(app, tenant, order).describe()).runId !== first) return first;
+        await send(events.cancelled(tenant, order, { orderVersion: v }), true);
+        await waitFor(`v${v} decided`, async () => (await handleOf(app, tenant, order).describe()).runId !== first || (await view(app, tenant, order)).orderVersion >= v, 30_000, 100);
+        if ((await handleOf(app, tenant, order).describe()).runId !== first) return first;
+      }
+      throw new Error('the run did not continue as new');
+    },
   },
 };
 
-for (const [name, { order, waves }] of Object.entries(stories)) {
-  const handle = app.client.workflow.getHandle(orderWorkflowId(tenant, order));
-  let sent = 0;
-  for (const wave of waves) {
-    for (const { value, direct } of wave) {
-      if (direct) await handle.signal(orderEventSignal, parsed(value));
-      else await s.produce([{ value }]);
-      sent += 1;
-    }
-    await waitFor(`${name}: wave decided`, async () => {
-      const v = await handle.query(orderStatusQuery);
-      return v.appliedEvents + v.duplicatesSuppressed + v.staleIgnored >= sent && v.status !== 'pending';
-    });
-  }
-  await waitFor(`${name}: run closed`, async () => (await handle.describe()).status.name === 'COMPLETED');
-  const file = `test/histories/${name}.json`;
-  // The same export a person makes to debug a workflow: temporal workflow show --output json.
-  const { stdout } = await run(await temporalCliPath(), ['workflow', 'show', '--address', s.config.TEMPORAL_ADDRESS, '--namespace', s.config.TEMPORAL_NAMESPACE, '-w', handle.workflowId, '--output', 'json']);
-  await writeFile(file, stdout);
-  console.log(`wrote ${file}`);
+async function fault(s: Scenario, faults: Record<string, unknown>): Promise<void> {
+  const res = await fetch(`${s.warehouse.url}/admin/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(faults) });
+  if (!res.ok) throw new Error(`setting warehouse faults failed: ${res.status}`);
 }
-await s.close();
 
-function parsed(value: object) {
+function parsed(value: object): OrderEvent {
   const r = parseRecord({ value: Buffer.from(JSON.stringify(value)) });
   if (r.kind !== 'order-event') throw new Error('story events must be order events');
   return r.event;
 }
+
+const asked = process.argv.slice(2);
+for (const [name, story] of Object.entries(stories)) {
+  const file = `test/histories/${name}.json`;
+  if (asked.length > 0 ? !asked.includes(name) : existsSync(file)) {
+    console.log(`kept ${file}`);
+    continue;
+  }
+  const s = await scenario(`history-${name}`.slice(0, 40), { ORDER_LINGER_SECONDS: '2', ...story.env });
+  try {
+    const app = await s.startInstance();
+    const tenant = `history-${s.suffix}`.slice(0, 64);
+    const handle = handleOf(app, tenant, story.order);
+    const runId = await story.drive({
+      s,
+      app,
+      tenant,
+      order: story.order,
+      async send(value, direct) {
+        if (direct) await handle.signal(orderEventSignal, parsed(value));
+        else await s.produce([{ value }]);
+      },
+    });
+    await waitFor(`${name}: run closed`, async () => (await handle.describe()).status.name !== 'RUNNING', 120_000, 250);
+    // The same export a person makes to debug a workflow: temporal workflow show --output json.
+    const { stdout } = await run(await temporalCliPath(), ['workflow', 'show', '--address', s.config.TEMPORAL_ADDRESS, '--namespace', s.config.TEMPORAL_NAMESPACE, '-w', handle.workflowId, ...(runId ? ['-r', runId] : []), '--output', 'json']);
+    await writeFile(file, stdout);
+    console.log(`wrote ${file}`);
+  } finally {
+    await s.close();
+  }
+}
 process.exit(0);
+

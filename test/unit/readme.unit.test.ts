@@ -12,8 +12,9 @@ describe('README', () => {
       const row = readme.split('\n').find((l) => l.startsWith(`| \`${name}\` |`));
       expect(row, name).toBeDefined();
       const value = defaults[name as keyof typeof defaults];
-      const shown = Array.isArray(value) ? value.join(',') : String(value);
-      expect(row, name).toContain(`\`${shown}\``);
+      // A variable without a default is documented as `unset`.
+      if (value === undefined) expect(row, name).toContain('| unset |');
+      else expect(row, name).toContain(`\`${Array.isArray(value) ? value.join(',') : String(value)}\``);
     }
   });
 
