@@ -44,6 +44,8 @@ const env: Record<string, string> = {
   CONSUMER_GROUP: `bench-${suffix}`,
   TEMPORAL_TASK_QUEUE: `bench-${suffix}`,
   METRICS_PORT: '0',
+  // The bench's worker runs on a task queue of its own: it must not point the shared retention schedule at it.
+  LEDGER_PRUNE_INTERVAL: '0',
 };
 const config = loadConfig(env);
 const logger = createLogger('warn');
