@@ -68,8 +68,7 @@ export type OrderStatus =
   | 'cancelled'
   | 'failed';
 
-/** Tenant and order ids are restricted to this shape so the workflow id below is unambiguous. */
-export const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/;
+export { ID_PATTERN, RETRY_REASON_MAX_LENGTH, retryReasonProblem } from './identity.js';
 
 /** The ONE definition of an order's workflow id: readable in the Web UI, unique per (tenant, order). */
 export function orderWorkflowId(tenantId: string, orderId: string): string {
@@ -103,8 +102,6 @@ export interface OrderView {
   notes: string[];
 }
 
-/** Longest reason an operator may give for a retry (the same bound as a cancellation's reason). */
-export const RETRY_REASON_MAX_LENGTH = 1000;
 
 /** What an operator asks of `retryShipment`. */
 export interface RetryShipmentRequest {
@@ -136,17 +133,6 @@ export interface RetryShipmentResult {
  * an update id: Temporal applies one id once per run.
  */
 export const retryShipmentUpdate = defineUpdate<RetryShipmentResult, [RetryShipmentRequest]>('retryShipment');
-
-/** Why `reason` cannot be a retry reason, or undefined when it can (checked by the CLI and by the validator). */
-export function retryReasonProblem(reason: unknown): string | undefined {
-  if (typeof reason !== 'string' || reason.trim() === '') return 'a reason is required (what was fixed, who asked)';
-  if (reason.length > RETRY_REASON_MAX_LENGTH) return `the reason is ${reason.length} characters: at most ${RETRY_REASON_MAX_LENGTH}`;
-  // PostgreSQL text holds no NUL, and a lone surrogate would be stored as U+FFFD.
-  if (reason.includes('\u0000') || /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(reason)) {
-    return 'the reason holds a NUL or an unpaired surrogate, which the store cannot hold';
-  }
-  return undefined;
-}
 
 /** What the store answered about an order after an effect: the truth the workflow adopts. */
 export interface StoredOrder {

@@ -239,30 +239,27 @@ export function sanitizeName(s: string, max: number): string {
   return replaceUnits(truncate(s, max), needsEscape);
 }
 
-/** `s` with each unit for which `bad` holds (a surrogate only when unpaired) replaced by U+FFFD. */
-function replaceUnits(s: string, bad: (c: number) => boolean): string {
+/** `s` with each UTF-16 unit mapped by `map` — surrogate pairs are kept whole and never mapped. */
+function mapUnits(s: string, map: (c: number, unit: string) => string): string {
   let out = '';
   for (let i = 0; i < s.length; i += 1) {
     const c = s.charCodeAt(i);
     if (isHighSurrogate(c) && isLowSurrogate(s.charCodeAt(i + 1))) {
       out += s.slice(i, i + 2);
       i += 1;
-    } else out += bad(c) ? '\ufffd' : s[i];
+    } else out += map(c, s[i]!);
   }
   return out;
 }
 
+/** `s` with each unit for which `bad` holds (a surrogate only when unpaired) replaced by U+FFFD. */
+function replaceUnits(s: string, bad: (c: number) => boolean): string {
+  return mapUnits(s, (c, unit) => (bad(c) ? '\ufffd' : unit));
+}
+
 /** `s` with control, format-direction and line-separator characters and unpaired surrogates escaped as \uXXXX. */
 export function printable(s: string): string {
-  let out = '';
-  for (let i = 0; i < s.length; i += 1) {
-    const c = s.charCodeAt(i);
-    if (isHighSurrogate(c) && isLowSurrogate(s.charCodeAt(i + 1))) {
-      out += s.slice(i, i + 2);
-      i += 1;
-    } else out += needsEscape(c) ? `\\u${c.toString(16).padStart(4, '0')}` : s[i];
-  }
-  return out;
+  return mapUnits(s, (c, unit) => (needsEscape(c) ? `\\u${c.toString(16).padStart(4, '0')}` : unit));
 }
 
 function needsEscape(c: number): boolean {

@@ -6,15 +6,14 @@ import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { classify, processRecord, type PipelineDeps } from '../../src/bridge/record-pipeline.js';
-import { MalformedEventError } from '../../src/errors.js';
 import {
-  MAX_UNKNOWN_FIELDS, MAX_UNKNOWN_FIELD_LENGTH, SUPPORTED_SCHEMA_VERSIONS, isSafeText, parseRecord, type ParsedRecord, type RawRecord,
+  MAX_UNKNOWN_FIELDS, MAX_UNKNOWN_FIELD_LENGTH, SUPPORTED_SCHEMA_VERSIONS, isSafeText,
 } from '../../src/events/envelope.js';
 import { createLogger } from '../../src/log.js';
 import { MAX_UNKNOWN_FIELD_LABELS, createMetrics, metricValue } from '../../src/metrics.js';
+import { acceptedRecord, failure, parse, type KafkaHeaders } from '../support/parse.js';
 
 type Json = Record<string, unknown>;
-type KafkaHeaders = RawRecord['headers'];
 
 const example = (version: number): Json =>
   JSON.parse(readFileSync(new URL(`../../docs/schema/order-placed.v${version}.example.json`, import.meta.url), 'utf8')) as Json;
@@ -25,21 +24,7 @@ const cancelledV1 = { ...v1, type: 'orders.OrderCancelled', data: { reason: 'cha
 const cancelledV2 = { ...cancelledV1, schemaVersion: 2 };
 
 const serialise = (v: unknown) => Buffer.from(typeof v === 'string' ? v : JSON.stringify(v));
-const parse = (v: unknown, headers?: KafkaHeaders): ParsedRecord => parseRecord({ value: serialise(v), headers });
-const accepted = (v: unknown, headers?: KafkaHeaders) => {
-  const r = parse(v, headers);
-  if (r.kind !== 'order-event') throw new Error(`expected an order event, got ${r.kind}`);
-  return r;
-};
-const failure = (v: unknown, headers?: KafkaHeaders) => {
-  try {
-    parse(v, headers);
-  } catch (err) {
-    expect(err).toBeInstanceOf(MalformedEventError);
-    return err as MalformedEventError;
-  }
-  throw new Error('expected a MalformedEventError');
-};
+const accepted = acceptedRecord;
 /** `value` serialised with the JSON text `raw` in place of the string "RAW". */
 const raw = (value: unknown, text: string) => JSON.stringify(value).replace('"RAW"', text);
 const nested = (levels: number) => `${'['.repeat(levels)}1${']'.repeat(levels)}`;

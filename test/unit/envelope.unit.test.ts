@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { MalformedEventError } from '../../src/errors.js';
-import { MAX_ORDER_VERSION, isRfc3339Instant, isSafeToken, parseRecord, type RawRecord } from '../../src/events/envelope.js';
+import { MAX_ORDER_VERSION, isRfc3339Instant, isSafeToken, parseRecord } from '../../src/events/envelope.js';
+import { acceptedRecord, failure, parse, type KafkaHeaders } from '../support/parse.js';
 
 const valid = {
   eventId: 'evt-1', type: 'orders.OrderPlaced', schemaVersion: 1, occurredAt: '2026-11-30T10:00:00.123+01:00',
@@ -8,23 +9,7 @@ const valid = {
   data: { customerId: 'c-1', lines: [{ sku: 'SKU-1', quantity: 2 }], shippingAddress: { city: 'Lyon' } },
 };
 const cancelled = { ...valid, type: 'orders.OrderCancelled', data: { reason: 'changed my mind' } };
-type KafkaHeaders = RawRecord['headers'];
-const parse = (v: unknown, headers?: KafkaHeaders) =>
-  parseRecord({ value: Buffer.from(typeof v === 'string' ? v : JSON.stringify(v)), headers });
-const failure = (v: unknown, headers?: KafkaHeaders) => {
-  try {
-    parse(v, headers);
-  } catch (err) {
-    expect(err).toBeInstanceOf(MalformedEventError);
-    return err as MalformedEventError;
-  }
-  throw new Error('expected a MalformedEventError');
-};
-const accepted = (v: unknown, headers?: KafkaHeaders) => {
-  const r = parse(v, headers);
-  if (r.kind !== 'order-event') throw new Error(`expected an order event, got ${r.kind}`);
-  return r.event;
-};
+const accepted = (v: unknown, headers?: KafkaHeaders) => acceptedRecord(v, headers).event;
 const withData = (data: Record<string, unknown>) => ({ ...valid, data: { ...valid.data, ...data } });
 const withAddress = (shippingAddress: unknown) => withData({ shippingAddress });
 const withSku = (sku: unknown) => withData({ lines: [{ sku, quantity: 1 }] });

@@ -1,17 +1,13 @@
 /**
  * What `order retry` is asked to do, and the checks of it made before anything is loaded: main.ts parses the
  * arguments with these (bad input exits 2 without loading Temporal), and orderRetry() checks again for callers
- * that skip the CLI. Nothing here imports workflows/api.ts, which loads @temporalio/*: ORDER_ID_PATTERN and the
- * reason rules mirror ID_PATTERN and retryReasonProblem there (test/integration/order-retry.int.test.ts holds that),
- * and the workflow's validator checks them again.
+ * that skip the CLI. The id and reason rules are the workflow's own (workflows/identity.ts, which imports nothing,
+ * unlike workflows/api.ts), and the workflow's validator checks them again.
  */
 import { InvalidArgumentError } from 'commander';
+import { ID_PATTERN, retryReasonProblem } from '../../../workflows/identity.js';
 import { UsageError } from '../errors.js';
 
-/** The shape of tenant and order ids (workflows/api.ts ID_PATTERN). */
-export const ORDER_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/;
-/** Longest retry reason (workflows/api.ts RETRY_REASON_MAX_LENGTH). */
-export const REASON_MAX_LENGTH = 1000;
 /** How long the command waits for Temporal and the order's worker when --timeout is not given, seconds. */
 export const DEFAULT_RETRY_TIMEOUT_SECONDS = 30;
 
@@ -35,17 +31,15 @@ const ORDER_EXPECTED = '<tenant>/<order>, each 1–64 of A–Z a–z 0–9 . _ :
 
 export function orderRefProblem(value: string): string | undefined {
   const parts = value.split('/');
-  if (parts.length !== 2 || !ORDER_ID_PATTERN.test(parts[0]!) || !ORDER_ID_PATTERN.test(parts[1]!)) return `expected ${ORDER_EXPECTED}`;
+  if (parts.length !== 2 || !ID_PATTERN.test(parts[0]!) || !ID_PATTERN.test(parts[1]!)) return `expected ${ORDER_EXPECTED}`;
   return undefined;
 }
 
+/** Why `reason` cannot be a retry reason (the workflow validator's rule), or undefined. */
 export function reasonProblem(reason: string): string | undefined {
   if (reason.trim() === '') return 'expected a reason: what was fixed, who asked (e.g. "warehouse SKU mapping fixed, INC-2041")';
-  if (reason.length > REASON_MAX_LENGTH) return `expected at most ${REASON_MAX_LENGTH} characters, got ${reason.length}`;
-  if (reason.includes('\u0000') || /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(reason)) {
-    return 'the reason holds a NUL or an unpaired surrogate, which the store cannot hold';
-  }
-  return undefined;
+  const problem = retryReasonProblem(reason);
+  return problem && `expected a reason the store can hold: ${problem}`;
 }
 
 export function requestIdProblem(id: string): string | undefined {
