@@ -10,7 +10,7 @@ import { pathToFileURL } from 'node:url';
 import { startApp, type App } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { createLogger, type Logger } from './log.js';
-import { StartupAborted, waitForDependency } from './startup.js';
+import { PermanentStartupError, StartupAborted, waitForDependency } from './startup.js';
 import { migrate } from './store/migrate.js';
 import { installTemporalRuntime } from './temporal.js';
 
@@ -70,7 +70,7 @@ async function main(): Promise<void> {
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   main().catch((err: unknown) => {
-    process.stderr.write(`${err instanceof ConfigError ? err.message : ((err as Error).stack ?? String(err))}\n`);
+    process.stderr.write(`${err instanceof ConfigError || err instanceof PermanentStartupError ? err.message : ((err as Error).stack ?? String(err))}\n`);
     process.exit(1);
   });
 }

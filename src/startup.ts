@@ -3,7 +3,7 @@
  * attempt — instead of exiting. The bridge needs Kafka and Temporal, the worker Temporal and PostgreSQL; neither
  * waits for anything else (the bridge never touches PostgreSQL, the worker reaches Kafka only to dead-letter).
  */
-import { ExponentialBackoff, handleAll, retry } from 'cockatiel';
+import { ExponentialBackoff, handleWhen, retry } from 'cockatiel';
 import type { Logger } from './log.js';
 import { STARTUP_RETRY } from './retry-policies.js';
 
@@ -13,11 +13,32 @@ export class StartupAborted extends Error {
 }
 
 /**
- * Runs `attempt` until it succeeds, waiting between failures; every failure is logged with the dependency's name.
- * Rejects with StartupAborted once `signal` aborts.
+ * A failure waiting cannot cure — a refused credential, an untrusted certificate, a missing client certificate, a
+ * role the service must not run as. Start-up stops at once with this message and the process exits non-zero.
  */
-export async function waitForDependency<T>(dependency: string, attempt: () => Promise<T>, logger: Logger, signal?: AbortSignal): Promise<T> {
-  const policy = retry(handleAll, {
+export class PermanentStartupError extends Error {
+  override name = 'PermanentStartupError';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
+export interface WaitOptions {
+  /**
+   * Turns a failure that retrying cannot cure into a PermanentStartupError (return it), or returns undefined to
+   * keep waiting. A PermanentStartupError thrown by `attempt` itself is never retried either.
+   */
+  permanent?: (err: unknown) => PermanentStartupError | undefined;
+}
+
+/**
+ * Runs `attempt` until it succeeds, waiting between failures; every failure is logged with the dependency's name.
+ * Rejects with StartupAborted once `signal` aborts, and with a PermanentStartupError, without waiting, on a
+ * failure `opts.permanent` says no retry can cure.
+ */
+export async function waitForDependency<T>(dependency: string, attempt: () => Promise<T>, logger: Logger, signal?: AbortSignal, opts: WaitOptions = {}): Promise<T> {
+  const classify = (err: unknown) => (err instanceof PermanentStartupError ? err : opts.permanent?.(err));
+  const policy = retry(handleWhen((err) => classify(err) === undefined), {
     backoff: new ExponentialBackoff({ initialDelay: STARTUP_RETRY.initialDelayMs, maxDelay: STARTUP_RETRY.maxDelayMs }),
   });
   let failures = 0;
@@ -27,7 +48,13 @@ export async function waitForDependency<T>(dependency: string, attempt: () => Pr
     logger.warn({ dependency, attempt: failures, delayMs: Math.round(delay), err: err?.message }, `waiting for ${dependency}`);
   });
   try {
-    const value = await policy.execute(() => attempt(), signal);
+    const value = await policy.execute(async () => {
+      try {
+        return await attempt();
+      } catch (err) {
+        throw classify(err) ?? err;
+      }
+    }, signal);
     if (failures > 0) logger.info({ dependency, failedAttempts: failures }, `${dependency} is reachable`);
     return value;
   } catch (err) {
