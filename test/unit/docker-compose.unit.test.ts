@@ -195,6 +195,8 @@ describe('docker-compose.yml', () => {
     for (const m of composeText.replace(/^\s*#.*$/gm, '').matchAll(/\$\{([A-Z_]+)/g)) expect(exampleEnvText, `${m[1]} is documented in example.env`).toContain(`${m[1]}=`);
     for (const [k, v] of Object.entries(exampleEnv)) if (/PASSWORD/.test(k)) expect(v, k).toBe('');
     expect(() => loadCompose(exampleEnv)).toThrow(/required variable POSTGRES_PASSWORD is missing a value: set POSTGRES_PASSWORD in \.env/);
+    // The filled-in copy stays out of git and out of the image.
+    for (const ignore of ['.gitignore', '.dockerignore']) expect(readFileSync(join(root, ignore), 'utf8').split('\n'), ignore).toContain('.env');
   });
 
   it('publishes ports on 127.0.0.1 only unless PUBLISH_ADDRESS opts in', () => {
