@@ -5,11 +5,11 @@
 import { configSchema } from '../../src/config.js';
 
 /**
- * Variables fixed by the plan of the production work (Kafka TLS/SASL, Temporal TLS and API keys through
+ * Variables of the production configuration (Kafka TLS/SASL, Temporal TLS and API keys through
  * @temporalio/envconfig, the PostgreSQL owner role, production mode, the shutdown deadline) that the artefacts already
  * use while src/config.ts may not define them yet. Tolerated by name only while they are missing from configSchema;
- * once one lands, its values are checked like any other. Nothing else is tolerated: remove a name here once it is in
- * src/config.ts on main.
+ * once one is there, its values are checked like any other. Nothing else is tolerated: remove a name here once it is
+ * in src/config.ts on main.
  */
 export const PLANNED_CONFIG_NAMES = [
   'NODE_ENV',
