@@ -60,11 +60,10 @@ describe('deploy/kubernetes with kubeconform -strict', () => {
 
   it('accepts what kustomize builds: the namespace, the labels and the pinned image applied', async () => {
     const built = await kustomizeBuild();
-    const r = await kubeconform([built]);
+    const text = readFileSync(built, 'utf8');
+    const r = await kubeconform([built]).finally(() => rmSync(built, { force: true }));
     expect(r.problems).toEqual([]);
     expect(r.summary.invalid + r.summary.errors + r.summary.skipped).toBe(0);
-    const text = readFileSync(built, 'utf8');
-    rmSync(built, { force: true });
     const docs = parseAllDocuments(text).map((d) => d.toJS() as { kind: string; metadata: { namespace?: string; labels?: Record<string, string> }; spec?: { template?: { spec?: { containers: { image: string }[] } } } });
     expect(docs.length).toBe(r.summary.valid);
     // The example Secret is not part of it.

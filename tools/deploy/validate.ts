@@ -330,11 +330,16 @@ export async function composeSchemaProblems(doc: unknown): Promise<string[]> {
 async function main(): Promise<number> {
   const envFile = process.argv[2] ?? (existsSync(join(repoRoot, '.env')) ? join(repoRoot, '.env') : composeExampleEnv);
   let ok = true;
-  for (const [what, paths] of [['deploy/kubernetes/', [kubernetesDir]], ['kustomize build deploy/kubernetes', [await kustomizeBuild()]]] as const) {
-    const k = await kubeconform([...paths]);
-    for (const line of k.problems) process.stdout.write(`${line}\n`);
-    process.stdout.write(`kubeconform -strict ${what} (Kubernetes ${KUBERNETES_VERSION}, KEDA ${KEDA_VERSION}): ${k.summary.valid} valid, ${k.summary.invalid} invalid, ${k.summary.errors} errors, ${k.summary.skipped} skipped\n`);
-    ok &&= k.exitCode === 0 && k.problems.length === 0;
+  const built = await kustomizeBuild();
+  try {
+    for (const [what, path] of [['deploy/kubernetes/', kubernetesDir], ['kustomize build deploy/kubernetes', built]] as const) {
+      const k = await kubeconform([path]);
+      for (const line of k.problems) process.stdout.write(`${line}\n`);
+      process.stdout.write(`kubeconform -strict ${what} (Kubernetes ${KUBERNETES_VERSION}, KEDA ${KEDA_VERSION}): ${k.summary.valid} valid, ${k.summary.invalid} invalid, ${k.summary.errors} errors, ${k.summary.skipped} skipped\n`);
+      ok &&= k.exitCode === 0 && k.problems.length === 0;
+    }
+  } finally {
+    rmSync(built, { force: true });
   }
   // example.env leaves the passwords empty (Compose then refuses to start): check the file as if they were set.
   const env = Object.fromEntries(Object.entries(readEnvFile(envFile)).map(([k, v]) => [k, v === '' && envFile === composeExampleEnv ? 'example' : v]));
