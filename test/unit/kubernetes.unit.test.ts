@@ -109,12 +109,26 @@ describe('deploy/kubernetes', () => {
       expect(t.metadata.topic ?? env[t.metadata.topicFromEnv]).toBe(config.ORDERS_TOPIC);
       expect(t.metadata.consumerGroup ?? env[t.metadata.consumerGroupFromEnv]).toBe(config.CONSUMER_GROUP);
       expect(t.metadata.allowIdleConsumers ?? 'false').toBe('false');
+      // It connects as the service does: the same security protocol and SASL mechanism as the ConfigMap's.
+      const protocol = (config.KAFKA_SECURITY_PROTOCOL ?? 'PLAINTEXT').toUpperCase();
+      const sasl = { PLAIN: 'plaintext', 'SCRAM-SHA-256': 'scram_sha256', 'SCRAM-SHA-512': 'scram_sha512', OAUTHBEARER: 'oauthbearer' }[(config.KAFKA_SASL_MECHANISM ?? '').toUpperCase()];
+      expect(t.metadata.tls ?? 'disable', 'tls').toBe(protocol.endsWith('SSL') ? 'enable' : 'disable');
+      expect(t.metadata.sasl ?? 'none', 'sasl').toBe(protocol.startsWith('SASL_') ? sasl : 'none');
     }
   });
 
   it('scales the workers too, within a connection budget, and both have a disruption budget', () => {
     const scalers = scalersOf('fulfilment-worker');
     expect(scalers.length).toBe(1);
+    // The Temporal trigger watches the workers' own task queue, over TLS as the service connects (TEMPORAL_TLS).
+    const worker = containerEnv(find('Deployment', 'fulfilment-worker')?.spec.template.spec.containers[0] ?? {});
+    const temporal = ((scalers[0]?.manifest.spec.triggers ?? []) as Obj[]).filter((t) => t.type === 'temporal');
+    expect(temporal.length).toBe(1);
+    for (const t of temporal) {
+      for (const [key, name] of Object.entries(t.metadata as Record<string, string>).filter(([k]) => k.endsWith('FromEnv'))) expect(worker[name], `${key}: ${name} is in the worker's environment`).toBeDefined();
+      expect(t.metadata.taskQueue ?? worker[t.metadata.taskQueueFromEnv]).toBe(config.TEMPORAL_TASK_QUEUE);
+      expect(t.metadata.enableTLS ?? 'true').toBe(['true', '1'].includes(config.TEMPORAL_TLS ?? '') ? 'true' : 'false');
+    }
     // Each worker's pool holds at most 10 PostgreSQL connections (src/store/db.ts): 8 workers = 80.
     expect(scalers[0]?.max).toBeLessThanOrEqual(8);
     for (const d of deployments) {
