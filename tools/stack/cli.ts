@@ -30,7 +30,7 @@ const program = new Command()
 program
   .command('up')
   .description('start every service that is not running (idempotent) and print the addresses')
-  .option('--for-tests', 'also make sure the time-skipping test server and the temporal CLI exist')
+  .option('--for-tests', 'also make sure the time-skipping test server, the temporal CLI and the manifest validators exist')
   .addOption(new Option('--only <services>', `comma-separated subset of ${SERVICE_NAMES.join(',')}`))
   .option('--json', 'print the result as one JSON object')
   .option('-q, --quiet', 'no progress lines')

@@ -18,7 +18,7 @@ import { kafkaService } from './services/kafka.js';
 import { postgresService } from './services/postgres.js';
 import { temporalService } from './services/temporal.js';
 import { warehouseService } from './services/warehouse.js';
-import { temporalCliPath, testServerExecutablePath } from './tools.js';
+import { kubeconformPath, kustomizePath, temporalCliPath, testServerExecutablePath } from './tools.js';
 
 export { temporalCliPath, testServerExecutablePath } from './tools.js';
 export { planFromEnv, SERVICE_NAMES, type ServiceName, type StackPlan } from './addresses.js';
@@ -41,7 +41,7 @@ export interface StackUpOptions {
   services?: ServiceName[];
   /** No progress lines on stderr. */
   quiet?: boolean;
-  /** Also make sure the time-skipping test server and the temporal CLI exist (what tests need). */
+  /** Also make sure the time-skipping test server, the temporal CLI and the manifest validators exist (what tests need). */
   forTests?: boolean;
 }
 
@@ -69,6 +69,10 @@ export async function stackUp(opts: StackUpOptions = {}): Promise<StackInfo> {
       if (opts.forTests) {
         await testServerExecutablePath();
         await temporalCliPath();
+        // The manifest validation's tools and schemas (test/deploy/manifests.int.test.ts).
+        await kubeconformPath();
+        await kustomizePath();
+        await (await import('../deploy/validate.js')).kubernetesSchemaDir();
       }
       const local = wanted.filter((s) => !SERVICES[s].external(plan));
       const startable = local.filter((s) => {

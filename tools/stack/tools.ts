@@ -1,14 +1,19 @@
 /**
- * The stack's toolchain: prerequisites (go, java, mvn), the temporal CLI (built once with `go install` into the
- * cache), Maven-fetched jar sets (Kafka, Temporal's time-skipping test server) and the test server's wrapper script.
- * Everything lands in the cache dir and is rebuilt automatically when missing or when a checked-in pom changes.
+ * The stack's toolchain: prerequisites (go, java, mvn), the temporal CLI and kubeconform (built once with
+ * `go install` into the cache), Go modules' folders (`go mod download`), Maven-fetched jar sets (Kafka, Temporal's
+ * time-skipping test server) and the test server's wrapper script. Everything lands in the cache dir and is rebuilt
+ * automatically when missing or when a checked-in pom changes.
  */
+import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync, copyFileSync, readdirSync, accessSync, constants } from 'node:fs';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { fmtSeconds, say, StackError } from './log.js';
 import { cacheDir, kafkaPom, testServerPom } from './paths.js';
 import { runQuick, runWithProgress, which, withLock } from './proc.js';
+
+const execFileAsync = promisify(execFile);
 
 // ---------------------------------------------------------------------------------------------------------------
 // prerequisites
@@ -61,41 +66,98 @@ function isExecutable(p: string): boolean {
 
 /** The temporal CLI: from PATH, else the cached build, else built now with `go install` (first run only). */
 export async function temporalCliPath(): Promise<string> {
-  const onPath = which('temporal');
-  if (onPath) return onPath;
-  const bin = join(cacheDir(), 'bin', 'temporal');
-  if (isExecutable(bin)) return bin;
-  return withLock(join(cacheDir(), '.locks', 'temporal-cli'), 'the temporal CLI build', async () => {
-    if (isExecutable(bin)) return bin;
+  return which('temporal') ?? goInstalledTool({ name: 'temporal', pkg: 'github.com/temporalio/cli/cmd/temporal', tags: TEMPORAL_CLI_TAGS, expected: '~3-5 min' });
+}
+
+/** kubeconform, the Kubernetes manifest validator of the test suite (tools/deploy/validate.ts). */
+export const KUBECONFORM_TAG = 'v0.8.0';
+
+/** kubeconform: the cached build, else built now with `go install` (first run only, well under a minute). */
+export function kubeconformPath(): Promise<string> {
+  return goInstalledTool({ name: 'kubeconform', pkg: 'github.com/yannh/kubeconform/cmd/kubeconform', tags: [KUBECONFORM_TAG], expected: '~30 s', versioned: true });
+}
+
+/** kustomize, which builds deploy/kubernetes as `kubectl apply -k` would, for kubeconform to check the result. */
+export const KUSTOMIZE_TAG = 'v5.8.1';
+
+/** kustomize: the cached build, else built now with `go install` (first run only, about a minute). */
+export function kustomizePath(): Promise<string> {
+  return goInstalledTool({ name: 'kustomize', pkg: 'sigs.k8s.io/kustomize/kustomize/v5', tags: [KUSTOMIZE_TAG], expected: '~1-2 min', versioned: true });
+}
+
+interface GoTool {
+  /** Binary name: `<cache>/bin/<name>`. */
+  name: string;
+  /** Go package path of the command. */
+  pkg: string;
+  /** Tags tried in order until one builds. */
+  tags: string[];
+  /** How long the first build takes, for the progress line. */
+  expected: string;
+  /** Rebuild when the cached binary was built from another tag than the first (the temporal CLI keeps any). */
+  versioned?: boolean;
+}
+
+/**
+ * A Go command built once with `go install` into `<cache>/bin` (under a lock, into a temporary folder renamed into
+ * place, so a killed build leaves nothing half-done); `<name>.version` holds the tag it was built from.
+ */
+async function goInstalledTool(tool: GoTool): Promise<string> {
+  const bin = join(cacheDir(), 'bin', tool.name);
+  const versionFile = join(cacheDir(), 'bin', `${tool.name}.version`);
+  const current = () => isExecutable(bin) && (!tool.versioned || (existsSync(versionFile) && readFileSync(versionFile, 'utf8').trim() === tool.tags[0]));
+  if (current()) return bin;
+  return withLock(join(cacheDir(), '.locks', `${tool.name}-build`), `the ${tool.name} build`, async () => {
+    if (current()) return bin;
     const go = requireGo();
-    const logFile = join(cacheDir(), 'logs', 'go-install-temporal.log');
+    const logFile = join(cacheDir(), 'logs', `go-install-${tool.name}.log`);
     const errors: string[] = [];
-    for (const tag of TEMPORAL_CLI_TAGS) {
-      const tmpBin = join(cacheDir(), 'bin', `.build-${process.pid}`);
+    for (const tag of tool.tags) {
+      const tmpBin = join(cacheDir(), 'bin', `.build-${tool.name}-${process.pid}`);
       rmSync(tmpBin, { recursive: true, force: true });
       mkdirSync(tmpBin, { recursive: true });
-      say(`building temporal CLI ${tag} with go (first run only, ~3-5 min; log: ${logFile})...`);
+      say(`building ${tool.name} ${tag} with go (first run only, ${tool.expected}; log: ${logFile})...`);
       const start = Date.now();
       try {
-        await runWithProgress(`go install temporal@${tag}`, go, ['install', `github.com/temporalio/cli/cmd/temporal@${tag}`], {
+        await runWithProgress(`go install ${tool.name}@${tag}`, go, ['install', `${tool.pkg}@${tag}`], {
           logFile,
           env: { ...process.env, GOBIN: tmpBin, GOFLAGS: process.env.GOFLAGS ?? '' },
           everySec: 15,
         });
       } catch (e) {
         errors.push(`${tag}: ${e instanceof Error ? e.message.split('\n')[0] : String(e)}`);
-        say(`go install of temporal CLI ${tag} failed; trying the next older tag`);
+        if (tool.tags.length > 1) say(`go install of ${tool.name} ${tag} failed; trying the next older tag`);
         rmSync(tmpBin, { recursive: true, force: true });
         continue;
       }
-      renameSync(join(tmpBin, 'temporal'), bin);
+      renameSync(join(tmpBin, tool.name), bin);
       rmSync(tmpBin, { recursive: true, force: true });
-      writeFileSync(join(cacheDir(), 'bin', 'temporal.version'), `${tag}\n`);
-      say(`temporal CLI ${tag} built in ${fmtSeconds(Date.now() - start)}: ${bin}`);
+      writeFileSync(versionFile, `${tag}\n`);
+      say(`${tool.name} ${tag} built in ${fmtSeconds(Date.now() - start)}: ${bin}`);
       return bin;
     }
-    throw new StackError(`could not build the temporal CLI with go install:\n  ${errors.join('\n  ')}\nsee ${logFile}`);
+    throw new StackError(`could not build ${tool.name} with go install:\n  ${errors.join('\n  ')}\nsee ${logFile}`);
   });
+}
+
+/** Folder of a Go module in the module cache, downloaded through the module proxy when missing (`go mod download`). */
+export async function goModuleDir(module: string, version: string): Promise<string> {
+  const go = requireGo();
+  const { stdout } = await execFileAsync(go, ['mod', 'download', '-json', `${module}@${version}`], { env: { ...process.env, GOFLAGS: process.env.GOFLAGS ?? '' }, maxBuffer: 1 << 20 }).catch(
+    (e: { stdout?: string; stderr?: string; message: string }) => {
+      const reported = (() => {
+        try {
+          return (JSON.parse(e.stdout ?? '') as { Error?: string }).Error;
+        } catch {
+          return undefined;
+        }
+      })();
+      throw new StackError(`go mod download ${module}@${version} failed: ${reported ?? e.stderr?.trim() ?? e.message}`);
+    },
+  );
+  const { Dir } = JSON.parse(stdout) as { Dir?: string };
+  if (!Dir) throw new StackError(`go mod download ${module}@${version} named no folder`);
+  return Dir;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
