@@ -6,9 +6,10 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config.js';
 import { PermanentStartupError } from '../../src/startup.js';
 import { permanentTemporalError, temporalConnectionOptions } from '../../src/temporal.js';
+import { configFailure } from '../support/config-failure.js';
 import { makeTestPki, type TestPki } from '../support/tls-certs.js';
 
 let pki: TestPki;
@@ -17,15 +18,7 @@ beforeAll(async () => {
 });
 afterAll(() => pki?.remove());
 
-const failure = (env: Record<string, string>): string => {
-  try {
-    loadConfig(env);
-  } catch (e) {
-    expect(e).toBeInstanceOf(ConfigError);
-    return (e as Error).message;
-  }
-  throw new Error(`loadConfig accepted ${JSON.stringify(env)}`);
-};
+const failure = configFailure;
 
 function profileFile(name: string, toml: string): string {
   const file = join(pki.dir, name);
