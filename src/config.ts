@@ -363,6 +363,7 @@ function temporalSettings(rawEnv: NodeJS.ProcessEnv, c: Partial<Config>, problem
     ...(merged.apiKey !== undefined ? { apiKey: merged.apiKey } : {}),
     ...(tls !== undefined ? { tls } : {}),
     ...(merged.grpcMeta && Object.keys(merged.grpcMeta).length > 0 ? { metadata: merged.grpcMeta } : {}),
-    ...(fileExists ? { profile: { name: profileName, file: file! } } : {}),
+    // The profile named in messages: one that exists in the file (an absent default profile is no profile).
+    ...(fileExists && (env.TEMPORAL_PROFILE !== undefined || Object.keys(fromFile).length > 0) ? { profile: { name: profileName, file: file! } } : {}),
   };
 }
