@@ -1,7 +1,7 @@
 /**
  * Turns the project configuration (src/config.ts) into what the local stack listens on.
  * A service whose address variable is set explicitly in the environment is "external": used as given, never started.
- * Pure (no I/O) so it can be unit-tested.
+ * Pure but for what loadConfig reads (a Temporal profile file, when there is one), so it can be unit-tested.
  */
 import { loadConfig, type Config } from '../../src/config.js';
 
