@@ -69,7 +69,10 @@ export async function connectTemporal(config: Pick<Config, 'temporal'>, extra: O
  * grpc-js's wait for a ready channel (Connection.connect) ends in "Failed to connect before the deadline" after the
  * whole connect timeout, whatever the reason. Over TLS, one call that does not wait (no retries) comes first: it
  * fails at once with the channel's last error — a TLS alert, an untrusted certificate, ECONNREFUSED — which is what
- * tells an outage from a permanent refusal.
+ * tells an outage from a permanent refusal. The worker's NativeConnection is probed the same way: the Rust core
+ * reports a refused client certificate only some of the time (TLS 1.3 sends the alert after the handshake, and the
+ * core's first request often meets the closed connection instead: "connection closed", "broken pipe"), while
+ * grpc-js reads the alert every time.
  */
 async function tlsProbe(options: ClientConnectionOptions): Promise<void> {
   const probe = Connection.lazy({ ...options, interceptors: [] });
@@ -85,8 +88,10 @@ async function tlsProbe(options: ClientConnectionOptions): Promise<void> {
 
 /** The worker's NativeConnection (Rust core) with the configured options; permanent failures as in connectTemporal. */
 export async function connectNative(config: Pick<Config, 'temporal'>): Promise<NativeConnection> {
+  const options = temporalConnectionOptions(config);
   try {
-    return await NativeConnection.connect(temporalConnectionOptions(config));
+    if (options.tls) await tlsProbe(options);
+    return await NativeConnection.connect(options);
   } catch (err) {
     throw permanentTemporalError(config, err) ?? err;
   }
