@@ -198,7 +198,7 @@ async function cleanUp(): Promise<void> {
   await admin.deleteTopics({ topics: [config.ORDERS_TOPIC, config.DLQ_TOPIC] }).catch((e: unknown) => say(`could not delete topics: ${String(e)}`));
   await admin.deleteGroups([config.CONSUMER_GROUP]).catch(() => undefined);
   // The workflows never ran (no worker on the private task queue): terminate them so nothing is left open.
-  const client = await connectClient(config.TEMPORAL_ADDRESS, config.TEMPORAL_NAMESPACE);
+  const client = await connectClient(config);
   let terminated = 0;
   const pending = new Set<Promise<void>>();
   for (let o = 0; o < ORDERS; o += 1) {

@@ -4,9 +4,9 @@
  * the service through here, so what is tested is what runs.
  */
 import type { Server } from 'node:http';
-import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
+import { Client, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
-import { NativeConnection, Worker as TemporalWorker } from '@temporalio/worker';
+import { Worker as TemporalWorker } from '@temporalio/worker';
 import { createActivities } from '../activities/index.js';
 import { createLedgerRetentionActivities } from '../activities/ledger-retention.js';
 import { createBridge, type Bridge, type TransientRetry } from './bridge/bridge.js';
@@ -21,7 +21,7 @@ import { BRIDGE_TEMPORAL_RPC, KAFKA_RETRY } from './retry-policies.js';
 import { waitForDependency } from './startup.js';
 import { ensureLedgerRetentionSchedule } from './ledger-retention-schedule.js';
 import { createDb, type Db } from './store/db.js';
-import { connectClient, workflowBundle } from './temporal.js';
+import { connectClient, connectNative, connectTemporal, permanentTemporalError, workflowBundle } from './temporal.js';
 import { createWarehouseClient } from './warehouse/client.js';
 import { workflowSettings } from './workflow-settings.js';
 
@@ -58,18 +58,20 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
   const db = createDb(config.DATABASE_URL);
   const { signal } = opts;
   const temporal = `Temporal at ${config.TEMPORAL_ADDRESS}`;
-  const client = await waitForDependency(temporal, () => connectClient(config.TEMPORAL_ADDRESS, config.TEMPORAL_NAMESPACE), logger, signal);
+  // An untrusted certificate, a refused client certificate or API key stops start-up at once (src/temporal.ts).
+  const permanent = { permanent: (err: unknown) => permanentTemporalError(config, err) };
+  const client = await waitForDependency(temporal, () => connectClient(config), logger, signal, permanent);
   const stops: (() => Promise<unknown>)[] = [];
   let stopping = false;
 
   let worker: Worker | undefined;
   let workerRun: Promise<void> | undefined;
   if (runWorker) {
-    const connection = await waitForDependency(temporal, () => NativeConnection.connect({ address: config.TEMPORAL_ADDRESS }), logger, signal);
+    const connection = await waitForDependency(temporal, () => connectNative(config), logger, signal, permanent);
     // The worker's effects need PostgreSQL: it starts polling only once the database answers.
     await waitForDependency('PostgreSQL', () => db.query('SELECT 1'), logger, signal);
     // The ledger-retention schedule, created or brought in step with this worker's configuration.
-    await waitForDependency(temporal, () => ensureLedgerRetentionSchedule(client, config, logger), logger, signal);
+    await waitForDependency(temporal, () => ensureLedgerRetentionSchedule(client, config, logger), logger, signal, permanent);
     const deadLetters = createDeadLetterSink(createSender(createKafka(config.KAFKA_BROKERS, `${config.KAFKA_CLIENT_ID}-worker`, logger)), config.DLQ_TOPIC, config.CONSUMER_GROUP);
     worker = await TemporalWorker.create({
       connection,
@@ -119,14 +121,13 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
     // The bridge's own Temporal connection: few in-client retries, so an outage reaches the bridge's backoff gate
     // (partition paused, counted, abandonable on shutdown) instead of hiding inside one call, and a reconnect
     // backoff capped at 5 s, so delivery resumes within seconds of Temporal coming back.
-    const bridgeConnection = await waitForDependency(temporal, () => Connection.connect({
-      address: config.TEMPORAL_ADDRESS,
+    const bridgeConnection = await waitForDependency(temporal, () => connectTemporal(config, {
       interceptors: [makeGrpcRetryInterceptor(defaultGrpcRetryOptions({ maxAttempts: BRIDGE_TEMPORAL_RPC.maxAttempts }))],
       channelArgs: {
         'grpc.initial_reconnect_backoff_ms': BRIDGE_TEMPORAL_RPC.initialReconnectBackoffMs,
         'grpc.max_reconnect_backoff_ms': BRIDGE_TEMPORAL_RPC.maxReconnectBackoffMs,
       },
-    }), logger, signal);
+    }), logger, signal, permanent);
     stops.push(() => bridgeConnection.close());
     const bridgeClient = new Client({ connection: bridgeConnection, namespace: config.TEMPORAL_NAMESPACE });
     bridge = createBridge({

@@ -1,8 +1,15 @@
-/** Temporal client connection and the workflow bundle. The workflow bundle is built once per process and reused. */
+/**
+ * Temporal connections and the workflow bundle. Every connection to Temporal — the worker's NativeConnection, the
+ * client's and the bridge's Connection, each CLI command, the bench and the tests — takes its options from
+ * temporalConnectionOptions, so TLS, mTLS, the API key and gRPC metadata apply to all of them alike. The workflow
+ * bundle is built once per process and reused.
+ */
 import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, Runtime, bundleWorkflowCode, type LogLevel, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime, bundleWorkflowCode, type LogLevel, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import type { Config, TemporalTls } from './config.js';
 import type { Logger } from './log.js';
+import { PermanentStartupError } from './startup.js';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 
@@ -20,9 +27,146 @@ const quietBundlerLogger = {
   error: (m: string, a?: unknown) => console.error(m, a ?? ''),
 };
 
-export async function connectClient(address: string, namespace: string): Promise<Client> {
-  const connection = await Connection.connect({ address });
-  return new Client({ connection, namespace });
+/** The options both `Connection.connect` (client) and `NativeConnection.connect` (worker) take, from the configuration. */
+export interface TemporalConnectionOptions {
+  address: string;
+  /** Absent: plaintext. */
+  tls?: TemporalTls | false;
+  /** Sent as `authorization: Bearer <apiKey>` on every call. */
+  apiKey?: string;
+  metadata?: Record<string, string>;
+}
+
+/** Connection options for Temporal as configured (src/config.ts: TEMPORAL_* variables over the envconfig profile). */
+export function temporalConnectionOptions(config: Pick<Config, 'temporal'>): TemporalConnectionOptions {
+  const t = config.temporal;
+  return {
+    address: t.address,
+    ...(t.tls !== undefined ? { tls: t.tls } : {}),
+    ...(t.apiKey !== undefined ? { apiKey: t.apiKey } : {}),
+    ...(t.metadata ? { metadata: { ...t.metadata } } : {}),
+  };
+}
+
+type ClientConnectionOptions = NonNullable<Parameters<typeof Connection.connect>[0]>;
+
+/**
+ * `Connection.connect` with the configured options (plus `extra`: interceptors, channel arguments, timeouts). A
+ * failure waiting cannot cure (an untrusted server certificate, a refused client certificate or API key) is thrown
+ * as a PermanentStartupError naming the variables to check; anything else (the server is down) as it came.
+ */
+export async function connectTemporal(config: Pick<Config, 'temporal'>, extra: Omit<ClientConnectionOptions, keyof TemporalConnectionOptions> = {}): Promise<Connection> {
+  const options = { ...temporalConnectionOptions(config), ...extra };
+  try {
+    if (options.tls) await tlsProbe(options);
+    return await Connection.connect(options);
+  } catch (err) {
+    throw permanentTemporalError(config, err) ?? err;
+  }
+}
+
+/**
+ * grpc-js's wait for a ready channel (Connection.connect) ends in "Failed to connect before the deadline" after the
+ * whole connect timeout, whatever the reason. Over TLS, one call that does not wait (no retries) comes first: it
+ * fails at once with the channel's last error — a TLS alert, an untrusted certificate, ECONNREFUSED — which is what
+ * tells an outage from a permanent refusal. The worker's NativeConnection is probed the same way: the Rust core
+ * reports a refused client certificate only some of the time (TLS 1.3 sends the alert after the handshake, and the
+ * core's first request often meets the closed connection instead: "connection closed", "broken pipe"), while
+ * grpc-js reads the alert every time.
+ */
+async function tlsProbe(options: ClientConnectionOptions): Promise<void> {
+  const probe = Connection.lazy({ ...options, interceptors: [] });
+  try {
+    await probe.withDeadline(Date.now() + 10_000, () => probe.workflowService.getSystemInfo({}));
+  } catch (err) {
+    // An old server without GetSystemInfo answers UNIMPLEMENTED: reachable, and Connection.connect accepts it.
+    if ((err as { code?: number }).code !== 12) throw err;
+  } finally {
+    await probe.close().catch(() => undefined);
+  }
+}
+
+/** The worker's NativeConnection (Rust core) with the configured options; permanent failures as in connectTemporal. */
+export async function connectNative(config: Pick<Config, 'temporal'>): Promise<NativeConnection> {
+  const options = temporalConnectionOptions(config);
+  try {
+    if (options.tls) await tlsProbe(options);
+    return await NativeConnection.connect(options);
+  } catch (err) {
+    throw permanentTemporalError(config, err) ?? err;
+  }
+}
+
+/** A client on a connection of its own, to the configured namespace; close it with `client.connection.close()`. */
+export async function connectClient(config: Pick<Config, 'temporal'>, extra: Omit<ClientConnectionOptions, keyof TemporalConnectionOptions> = {}): Promise<Client> {
+  const connection = await connectTemporal(config, extra);
+  return new Client({ connection, namespace: config.temporal.namespace });
+}
+
+// What grpc-js (Node's OpenSSL) and the Rust core (rustls, tonic) say, found by trying each case against a TLS
+// proxy (test/integration/temporal-security.int.test.ts): the server's certificate is not trusted or not for this name…
+const SERVER_CERT = /unable to verify|self[- ]signed certificate|unable to get (local )?issuer|certificate has expired|certificate is not yet valid|ERR_TLS_CERT_ALTNAME_INVALID|does not match certificate|InvalidCertificate\(\w+/i;
+// …the server refused this client's certificate, or the lack of one (TLS alerts 116, 42, 48, 46, 45, 44, 49)…
+const CLIENT_CERT = /alert (certificate required|bad certificate|unknown ca|certificate unknown|certificate expired|certificate revoked|access denied)|fatal alert: (CertificateRequired|BadCertificate|UnknownCA|CertificateUnknown|CertificateExpired|CertificateRevoked|AccessDenied)/i;
+// …TLS towards a server that does not speak it…
+const NOT_TLS = /wrong version number|InvalidContentType|packet length too long/i;
+// …or the server refused the credentials: UNAUTHENTICATED (16) or PERMISSION_DENIED (7).
+const REFUSED_CREDENTIALS = /valid authentication credentials|does not have permission/i;
+
+function describe(err: unknown): string {
+  const e = err as { message?: string; details?: string; cause?: { message?: string; details?: string } };
+  return [e?.message, e?.details, e?.cause?.message, e?.cause?.details].filter(Boolean).join(' | ');
+}
+
+function grpcCode(err: unknown): number | undefined {
+  const e = err as { code?: unknown; cause?: { code?: unknown } };
+  const code = typeof e?.code === 'number' ? e.code : typeof e?.cause?.code === 'number' ? e.cause.code : undefined;
+  return code;
+}
+
+/**
+ * A PermanentStartupError for a Temporal failure no retry can cure, naming the variables to check; undefined for
+ * anything else (the server is down or restarting: keep waiting).
+ */
+export function permanentTemporalError(config: Pick<Config, 'temporal'>, err: unknown): PermanentStartupError | undefined {
+  if (err instanceof PermanentStartupError) return err;
+  const t = config.temporal;
+  const text = describe(err);
+  const at = `Temporal at ${t.address}`;
+  const orProfile = t.profile ? ` (or their keys under [profile.${t.profile.name}] in ${t.profile.file})` : '';
+  const reason = (re: RegExp) => /Last error: ([^\n]*?)(?: \(\d{4}-|\. Resolution note|$)/.exec(text)?.[1] ?? re.exec(text)?.[0] ?? text;
+  const tls = t.tls || undefined;
+  if (SERVER_CERT.test(text)) {
+    return new PermanentStartupError(
+      `${at} presented a TLS certificate this service does not trust (${reason(SERVER_CERT)}): check TEMPORAL_TLS_SERVER_CA_CERT_PATH ` +
+        `(the CA that issued the server's certificate; ${tls?.serverRootCACertificate ? 'one is set' : 'unset: the system roots'}) and TEMPORAL_TLS_SERVER_NAME ` +
+        `(the name in it; ${tls?.serverNameOverride ? `"${tls.serverNameOverride}"` : `unset: the host of TEMPORAL_ADDRESS`})${orProfile}`,
+      { cause: err },
+    );
+  }
+  if (CLIENT_CERT.test(text)) {
+    return new PermanentStartupError(
+      `${at} refused the TLS client certificate (${reason(CLIENT_CERT)}): ` +
+        (tls?.clientCertPair
+          ? 'check TEMPORAL_TLS_CLIENT_CERT_PATH and TEMPORAL_TLS_CLIENT_KEY_PATH: the server must trust the CA that issued the certificate'
+          : 'the server requires one (mTLS) and none is configured: set TEMPORAL_TLS_CLIENT_CERT_PATH and TEMPORAL_TLS_CLIENT_KEY_PATH') +
+        orProfile,
+      { cause: err },
+    );
+  }
+  if (tls && NOT_TLS.test(text)) {
+    return new PermanentStartupError(`${at} does not answer TLS (${reason(NOT_TLS)}): check TEMPORAL_ADDRESS and TEMPORAL_TLS${orProfile}`, { cause: err });
+  }
+  const code = grpcCode(err);
+  if (code === 16 || code === 7 || REFUSED_CREDENTIALS.test(text)) {
+    const detail = (err as { cause?: { details?: string } })?.cause?.details ?? (err as { details?: string })?.details ?? /message: "([^"]*)"/.exec(text)?.[1] ?? text;
+    return new PermanentStartupError(
+      `${at} refused this service's credentials (${code === 7 || /permission/i.test(text) ? 'PERMISSION_DENIED' : 'UNAUTHENTICATED'}: ${detail}): ` +
+        `check TEMPORAL_API_KEY (${t.apiKey ? 'set' : 'unset'}) and TEMPORAL_NAMESPACE ("${t.namespace}")${orProfile}`,
+      { cause: err },
+    );
+  }
+  return undefined;
 }
 
 /** Routes the Temporal SDK's own logs (worker state, activity failures) into our logger, at WARN and above. */

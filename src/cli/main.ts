@@ -57,7 +57,8 @@ All commands:
   order retry   re-drive an order held as failed on its running workflow (--reason required; --request-id)
 
 Configuration comes from the same environment variables as the service (ORDERS_TOPIC, DLQ_TOPIC,
-CONSUMER_GROUP, KAFKA_BROKERS, TEMPORAL_ADDRESS, TEMPORAL_TASK_QUEUE, DATABASE_URL, ...).
+CONSUMER_GROUP, KAFKA_BROKERS, TEMPORAL_ADDRESS, TEMPORAL_TASK_QUEUE, DATABASE_URL, ...); Temporal TLS, mTLS and
+API key too (TEMPORAL_TLS_*, TEMPORAL_API_KEY, or a profile: TEMPORAL_CONFIG_FILE, TEMPORAL_PROFILE).
 Times: RFC 3339 (2026-01-31T12:00:00Z) or a duration ago (90s, 15m, 2h, 7d). Positions: partition:offset.
 Exit codes: 0 ok, 1 failed (not found, dependency down, a redrive refused records), 2 bad input, 130 interrupted.`;
 

@@ -41,7 +41,7 @@ async function worksMeanwhile(s: Scenario, role: Role, tenant: string): Promise<
     return;
   }
   // Workflows and activities need only Temporal and PostgreSQL: an order started directly ships.
-  const client = await connectClient(s.config.TEMPORAL_ADDRESS, s.config.TEMPORAL_NAMESPACE);
+  const client = await connectClient(s.config);
   try {
     const starter = createOrderStarter(client, s.config.TEMPORAL_TASK_QUEUE, workflowSettings(s.config));
     await starter.deliver(events.placed(tenant, 'during') as OrderEvent);

@@ -1,9 +1,9 @@
 /**
  * Turns the project configuration (src/config.ts) into what the local stack listens on.
  * A service whose address variable is set explicitly in the environment is "external": used as given, never started.
- * Pure (no I/O) so it can be unit-tested.
+ * Pure but for what loadConfig reads (a Temporal profile file, when there is one), so it can be unit-tested.
  */
-import { loadConfig } from '../../src/config.js';
+import { loadConfig, type Config } from '../../src/config.js';
 
 export const SERVICE_NAMES = ['postgres', 'kafka', 'temporal', 'warehouse'] as const;
 export type ServiceName = (typeof SERVICE_NAMES)[number];
@@ -50,7 +50,8 @@ export interface StackPlan {
     dlqTopic: string;
     clientId: string;
   };
-  temporal: HostPort & { address: string; namespace: string; uiUrl: string; ui: HostPort; external: boolean };
+  /** `settings`: TLS, API key and metadata too, for the stack's own calls to an external (maybe secured) Temporal. */
+  temporal: HostPort & { address: string; namespace: string; uiUrl: string; ui: HostPort; external: boolean; settings: Config['temporal'] };
   postgres: HostPort & { url: string; user: string; password: string; database: string; external: boolean };
   warehouse: HostPort & { url: string; listenPort: number; external: boolean };
 }
@@ -81,7 +82,9 @@ export function planFromEnv(env: NodeJS.ProcessEnv = process.env): StackPlan {
       namespace: c.TEMPORAL_NAMESPACE,
       uiUrl: c.TEMPORAL_UI_URL,
       ui: urlHostPort(c.TEMPORAL_UI_URL),
-      external: isSet(env, 'TEMPORAL_ADDRESS'),
+      // Set by TEMPORAL_ADDRESS or by a Temporal profile (TEMPORAL_PROFILE, TEMPORAL_CONFIG_FILE).
+      external: c.temporal.addressFrom !== 'the local default',
+      settings: c.temporal,
     },
     postgres: {
       ...pg,

@@ -15,6 +15,7 @@
 import { createHash } from 'node:crypto';
 import { ServiceError, WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError, type Client, type WorkflowHandle } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/common';
+import { PermanentStartupError } from '../../startup.js';
 import { connectClient } from '../../temporal.js';
 import {
   OrderStatusAttribute,
@@ -67,9 +68,11 @@ export async function orderRetry(ctx: CliContext, opts: RetryOptions): Promise<R
   let client: Client | undefined;
   try {
     try {
-      client = await connectClient(config.TEMPORAL_ADDRESS, config.TEMPORAL_NAMESPACE);
+      client = await connectClient(config);
     } catch (err) {
-      throw new Error(`Temporal at ${config.TEMPORAL_ADDRESS} (TEMPORAL_ADDRESS): ${(err as Error).message}`, { cause: err });
+      // A refused certificate or key says which variables to check already (PermanentStartupError).
+      if (err instanceof PermanentStartupError) throw err;
+      throw new Error(`Temporal at ${config.TEMPORAL_ADDRESS} (TEMPORAL_ADDRESS${config.temporal.addressFrom === 'TEMPORAL_ADDRESS' ? '' : `, here from ${config.temporal.addressFrom}`}): ${(err as Error).message}`, { cause: err });
     }
     const c = client;
     const within = <T>(what: string, fn: () => Promise<T>): Promise<T> => {

@@ -128,7 +128,7 @@ export async function replay(ctx: CliContext, opts: ReplayOptions): Promise<Repl
   let client: Client | undefined;
   let starter: OrderStarter | undefined;
   if (!dryRun) {
-    client = await connectClient(config.TEMPORAL_ADDRESS, config.TEMPORAL_NAMESPACE);
+    client = await connectClient(config);
     starter = createOrderStarter(client, config.TEMPORAL_TASK_QUEUE, workflowSettings(config));
   }
   const bucket = TokenBucket.perSecond(opts.rate ?? 1);

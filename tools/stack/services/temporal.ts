@@ -4,7 +4,8 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { Connection } from '@temporalio/client';
+import type { Connection } from '@temporalio/client';
+import { connectTemporal } from '../../../src/temporal.js';
 import type { StackPlan } from '../addresses.js';
 import { SEARCH_ATTRIBUTES } from '../addresses.js';
 import { say, StackError } from '../log.js';
@@ -16,7 +17,7 @@ import { temporalCliPath } from '../tools.js';
 const INDEXED_VALUE_TYPE: Record<string, number> = { Text: 1, Keyword: 2, Int: 3, Double: 4, Bool: 5, Datetime: 6, KeywordList: 7 };
 
 async function withConnection<T>(plan: StackPlan, fn: (c: Connection) => Promise<T>): Promise<T> {
-  const conn = await Connection.connect({ address: plan.temporal.address, connectTimeout: '2s' });
+  const conn = await connectTemporal({ temporal: plan.temporal.settings }, { connectTimeout: '2s' });
   try {
     return await fn(conn);
   } finally {
