@@ -4,35 +4,13 @@
  * them — serving /readyz as not ready, saying what it waits for — and never starts a process of its own (checked
  * with `ps`, by walking the process tree below it for as long as it runs).
  */
-import { execFile, spawn } from 'node:child_process';
-import { createServer, type AddressInfo } from 'node:net';
+import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { PRODUCTION_REQUIRED } from '../../src/config.js';
+import { descendants, freePort } from '../support/processes.js';
 
 const SERVICE = fileURLToPath(new URL('../../src/service.ts', import.meta.url));
-const run = promisify(execFile);
-
-/** Every process below `root` now (pid and command line), from one `ps` snapshot of the whole table. */
-async function descendants(root: number): Promise<string[]> {
-  const { stdout } = await run('ps', ['-e', '-o', 'pid=,ppid=,args=']);
-  const rows = stdout.split('\n').map((l) => /^\s*(\d+)\s+(\d+)\s+(.*)$/.exec(l)).filter((m) => m !== null);
-  const below = new Set([root]);
-  const found: string[] = [];
-  for (let grew = true; grew; ) {
-    grew = false;
-    for (const [, pid, ppid, args] of rows) {
-      if (below.has(Number(ppid)) && !below.has(Number(pid))) {
-        below.add(Number(pid));
-        found.push(`${pid} ${args}`);
-        grew = true;
-      }
-    }
-  }
-  return found;
-}
-
 interface Run {
   code: number | string;
   stdout: string;
@@ -70,14 +48,6 @@ async function runService(env: Record<string, string>, during?: (child: ReturnTy
   r.elapsedMs = Date.now() - started;
   await walk;
   return r;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
