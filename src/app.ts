@@ -15,7 +15,7 @@ import { createSender } from './kafka/sender.js';
 import { createOrderStarter, type OrderStarter } from './bridge/order-starter.js';
 import type { Config } from './config.js';
 import { createDeadLetterSink } from './dlq/sink.js';
-import { Health, withTimeout } from './health.js';
+import { Health, withTimeout, type CheckResult } from './health.js';
 import type { Logger } from './log.js';
 import { createMetrics, serveMetrics, type Metrics } from './metrics.js';
 import { BRIDGE_TEMPORAL_RPC, KAFKA_RETRY } from './retry-policies.js';
@@ -68,6 +68,17 @@ export interface App {
 /** Longest a readiness check's own call (SELECT 1, a Temporal RPC) may take, ms. */
 const CHECK_TIMEOUT_MS = 1500;
 
+/** One readiness probe, bounded by CHECK_TIMEOUT_MS; a failure's reason names `what`. */
+async function probeWithin(what: string, work: Promise<unknown>): Promise<CheckResult> {
+  try {
+    await withTimeout(work, CHECK_TIMEOUT_MS, what);
+    return { ok: true };
+  } catch (err) {
+    const message = (err as Error).message ?? String(err);
+    return { ok: false, reason: message.startsWith(what) ? message : `${what}: ${message}` };
+  }
+}
+
 export async function startApp(config: Config, opts: AppOptions): Promise<App> {
   const { logger } = opts;
   const runWorker = opts.roles?.worker ?? config.FULFILMENT_ROLES.includes('worker');
@@ -85,8 +96,7 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
   const client = await waitForDependency(temporal, health.attempting(temporal, () => connectClient(config.TEMPORAL_ADDRESS, config.TEMPORAL_NAMESPACE)), logger, signal);
   health.set('temporal', async () => {
     // A cheap RPC on the shared client, bounded by a deadline (the client's own retries stop there).
-    await client.connection.withDeadline(Date.now() + CHECK_TIMEOUT_MS, () => client.connection.workflowService.getSystemInfo({}));
-    return { ok: true };
+    return probeWithin(temporal, client.connection.withDeadline(Date.now() + CHECK_TIMEOUT_MS, () => client.connection.workflowService.getSystemInfo({})));
   });
   /** Stops in order; each named, so a shutdown past its deadline can say what was still stopping. */
   const stops: { name: string; stop: () => Promise<unknown> }[] = [];
@@ -103,10 +113,7 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
     // Readiness probes PostgreSQL on a one-connection pool of its own: a pool busy with activities does not make
     // the worker look down, and probes never take connections from the activities.
     const probeDb = createDb(config.DATABASE_URL, 1);
-    health.set('postgres', async () => {
-      await withTimeout(probeDb.query('SELECT 1'), CHECK_TIMEOUT_MS, 'PostgreSQL');
-      return { ok: true };
-    });
+    health.set('postgres', () => probeWithin('PostgreSQL', probeDb.query('SELECT 1')));
     // The ledger-retention schedule, created or brought in step with this worker's configuration.
     await waitForDependency(temporal, health.attempting(temporal, () => ensureLedgerRetentionSchedule(client, config, logger)), logger, signal);
     const deadLetters = createDeadLetterSink(createSender(createKafka(config.KAFKA_BROKERS, `${config.KAFKA_CLIENT_ID}-worker`, logger)), config.DLQ_TOPIC, config.CONSUMER_GROUP);

@@ -118,7 +118,7 @@ export class Health {
     const results = await Promise.all(
       names.map(async (name) => {
         try {
-          return await withTimeout(Promise.resolve(this.checks.get(name)!()), this.timeoutMs, name);
+          return await withTimeout(Promise.resolve(this.checks.get(name)!()), this.timeoutMs, `the ${name} check`);
         } catch (err) {
           return { ok: false, reason: (err as Error).message || String(err) };
         }

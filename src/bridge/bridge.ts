@@ -194,7 +194,7 @@ export function createBridge(opts: BridgeOptions): Bridge {
     events,
     kafkaStatus() {
       const member = consumer.status();
-      if (!member.joined) return { ok: false, reason: member.reason ?? 'not in the consumer group' };
+      if (!member.joined) return { ok: false, reason: `Kafka: ${member.reason ?? 'not in the consumer group'}` };
       const silentMs = Date.now() - member.lastContactAt;
       if (silentMs > sessionTimeoutMs) {
         return { ok: false, reason: `Kafka has not answered the consumer for ${Math.round(silentMs / 1000)} s (session timeout ${sessionTimeoutMs} ms)` };

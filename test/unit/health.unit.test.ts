@@ -26,7 +26,7 @@ describe('readiness checks', () => {
       checks: {
         kafka: { ok: false, reason: 'not joined the group yet' },
         postgres: { ok: false, reason: 'password authentication failed' },
-        temporal: { ok: false, reason: 'temporal did not answer within 50 ms' },
+        temporal: { ok: false, reason: 'the temporal check did not answer within 50 ms' },
         worker: { ok: true },
       },
     });
