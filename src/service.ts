@@ -102,8 +102,10 @@ export async function serveUntilSignalled(opts: { config: Config; logger: Logger
     }, config.SHUTDOWN_DEADLINE_MS);
     starting.abort();
     await (service?.stop() ?? observed.close());
-    await opts.afterStop?.();
+    // The deadline bounds the service's own shutdown; what the dev launcher does afterwards (stopping the local
+    // stack it started) is not cut short by it.
     clearTimeout(deadline);
+    await opts.afterStop?.();
     logger.info({ exitCode: code }, 'stopped');
     process.exit(code);
   };
