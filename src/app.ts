@@ -15,6 +15,7 @@ import { createSender } from './kafka/sender.js';
 import { createOrderStarter, type OrderStarter } from './bridge/order-starter.js';
 import type { Config } from './config.js';
 import { createDeadLetterSink } from './dlq/sink.js';
+import { Health, withTimeout, type CheckResult } from './health.js';
 import type { Logger } from './log.js';
 import { createMetrics, serveMetrics, type Metrics } from './metrics.js';
 import { BRIDGE_TEMPORAL_RPC, KAFKA_RETRY } from './retry-policies.js';
@@ -38,6 +39,11 @@ export interface AppOptions {
   onBridge?: (bridge: Bridge) => void;
   /** Aborting it gives up start-up while a dependency is still down (StartupAborted). */
   signal?: AbortSignal;
+  /**
+   * The registry to count in and the readiness to report to, when the caller serves them itself (src/service.ts
+   * starts its HTTP server before waiting for anything); startApp then serves neither.
+   */
+  observability?: { metrics: Metrics; health: Health };
 }
 
 export interface App {
@@ -47,31 +53,71 @@ export interface App {
   client: Client;
   worker?: Worker;
   bridge?: Bridge;
+  /** Readiness of the roles this app runs (served as /readyz). */
+  health: Health;
+  /**
+   * Resolves (never rejects) once a role stopped for good on its own — the Temporal worker's run() ended, or the
+   * bridge's consumer gave up — with why. The process must then stop and exit non-zero.
+   */
+  failed: Promise<Error>;
+  /** What stop() has not finished stopping yet, in the order it stops them (empty before stop() and once done). */
+  stillStopping(): string[];
   stop(): Promise<void>;
+}
+
+/** Longest a readiness check's own call (SELECT 1, a Temporal RPC) may take, ms. */
+const CHECK_TIMEOUT_MS = 1500;
+
+/** One readiness probe, bounded by CHECK_TIMEOUT_MS; a failure's reason names `what`. */
+async function probeWithin(what: string, work: Promise<unknown>): Promise<CheckResult> {
+  try {
+    await withTimeout(work, CHECK_TIMEOUT_MS, what);
+    return { ok: true };
+  } catch (err) {
+    const message = (err as Error).message ?? String(err);
+    return { ok: false, reason: message.startsWith(what) ? message : `${what}: ${message}` };
+  }
 }
 
 export async function startApp(config: Config, opts: AppOptions): Promise<App> {
   const { logger } = opts;
   const runWorker = opts.roles?.worker ?? config.FULFILMENT_ROLES.includes('worker');
   const runBridge = opts.roles?.bridge ?? config.FULFILMENT_ROLES.includes('bridge');
-  const metrics = createMetrics({ defaultMetrics: opts.serveMetrics ?? false });
+  const metrics = opts.observability?.metrics ?? createMetrics({ defaultMetrics: opts.serveMetrics ?? false });
+  const health = opts.observability?.health ?? new Health();
+  let server: Server | undefined;
+  if (!opts.observability && (opts.serveMetrics ?? true) && config.METRICS_PORT > 0) {
+    // Served before anything is waited for: readiness says what start-up is waiting for.
+    server = await serveMetrics(metrics.registry, config.METRICS_PORT, config.METRICS_HOST, health);
+  }
   const db = createDb(config.DATABASE_URL);
   const { signal } = opts;
   const temporal = `Temporal at ${config.TEMPORAL_ADDRESS}`;
   // An untrusted certificate, a refused client certificate or API key stops start-up at once (src/temporal.ts).
   const permanent = { permanent: (err: unknown) => permanentTemporalError(config, err) };
-  const client = await waitForDependency(temporal, () => connectClient(config), logger, signal, permanent);
-  const stops: (() => Promise<unknown>)[] = [];
+  const client = await waitForDependency(temporal, health.attempting(temporal, () => connectClient(config)), logger, signal, permanent);
+  health.set('temporal', async () => {
+    // A cheap RPC on the shared client, bounded by a deadline (the client's own retries stop there).
+    return probeWithin(temporal, client.connection.withDeadline(Date.now() + CHECK_TIMEOUT_MS, () => client.connection.workflowService.getSystemInfo({})));
+  });
+  /** Stops in order; each named, so a shutdown past its deadline can say what was still stopping. */
+  const stops: { name: string; stop: () => Promise<unknown> }[] = [];
   let stopping = false;
+  let fail!: (err: Error) => void;
+  const failed = new Promise<Error>((resolve) => (fail = resolve));
 
   let worker: Worker | undefined;
   let workerRun: Promise<void> | undefined;
   if (runWorker) {
-    const connection = await waitForDependency(temporal, () => connectNative(config), logger, signal, permanent);
+    const connection = await waitForDependency(temporal, health.attempting(temporal, () => connectNative(config)), logger, signal, permanent);
     // The worker's effects need PostgreSQL: it starts polling only once the database answers.
-    await waitForDependency('PostgreSQL', () => db.query('SELECT 1'), logger, signal);
+    await waitForDependency('PostgreSQL', health.attempting('PostgreSQL', () => db.query('SELECT 1')), logger, signal);
+    // Readiness probes PostgreSQL on a one-connection pool of its own: a pool busy with activities does not make
+    // the worker look down, and probes never take connections from the activities.
+    const probeDb = createDb(config.DATABASE_URL, 1);
+    health.set('postgres', () => probeWithin('PostgreSQL', probeDb.query('SELECT 1')));
     // The ledger-retention schedule, created or brought in step with this worker's configuration.
-    await waitForDependency(temporal, () => ensureLedgerRetentionSchedule(client, config, logger), logger, signal, permanent);
+    await waitForDependency(temporal, health.attempting(temporal, () => ensureLedgerRetentionSchedule(client, config, logger)), logger, signal, permanent);
     const deadLetters = createDeadLetterSink(createSender(createKafka(config.KAFKA_BROKERS, `${config.KAFKA_CLIENT_ID}-worker`, logger)), config.DLQ_TOPIC, config.CONSUMER_GROUP);
     worker = await TemporalWorker.create({
       connection,
@@ -95,16 +141,52 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
     });
     workerRun = worker.run();
     const w = worker;
+    let runSettled = false;
     // The SDK retries lost polls itself; a worker that stops on its own is fatal and must not go unnoticed.
-    workerRun.catch((err: unknown) => {
-      if (!stopping) logger.fatal({ err }, 'Temporal worker stopped unexpectedly; this instance no longer runs workflows');
+    // A failed worker can take long (or forever) to finish shutting down before run() rejects — seen with its
+    // namespace deleted — so its state is watched too: FAILED is fatal at once.
+    const watch = setInterval(() => {
+      if (stopping || runSettled || w.getState() !== 'FAILED') return;
+      clearInterval(watch);
+      logger.fatal({ state: 'FAILED' }, 'Temporal worker stopped unexpectedly; this instance no longer runs workflows');
+      fail(new Error('Temporal worker stopped unexpectedly: it is FAILED'));
+    }, 500);
+    watch.unref();
+    workerRun.finally(() => {
+      runSettled = true;
+      clearInterval(watch);
+    }).catch(() => undefined);
+    workerRun.then(
+      () => {
+        if (stopping) return;
+        logger.fatal('Temporal worker stopped unexpectedly; this instance no longer runs workflows');
+        fail(new Error('Temporal worker stopped unexpectedly'));
+      },
+      (err: unknown) => {
+        if (stopping) return;
+        logger.fatal({ err }, 'Temporal worker stopped unexpectedly; this instance no longer runs workflows');
+        fail(new Error(`Temporal worker stopped unexpectedly: ${(err as Error).message ?? String(err)}`, { cause: err }));
+      },
+    );
+    health.set('worker', () => {
+      const { runState, workflowPollerState, activityPollerState } = w.getStatus();
+      if (runState === 'RUNNING' && workflowPollerState === 'POLLING' && activityPollerState === 'POLLING') return { ok: true };
+      return { ok: false, reason: `Temporal worker is ${runState} (workflow poller ${workflowPollerState}, activity poller ${activityPollerState})` };
     });
-    stops.push(async () => {
-      if (w.getState() === 'RUNNING') w.shutdown();
-      await workerRun?.catch((err: unknown) => logger.error({ err }, 'worker stopped with an error'));
-      await connection.close();
-      await deadLetters.close();
-    });
+    stops.push({
+      name: 'Temporal worker',
+      stop: async () => {
+        if (w.getState() === 'RUNNING') w.shutdown();
+        if (w.getState() === 'FAILED' && !runSettled) {
+          // Its shutdown may never finish; waiting would only hold the process up (the connection stays held by it).
+          logger.warn('not waiting for the failed Temporal worker to finish shutting down');
+        } else {
+          await workerRun?.catch((err: unknown) => logger.error({ err }, 'worker stopped with an error'));
+          await connection.close();
+        }
+        await deadLetters.close();
+      },
+    }, { name: 'PostgreSQL readiness probe', stop: () => probeDb.end() });
   }
 
   let bridge: Bridge | undefined;
@@ -121,14 +203,14 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
     // The bridge's own Temporal connection: few in-client retries, so an outage reaches the bridge's backoff gate
     // (partition paused, counted, abandonable on shutdown) instead of hiding inside one call, and a reconnect
     // backoff capped at 5 s, so delivery resumes within seconds of Temporal coming back.
-    const bridgeConnection = await waitForDependency(temporal, () => connectTemporal(config, {
+    const bridgeConnection = await waitForDependency(temporal, health.attempting(temporal, () => connectTemporal(config, {
       interceptors: [makeGrpcRetryInterceptor(defaultGrpcRetryOptions({ maxAttempts: BRIDGE_TEMPORAL_RPC.maxAttempts }))],
       channelArgs: {
         'grpc.initial_reconnect_backoff_ms': BRIDGE_TEMPORAL_RPC.initialReconnectBackoffMs,
         'grpc.max_reconnect_backoff_ms': BRIDGE_TEMPORAL_RPC.maxReconnectBackoffMs,
       },
-    }), logger, signal, permanent);
-    stops.push(() => bridgeConnection.close());
+    })), logger, signal, permanent);
+    stops.push({ name: 'bridge Temporal connection', stop: () => bridgeConnection.close() });
     const bridgeClient = new Client({ connection: bridgeConnection, namespace: config.TEMPORAL_NAMESPACE });
     bridge = createBridge({
       kafka,
@@ -147,19 +229,24 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
     });
     opts.onBridge?.(bridge);
     const b = bridge;
-    await waitForDependency(`Kafka at ${config.KAFKA_BROKERS.join(',')}`, () => b.start(), logger, signal);
+    b.events.on('failed', (err) => {
+      if (stopping) return;
+      logger.fatal({ err: err.message }, 'Kafka consumer gave up; this instance no longer consumes');
+      fail(new Error(`Kafka consumer gave up: ${err.message}`, { cause: err }));
+    });
+    const kafkaName = `Kafka at ${config.KAFKA_BROKERS.join(',')}`;
+    await waitForDependency(kafkaName, health.attempting(kafkaName, () => b.start()), logger, signal);
+    health.set('kafka', () => b.kafkaStatus());
     // The bridge stops first: nothing new is handed to workflows while the worker drains.
-    stops.unshift(() => b.stop());
+    stops.unshift({ name: 'bridge', stop: () => b.stop() });
   }
 
-  let server: Server | undefined;
-  if ((opts.serveMetrics ?? true) && config.METRICS_PORT > 0) {
-    server = await serveMetrics(metrics.registry, config.METRICS_PORT, config.METRICS_HOST);
-    stops.push(() => new Promise((resolve) => server!.close(resolve)));
-  }
-  stops.push(() => client.connection.close(), () => db.end());
+  if (server) stops.push({ name: 'metrics and health server', stop: () => new Promise((resolve) => server!.close(resolve)) });
+  stops.push({ name: 'Temporal client', stop: () => client.connection.close() }, { name: 'PostgreSQL pool', stop: () => db.end() });
+  if (!opts.observability) health.started();
 
   let stopped: Promise<void> | undefined;
+  let next = stops.length;
   return {
     config,
     metrics,
@@ -167,10 +254,16 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
     client,
     worker,
     bridge,
+    health,
+    failed,
+    stillStopping: () => (stopped === undefined ? [] : stops.slice(next).map((s) => s.name)),
     stop() {
       stopping = true;
+      health.stopping('stopping');
       stopped ??= (async () => {
-        for (const stop of stops) await stop().catch((err: unknown) => logger.warn({ err }, 'error while stopping'));
+        for (next = 0; next < stops.length; next += 1) {
+          await stops[next]!.stop().catch((err: unknown) => logger.warn({ err, stopping: stops[next]!.name }, 'error while stopping'));
+        }
       })();
       return stopped;
     },

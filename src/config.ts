@@ -43,6 +43,11 @@ export const LEDGER_RETENTION_FLOOR_DAYS = 21;
 
 /** Environment variable name → schema with its default. Also the list the docker-compose test checks against. */
 export const configSchema = {
+  /**
+   * `production`: no local-stack defaults for the addresses (PRODUCTION_REQUIRED must be set). Anything else
+   * (`development`, `test`, ...) keeps them.
+   */
+  NODE_ENV: nonEmpty.default('development'),
   /** Comma-separated Kafka bootstrap brokers, host:port each. */
   KAFKA_BROKERS: nonEmpty
     .default('127.0.0.1:19092')
@@ -119,6 +124,11 @@ export const configSchema = {
   METRICS_PORT: port.default(9464),
   /** Interface the /metrics endpoint listens on (0.0.0.0 in containers). */
   METRICS_HOST: nonEmpty.default('127.0.0.1'),
+  /**
+   * Total milliseconds a SIGTERM/SIGINT shutdown may take; past it the process logs what was still stopping and
+   * exits non-zero. Keep it above WORKER_SHUTDOWN_GRACE_MS and below the orchestrator's kill grace period.
+   */
+  SHUTDOWN_DEADLINE_MS: positiveInt.default(30_000),
   /** What this process runs: the Temporal worker, the Kafka bridge, or both (comma-separated). */
   FULFILMENT_ROLES: nonEmpty
     .default('worker,bridge')
@@ -157,12 +167,27 @@ export type Config = { [K in keyof typeof configSchema]: z.output<(typeof config
 /** Thrown when the environment holds a value the service cannot run with. */
 export class ConfigError extends Error {}
 
+/**
+ * Addresses with a local-stack default that production mode (NODE_ENV=production) requires to be set: a service
+ * deployed somewhere real must never fall back to 127.0.0.1 (or ship orders to the fake warehouse).
+ */
+export const PRODUCTION_REQUIRED = ['KAFKA_BROKERS', 'TEMPORAL_ADDRESS', 'DATABASE_URL', 'WAREHOUSE_URL'] as const satisfies readonly (keyof typeof configSchema)[];
+
+/** True when the environment asks for production mode. */
+export const isProduction = (env: NodeJS.ProcessEnv): boolean => env.NODE_ENV?.trim() === 'production';
+
 /** Reads and validates the configuration; throws one ConfigError listing every bad variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const problems: string[] = [];
   const out: Record<string, unknown> = {};
+  const required = new Set<string>(isProduction(env) ? PRODUCTION_REQUIRED : []);
   for (const [name, schema] of Object.entries(configSchema)) {
     const raw = env[name];
+    // TEMPORAL_ADDRESS may also come from a Temporal configuration profile: checked once that is read, below.
+    if (required.has(name) && name !== 'TEMPORAL_ADDRESS' && (raw === undefined || raw.trim() === '')) {
+      problems.push(`${name} is not set: required when NODE_ENV=production (there are no local defaults in production)`);
+      continue;
+    }
     const result = (schema as z.ZodTypeAny).safeParse(raw === '' ? undefined : raw);
     if (result.success) out[name] = result.data;
     else {
@@ -172,6 +197,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   problems.push(...crossFieldProblems(out as Partial<Config>));
   const temporal = temporalSettings(env, out as Partial<Config>, problems);
+  if (temporal && required.has('TEMPORAL_ADDRESS') && temporal.addressFrom === 'the local default') {
+    problems.push('TEMPORAL_ADDRESS is not set: required when NODE_ENV=production (there are no local defaults in production), unless a Temporal configuration profile (TEMPORAL_CONFIG_FILE, TEMPORAL_PROFILE) gives the address');
+  }
   if (temporal) {
     out.TEMPORAL_ADDRESS = temporal.address;
     out.TEMPORAL_NAMESPACE = temporal.namespace;

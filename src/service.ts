@@ -2,14 +2,18 @@
  * The service alone — what a container or any production launch runs: the roles in FULFILMENT_ROLES against
  * the configured Kafka, Temporal and PostgreSQL. It never starts a local dependency. Each role waits for what it
  * needs when that is down at start-up (src/startup.ts); the worker role applies the migrations once PostgreSQL
- * answers. SIGINT/SIGTERM stop it cleanly; a start-up given up by a signal exits 0.
+ * answers. /metrics, /livez and /readyz are served from the start. SIGINT/SIGTERM stop it within
+ * SHUTDOWN_DEADLINE_MS (exit 0, or 2 past the deadline); a start-up given up by a signal exits 0; a role that stops
+ * for good (the Temporal worker, the bridge's consumer) makes it stop the rest and exit 1.
  *
  *   node --import tsx src/service.ts
  */
 import { pathToFileURL } from 'node:url';
 import { startApp, type App } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
+import { Health } from './health.js';
 import { createLogger, type Logger } from './log.js';
+import { createMetrics, serveMetrics, type Metrics } from './metrics.js';
 import { PermanentStartupError, StartupAborted, waitForDependency } from './startup.js';
 import { migrate } from './store/migrate.js';
 import { installTemporalRuntime } from './temporal.js';
@@ -20,44 +24,102 @@ export interface RunningService {
   stop(): Promise<void>;
 }
 
-/**
- * Starts the configured roles, waiting out dependencies that are down. Aborting `signal` gives start-up up with
- * StartupAborted.
- */
-export async function runService(config: Config, logger: Logger, signal?: AbortSignal): Promise<RunningService> {
-  if (config.FULFILMENT_ROLES.includes('worker')) {
-    const applied = await waitForDependency('PostgreSQL', () => migrate(config.DATABASE_URL), logger, signal);
-    if (applied.length > 0) logger.info({ applied }, 'migrations applied');
-  }
-  const app = await startApp(config, { logger, signal });
-  logger.info({ roles: config.FULFILMENT_ROLES }, 'service ready');
-  return { app, stop: () => app.stop() };
+/** Exit codes of the service process (README "Health and lifecycle"). */
+export const EXIT = {
+  /** Stopped by SIGTERM/SIGINT within SHUTDOWN_DEADLINE_MS. */
+  stopped: 0,
+  /** Bad configuration, a start-up failure waiting cannot cure, or a role (worker, bridge) that stopped for good. */
+  failed: 1,
+  /** A shutdown that did not finish within SHUTDOWN_DEADLINE_MS. */
+  deadline: 2,
+} as const;
+
+/** The HTTP server of /metrics, /livez and /readyz, started before start-up waits for anything. */
+interface Observability {
+  metrics: Metrics;
+  health: Health;
+  close(): Promise<void>;
 }
 
-/** Runs the service until SIGINT/SIGTERM; `afterStop` runs once it stopped (the dev launcher stops its stack). */
+async function serveObservability(config: Config): Promise<Observability> {
+  const metrics = createMetrics({ defaultMetrics: config.METRICS_PORT > 0 });
+  const health = new Health();
+  const server = config.METRICS_PORT > 0 ? await serveMetrics(metrics.registry, config.METRICS_PORT, config.METRICS_HOST, health) : undefined;
+  let closed: Promise<void> | undefined;
+  return { metrics, health, close: () => (closed ??= new Promise((resolve) => (server ? server.close(() => resolve()) : resolve()))) };
+}
+
+/**
+ * Starts the configured roles, waiting out dependencies that are down. Aborting `signal` gives start-up up with
+ * StartupAborted. /metrics, /livez and /readyz are served from the start (not ready until the roles run).
+ */
+export async function runService(config: Config, logger: Logger, signal?: AbortSignal, served?: Observability): Promise<RunningService> {
+  const observed = served ?? (await serveObservability(config));
+  const { health } = observed;
+  try {
+    if (config.FULFILMENT_ROLES.includes('worker')) {
+      const applied = await waitForDependency('PostgreSQL', health.attempting('PostgreSQL', () => migrate(config.DATABASE_URL)), logger, signal);
+      if (applied.length > 0) logger.info({ applied }, 'migrations applied');
+    }
+    const app = await startApp(config, { logger, signal, observability: observed });
+    health.started();
+    logger.info({ roles: config.FULFILMENT_ROLES }, 'service ready');
+    return {
+      app,
+      async stop() {
+        await app.stop();
+        await observed.close();
+      },
+    };
+  } catch (err) {
+    if (!served) await observed.close();
+    throw err;
+  }
+}
+
+/**
+ * Runs the service until SIGINT/SIGTERM, or until a role stops for good (exit 1); `afterStop` runs once it stopped
+ * (the dev launcher stops its stack). Stopping takes at most SHUTDOWN_DEADLINE_MS: past it the process logs what
+ * was still stopping and exits 2.
+ */
 export async function serveUntilSignalled(opts: { config: Config; logger: Logger; afterStop?: () => Promise<void>; onReady?: (s: RunningService) => void }): Promise<void> {
   const { config, logger } = opts;
   const starting = new AbortController();
+  const observed = await serveObservability(config);
   let service: RunningService | undefined;
   let shuttingDown = false;
-  const shutdown = async (signal: string) => {
+  const shutdown = async (why: { signal: string } | { failure: Error }) => {
     if (shuttingDown) return;
     shuttingDown = true;
-    logger.info({ signal }, 'stopping');
+    const code = 'signal' in why ? EXIT.stopped : EXIT.failed;
+    observed.health.stopping('signal' in why ? `${why.signal} received` : why.failure.message);
+    if ('signal' in why) logger.info({ signal: why.signal, deadlineMs: config.SHUTDOWN_DEADLINE_MS }, 'stopping');
+    else logger.fatal({ err: why.failure.message, deadlineMs: config.SHUTDOWN_DEADLINE_MS }, 'a role stopped for good; stopping the rest and exiting non-zero');
+    const deadline = setTimeout(() => {
+      const stillStopping = service?.app.stillStopping() ?? [];
+      logger.fatal({ deadlineMs: config.SHUTDOWN_DEADLINE_MS, stillStopping }, `shutdown deadline of ${config.SHUTDOWN_DEADLINE_MS} ms passed; still stopping: ${stillStopping.join(', ') || 'nothing'}`);
+      process.exit(EXIT.deadline);
+    }, config.SHUTDOWN_DEADLINE_MS);
     starting.abort();
-    await service?.stop();
+    await (service?.stop() ?? observed.close());
+    // The deadline bounds the service's own shutdown; what the dev launcher does afterwards (stopping the local
+    // stack it started) is not cut short by it.
+    clearTimeout(deadline);
     await opts.afterStop?.();
-    process.exit(0);
+    logger.info({ exitCode: code }, 'stopped');
+    process.exit(code);
   };
-  process.on('SIGINT', () => void shutdown('SIGINT'));
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown({ signal: 'SIGINT' }));
+  process.on('SIGTERM', () => void shutdown({ signal: 'SIGTERM' }));
   try {
-    service = await runService(config, logger, starting.signal);
+    service = await runService(config, logger, starting.signal, observed);
   } catch (err) {
     if (err instanceof StartupAborted) return;
+    await observed.close();
     throw err;
   }
   if (shuttingDown) return void (await service.stop());
+  void service.app.failed.then((failure) => shutdown({ failure }));
   opts.onReady?.(service);
 }
 

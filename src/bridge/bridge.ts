@@ -61,6 +61,8 @@ export interface BridgeEvents {
   join: [partitions: number[]];
   /** The broker acknowledged a commit of `offset` (the next offset to consume) on `partition`. */
   commit: [partition: number, offset: bigint];
+  /** The consumer gave up for good (a failure no restart cures): this bridge consumes nothing any more. */
+  failed: [err: Error];
 }
 
 export interface Bridge {
@@ -68,6 +70,11 @@ export interface Bridge {
   start(): Promise<void>;
   /** Stops fetching, lets in-flight records settle (abandoning backoff waits), commits the finished prefix, leaves the group. */
   stop(): Promise<void>;
+  /**
+   * Readiness of its Kafka side: in the consumer group (joined, not crashed, restarting, given up or stopped) and
+   * answered by the broker within the session timeout.
+   */
+  kafkaStatus(): { ok: boolean; reason?: string };
   readonly events: EventEmitter<BridgeEvents>;
 }
 
@@ -93,11 +100,12 @@ export function createBridge(opts: BridgeOptions): Bridge {
   let ageTimer: NodeJS.Timeout | undefined;
   let stopped: Promise<void> | undefined;
 
+  const sessionTimeoutMs = opts.sessionTimeoutMs ?? 30_000;
   const consumer = createConsumerSupervisor({
     kafka: opts.kafka,
     topic,
     groupId,
-    sessionTimeoutMs: opts.sessionTimeoutMs ?? 30_000,
+    sessionTimeoutMs,
     maxBytesPerPartition: opts.maxBytesPerPartition ?? 1024 * 1024,
     partitionsConcurrently: opts.partitionsConcurrently ?? 4,
     restartDelays: new DelaySequence(retry),
@@ -141,6 +149,12 @@ export function createBridge(opts: BridgeOptions): Bridge {
         metrics.failures.inc({ operation: 'consume', error_class: err.name });
         log.error({ err: err.message }, 'restarting the consumer failed');
       },
+      gaveUp(err) {
+        metrics.failures.inc({ operation: 'consume', error_class: err.name });
+        log.error({ err: err.message, errorClass: err.name }, 'consumer gave up: a failure no restart cures');
+        // Emitted without listeners it would throw (EventEmitter's 'error' rule does not apply to 'failed').
+        events.emit('failed', err);
+      },
     },
   });
 
@@ -178,6 +192,15 @@ export function createBridge(opts: BridgeOptions): Bridge {
 
   return {
     events,
+    kafkaStatus() {
+      const member = consumer.status();
+      if (!member.joined) return { ok: false, reason: `Kafka: ${member.reason ?? 'not in the consumer group'}` };
+      const silentMs = Date.now() - member.lastContactAt;
+      if (silentMs > sessionTimeoutMs) {
+        return { ok: false, reason: `Kafka has not answered the consumer for ${Math.round(silentMs / 1000)} s (session timeout ${sessionTimeoutMs} ms)` };
+      }
+      return { ok: true };
+    },
     async start() {
       await sender.connect();
       await consumer.start();

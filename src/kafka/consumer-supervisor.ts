@@ -36,6 +36,18 @@ export interface SupervisorEvents {
   restarting(err: Error, delayMs: number): void;
   crashed(err: Error): void;
   restartFailed(err: Error): void;
+  /** The consumer stopped for good: a failure no restart can cure (refused credentials, no authorisation). */
+  gaveUp(err: Error): void;
+}
+
+/** Where the member stands, for readiness (src/health.ts). */
+export interface MemberStatus {
+  /** In the group now: joined, not crashed since, not stopped. */
+  joined: boolean;
+  /** Last time the broker answered this member (join, heartbeat, commit), ms since the epoch; 0 before any. */
+  lastContactAt: number;
+  /** Why it is not in the group (not joined yet, crashed and restarting, gave up, stopped). */
+  reason?: string;
 }
 
 export interface ConsumerSupervisorOptions {
@@ -65,6 +77,20 @@ export interface ConsumerSupervisor {
   disconnect(): Promise<void>;
   /** Interval of the member's heartbeats, milliseconds. */
   readonly heartbeatIntervalMs: number;
+  status(): MemberStatus;
+}
+
+/** Failures no restart cures: the broker refused this client's credentials or authorisation. */
+const PERMANENT_TYPES = new Set(['SASL_AUTHENTICATION_FAILED', 'TOPIC_AUTHORIZATION_FAILED', 'GROUP_AUTHORIZATION_FAILED', 'CLUSTER_AUTHORIZATION_FAILED']);
+
+export function isPermanentKafkaError(err: unknown): boolean {
+  let e: unknown = err;
+  for (let i = 0; i < 5 && e; i += 1) {
+    const { type, name } = e as { type?: unknown; name?: unknown };
+    if ((typeof type === 'string' && PERMANENT_TYPES.has(type)) || name === 'KafkaJSSASLAuthenticationError') return true;
+    e = (e as { cause?: unknown; originalError?: unknown }).cause ?? (e as { originalError?: unknown }).originalError;
+  }
+  return false;
 }
 
 /** Group-membership errors: this member's generation is over, so its partitions may belong to someone else. */
@@ -93,6 +119,15 @@ const sleep = (ms: number, signal: AbortSignal) =>
 
 export function createConsumerSupervisor(opts: ConsumerSupervisorOptions): ConsumerSupervisor {
   const { topic, stopping, events, restartDelays } = opts;
+  const member: MemberStatus = { joined: false, lastContactAt: 0, reason: 'not joined the group yet' };
+  const down = (reason: string) => Object.assign(member, { joined: false, reason });
+  let gaveUp = false;
+  const giveUp = (err: Error) => {
+    if (gaveUp) return;
+    gaveUp = true;
+    down(`consumer gave up: ${err.message}`);
+    events.gaveUp(err);
+  };
   const heartbeatIntervalMs = Math.min(3_000, Math.floor(opts.sessionTimeoutMs / 3));
   const consumer: Consumer = opts.kafka.consumer({
     groupId: opts.groupId,
@@ -108,7 +143,12 @@ export function createConsumerSupervisor(opts: ConsumerSupervisorOptions): Consu
       maxRetryTime: KAFKA_RETRY.maxRetryTime,
       restartOnFailure: async (err) => {
         if (stopping.aborted) return false;
+        if (isPermanentKafkaError(err)) {
+          giveUp(err);
+          return false;
+        }
         const delayMs = restartDelays.next();
+        down(`consumer failed (${err.name}: ${err.message}); restarting it in ${delayMs} ms`);
         events.restarting(err, delayMs);
         await sleep(delayMs, stopping);
         return !stopping.aborted;
@@ -169,6 +209,7 @@ export function createConsumerSupervisor(opts: ConsumerSupervisorOptions): Consu
           return;
         } catch (err) {
           events.restartFailed(err as Error);
+          if (isPermanentKafkaError(err)) return giveUp(err as Error);
         }
       }
     } finally {
@@ -186,16 +227,22 @@ export function createConsumerSupervisor(opts: ConsumerSupervisorOptions): Consu
         listening = true;
         consumer.on(consumer.events.GROUP_JOIN, (e) => {
           restartDelays.reset();
+          Object.assign(member, { joined: true, lastContactAt: Date.now(), reason: undefined });
           events.joined(Object.values(e.payload.memberAssignment).flat());
         });
+        consumer.on(consumer.events.HEARTBEAT, () => (member.lastContactAt = Date.now()));
+        consumer.on(consumer.events.STOP, () => down(stopping.aborted ? 'stopping' : 'consumer stopped'));
         consumer.on(consumer.events.COMMIT_OFFSETS, (e) => {
+          member.lastContactAt = Date.now();
           for (const t of e.payload.topics) for (const p of t.partitions) events.committed(p.partition, p.offset);
         });
         consumer.on(consumer.events.CRASH, (e) => {
           const { error, restart: willRestart } = e.payload;
           if (stopping.aborted) return;
+          down(`consumer crashed (${error.name}: ${error.message}); ${willRestart ? 'kafkajs restarts it' : 'restarting it'}`);
           events.crashed(error);
-          if (!willRestart) void restart();
+          if (!willRestart && isPermanentKafkaError(error)) giveUp(error);
+          else if (!willRestart && !gaveUp) void restart();
         });
       }
       await run();
@@ -216,5 +263,6 @@ export function createConsumerSupervisor(opts: ConsumerSupervisorOptions): Consu
       }
     },
     disconnect: () => consumer.disconnect(),
+    status: () => ({ ...member }),
   };
 }

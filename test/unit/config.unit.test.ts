@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, LEDGER_RETENTION_FLOOR_DAYS, durationMs, loadConfig } from '../../src/config.js';
+import { ConfigError, LEDGER_RETENTION_FLOOR_DAYS, PRODUCTION_REQUIRED, durationMs, loadConfig } from '../../src/config.js';
 import { configFailure } from '../support/config-failure.js';
 
 describe('configuration', () => {
@@ -61,5 +61,58 @@ describe('ledger retention configuration', () => {
     expect(failure({ LEDGER_PRUNE_INTERVAL: '30s' })).toContain('LEDGER_PRUNE_INTERVAL="30s" is invalid: expected a duration of at least 1m such as 30m, 1h or 1d, or 0');
     expect(failure({ LEDGER_PRUNE_INTERVAL: 'hourly' })).toContain('LEDGER_PRUNE_INTERVAL="hourly" is invalid');
     expect(failure({ LEDGER_PRUNE_BATCH: '20000' })).toContain('LEDGER_PRUNE_BATCH="20000" is invalid: expected a whole number 1–10000');
+  });
+});
+
+describe('production mode (NODE_ENV=production)', () => {
+  const production = { NODE_ENV: 'production' };
+  const addresses = {
+    KAFKA_BROKERS: 'kafka-1.internal:9092,kafka-2.internal:9092',
+    TEMPORAL_ADDRESS: 'temporal.internal:7233',
+    DATABASE_URL: 'postgres://app@db.internal:5432/fulfilment',
+    WAREHOUSE_URL: 'https://warehouse.internal',
+  };
+
+  it('has no local defaults for the addresses: each missing one is named in one ConfigError', () => {
+    let err: unknown;
+    try {
+      loadConfig(production);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ConfigError);
+    const msg = (err as Error).message;
+    for (const name of PRODUCTION_REQUIRED) expect(msg).toContain(`${name} is not set: required when NODE_ENV=production`);
+    expect(msg).not.toContain('127.0.0.1');
+  });
+
+  it('names only what is missing, blank counting as missing, beside other bad values', () => {
+    const msg = (() => {
+      try {
+        loadConfig({ ...production, ...addresses, WAREHOUSE_URL: '  ', DATABASE_URL: undefined, METRICS_PORT: 'x' });
+      } catch (e) {
+        return (e as Error).message;
+      }
+      throw new Error('accepted');
+    })();
+    expect(msg).toContain('WAREHOUSE_URL is not set');
+    expect(msg).toContain('DATABASE_URL is not set');
+    expect(msg).toContain('METRICS_PORT="x" is invalid');
+    expect(msg).not.toContain('KAFKA_BROKERS');
+    expect(msg).not.toContain('TEMPORAL_ADDRESS');
+  });
+
+  it('runs with every address set, and outside production the local-stack defaults stay', () => {
+    const c = loadConfig({ ...production, ...addresses });
+    expect(c.NODE_ENV).toBe('production');
+    expect(c.KAFKA_BROKERS).toEqual(['kafka-1.internal:9092', 'kafka-2.internal:9092']);
+    expect(c.WAREHOUSE_URL).toBe('https://warehouse.internal');
+    for (const mode of ['development', 'test']) expect(loadConfig({ NODE_ENV: mode }).TEMPORAL_ADDRESS).toBe('127.0.0.1:7233');
+  });
+
+  it('bounds shutdown by SHUTDOWN_DEADLINE_MS, 30 s unless set', () => {
+    expect(loadConfig({}).SHUTDOWN_DEADLINE_MS).toBe(30_000);
+    expect(loadConfig({ SHUTDOWN_DEADLINE_MS: '5000' }).SHUTDOWN_DEADLINE_MS).toBe(5000);
+    expect(() => loadConfig({ SHUTDOWN_DEADLINE_MS: '0' })).toThrow('SHUTDOWN_DEADLINE_MS="0" is invalid: expected a whole number ≥ 1');
   });
 });

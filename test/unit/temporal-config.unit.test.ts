@@ -99,6 +99,14 @@ server_name = "localhost"
 x-team = "orders"
 `;
 
+  it('in production mode, a profile that gives the address stands for TEMPORAL_ADDRESS; one that does not, does not', () => {
+    const others = { NODE_ENV: 'production', KAFKA_BROKERS: 'kafka.internal:9092', DATABASE_URL: 'postgres://app@db.internal/fulfilment', WAREHOUSE_URL: 'https://warehouse.internal' };
+    const file = profileFile('prod-mode.toml', toml());
+    expect(loadConfig({ ...others, TEMPORAL_CONFIG_FILE: file, TEMPORAL_PROFILE: 'prod' }).TEMPORAL_ADDRESS).toBe('temporal.internal:7233');
+    const noAddress = profileFile('no-address.toml', '[profile.default]\nnamespace = "fulfilment"\n');
+    expect(failure({ ...others, TEMPORAL_CONFIG_FILE: noAddress })).toContain('TEMPORAL_ADDRESS is not set: required when NODE_ENV=production');
+  });
+
   it('TEMPORAL_CONFIG_FILE + TEMPORAL_PROFILE give address, namespace, API key, TLS and headers', () => {
     const file = profileFile('prod.toml', toml());
     const c = loadConfig({ TEMPORAL_CONFIG_FILE: file, TEMPORAL_PROFILE: 'prod' });
