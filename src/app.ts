@@ -20,7 +20,10 @@ import { createMetrics, serveMetrics, type Metrics } from './metrics.js';
 import { BRIDGE_TEMPORAL_RPC, KAFKA_RETRY } from './retry-policies.js';
 import { waitForDependency } from './startup.js';
 import { ensureLedgerRetentionSchedule } from './ledger-retention-schedule.js';
+import { runtimeConnection } from './store/connection.js';
 import { createDb, type Db } from './store/db.js';
+import { migrationFiles } from './store/migrate.js';
+import { checkRuntimeRole, checkSchema, credentialRefusal } from './store/runtime-role.js';
 import { connectClient, workflowBundle } from './temporal.js';
 import { createWarehouseClient } from './warehouse/client.js';
 import { workflowSettings } from './workflow-settings.js';
@@ -55,7 +58,7 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
   const runWorker = opts.roles?.worker ?? config.FULFILMENT_ROLES.includes('worker');
   const runBridge = opts.roles?.bridge ?? config.FULFILMENT_ROLES.includes('bridge');
   const metrics = createMetrics({ defaultMetrics: opts.serveMetrics ?? false });
-  const db = createDb(config.DATABASE_URL);
+  const db = createDb(runtimeConnection(config));
   const { signal } = opts;
   const temporal = `Temporal at ${config.TEMPORAL_ADDRESS}`;
   const client = await waitForDependency(temporal, () => connectClient(config.TEMPORAL_ADDRESS, config.TEMPORAL_NAMESPACE), logger, signal);
@@ -66,8 +69,14 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
   let workerRun: Promise<void> | undefined;
   if (runWorker) {
     const connection = await waitForDependency(temporal, () => NativeConnection.connect({ address: config.TEMPORAL_ADDRESS }), logger, signal);
-    // The worker's effects need PostgreSQL: it starts polling only once the database answers.
-    await waitForDependency('PostgreSQL', () => db.query('SELECT 1'), logger, signal);
+    // The worker's effects need PostgreSQL: it starts polling only once the database answers, as a role row-level
+    // security binds (anything else is refused for good), with the schema at the version this code needs.
+    await waitForDependency('PostgreSQL', () => checkRuntimeRole(db), logger, signal, { permanent: (err) => credentialRefusal(err, config.DATABASE_URL) });
+    const schema = `the PostgreSQL schema (migrations up to ${(await migrationFiles()).at(-1)}, applied by \`fulfilment provision\`)`;
+    await waitForDependency(schema, async () => {
+      await checkRuntimeRole(db);
+      await checkSchema(db);
+    }, logger, signal, { permanent: (err) => credentialRefusal(err, config.DATABASE_URL) });
     // The ledger-retention schedule, created or brought in step with this worker's configuration.
     await waitForDependency(temporal, () => ensureLedgerRetentionSchedule(client, config, logger), logger, signal);
     const deadLetters = createDeadLetterSink(createSender(createKafka(config.KAFKA_BROKERS, `${config.KAFKA_CLIENT_ID}-worker`, logger)), config.DLQ_TOPIC, config.CONSUMER_GROUP);

@@ -1,8 +1,10 @@
 /**
  * The service alone — what a container or any production launch runs: the roles in FULFILMENT_ROLES against
  * the configured Kafka, Temporal and PostgreSQL. It never starts a local dependency. Each role waits for what it
- * needs when that is down at start-up (src/startup.ts); the worker role applies the migrations once PostgreSQL
- * answers. SIGINT/SIGTERM stop it cleanly; a start-up given up by a signal exits 0.
+ * needs when that is down at start-up (src/startup.ts); the worker waits, too, until the schema is at the version its
+ * code needs — it never migrates: `fulfilment provision` does, as the owner role. A start-up failure waiting cannot
+ * cure (PermanentStartupError: e.g. DATABASE_URL connecting as a superuser or the tables' owner) exits 1 at once,
+ * with the reason. SIGINT/SIGTERM stop it cleanly; a start-up given up by a signal exits 0.
  *
  *   node --import tsx src/service.ts
  */
@@ -10,8 +12,7 @@ import { pathToFileURL } from 'node:url';
 import { startApp, type App } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { createLogger, type Logger } from './log.js';
-import { PermanentStartupError, StartupAborted, waitForDependency } from './startup.js';
-import { migrate } from './store/migrate.js';
+import { PermanentStartupError, StartupAborted } from './startup.js';
 import { installTemporalRuntime } from './temporal.js';
 
 export interface RunningService {
@@ -25,10 +26,6 @@ export interface RunningService {
  * StartupAborted.
  */
 export async function runService(config: Config, logger: Logger, signal?: AbortSignal): Promise<RunningService> {
-  if (config.FULFILMENT_ROLES.includes('worker')) {
-    const applied = await waitForDependency('PostgreSQL', () => migrate(config.DATABASE_URL), logger, signal);
-    if (applied.length > 0) logger.info({ applied }, 'migrations applied');
-  }
   const app = await startApp(config, { logger, signal });
   logger.info({ roles: config.FULFILMENT_ROLES }, 'service ready');
   return { app, stop: () => app.stop() };

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { configSchema } from '../../src/config.js';
-import { SEARCH_ATTRIBUTES } from '../../tools/stack/addresses.js';
+import { SEARCH_ATTRIBUTES } from '../../src/provision/temporal.js';
 
 interface Service {
   image?: string;
