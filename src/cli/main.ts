@@ -83,7 +83,7 @@ function withFilters(cmd: Command): Command {
  */
 export function buildProgram(out: Output, run: (work: (ctx: CliContext) => Promise<unknown>, logLevel: string) => Promise<void>): Command {
   const program = new Command('fulfilment')
-    .description('Operate the order-fulfilment consumer: inspect and redrive dead letters, replay order history, retry held orders.')
+    .description('Operate the order-fulfilment consumer: inspect and redrive dead letters, replay order history, retry held orders, provision what it needs.')
     .addOption(new Option('--log-level <level>', 'client diagnostics on stderr').choices(LOG_LEVELS).default('silent'))
     .exitOverride()
     .configureOutput({ writeOut: (s) => out.write(s), writeErr: (s) => out.writeErr(s) })

@@ -4,7 +4,7 @@
  * grants. The service itself never creates any of it. Each step is idempotent; running it again changes nothing.
  */
 import { Connection } from '@temporalio/client';
-import type { Config } from '../config.js';
+import { ConfigError, type Config } from '../config.js';
 import { createKafka } from '../kafka/client.js';
 import type { Logger } from '../log.js';
 import { ensureTopics, serviceTopics, type TopicsResult } from './kafka.js';
@@ -48,7 +48,7 @@ export async function provision(config: Config, logger: Logger, steps: readonly 
     try {
       report.postgres = await provisionPostgres(config);
     } catch (err) {
-      if ((err as Error).name === 'ConfigError') throw err;
+      if (err instanceof ConfigError) throw err;
       throw new Error(`PostgreSQL (DATABASE_MIGRATION_URL): ${(err as Error).message}`, { cause: err });
     }
   }
