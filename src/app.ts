@@ -23,7 +23,7 @@ import { ensureLedgerRetentionSchedule } from './ledger-retention-schedule.js';
 import { runtimeConnection } from './store/connection.js';
 import { createDb, type Db } from './store/db.js';
 import { migrationFiles } from './store/migrate.js';
-import { checkRuntimeRole, checkSchema, credentialRefusal } from './store/runtime-role.js';
+import { checkRuntimeRole, checkSchema, permanentDatabaseFailure } from './store/runtime-role.js';
 import { connectClient, workflowBundle } from './temporal.js';
 import { createWarehouseClient } from './warehouse/client.js';
 import { workflowSettings } from './workflow-settings.js';
@@ -71,12 +71,12 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
     const connection = await waitForDependency(temporal, () => NativeConnection.connect({ address: config.TEMPORAL_ADDRESS }), logger, signal);
     // The worker's effects need PostgreSQL: it starts polling only once the database answers, as a role row-level
     // security binds (anything else is refused for good), with the schema at the version this code needs.
-    await waitForDependency('PostgreSQL', () => checkRuntimeRole(db), logger, signal, { permanent: (err) => credentialRefusal(err, config.DATABASE_URL) });
+    await waitForDependency('PostgreSQL', () => checkRuntimeRole(db), logger, signal, { permanent: (err) => permanentDatabaseFailure(err, config) });
     const schema = `the PostgreSQL schema (migrations up to ${(await migrationFiles()).at(-1)}, applied by \`fulfilment provision\`)`;
     await waitForDependency(schema, async () => {
       await checkRuntimeRole(db);
       await checkSchema(db);
-    }, logger, signal, { permanent: (err) => credentialRefusal(err, config.DATABASE_URL) });
+    }, logger, signal, { permanent: (err) => permanentDatabaseFailure(err, config) });
     // The ledger-retention schedule, created or brought in step with this worker's configuration.
     await waitForDependency(temporal, () => ensureLedgerRetentionSchedule(client, config, logger), logger, signal);
     const deadLetters = createDeadLetterSink(createSender(createKafka(config.KAFKA_BROKERS, `${config.KAFKA_CLIENT_ID}-worker`, logger)), config.DLQ_TOPIC, config.CONSUMER_GROUP);

@@ -80,10 +80,36 @@ export async function checkSchema(db: Queryable): Promise<void> {
   }
 }
 
-/** PostgreSQL refused the credentials (wrong password, no such role, not allowed to log in): waiting cannot help. */
-export function credentialRefusal(err: unknown, url: string): PermanentStartupError | undefined {
-  const code = sqlState(err);
-  if (code !== '28P01' && code !== '28000') return undefined;
-  const user = databaseUser(url);
-  return new PermanentStartupError(`PostgreSQL refused the login of DATABASE_URL${user ? ` (role ${JSON.stringify(user)})` : ''}: ${(err as Error).message}. Check the role and its password.`, { cause: err });
+/** TLS failures of the server's certificate (Node's codes): a wrong CA or host name, which waiting cannot cure. */
+const UNTRUSTED_CERTIFICATE = new Set([
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+]);
+
+/**
+ * A PostgreSQL failure at start-up that waiting cannot cure, as a PermanentStartupError saying what to check: the
+ * login refused (wrong password, no such role, not allowed to log in) or the server's certificate not trusted.
+ * Undefined for anything else (PostgreSQL down, restarting: keep waiting).
+ */
+export function permanentDatabaseFailure(err: unknown, config: { DATABASE_URL: string; DATABASE_SSL_CA_FILE?: string }): PermanentStartupError | undefined {
+  const code = sqlState(err) ?? (err as { code?: unknown } | null)?.code;
+  const user = databaseUser(config.DATABASE_URL);
+  if (code === '28P01' || code === '28000') {
+    return new PermanentStartupError(`PostgreSQL refused the login of DATABASE_URL${user ? ` (role ${JSON.stringify(user)})` : ''}: ${(err as Error).message}. Check the role and its password.`, { cause: err });
+  }
+  if (typeof code === 'string' && UNTRUSTED_CERTIFICATE.has(code)) {
+    const against = config.DATABASE_SSL_CA_FILE ? `the CA in DATABASE_SSL_CA_FILE=${config.DATABASE_SSL_CA_FILE}` : 'the system CAs (DATABASE_SSL_CA_FILE is unset)';
+    return new PermanentStartupError(
+      `PostgreSQL's server certificate is not trusted: ${(err as Error).message} (${code}), verified against ${against} and the host name in DATABASE_URL. ` +
+        'Set DATABASE_SSL_CA_FILE to the CA that signed the server certificate, and connect by a name the certificate holds.',
+      { cause: err },
+    );
+  }
+  return undefined;
 }

@@ -116,6 +116,13 @@ function layout(user: PgUser): PgLayout {
   return { root, data: join(root, 'data'), socketDir };
 }
 
+/** Where the cluster lives (owned by the postgres user), and that user; undefined when there is no postgres user. */
+export function clusterHome(): { root: string; uid: number; gid: number } | undefined {
+  const user = postgresUser();
+  const l = currentLayout();
+  return user && l ? { root: l.root, uid: user.uid, gid: user.gid } : undefined;
+}
+
 function currentLayout(): PgLayout | undefined {
   const user = postgresUser();
   if (!user) return undefined;
