@@ -21,6 +21,7 @@ import { Partitioners } from 'kafkajs';
 import { createKafka } from '../src/kafka/client.js';
 import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/log.js';
+import { provision } from '../src/provision/index.js';
 import { connectClient } from '../src/temporal.js';
 
 const { values: args } = parseArgs({
@@ -221,13 +222,8 @@ async function cleanUp(): Promise<void> {
 
 await admin.connect();
 try {
-  await admin.createTopics({
-    waitForLeaders: true,
-    topics: [
-      { topic: config.ORDERS_TOPIC, numPartitions: config.ORDERS_TOPIC_PARTITIONS, replicationFactor: 1 },
-      { topic: config.DLQ_TOPIC, numPartitions: 1, replicationFactor: 1 },
-    ],
-  });
+  // The bench's private topics (and the rest the service needs), as `fulfilment provision` creates them.
+  await provision(config, logger);
   say(`bench ${suffix}: topic ${config.ORDERS_TOPIC} (${config.ORDERS_TOPIC_PARTITIONS} partitions), lanes ${config.BRIDGE_LANES}, max in flight ${config.BRIDGE_MAX_IN_FLIGHT}, ${config.BRIDGE_MAX_BYTES_PER_PARTITION} bytes per partition fetch`);
   const total = await produceBacklog();
   await measureDrain(total);

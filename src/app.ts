@@ -21,7 +21,10 @@ import { createMetrics, serveMetrics, type Metrics } from './metrics.js';
 import { BRIDGE_TEMPORAL_RPC, KAFKA_RETRY } from './retry-policies.js';
 import { waitForDependency } from './startup.js';
 import { ensureLedgerRetentionSchedule } from './ledger-retention-schedule.js';
+import { runtimeConnection } from './store/connection.js';
 import { createDb, type Db } from './store/db.js';
+import { migrationFiles } from './store/migrate.js';
+import { checkRuntimeRole, checkSchema, permanentDatabaseFailure } from './store/runtime-role.js';
 import { connectClient, connectNative, connectTemporal, permanentTemporalError, workflowBundle } from './temporal.js';
 import { createWarehouseClient } from './warehouse/client.js';
 import { workflowSettings } from './workflow-settings.js';
@@ -90,7 +93,7 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
     // Served before anything is waited for: readiness says what start-up is waiting for.
     server = await serveMetrics(metrics.registry, config.METRICS_PORT, config.METRICS_HOST, health);
   }
-  const db = createDb(config.DATABASE_URL);
+  const db = createDb(runtimeConnection(config));
   const { signal } = opts;
   const temporal = `Temporal at ${config.TEMPORAL_ADDRESS}`;
   // An untrusted certificate, a refused client certificate or API key stops start-up at once (src/temporal.ts).
@@ -110,11 +113,18 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
   let workerRun: Promise<void> | undefined;
   if (runWorker) {
     const connection = await waitForDependency(temporal, health.attempting(temporal, () => connectNative(config)), logger, signal, permanent);
-    // The worker's effects need PostgreSQL: it starts polling only once the database answers.
-    await waitForDependency('PostgreSQL', health.attempting('PostgreSQL', () => db.query('SELECT 1')), logger, signal);
+    // The worker's effects need PostgreSQL: it starts polling only once the database answers, as a role row-level
+    // security binds (anything else is refused for good), with the schema at the version this code needs.
+    const database = { permanent: (err: unknown) => permanentDatabaseFailure(err, config) };
+    await waitForDependency('PostgreSQL', health.attempting('PostgreSQL', () => checkRuntimeRole(db)), logger, signal, database);
+    const schema = `the PostgreSQL schema (migrations up to ${(await migrationFiles()).at(-1)}, applied by \`fulfilment provision\`)`;
+    await waitForDependency(schema, health.attempting(schema, async () => {
+      await checkRuntimeRole(db);
+      await checkSchema(db);
+    }), logger, signal, database);
     // Readiness probes PostgreSQL on a one-connection pool of its own: a pool busy with activities does not make
     // the worker look down, and probes never take connections from the activities.
-    const probeDb = createDb(config.DATABASE_URL, 1);
+    const probeDb = createDb(runtimeConnection(config), 1);
     health.set('postgres', () => probeWithin('PostgreSQL', probeDb.query('SELECT 1')));
     // The ledger-retention schedule, created or brought in step with this worker's configuration.
     await waitForDependency(temporal, health.attempting(temporal, () => ensureLedgerRetentionSchedule(client, config, logger)), logger, signal, permanent);

@@ -21,6 +21,18 @@ const url = (protocols: string[]) =>
     }
   }, `a URL starting with ${protocols.map((p) => `${p}//`).join(' or ')}`);
 
+/** A readable PEM file holding at least one certificate. */
+const pemCertificateFile = nonEmpty.superRefine((path, ctx) => {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    ctx.addIssue({ code: z.ZodIssueCode.custom, message: `a readable PEM file (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})` });
+    return;
+  }
+  if (!text.includes('-----BEGIN CERTIFICATE-----')) ctx.addIssue({ code: z.ZodIssueCode.custom, message: 'a PEM file holding a certificate (-----BEGIN CERTIFICATE-----)' });
+});
+
 const hostPort = nonEmpty.regex(/^[^\s:,]+:\d{1,5}$/, 'host:port');
 
 const DURATION_UNIT_MS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
@@ -34,6 +46,11 @@ const duration = nonEmpty.refine((v) => {
   const ms = durationMs(v);
   return ms === 0 || ms >= 60_000;
 }, 'a duration of at least 1m such as 30m, 1h or 1d, or 0');
+
+/** The local stack's runtime role (dev-only password). */
+export const LOCAL_DATABASE_URL = 'postgres://fulfilment:fulfilment@127.0.0.1:55432/fulfilment';
+/** The local stack's owner role, which applies the migrations (dev-only password). */
+export const LOCAL_DATABASE_MIGRATION_URL = 'postgres://fulfilment_owner:fulfilment_owner@127.0.0.1:55432/fulfilment';
 
 /**
  * The store's own floor for the dedupe ledger's retention, in days: prune_processed_events (migration
@@ -57,8 +74,13 @@ export const configSchema = {
   KAFKA_CLIENT_ID: nonEmpty.default('fulfilment'),
   /** Input topic carrying order events. */
   ORDERS_TOPIC: nonEmpty.default('orders'),
-  /** Partitions the local stack gives the orders topic when it creates it. */
+  /** Partitions provisioning gives the orders topic (creating it, or growing it when it has fewer). */
   ORDERS_TOPIC_PARTITIONS: positiveInt.default(6),
+  /**
+   * Replication factor `fulfilment provision` gives the topics it creates; unset: the broker's own
+   * default.replication.factor (3 on managed clusters, 1 on the local stack). Never changes an existing topic.
+   */
+  KAFKA_REPLICATION_FACTOR: z.coerce.number({ invalid_type_error: 'a whole number of replicas ≥ 1' }).int('a whole number of replicas ≥ 1').min(1, 'a whole number of replicas ≥ 1').optional(),
   /** Dead-letter topic for records that can never be processed. */
   DLQ_TOPIC: nonEmpty.default('orders.fulfilment.dlq'),
   /** Kafka consumer group of the bridge. */
@@ -93,10 +115,23 @@ export const configSchema = {
   TEMPORAL_TASK_QUEUE: nonEmpty.default('order-fulfilment'),
   /** Base URL of the Temporal Web UI, used to print links to workflows. */
   TEMPORAL_UI_URL: url(['http:', 'https:']).default('http://127.0.0.1:8233'),
-  /** PostgreSQL connection string. */
-  DATABASE_URL: url(['postgres:', 'postgresql:']).default(
-    'postgres://fulfilment:fulfilment@127.0.0.1:55432/fulfilment',
-  ),
+  /**
+   * PostgreSQL connection string of the runtime role the service runs as: it owns nothing, is not a superuser, has no
+   * BYPASSRLS and only the grants provisioning gives it (start-up refuses any other). The default is the local stack's
+   * dev-only role and password.
+   */
+  DATABASE_URL: url(['postgres:', 'postgresql:']).default(LOCAL_DATABASE_URL),
+  /**
+   * PostgreSQL connection string of the owner role: used only by provisioning (`fulfilment provision`), which applies
+   * the migrations as this role and grants the runtime role of DATABASE_URL what it needs. Defaults to the local
+   * stack's dev-only owner only while DATABASE_URL is unset too (see loadConfig).
+   */
+  DATABASE_MIGRATION_URL: url(['postgres:', 'postgresql:']).default(LOCAL_DATABASE_MIGRATION_URL),
+  /**
+   * PEM file of the CA that signed PostgreSQL's server certificate: connections (both URLs) then use TLS and verify the
+   * server's certificate and host name against it. Unset: TLS only as the URL's sslmode says.
+   */
+  DATABASE_SSL_CA_FILE: pemCertificateFile.optional(),
   /** Base URL of the warehouse HTTP service that ships orders. */
   WAREHOUSE_URL: url(['http:', 'https:']).default('http://127.0.0.1:18080'),
   /** Port the local warehouse service listens on when this project runs it. */
@@ -159,7 +194,9 @@ export const configSchema = {
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 };
 
-export type Config = { [K in keyof typeof configSchema]: z.output<(typeof configSchema)[K]> } & {
+export type Config = Omit<{ [K in keyof typeof configSchema]: z.output<(typeof configSchema)[K]> }, 'DATABASE_MIGRATION_URL'> & {
+  /** Undefined when DATABASE_URL is set and DATABASE_MIGRATION_URL is not: provisioning's PostgreSQL step then refuses. */
+  DATABASE_MIGRATION_URL: string | undefined;
   /** How to reach Temporal: TEMPORAL_* variables over the envconfig profile; src/temporal.ts turns it into connection options. */
   temporal: TemporalSettings;
 };
@@ -188,6 +225,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       problems.push(`${name} is not set: required when NODE_ENV=production (there are no local defaults in production)`);
       continue;
     }
+    // The local owner is the default only beside the local runtime role: a configured DATABASE_URL with the local
+    // stack's owner would migrate some other database than the one the service uses.
+    if (name === 'DATABASE_MIGRATION_URL' && (raw ?? '') === '' && (env.DATABASE_URL ?? '') !== '') {
+      out[name] = undefined;
+      continue;
+    }
     const result = (schema as z.ZodTypeAny).safeParse(raw === '' ? undefined : raw);
     if (result.success) out[name] = result.data;
     else {
@@ -211,7 +254,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 
 /** Rules over several variables, checked when each of the variables involved is valid on its own. */
 function crossFieldProblems(c: Partial<Config>): string[] {
-  const problems: string[] = [];
+  const problems: string[] = [...databaseProblems(c)];
   if (c.LEDGER_RETENTION_DAYS === undefined || c.KAFKA_RETENTION_DAYS === undefined || c.REDRIVE_WINDOW_DAYS === undefined) return problems;
   const redelivery = c.KAFKA_RETENTION_DAYS + c.REDRIVE_WINDOW_DAYS;
   if (c.LEDGER_RETENTION_DAYS < redelivery) {
@@ -394,4 +437,43 @@ function temporalSettings(rawEnv: NodeJS.ProcessEnv, c: Partial<Config>, problem
     // The profile named in messages: one that exists in the file (an absent default profile is no profile).
     ...(fileExists && (env.TEMPORAL_PROFILE !== undefined || Object.keys(fromFile).length > 0) ? { profile: { name: profileName, file: file! } } : {}),
   };
+}
+
+/** The user name a PostgreSQL URL connects as ('' when it names none). */
+export function databaseUser(databaseUrl: string): string {
+  try {
+    return decodeURIComponent(new URL(databaseUrl).username);
+  } catch {
+    return '';
+  }
+}
+
+/** The two PostgreSQL URLs and the CA file, checked together. */
+function databaseProblems(c: Partial<Config>): string[] {
+  const problems: string[] = [];
+  if (c.DATABASE_URL !== undefined && c.DATABASE_MIGRATION_URL !== undefined) {
+    const runtime = databaseUser(c.DATABASE_URL);
+    const owner = databaseUser(c.DATABASE_MIGRATION_URL);
+    if (runtime !== '' && runtime === owner) {
+      problems.push(
+        `DATABASE_URL and DATABASE_MIGRATION_URL both connect as ${JSON.stringify(runtime)}: the service must run as a runtime role that owns ` +
+          'nothing, so expected DATABASE_MIGRATION_URL to name the owner role that applies the migrations and DATABASE_URL another role',
+      );
+    }
+  }
+  if (c.DATABASE_SSL_CA_FILE !== undefined) {
+    for (const name of ['DATABASE_URL', 'DATABASE_MIGRATION_URL'] as const) {
+      const value = c[name];
+      if (value === undefined) continue;
+      const params = new URL(value).searchParams;
+      const mode = params.get('sslmode');
+      if (mode === 'disable' || mode === 'no-verify') {
+        problems.push(`${name} has sslmode=${mode}, which contradicts DATABASE_SSL_CA_FILE (verify the server against that CA): expected sslmode verify-full, require or none`);
+      }
+      if (params.has('sslrootcert')) {
+        problems.push(`${name} names a CA itself (sslrootcert) and DATABASE_SSL_CA_FILE names one too: expected only one of them`);
+      }
+    }
+  }
+  return problems;
 }

@@ -1,8 +1,10 @@
 /**
  * The service alone — what a container or any production launch runs: the roles in FULFILMENT_ROLES against
  * the configured Kafka, Temporal and PostgreSQL. It never starts a local dependency. Each role waits for what it
- * needs when that is down at start-up (src/startup.ts); the worker role applies the migrations once PostgreSQL
- * answers. /metrics, /livez and /readyz are served from the start. SIGINT/SIGTERM stop it within
+ * needs when that is down at start-up (src/startup.ts); the worker waits, too, until the schema is at the version its
+ * code needs — it never migrates: `fulfilment provision` does, as the owner role. A start-up failure waiting cannot
+ * cure (PermanentStartupError: e.g. DATABASE_URL connecting as a superuser or the tables' owner) exits 1 at once,
+ * with the reason. /metrics, /livez and /readyz are served from the start. SIGINT/SIGTERM stop it within
  * SHUTDOWN_DEADLINE_MS (exit 0, or 2 past the deadline); a start-up given up by a signal exits 0; a role that stops
  * for good (the Temporal worker, the bridge's consumer) makes it stop the rest and exit 1.
  *
@@ -14,8 +16,7 @@ import { ConfigError, loadConfig, type Config } from './config.js';
 import { Health } from './health.js';
 import { createLogger, type Logger } from './log.js';
 import { createMetrics, serveMetrics, type Metrics } from './metrics.js';
-import { PermanentStartupError, StartupAborted, waitForDependency } from './startup.js';
-import { migrate } from './store/migrate.js';
+import { PermanentStartupError, StartupAborted } from './startup.js';
 import { installTemporalRuntime } from './temporal.js';
 
 export interface RunningService {
@@ -57,10 +58,6 @@ export async function runService(config: Config, logger: Logger, signal?: AbortS
   const observed = served ?? (await serveObservability(config));
   const { health } = observed;
   try {
-    if (config.FULFILMENT_ROLES.includes('worker')) {
-      const applied = await waitForDependency('PostgreSQL', health.attempting('PostgreSQL', () => migrate(config.DATABASE_URL)), logger, signal);
-      if (applied.length > 0) logger.info({ applied }, 'migrations applied');
-    }
     const app = await startApp(config, { logger, signal, observability: observed });
     health.started();
     logger.info({ roles: config.FULFILMENT_ROLES }, 'service ready');

@@ -13,7 +13,7 @@ import { metricValue } from '../src/metrics.js';
 import { stackDown, stackStatus, stackUp, type ServiceName } from './stack/index.js';
 import { inTenantTransaction } from '../src/store/db.js';
 import { readFulfilment } from '../src/store/fulfilments.js';
-import { migrate } from '../src/store/migrate.js';
+import { describeReport, provision } from '../src/provision/index.js';
 import { installTemporalRuntime } from '../src/temporal.js';
 import { orderStatusQuery, orderWorkflowId, type OrderView } from '../workflows/api.js';
 
@@ -52,7 +52,8 @@ async function main(): Promise<void> {
   const startedHere = (Object.keys(after.services) as ServiceName[]).filter(
     (n) => before.services[n].state !== 'running' && after.services[n].state === 'running',
   );
-  await migrate(config.DATABASE_URL);
+  // What the service never creates itself: `fulfilment provision` (idempotent).
+  for (const line of describeReport(await provision(config, logger), config)) process.stdout.write(`${line}\n`);
   const app = await startApp({ ...config, METRICS_PORT: 0 }, { logger, serveMetrics: false });
   try {
     await tell(config, app);

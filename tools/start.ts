@@ -1,11 +1,12 @@
 /**
  * `npm start`: the development launcher. Brings up the embedded local stack (tools/stack) unless configured
- * externally, then runs the service (src/service.ts) and prints where to look. SIGINT/SIGTERM stop the service
+ * externally, provisions it (`fulfilment provision`), then runs the service (src/service.ts) and prints where to look. SIGINT/SIGTERM stop the service
  * and every stack process this run started (services that were already running are left running).
  * Production launches run src/service.ts alone.
  */
 import { ConfigError, loadConfig } from '../src/config.js';
 import { createLogger } from '../src/log.js';
+import { describeReport, provision } from '../src/provision/index.js';
 import { serveUntilSignalled } from '../src/service.js';
 import { stackDown, stackStatus, stackUp, type ServiceName } from './stack/index.js';
 import { installTemporalRuntime } from '../src/temporal.js';
@@ -17,6 +18,9 @@ async function main(): Promise<void> {
 
   const before = await stackStatus();
   const after = await stackUp();
+  // What the service never creates itself — topics, search attributes, schema and grants — as `fulfilment provision`
+  // makes them (idempotent; the stack has done it for its own services, this covers configured external ones).
+  for (const line of describeReport(await provision(config, logger), config)) process.stdout.write(`${line}\n`);
   const startedHere = (Object.keys(after.services) as ServiceName[]).filter(
     (name) => before.services[name].state !== 'running' && after.services[name].state === 'running',
   );

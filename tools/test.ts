@@ -1,5 +1,5 @@
 /**
- * `npm test`: brings up the local stack, then runs every suite. Unit and integration tests share the local
+ * `npm test`: brings up the local stack, provisions it (`fulfilment provision`), then runs every suite. Unit and integration tests share the local
  * stack. Outage tests stop and restart services, so they must have a stack to themselves: where a network
  * namespace can be made (root and `ip`, as on CI), they run at the same time as the others, in a namespace of
  * their own with a second stack on the same ports (state in `.stack-outage/`); elsewhere, or with
@@ -15,6 +15,7 @@ import { repoRoot } from './stack/paths.js';
 const node = process.execPath;
 const vitest = join(repoRoot, 'node_modules', 'vitest', 'vitest.mjs');
 const stackCli = join(repoRoot, 'tools', 'stack', 'cli.ts');
+const fulfilmentCli = join(repoRoot, 'bin', 'fulfilment.mjs');
 const SUMMARY = /^tests: (\d+) passed, (\d+) failed(?:, (\d+) skipped)?$/;
 
 interface Run {
@@ -60,6 +61,10 @@ function outageNamespace(): string | undefined {
 async function main(): Promise<number> {
   const up = await run(node, ['--import', 'tsx', stackCli, 'up', '--for-tests']);
   if (up.code !== 0) return up.code;
+  // What the service never creates itself (topics, search attributes, schema, the runtime role's grants); the stack
+  // has provisioned its own services already, so this changes something only where a service is configured externally.
+  const provisioned = await run(node, [fulfilmentCli, 'provision']);
+  if (provisioned.code !== 0) return provisioned.code;
   const extra = process.argv.slice(2);
   if (extra.length > 0) return (await run(node, [vitest, 'run', ...extra])).code;
 
@@ -74,6 +79,8 @@ async function main(): Promise<number> {
   const outage = (async () => {
     const stack = await run('ip', inNs(['--import', 'tsx', stackCli, 'up']), { env, prefix: '[outage] ' });
     if (stack.code !== 0) return stack;
+    const provisioned = await run('ip', inNs([fulfilmentCli, 'provision']), { env, prefix: '[outage] ' });
+    if (provisioned.code !== 0) return provisioned;
     return run('ip', inNs([vitest, 'run', '--project', 'outage']), { env, prefix: '[outage] ' });
   })();
   const rest = run(node, [vitest, 'run', '--project', 'unit', '--project', 'int']);

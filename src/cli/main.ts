@@ -1,6 +1,7 @@
 /**
  * `fulfilment` — the project's one operator CLI: inspect and redrive the dead-letter topic, replay order history,
- * re-drive an order held as failed.
+ * re-drive an order held as failed,
+ * provision what the service needs.
  * Options are validated before anything is read or changed; bad input exits 2 with a message naming the option.
  * Each action checks its options first (commander's parsers in options.ts, then the checks across options in
  * dlq/selection.ts, replay/options.ts and order/options.ts) and only then imports its command module — and with it kafkajs, Temporal
@@ -25,6 +26,7 @@ import { eprintln, processOutput, type Output } from './output.js';
 import type { Position } from './position.js';
 import * as orderArg from './order/options.js';
 import { DEFAULT_REDACT_FIELDS } from './redact.js';
+import { PROVISION_STEPS, type ProvisionStep } from '../provision/steps.js';
 import { checkReplayOptions, DEFAULT_REPLAY_GROUP, type ReplayOptions } from './replay/options.js';
 import type { ReplayPoint } from './replay/range.js';
 
@@ -55,6 +57,8 @@ All commands:
   dlq purge     delete the dead letters written before a time (--before); a dry run unless --yes
   replay        deliver a stretch of the orders topic's history again, in a separate consumer group
   order retry   re-drive an order held as failed on its running workflow (--reason required; --request-id)
+  provision     create the Kafka topics, register the Temporal search attributes, apply the migrations as
+                DATABASE_MIGRATION_URL and grant the runtime role (DATABASE_URL); idempotent (--only kafka,...)
 
 Configuration comes from the same environment variables as the service (ORDERS_TOPIC, DLQ_TOPIC,
 CONSUMER_GROUP, KAFKA_BROKERS, TEMPORAL_ADDRESS, TEMPORAL_TASK_QUEUE, DATABASE_URL, ...); Temporal TLS, mTLS and
@@ -80,7 +84,7 @@ function withFilters(cmd: Command): Command {
  */
 export function buildProgram(out: Output, run: (work: (ctx: CliContext) => Promise<unknown>, logLevel: string) => Promise<void>): Command {
   const program = new Command('fulfilment')
-    .description('Operate the order-fulfilment consumer: inspect and redrive dead letters, replay order history, retry held orders.')
+    .description('Operate the order-fulfilment consumer: inspect and redrive dead letters, replay order history, retry held orders, provision what it needs.')
     .addOption(new Option('--log-level <level>', 'client diagnostics on stderr').choices(LOG_LEVELS).default('silent'))
     .exitOverride()
     .configureOutput({ writeOut: (s) => out.write(s), writeErr: (s) => out.writeErr(s) })
@@ -196,6 +200,18 @@ export function buildProgram(out: Output, run: (work: (ctx: CliContext) => Promi
       await run(async (ctx) => {
         const { orderRetry } = await import('./order/retry.js');
         return orderRetry(ctx, opts);
+      }, logLevel());
+    });
+
+  program
+    .command('provision')
+    .description('create what the service needs and never creates itself: Kafka topics (ORDERS_TOPIC, DLQ_TOPIC), Temporal search attributes, the PostgreSQL schema (as DATABASE_MIGRATION_URL) and the runtime role\'s grants; changes only what is missing')
+    .option('--only <steps>', `comma-separated steps to run (default all): ${PROVISION_STEPS.join(', ')}`, arg.provisionSteps)
+    .option('--json', 'print what was done as one JSON object')
+    .action(async (flags: { only?: ProvisionStep[]; json?: boolean }) => {
+      await run(async (ctx) => {
+        const { provisionCommand } = await import('./provision.js');
+        return provisionCommand(ctx, { steps: flags.only ?? [...PROVISION_STEPS], json: flags.json });
       }, logLevel());
     });
 

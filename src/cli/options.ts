@@ -3,6 +3,7 @@
  * commander prefixes the option's name, and main.ts exits with code 2 — before anything is read or changed.
  */
 import { InvalidArgumentError } from 'commander';
+import { parseProvisionSteps, PROVISION_STEPS, type ProvisionStep } from '../provision/steps.js';
 import { parsePosition, POSITION_EXPECTED, type Position } from './position.js';
 import { parseReplayPoint, POINT_EXPECTED, type ReplayPoint } from './replay/range.js';
 import { parseTime, TIME_EXPECTED } from './time.js';
@@ -66,4 +67,11 @@ export function replayPoint(value: string): ReplayPoint {
   const p = parseReplayPoint(value);
   if (!p) throw new InvalidArgumentError(`expected ${POINT_EXPECTED}.`);
   return p;
+}
+
+/** `--only kafka,temporal,postgres`: some of provisioning's steps. */
+export function provisionSteps(value: string): ProvisionStep[] {
+  const steps = parseProvisionSteps(value);
+  if (!steps) throw new InvalidArgumentError(`expected a comma-separated list of ${PROVISION_STEPS.join(', ')}.`);
+  return steps;
 }

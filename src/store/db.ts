@@ -8,8 +8,9 @@ import pg from 'pg';
 export type Db = pg.Pool;
 export type Tx = pg.PoolClient;
 
-export function createDb(databaseUrl: string, max = 10): Db {
-  const pool = new pg.Pool({ connectionString: databaseUrl, max });
+/** A pool on `connection` (see runtimeConnection in connection.ts: the service connects as its runtime role). */
+export function createDb(connection: pg.ClientConfig, max = 10): Db {
+  const pool = new pg.Pool({ ...connection, max });
   // An idle client losing its connection (server restart) must not crash the process; the next query reconnects.
   pool.on('error', () => undefined);
   return pool;

@@ -8,7 +8,8 @@ import { loadConfig } from '../../src/config.js';
 import { parseRecord } from '../../src/events/envelope.js';
 import { createDb, inTenantTransaction, type Db } from '../../src/store/db.js';
 import { recordCancellation, recordPlacement } from '../../src/store/fulfilments.js';
-import { migrate } from '../../src/store/migrate.js';
+import { provisionPostgres } from '../../src/provision/postgres.js';
+import { runtimeConnection } from '../../src/store/connection.js';
 import { claim } from '../../src/store/processed-events.js';
 import { createWarehouseClient } from '../../src/warehouse/client.js';
 import { startWarehouse, type WarehouseServer } from '../../tools/warehouse/server.js';
@@ -22,8 +23,8 @@ let db: Db;
 let warehouse: WarehouseServer;
 beforeAll(async () => {
   const config = loadConfig();
-  await migrate(config.DATABASE_URL);
-  db = createDb(config.DATABASE_URL, 4);
+  await provisionPostgres(config);
+  db = createDb(runtimeConnection(config), 4);
   warehouse = await startWarehouse({ port: 0 });
 });
 afterAll(async () => {

@@ -13,22 +13,26 @@ import { durationMs, loadConfig, type Config } from '../../src/config.js';
 import { ensureLedgerRetentionSchedule } from '../../src/ledger-retention-schedule.js';
 import { metricValue } from '../../src/metrics.js';
 import { inTenantTransaction } from '../../src/store/db.js';
-import { migrate } from '../../src/store/migrate.js';
+import { provisionPostgres } from '../../src/provision/postgres.js';
 import { CONSUMER_NAME } from '../../workflows/api.js';
 import type { PruneLedgerResult } from '../../workflows/ledger-retention.js';
 import { logger, uniqueSuffix, waitFor } from '../support/harness.js';
 
 const suffix = uniqueSuffix('ledger');
 const dbName = `fulfilment_it_${suffix.replace(/[^a-z0-9]/gi, '_').toLowerCase()}`;
-const sharedUrl = loadConfig().DATABASE_URL;
-const ownUrl = (() => {
-  const u = new URL(sharedUrl);
+// The database is made (and dropped) by the owner role, which the local stack lets create databases; the worker
+// runs as the runtime role in it, as everywhere.
+const shared = loadConfig();
+const sharedOwnerUrl = shared.DATABASE_MIGRATION_URL!;
+const inOwnDb = (url: string) => {
+  const u = new URL(url);
   u.pathname = `/${dbName}`;
   return u.toString();
-})();
+};
 const env = {
   ...process.env,
-  DATABASE_URL: ownUrl,
+  DATABASE_URL: inOwnDb(shared.DATABASE_URL),
+  DATABASE_MIGRATION_URL: inOwnDb(sharedOwnerUrl),
   TEMPORAL_TASK_QUEUE: `ledger-${suffix}`,
   LEDGER_PRUNE_SCHEDULE_ID: `ledger-retention-${suffix}`,
   LEDGER_PRUNE_INTERVAL: '2h',
@@ -44,7 +48,7 @@ const tenantA = `lr-a-${suffix}`.slice(0, 64);
 const tenantB = `lr-b-${suffix}`.slice(0, 64);
 
 async function sharedQuery(sql: string): Promise<void> {
-  const c = new pg.Client({ connectionString: sharedUrl });
+  const c = new pg.Client({ connectionString: sharedOwnerUrl });
   await c.connect();
   try {
     await c.query(sql);
@@ -88,7 +92,7 @@ async function triggerOnce(): Promise<PruneLedgerResult> {
 beforeAll(async () => {
   await sharedQuery(`CREATE DATABASE ${dbName}`);
   config = loadConfig(env);
-  await migrate(config.DATABASE_URL);
+  await provisionPostgres(config);
   app = await startApp(config, { logger, roles: { worker: true, bridge: false }, serveMetrics: false });
 });
 

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Bridge } from '../../src/bridge/bridge.js';
 import { laneFor } from '../../src/bridge/lanes.js';
+import { runtimeConnection } from '../../src/store/connection.js';
 import { createDb, inTenantTransaction, type Db } from '../../src/store/db.js';
 import { CONSUMER_NAME } from '../../workflows/api.js';
 import {
@@ -206,7 +207,7 @@ describe('bridges joining, leaving and crashing during a 1,000-record stream', (
     s = await scenario('rebalance', { BRIDGE_SESSION_TIMEOUT_MS: '6000', WORKER_SHUTDOWN_GRACE_MS: '5000' });
     // Six partitions, so each of up to four members holds at least one.
     await s.admin.createPartitions({ topicPartitions: [{ topic: s.config.ORDERS_TOPIC, count: 6 }] });
-    db = createDb(s.config.DATABASE_URL, 2);
+    db = createDb(runtimeConnection(s.config), 2);
   });
   afterAll(async () => {
     for (const c of children) c.proc.kill('SIGKILL');

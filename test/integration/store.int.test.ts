@@ -5,14 +5,15 @@ import { loadConfig } from '../../src/config.js';
 import { createDb, inTenantTransaction, type Db } from '../../src/store/db.js';
 import { recordCancellation, recordPlacement, recordShipped, readFulfilment } from '../../src/store/fulfilments.js';
 import { claim } from '../../src/store/processed-events.js';
-import { migrate } from '../../src/store/migrate.js';
+import { provisionPostgres } from '../../src/provision/postgres.js';
+import { runtimeConnection } from '../../src/store/connection.js';
 
 const placement = { customerId: 'c1', lines: [{ sku: 's', quantity: 1 }] };
 let db: Db;
 beforeAll(async () => {
   const config = loadConfig();
-  await migrate(config.DATABASE_URL);
-  db = createDb(config.DATABASE_URL, 6);
+  await provisionPostgres(config);
+  db = createDb(runtimeConnection(config), 6);
 });
 afterAll(async () => db?.end());
 

@@ -11,6 +11,7 @@ import { expect } from 'vitest';
 import type { App } from '../../src/app.js';
 import { maxAttemptsWithin, type TransientRetry } from '../../src/bridge/backoff-gate.js';
 import { stackDown, stackUp, type ServiceName } from '../../tools/stack/index.js';
+import { runtimeConnection } from '../../src/store/connection.js';
 import { createDb } from '../../src/store/db.js';
 import { orderWorkflowId } from '../../workflows/api.js';
 import {
@@ -112,7 +113,7 @@ function placementStream(tenant: string, orders: number) {
 export async function runOutage(opts: OutageOptions): Promise<OutageResult> {
   const minOutageMs = opts.minOutageMs ?? 10_000;
   const s = await scenario(`outage-${opts.service}`);
-  const db = createDb(s.config.DATABASE_URL, 2);
+  const db = createDb(runtimeConnection(s.config), 2);
   let restarted = false;
   try {
     const app = await s.startInstance({ bridgeRetry: RETRY });

@@ -14,7 +14,8 @@ import { createLogger } from '../../src/log.js';
 import { inTenantTransaction } from '../../src/store/db.js';
 import { readFulfilment, type FulfilmentRow } from '../../src/store/fulfilments.js';
 import { startWarehouse, type Shipment, type WarehouseServer } from '../../tools/warehouse/server.js';
-import { migrate } from '../../src/store/migrate.js';
+import { provisionPostgres } from '../../src/provision/postgres.js';
+import { runtimeConnection } from '../../src/store/connection.js';
 
 export const logger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
 Runtime.install({ logger: new DefaultLogger((process.env.TEST_TEMPORAL_LOG_LEVEL as LogLevel | undefined) ?? 'ERROR') });
@@ -93,7 +94,8 @@ export async function scenario(name: string, env: Record<string, string> = {}): 
     ...env,
   };
   const config = loadConfig(baseEnv);
-  await migrate(config.DATABASE_URL);
+  // The schema and the runtime role's grants, as `fulfilment provision --only postgres` makes them (idempotent).
+  await provisionPostgres(config);
   const kafka = createKafka(config.KAFKA_BROKERS, `it-${suffix}`, logger);
   const admin = kafka.admin();
   await admin.connect();
@@ -107,7 +109,7 @@ export async function scenario(name: string, env: Record<string, string> = {}): 
   const producer = kafka.producer({ allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner });
   await producer.connect();
   const apps: App[] = [];
-  const probeDb = (await import('../../src/store/db.js')).createDb(config.DATABASE_URL, 2);
+  const probeDb = (await import('../../src/store/db.js')).createDb(runtimeConnection(config), 2);
   let tenants = 0;
 
   async function watchTopic(topic: string): Promise<TopicWatch> {

@@ -111,6 +111,8 @@ describe('fulfilment: bad input exits 2 without loading kafkajs, Temporal or pg'
     [['replay', '--from', 'earliest', '--dry-run'], { KAFKA_BROKERS: 'not a broker' }, 'KAFKA_BROKERS="not a broker" is invalid'],
     [['order', 'retry', 'acme-eu', '--reason', 'fixed'], cliEnv, "value 'acme-eu' is invalid for argument 'tenant/order'. expected <tenant>/<order>"],
     [['order', 'retry', 'acme-eu/o-1'], cliEnv, "required option '--reason <text>' not specified"],
+    [['provision', '--only', 'kafka,mysql'], cliEnv, "option '--only <steps>' argument 'kafka,mysql' is invalid. expected a comma-separated list of kafka, temporal, postgres."],
+    [['provision'], { DATABASE_URL: 'postgres://app:a@db/x', DATABASE_MIGRATION_URL: 'postgres://app:b@db/x' }, 'DATABASE_URL and DATABASE_MIGRATION_URL both connect as "app"'],
   ])('%j with env %j → exit 2: %s', async (argv, env, message) => {
     const r = await child([bin, ...argv], env);
     expect(r.stderr).toContain(message);
@@ -134,6 +136,7 @@ describe('fulfilment: bad input exits 2 without loading kafkajs, Temporal or pg'
     ['src/cli/dlq/purge.ts', ['kafkajs']],
     ['src/cli/replay/replay.ts', ['kafkajs', '@temporalio/client', 'pg']],
     ['src/cli/order/retry.ts', ['@temporalio/client']],
+    ['src/cli/provision.ts', ['kafkajs', '@temporalio/client', 'pg']],
   ])('control: importing %s loads %j', async (module, expected) => {
     const url = pathToFileURL(join(root, module)).href;
     const r = await child(['--import', 'tsx', '--input-type=module', '-e', `await import(${JSON.stringify(url)});`]);

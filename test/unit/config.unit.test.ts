@@ -1,6 +1,14 @@
-import { describe, expect, it } from 'vitest';
-import { ConfigError, LEDGER_RETENTION_FLOOR_DAYS, PRODUCTION_REQUIRED, durationMs, loadConfig } from '../../src/config.js';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConfigError, LEDGER_RETENTION_FLOOR_DAYS, PRODUCTION_REQUIRED, databaseUser, durationMs, loadConfig } from '../../src/config.js';
+import { parseProvisionSteps } from '../../src/provision/steps.js';
+import { connectionOptions, migrationConnection, runtimeConnection } from '../../src/store/connection.js';
 import { configFailure } from '../support/config-failure.js';
+
+/** The ConfigError message for `env` (fails when the configuration is accepted). */
+const failure = configFailure;
 
 describe('configuration', () => {
   it('has working defaults for the local stack', () => {
@@ -27,7 +35,6 @@ describe('configuration', () => {
 });
 
 describe('ledger retention configuration', () => {
-  const failure = configFailure;
 
   it('defaults to a 30-day retention pruned every hour, above 7 days of Kafka retention plus a 14-day redrive window', () => {
     const c = loadConfig({});
@@ -114,5 +121,88 @@ describe('production mode (NODE_ENV=production)', () => {
     expect(loadConfig({}).SHUTDOWN_DEADLINE_MS).toBe(30_000);
     expect(loadConfig({ SHUTDOWN_DEADLINE_MS: '5000' }).SHUTDOWN_DEADLINE_MS).toBe(5000);
     expect(() => loadConfig({ SHUTDOWN_DEADLINE_MS: '0' })).toThrow('SHUTDOWN_DEADLINE_MS="0" is invalid: expected a whole number ≥ 1');
+  });
+});
+
+describe('PostgreSQL configuration', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'config-ca-'));
+    writeFileSync(join(dir, 'ca.pem'), '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n');
+    writeFileSync(join(dir, 'not-a-cert.pem'), 'hello\n');
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('defaults to the local stack: the runtime role for the service, the owner for provisioning (dev-only passwords)', () => {
+    const c = loadConfig({});
+    expect(databaseUser(c.DATABASE_URL)).toBe('fulfilment');
+    expect(databaseUser(c.DATABASE_MIGRATION_URL!)).toBe('fulfilment_owner');
+    expect(c.DATABASE_SSL_CA_FILE).toBeUndefined();
+    expect(c.KAFKA_REPLICATION_FACTOR).toBeUndefined();
+  });
+
+  it('a configured DATABASE_URL never pairs with the local owner: DATABASE_MIGRATION_URL is then unset, and provisioning says so', () => {
+    const c = loadConfig({ DATABASE_URL: 'postgres://app:pw@db.example/orders' });
+    expect(c.DATABASE_MIGRATION_URL).toBeUndefined();
+    expect(() => migrationConnection(c)).toThrow(ConfigError);
+    expect(() => migrationConnection(c)).toThrow('DATABASE_MIGRATION_URL is not set: provisioning applies the migrations as the role that owns the tables');
+    // The service itself needs only DATABASE_URL.
+    expect(runtimeConnection(c)).toEqual({ connectionString: 'postgres://app:pw@db.example/orders' });
+  });
+
+  it('refuses one role for both URLs', () => {
+    expect(failure({ DATABASE_URL: 'postgres://app:a@db/x', DATABASE_MIGRATION_URL: 'postgres://app:b@db/x' })).toContain(
+      'DATABASE_URL and DATABASE_MIGRATION_URL both connect as "app": the service must run as a runtime role that owns nothing',
+    );
+    expect(loadConfig({ DATABASE_URL: 'postgres://app:a@db/x', DATABASE_MIGRATION_URL: 'postgres://owner:b@db/x' }).DATABASE_MIGRATION_URL).toBe('postgres://owner:b@db/x');
+  });
+
+  it('DATABASE_MIGRATION_URL must be a PostgreSQL URL', () => {
+    expect(failure({ DATABASE_MIGRATION_URL: 'mysql://o@db/x' })).toContain('DATABASE_MIGRATION_URL="mysql://o@db/x" is invalid: expected a URL starting with postgres:// or postgresql://');
+  });
+
+  it('DATABASE_SSL_CA_FILE must be a readable PEM certificate', () => {
+    expect(failure({ DATABASE_SSL_CA_FILE: join(dir, 'missing.pem') })).toContain(`DATABASE_SSL_CA_FILE="${join(dir, 'missing.pem')}" is invalid: expected a readable PEM file (ENOENT)`);
+    expect(failure({ DATABASE_SSL_CA_FILE: join(dir, 'not-a-cert.pem') })).toContain('is invalid: expected a PEM file holding a certificate (-----BEGIN CERTIFICATE-----)');
+  });
+
+  it('with a CA file both connections verify the server against it; the URL\'s sslmode still applies', () => {
+    const ca = join(dir, 'ca.pem');
+    const c = loadConfig({ DATABASE_URL: 'postgres://app:a@db.example/x', DATABASE_MIGRATION_URL: 'postgres://owner:b@db.example/x?sslmode=require', DATABASE_SSL_CA_FILE: ca });
+    const runtime = new URL(runtimeConnection(c).connectionString!);
+    expect(runtime.searchParams.get('sslrootcert')).toBe(ca);
+    expect(runtime.searchParams.get('sslmode')).toBe('verify-full');
+    const owner = new URL(migrationConnection(c).connectionString!);
+    expect(owner.searchParams.get('sslrootcert')).toBe(ca);
+    expect(owner.searchParams.get('sslmode')).toBe('require');
+    // Without one, the URL is used as given.
+    expect(connectionOptions('postgres://a@h/d?sslmode=verify-full')).toEqual({ connectionString: 'postgres://a@h/d?sslmode=verify-full' });
+  });
+
+  it('a CA file contradicting the URL (sslmode=disable or no-verify, or a CA of its own) is refused, naming the URL', () => {
+    const ca = join(dir, 'ca.pem');
+    expect(failure({ DATABASE_URL: 'postgres://app:a@db/x?sslmode=disable', DATABASE_MIGRATION_URL: 'postgres://o:b@db/x', DATABASE_SSL_CA_FILE: ca })).toContain(
+      'DATABASE_URL has sslmode=disable, which contradicts DATABASE_SSL_CA_FILE',
+    );
+    expect(failure({ DATABASE_URL: 'postgres://app:a@db/x', DATABASE_MIGRATION_URL: 'postgres://o:b@db/x?sslmode=no-verify', DATABASE_SSL_CA_FILE: ca })).toContain(
+      'DATABASE_MIGRATION_URL has sslmode=no-verify, which contradicts DATABASE_SSL_CA_FILE',
+    );
+    expect(failure({ DATABASE_URL: 'postgres://app:a@db/x?sslrootcert=/etc/ca.pem', DATABASE_MIGRATION_URL: 'postgres://o:b@db/x', DATABASE_SSL_CA_FILE: ca })).toContain(
+      'DATABASE_URL names a CA itself (sslrootcert) and DATABASE_SSL_CA_FILE names one too',
+    );
+  });
+
+  it('KAFKA_REPLICATION_FACTOR is a whole number ≥ 1 when set', () => {
+    expect(loadConfig({ KAFKA_REPLICATION_FACTOR: '3' }).KAFKA_REPLICATION_FACTOR).toBe(3);
+    expect(failure({ KAFKA_REPLICATION_FACTOR: '0' })).toContain('KAFKA_REPLICATION_FACTOR="0" is invalid: expected a whole number of replicas ≥ 1');
+  });
+});
+
+describe('fulfilment provision --only', () => {
+  it('takes the steps in any order and case, runs them in order, and refuses unknown ones', () => {
+    expect(parseProvisionSteps('postgres,Kafka')).toEqual(['kafka', 'postgres']);
+    expect(parseProvisionSteps('temporal')).toEqual(['temporal']);
+    expect(parseProvisionSteps('kafka,mysql')).toBeUndefined();
+    expect(parseProvisionSteps('')).toBeUndefined();
   });
 });

@@ -86,15 +86,15 @@ describe('production mode (NODE_ENV=production), the service alone', () => {
     let readyz: { status: number; body: { ready: boolean; checks: Record<string, { ok: boolean; reason?: string }> } } | undefined;
     let livez = 0;
     const r = await runService(env, async (child, run) => {
-      // Served during start-up: not ready while the first dependency (PostgreSQL, for the migrations) is down.
+      // Served during start-up: not ready while the first dependency (Temporal, which every role needs) is down.
       readyz = await waitFor('/readyz to say what start-up waits for', async () => {
         const res = await fetch(`http://127.0.0.1:${port}/readyz`);
         const body = (await res.json()) as NonNullable<typeof readyz>['body'];
-        return body.checks.startup?.reason?.startsWith('waiting for PostgreSQL') ? { status: res.status, body } : undefined;
+        return body.checks.startup?.reason?.startsWith('waiting for Temporal at 127.0.0.1:1') ? { status: res.status, body } : undefined;
       }, 60_000);
       livez = (await fetch(`http://127.0.0.1:${port}/livez`)).status;
       // Several attempts, each one a chance to start something: the walk keeps looking meanwhile.
-      await waitFor('three failed attempts', async () => ((run.stdout.match(/"msg":"waiting for PostgreSQL"/g) ?? []).length >= 3 ? true : undefined), 90_000);
+      await waitFor('three failed attempts', async () => ((run.stdout.match(/"msg":"waiting for Temporal at 127.0.0.1:1"/g) ?? []).length >= 3 ? true : undefined), 90_000);
       child.kill('SIGTERM');
     });
     expect(readyz!.status).toBe(503);

@@ -8,16 +8,6 @@ import { loadConfig, type Config } from '../../src/config.js';
 export const SERVICE_NAMES = ['postgres', 'kafka', 'temporal', 'warehouse'] as const;
 export type ServiceName = (typeof SERVICE_NAMES)[number];
 
-/** Search attributes the app's workflows use; registered when the stack starts Temporal. */
-export const SEARCH_ATTRIBUTES: Record<string, 'Keyword' | 'Text' | 'Int' | 'Double' | 'Bool' | 'Datetime' | 'KeywordList'> = {
-  TenantId: 'Keyword',
-  OrderId: 'Keyword',
-  OrderStatus: 'Keyword',
-};
-
-/** Partitions of the dead-letter topic when the stack creates it. */
-export const DLQ_PARTITIONS = 3;
-
 export interface HostPort {
   host: string;
   port: number;
@@ -52,7 +42,18 @@ export interface StackPlan {
   };
   /** `settings`: TLS, API key and metadata too, for the stack's own calls to an external (maybe secured) Temporal. */
   temporal: HostPort & { address: string; namespace: string; uiUrl: string; ui: HostPort; external: boolean; settings: Config['temporal'] };
-  postgres: HostPort & { url: string; user: string; password: string; database: string; external: boolean };
+  postgres: HostPort & {
+    /** The runtime role's URL (DATABASE_URL). */
+    url: string;
+    user: string;
+    password: string;
+    database: string;
+    /** The owner role's URL (DATABASE_MIGRATION_URL), which applies the migrations. */
+    ownerUrl: string | undefined;
+    owner: string;
+    ownerPassword: string;
+    external: boolean;
+  };
   warehouse: HostPort & { url: string; listenPort: number; external: boolean };
 }
 
@@ -92,6 +93,9 @@ export function planFromEnv(env: NodeJS.ProcessEnv = process.env): StackPlan {
       user: decodeURIComponent(pgUrl.username) || 'postgres',
       password: decodeURIComponent(pgUrl.password),
       database: decodeURIComponent(pgUrl.pathname.replace(/^\//, '')) || 'postgres',
+      ownerUrl: c.DATABASE_MIGRATION_URL,
+      owner: c.DATABASE_MIGRATION_URL ? decodeURIComponent(new URL(c.DATABASE_MIGRATION_URL).username) : '',
+      ownerPassword: c.DATABASE_MIGRATION_URL ? decodeURIComponent(new URL(c.DATABASE_MIGRATION_URL).password) : '',
       external: isSet(env, 'DATABASE_URL'),
     },
     warehouse: {

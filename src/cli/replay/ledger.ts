@@ -4,17 +4,26 @@
  * claim-then-effect activities — so a stale answer here can mislabel a count, never double-apply an event.
  */
 import { CONSUMER_NAME } from '../../../workflows/api.js';
+import type { Config } from '../../config.js';
+import { runtimeConnection } from '../../store/connection.js';
 import { createDb, inTenantTransaction } from '../../store/db.js';
+import { checkRuntimeRole } from '../../store/runtime-role.js';
 
 export interface Ledger {
+  /**
+   * Refuses (PermanentStartupError) a role row-level security does not bind, as the worker does; other failures
+   * (PostgreSQL down) reject as they are.
+   */
+  checkRole(): Promise<void>;
   /** Whether `eventId` was claimed for `tenantId` (row-level security scopes the look-up to the tenant). */
   alreadyProcessed(tenantId: string, eventId: string): Promise<boolean>;
   close(): Promise<void>;
 }
 
-export function createLedger(databaseUrl: string): Ledger {
-  const db = createDb(databaseUrl, 2);
+export function createLedger(config: Config): Ledger {
+  const db = createDb(runtimeConnection(config), 2);
   return {
+    checkRole: async () => void (await checkRuntimeRole(db)),
     alreadyProcessed: (tenantId, eventId) =>
       inTenantTransaction(db, tenantId, async (tx) => {
         const res = await tx.query('SELECT 1 FROM processed_events WHERE consumer = $1 AND event_id = $2', [CONSUMER_NAME, eventId]);

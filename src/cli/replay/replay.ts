@@ -20,6 +20,7 @@ import { classify } from '../../bridge/record-pipeline.js';
 import { PermanentError, TransientError } from '../../errors.js';
 import { withAdmin } from '../../kafka/admin.js';
 import { REPLAY_RETRY } from '../../retry-policies.js';
+import { PermanentStartupError } from '../../startup.js';
 import { connectClient } from '../../temporal.js';
 import { workflowSettings } from '../../workflow-settings.js';
 import type { CliContext } from '../context.js';
@@ -112,8 +113,19 @@ export async function replay(ctx: CliContext, opts: ReplayOptions): Promise<Repl
       : `replaying ${s.records} record(s) of ${topic} ${s.ranges} as group ${group} at ≤ ${opts.rate}/s`,
   );
 
-  const ledger = createLedger(config.DATABASE_URL);
+  const ledger = createLedger(config);
   let ledgerDown = false;
+  try {
+    await ledger.checkRole();
+  } catch (err) {
+    if (err instanceof PermanentStartupError) {
+      await ledger.close();
+      throw err;
+    }
+    ledgerDown = true;
+    s.alreadyProcessed = null;
+    eprintln(out, `warning: cannot read processed_events (${(err as Error).message}); the already-processed count is unknown`);
+  }
   const wasProcessed = async (tenantId: string, eventId: string) => {
     if (ledgerDown) return;
     try {

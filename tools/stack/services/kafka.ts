@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { join } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
 import type { StackPlan } from '../addresses.js';
-import { DLQ_PARTITIONS } from '../addresses.js';
+import { ensureTopics, serviceTopics } from '../../../src/provision/kafka.js';
 import { say, StackError } from '../log.js';
 import { logsDir, serviceLog, stateDir } from '../paths.js';
 import { runWithProgress } from '../proc.js';
@@ -192,33 +192,15 @@ export const kafkaService: Service = {
     }
   },
 
+  /** The service's topics, as `fulfilment provision --only kafka` creates them (src/provision/kafka.ts). */
   async afterReady(plan) {
     const k = plan.kafka;
-    const admin = kafkaClient(plan, 5000).admin();
     try {
-      await admin.connect();
-      const wanted = [
-        { topic: k.ordersTopic, numPartitions: k.ordersPartitions },
-        { topic: k.dlqTopic, numPartitions: DLQ_PARTITIONS },
-      ];
-      const existing = new Set(await admin.listTopics());
-      const missing = wanted.filter((t) => !existing.has(t.topic));
-      if (missing.length) {
-        await admin.createTopics({ topics: missing.map((t) => ({ ...t, replicationFactor: 1 })), waitForLeaders: true });
-        say(`kafka: created topics ${missing.map((t) => `${t.topic} (${t.numPartitions} partitions)`).join(', ')}`);
-      }
-      const meta = await admin.fetchTopicMetadata({ topics: wanted.map((t) => t.topic) });
-      for (const t of wanted) {
-        const have = meta.topics.find((m) => m.name === t.topic)?.partitions.length ?? 0;
-        if (have < t.numPartitions) {
-          await admin.createPartitions({ topicPartitions: [{ topic: t.topic, count: t.numPartitions }] });
-          say(`kafka: topic ${t.topic} grown from ${have} to ${t.numPartitions} partitions`);
-        }
-      }
+      const r = await ensureTopics(kafkaClient(plan, 5000), serviceTopics({ ORDERS_TOPIC: k.ordersTopic, ORDERS_TOPIC_PARTITIONS: k.ordersPartitions, DLQ_TOPIC: k.dlqTopic }));
+      if (r.created.length) say(`kafka: created topics ${r.created.map((t) => `${t.topic} (${t.numPartitions} partitions)`).join(', ')}`);
+      for (const g of r.grown) say(`kafka: topic ${g.topic} grown from ${g.from} to ${g.to} partitions`);
     } catch (e) {
       throw new StackError(`kafka: could not create topics ${k.ordersTopic}, ${k.dlqTopic}: ${e instanceof Error ? e.message : String(e)}`);
-    } finally {
-      await admin.disconnect().catch(() => undefined);
     }
   },
 };

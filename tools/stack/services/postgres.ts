@@ -2,12 +2,15 @@
  * PostgreSQL from Debian's package (installed with apt when missing), run as the `postgres` user (initdb refuses
  * root). Data normally lives in <state>/postgres; when the postgres user cannot reach that folder (e.g. a clone
  * inside a private 0700 directory) it lives in /var/tmp/fulfilment-pg-<hash of state dir> and
- * <state>/postgres.location records where. Creates the app's role and database; the app applies migrations.
+ * <state>/postgres.location records where. Creates the owner role (DATABASE_MIGRATION_URL, `fulfilment_owner`) and
+ * the runtime role (DATABASE_URL, `fulfilment`) with their dev-only passwords, and the database, owned by the owner;
+ * then provisions it as `fulfilment provision --only postgres` does (migrations as the owner, the runtime role's grants).
  */
 import { createHash } from 'node:crypto';
 import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
+import { provisionPostgres } from '../../../src/provision/postgres.js';
 import type { StackPlan } from '../addresses.js';
 import { say, StackError } from '../log.js';
 import { serviceLog, stateDir } from '../paths.js';
@@ -113,6 +116,13 @@ function layout(user: PgUser): PgLayout {
   return { root, data: join(root, 'data'), socketDir };
 }
 
+/** Where the cluster lives (owned by the postgres user), and that user; undefined when there is no postgres user. */
+export function clusterHome(): { root: string; uid: number; gid: number } | undefined {
+  const user = postgresUser();
+  const l = currentLayout();
+  return user && l ? { root: l.root, uid: user.uid, gid: user.gid } : undefined;
+}
+
 function currentLayout(): PgLayout | undefined {
   const user = postgresUser();
   if (!user) return undefined;
@@ -143,10 +153,14 @@ function clearStalePostmasterPid(data: string): void {
 const quoteIdent = (s: string): string => `"${s.replace(/"/g, '""')}"`;
 const quoteLiteral = (s: string): string => `'${s.replace(/'/g, "''")}'`;
 
-async function superuserClient(plan: StackPlan): Promise<pg.Client> {
+/**
+ * The cluster's superuser through its Unix socket (trust, local only): the stack's own administration, and tests
+ * that need a role the service must refuse. Never what the service connects as.
+ */
+export async function superuserClient(plan: StackPlan, database = 'postgres'): Promise<pg.Client> {
   const l = currentLayout();
   if (!l) throw new StackError('postgres user not found');
-  const client = new pg.Client({ host: l.socketDir, port: plan.postgres.port, user: 'postgres', database: 'postgres', connectionTimeoutMillis: 3000 });
+  const client = new pg.Client({ host: l.socketDir, port: plan.postgres.port, user: 'postgres', database, connectionTimeoutMillis: 3000 });
   await client.connect();
   return client;
 }
@@ -240,29 +254,52 @@ export const postgresService: Service = {
     }
   },
 
-  /** Role and database from DATABASE_URL; the role may create databases (tests can make throw-away ones). */
+  /**
+   * The two roles and the database, then the schema and grants (src/provision/postgres.ts, as `fulfilment provision`).
+   * The owner may create databases (tests make throw-away ones); the runtime role may do nothing but log in. A
+   * database from before the split (owned by the runtime role, which had applied the migrations) is handed over to the
+   * owner: REASSIGN OWNED moves its tables and function; migration 005 then binds the retention policies to the owner.
+   */
   async afterReady(plan, shared) {
     const p = plan.postgres;
+    if (!p.ownerUrl || !p.owner) throw new StackError('postgres: DATABASE_MIGRATION_URL is needed beside DATABASE_URL (the owner role that applies the migrations)');
     if (!plan.postgres.external && !shared) {
       const c = await superuserClient(plan);
       try {
-        const role = await c.query('select 1 from pg_roles where rolname = $1', [p.user]);
-        const pw = p.password ? ` PASSWORD ${quoteLiteral(p.password)}` : '';
-        if (role.rowCount === 0) {
-          await c.query(`CREATE ROLE ${quoteIdent(p.user)} LOGIN CREATEDB${pw}`);
-          say(`postgres: created role ${p.user}`);
-        } else {
-          await c.query(`ALTER ROLE ${quoteIdent(p.user)} LOGIN CREATEDB${pw}`);
-        }
-        const db = await c.query('select 1 from pg_database where datname = $1', [p.database]);
+        const ensureRole = async (name: string, password: string, attributes: string) => {
+          const pw = password ? ` PASSWORD ${quoteLiteral(password)}` : '';
+          const role = await c.query('select 1 from pg_roles where rolname = $1', [name]);
+          await c.query(`${role.rowCount === 0 ? 'CREATE' : 'ALTER'} ROLE ${quoteIdent(name)} ${attributes}${pw}`);
+          if (role.rowCount === 0) say(`postgres: created role ${name}`);
+        };
+        await ensureRole(p.owner, p.ownerPassword, 'LOGIN CREATEDB NOCREATEROLE NOSUPERUSER NOBYPASSRLS');
+        await ensureRole(p.user, p.password, 'LOGIN NOCREATEDB NOCREATEROLE NOSUPERUSER NOBYPASSRLS NOREPLICATION');
+        const db = await c.query<{ owner: string }>('select pg_get_userbyid(datdba) as owner from pg_database where datname = $1', [p.database]);
         if (db.rowCount === 0) {
-          await c.query(`CREATE DATABASE ${quoteIdent(p.database)} OWNER ${quoteIdent(p.user)}`);
-          say(`postgres: created database ${p.database}`);
+          await c.query(`CREATE DATABASE ${quoteIdent(p.database)} OWNER ${quoteIdent(p.owner)}`);
+          say(`postgres: created database ${p.database} (owner ${p.owner})`);
+        } else if (db.rows[0]!.owner !== p.owner) {
+          const inDb = await superuserClient(plan, p.database);
+          try {
+            await inDb.query(`REASSIGN OWNED BY ${quoteIdent(db.rows[0]!.owner)} TO ${quoteIdent(p.owner)}`);
+          } finally {
+            await inDb.end().catch(() => undefined);
+          }
+          await c.query(`ALTER DATABASE ${quoteIdent(p.database)} OWNER TO ${quoteIdent(p.owner)}`);
+          say(`postgres: database ${p.database} and its objects handed from ${db.rows[0]!.owner} to ${p.owner}`);
         }
       } finally {
         await c.end().catch(() => undefined);
       }
     }
     if (!(await appQuery(p.url))) throw new StackError(`postgres: cannot connect with DATABASE_URL as ${p.user}@${p.host}:${p.port}/${p.database}`);
+    try {
+      const r = await provisionPostgres({ DATABASE_URL: p.url, DATABASE_MIGRATION_URL: p.ownerUrl, DATABASE_SSL_CA_FILE: undefined });
+      if (r.applied.length) say(`postgres: applied ${r.applied.join(', ')}`);
+      if (r.grants.granted.length) say(`postgres: granted ${r.runtimeRole} ${r.grants.granted.join(', ')}`);
+      if (r.grants.revoked.length) say(`postgres: revoked from ${r.runtimeRole} ${r.grants.revoked.join(', ')}`);
+    } catch (e) {
+      throw new StackError(`postgres: could not provision the schema as ${p.owner} (DATABASE_MIGRATION_URL): ${e instanceof Error ? e.message : String(e)}`);
+    }
   },
 };

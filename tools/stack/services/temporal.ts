@@ -7,14 +7,11 @@ import { join } from 'node:path';
 import type { Connection } from '@temporalio/client';
 import { connectTemporal } from '../../../src/temporal.js';
 import type { StackPlan } from '../addresses.js';
-import { SEARCH_ATTRIBUTES } from '../addresses.js';
+import { ensureSearchAttributes, SEARCH_ATTRIBUTES } from '../../../src/provision/temporal.js';
 import { say, StackError } from '../log.js';
 import { serviceLog, stateDir } from '../paths.js';
 import type { Service } from '../service.js';
 import { temporalCliPath } from '../tools.js';
-
-/** temporal.api.enums.v1.IndexedValueType */
-const INDEXED_VALUE_TYPE: Record<string, number> = { Text: 1, Keyword: 2, Int: 3, Double: 4, Bool: 5, Datetime: 6, KeywordList: 7 };
 
 async function withConnection<T>(plan: StackPlan, fn: (c: Connection) => Promise<T>): Promise<T> {
   const conn = await connectTemporal({ temporal: plan.temporal.settings }, { connectTimeout: '2s' });
@@ -33,12 +30,6 @@ async function uiAnswers(url: string): Promise<boolean> {
   } catch {
     return false;
   }
-}
-
-async function missingSearchAttributes(conn: Connection, namespace: string): Promise<string[]> {
-  const res = await conn.operatorService.listSearchAttributes({ namespace });
-  const have = res.customAttributes ?? {};
-  return Object.keys(SEARCH_ATTRIBUTES).filter((k) => !(k in have));
 }
 
 export const temporalService: Service = {
@@ -98,18 +89,15 @@ export const temporalService: Service = {
     }
   },
 
-  /** start-dev registers search attributes only when it creates the store; later additions are made here. */
+  /**
+   * start-dev registers search attributes only when it creates the store; later additions are made here, as
+   * `fulfilment provision --only temporal` makes them (src/provision/temporal.ts).
+   */
   async afterReady(plan) {
     const ns = plan.temporal.namespace;
     try {
-      await withConnection(plan, async (c) => {
-        const missing = await missingSearchAttributes(c, ns);
-        if (missing.length === 0) return;
-        const searchAttributes: Record<string, number> = {};
-        for (const k of missing) searchAttributes[k] = INDEXED_VALUE_TYPE[SEARCH_ATTRIBUTES[k] ?? 'Keyword'] ?? 2;
-        await c.operatorService.addSearchAttributes({ namespace: ns, searchAttributes });
-        say(`temporal: registered search attributes ${missing.join(', ')} in namespace ${ns}`);
-      });
+      const { registered } = await withConnection(plan, (c) => ensureSearchAttributes(c, ns));
+      if (registered.length) say(`temporal: registered search attributes ${registered.join(', ')} in namespace ${ns}`);
     } catch (e) {
       throw new StackError(`temporal: could not register search attributes: ${e instanceof Error ? e.message : String(e)}`);
     }
