@@ -10,7 +10,7 @@ import { NativeConnection, Worker as TemporalWorker } from '@temporalio/worker';
 import { createActivities } from '../activities/index.js';
 import { createLedgerRetentionActivities } from '../activities/ledger-retention.js';
 import { createBridge, type Bridge, type TransientRetry } from './bridge/bridge.js';
-import { createKafka } from './kafka/client.js';
+import { createKafka, permanentKafkaFailure, probeKafka } from './kafka/client.js';
 import { createSender } from './kafka/sender.js';
 import { createOrderStarter, type OrderStarter } from './bridge/order-starter.js';
 import type { Config } from './config.js';
@@ -18,7 +18,7 @@ import { createDeadLetterSink } from './dlq/sink.js';
 import type { Logger } from './log.js';
 import { createMetrics, serveMetrics, type Metrics } from './metrics.js';
 import { BRIDGE_TEMPORAL_RPC, KAFKA_RETRY } from './retry-policies.js';
-import { waitForDependency } from './startup.js';
+import { PermanentStartupError, waitForDependency } from './startup.js';
 import { ensureLedgerRetentionSchedule } from './ledger-retention-schedule.js';
 import { createDb, type Db } from './store/db.js';
 import { connectClient, workflowBundle } from './temporal.js';
@@ -70,7 +70,7 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
     await waitForDependency('PostgreSQL', () => db.query('SELECT 1'), logger, signal);
     // The ledger-retention schedule, created or brought in step with this worker's configuration.
     await waitForDependency(temporal, () => ensureLedgerRetentionSchedule(client, config, logger), logger, signal);
-    const deadLetters = createDeadLetterSink(createSender(createKafka(config.KAFKA_BROKERS, `${config.KAFKA_CLIENT_ID}-worker`, logger)), config.DLQ_TOPIC, config.CONSUMER_GROUP);
+    const deadLetters = createDeadLetterSink(createSender(createKafka(config, logger, { clientId: `${config.KAFKA_CLIENT_ID}-worker` })), config.DLQ_TOPIC, config.CONSUMER_GROUP);
     worker = await TemporalWorker.create({
       connection,
       namespace: config.TEMPORAL_NAMESPACE,
@@ -114,8 +114,8 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
       metrics.retries.inc({ operation: 'kafka-connect' });
       metrics.failures.inc({ operation: 'kafka-connect', error_class: 'KafkaJSConnectionError' });
     };
-    const kafka = createKafka(config.KAFKA_BROKERS, config.KAFKA_CLIENT_ID, logger, { retries: KAFKA_RETRY.consumer, onConnectionError });
-    const senderKafka = createKafka(config.KAFKA_BROKERS, `${config.KAFKA_CLIENT_ID}-dlq`, logger, { retries: KAFKA_RETRY.requests, onConnectionError });
+    const kafka = createKafka(config, logger, { retries: KAFKA_RETRY.consumer, onConnectionError });
+    const senderKafka = createKafka(config, logger, { clientId: `${config.KAFKA_CLIENT_ID}-dlq`, retries: KAFKA_RETRY.requests, onConnectionError });
     // The bridge's own Temporal connection: few in-client retries, so an outage reaches the bridge's backoff gate
     // (partition paused, counted, abandonable on shutdown) instead of hiding inside one call, and a reconnect
     // backoff capped at 5 s, so delivery resumes within seconds of Temporal coming back.
@@ -146,7 +146,17 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
     });
     opts.onBridge?.(bridge);
     const b = bridge;
-    await waitForDependency(`Kafka at ${config.KAFKA_BROKERS.join(',')}`, () => b.start(), logger, signal);
+    // One connection without kafkajs's own retries first: a refused credential or an untrusted certificate stops
+    // start-up at once (the process exits non-zero), while a broker that is down is waited for.
+    await waitForDependency(`Kafka at ${config.KAFKA_BROKERS.join(',')}`, async () => {
+      await probeKafka(config, logger, { clientId: `${config.KAFKA_CLIENT_ID}-probe`, onConnectionError });
+      await b.start();
+    }, logger, signal, {
+      permanent: (err) => {
+        const why = permanentKafkaFailure(err, config);
+        return why === undefined ? undefined : new PermanentStartupError(why, { cause: err });
+      },
+    });
     // The bridge stops first: nothing new is handed to workflows while the worker drains.
     stops.unshift(() => b.stop());
   }

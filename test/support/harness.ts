@@ -94,7 +94,7 @@ export async function scenario(name: string, env: Record<string, string> = {}): 
   };
   const config = loadConfig(baseEnv);
   await migrate(config.DATABASE_URL);
-  const kafka = createKafka(config.KAFKA_BROKERS, `it-${suffix}`, logger);
+  const kafka = createKafka(config, logger, { clientId: `it-${suffix}` });
   const admin = kafka.admin();
   await admin.connect();
   await admin.createTopics({

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, LEDGER_RETENTION_FLOOR_DAYS, durationMs, loadConfig } from '../../src/config.js';
+import { configFailure } from '../support/config-failure.js';
 
 describe('configuration', () => {
   it('has working defaults for the local stack', () => {
@@ -26,15 +27,7 @@ describe('configuration', () => {
 });
 
 describe('ledger retention configuration', () => {
-  const failure = (env: Record<string, string>): string => {
-    try {
-      loadConfig(env);
-    } catch (e) {
-      expect(e).toBeInstanceOf(ConfigError);
-      return (e as Error).message;
-    }
-    throw new Error(`loadConfig accepted ${JSON.stringify(env)}`);
-  };
+  const failure = configFailure;
 
   it('defaults to a 30-day retention pruned every hour, above 7 days of Kafka retention plus a 14-day redrive window', () => {
     const c = loadConfig({});
