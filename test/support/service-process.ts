@@ -18,6 +18,8 @@ export interface ServiceProcess {
   said(text: string, timeoutMs?: number): Promise<Record<string, unknown>>;
   /** True while the process runs. */
   alive(): boolean;
+  /** The last 4000 characters it wrote to stderr (where a start-up failure's message goes). */
+  stderr(): string;
   /** SIGTERM, then the exit code. */
   stop(): Promise<number | string>;
 }
@@ -54,6 +56,7 @@ export function startServiceProcess(env: Record<string, string>): ServiceProcess
     lines,
     exited,
     alive,
+    stderr: () => stderr,
     said: (text, timeoutMs = 120_000) =>
       waitFor(`the service to log "${text}"`, () => {
         if (!alive()) throw new Error(`service exited ${String(code)}: ${stderr}`);
