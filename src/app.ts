@@ -65,11 +65,19 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
   let worker: Worker | undefined;
   let workerRun: Promise<void> | undefined;
   if (runWorker) {
+    // A worker alone reaches Kafka only to dead-letter and does not wait for it; but a refused credential or
+    // certificate would only show at its first dead letter, so it is checked once, beside the other start-up steps.
+    const kafkaRefused = runBridge ? Promise.resolve(undefined) : kafkaRefusal(config, logger);
     const connection = await waitForDependency(temporal, () => NativeConnection.connect({ address: config.TEMPORAL_ADDRESS }), logger, signal);
     // The worker's effects need PostgreSQL: it starts polling only once the database answers.
     await waitForDependency('PostgreSQL', () => db.query('SELECT 1'), logger, signal);
     // The ledger-retention schedule, created or brought in step with this worker's configuration.
     await waitForDependency(temporal, () => ensureLedgerRetentionSchedule(client, config, logger), logger, signal);
+    const refused = await kafkaRefused;
+    if (refused) {
+      await connection.close();
+      throw refused;
+    }
     const deadLetters = createDeadLetterSink(createSender(createKafka(config, logger, { clientId: `${config.KAFKA_CLIENT_ID}-worker` })), config.DLQ_TOPIC, config.CONSUMER_GROUP);
     worker = await TemporalWorker.create({
       connection,
@@ -152,10 +160,7 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
       await probeKafka(config, logger, { clientId: `${config.KAFKA_CLIENT_ID}-probe`, onConnectionError });
       await b.start();
     }, logger, signal, {
-      permanent: (err) => {
-        const why = permanentKafkaFailure(err, config);
-        return why === undefined ? undefined : new PermanentStartupError(why, { cause: err });
-      },
+      permanent: (err) => asPermanent(err, config),
     });
     // The bridge stops first: nothing new is handed to workflows while the worker drains.
     stops.unshift(() => b.stop());
@@ -184,4 +189,25 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
       return stopped;
     },
   };
+}
+
+/** A PermanentStartupError for a Kafka failure no wait can cure (permanentKafkaFailure), else undefined. */
+function asPermanent(err: unknown, config: Config): PermanentStartupError | undefined {
+  const why = permanentKafkaFailure(err, config);
+  return why === undefined ? undefined : new PermanentStartupError(why, { cause: err });
+}
+
+/**
+ * One connection to Kafka: the PermanentStartupError when the brokers refuse this client for good, undefined when
+ * they accept it — or cannot be reached now, which only delays dead letters (logged, not waited for).
+ */
+async function kafkaRefusal(config: Config, logger: Logger): Promise<PermanentStartupError | undefined> {
+  try {
+    await probeKafka(config, logger, { clientId: `${config.KAFKA_CLIENT_ID}-worker-probe` });
+    return undefined;
+  } catch (err) {
+    const permanent = asPermanent(err, config);
+    if (!permanent) logger.warn({ err: (err as Error).message }, `Kafka at ${config.KAFKA_BROKERS.join(',')} is not reachable now; dead letters wait for it`);
+    return permanent;
+  }
 }

@@ -4,7 +4,8 @@
  * stack's CA — with the test's own producer, admin and watcher on the same listener. Orders ship, a malformed
  * record is dead-lettered over SASL_SSL, and the CLI lists it. Then what no wait can cure stops start-up at once:
  * a wrong password, a CA that did not sign the broker's certificate and a name the certificate does not carry
- * each make the process exit 1 with a message naming the variables to check, after one attempt.
+ * each make the process exit 1 with a message naming the variables to check, after one attempt (a worker alone
+ * too); a broker that is not there is waited for.
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -109,6 +110,13 @@ describe('Kafka over SASL_SSL (SCRAM-SHA-512, the stack\'s CA)', () => {
     expect(Date.now() - t0).toBeLessThan(120_000);
   });
 
+  it('a worker alone checks Kafka once too: a wrong password stops it the same way', async () => {
+    const { code, stderr, lines } = await exitOf(service({ FULFILMENT_ROLES: 'worker', KAFKA_SASL_PASSWORD_FILE: undefined, KAFKA_SASL_PASSWORD: 'not-the-password' }));
+    expect(code).toBe(1);
+    expect(stderr).toContain('refused the SASL authentication (SCRAM-SHA-512');
+    expect(attempts(lines)).toBe(1);
+  });
+
   it('a CA that did not sign the broker\'s certificate stops start-up at once, naming KAFKA_SSL_CA_FILE', async () => {
     const other = makeCa(join(tmp, 'other-ca'), 'some other CA');
     const { code, stderr, lines } = await exitOf(service({ KAFKA_SSL_CA_FILE: other.cert }));
@@ -127,10 +135,14 @@ describe('Kafka over SASL_SSL (SCRAM-SHA-512, the stack\'s CA)', () => {
     expect(attempts(lines)).toBe(1);
   });
 
-  it('a broker that is not there is still waited for, not given up on', async () => {
-    const p = service({ FULFILMENT_ROLES: 'bridge', KAFKA_BROKERS: '127.0.0.1:1' });
-    await waitFor('the bridge to try Kafka again', () => p.lines.filter((l) => String(l.msg).startsWith('waiting for Kafka')).length >= 2, 90_000);
-    expect(p.alive()).toBe(true);
-    expect(await p.stop()).toBe(0);
+  it('a broker that is not there is still waited for by the bridge, and not needed by a worker', async () => {
+    const bridge = service({ FULFILMENT_ROLES: 'bridge', KAFKA_BROKERS: '127.0.0.1:1' });
+    const worker = service({ FULFILMENT_ROLES: 'worker', KAFKA_BROKERS: '127.0.0.1:1' });
+    await waitFor('the bridge to try Kafka again', () => bridge.lines.filter((l) => String(l.msg).startsWith('waiting for Kafka')).length >= 2, 90_000);
+    await worker.said('service ready');
+    expect(worker.lines.some((l) => String(l.msg).includes('is not reachable now; dead letters wait for it'))).toBe(true);
+    expect(bridge.alive()).toBe(true);
+    expect(await bridge.stop()).toBe(0);
+    expect(await worker.stop()).toBe(0);
   });
 });
