@@ -63,6 +63,11 @@ export function permanentKafkaFailure(err: unknown, s: KafkaSettings): string | 
         : `KAFKA_SASL_MECHANISM, KAFKA_SASL_USERNAME and ${s.KAFKA_SASL_PASSWORD_FILE !== undefined ? 'KAFKA_SASL_PASSWORD_FILE' : 'KAFKA_SASL_PASSWORD'}`;
     return `Kafka at ${brokers} refused the SASL authentication (${s.KAFKA_SASL_MECHANISM ?? 'no mechanism'}, ${who}): ${auth.message}. Check ${check}.`;
   }
+  // The broker rejects an OAUTHBEARER token with an error challenge kafkajs does not answer; the broker then
+  // refuses its next request as ILLEGAL_SASL_STATE. No other mechanism ends that way.
+  if (s.KAFKA_SASL_MECHANISM === 'OAUTHBEARER' && chain.some((e) => (e as { type?: string }).type === 'ILLEGAL_SASL_STATE')) {
+    return `Kafka at ${brokers} did not accept the OAUTHBEARER token from KAFKA_SASL_OAUTHBEARER_PROVIDER=${s.KAFKA_SASL_OAUTHBEARER_PROVIDER ?? ''} (the SASL exchange failed: ILLEGAL_SASL_STATE). Check the tokens that module returns (issuer, audience, expiry, principal claim) against the brokers' OAUTHBEARER settings.`;
+  }
   const tls = chain.find((e) => e.code !== undefined && TLS_VERIFY_CODES.has(e.code));
   if (tls) {
     const name = tls.code === 'ERR_TLS_CERT_ALTNAME_INVALID' || tls.code === 'HOSTNAME_MISMATCH';

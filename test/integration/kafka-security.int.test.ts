@@ -2,13 +2,14 @@
  * The service over Kafka SASL_SSL: the real service process (src/service.ts, worker and bridge) against the local
  * stack's SASL_SSL listener — SCRAM-SHA-512 as the stack's user, the broker's certificate verified against the
  * stack's CA — with the test's own producer, admin and watcher on the same listener. Orders ship, a malformed
- * record is dead-lettered over SASL_SSL, and the CLI lists it. Then what no wait can cure stops start-up at once:
+ * record is dead-lettered over SASL_SSL, and the CLI lists it (with SCRAM-SHA-512 and -256, PLAIN and OAUTHBEARER
+ * through a token provider module). Then what no wait can cure stops start-up at once:
  * a wrong password, a CA that did not sign the broker's certificate and a name the certificate does not carry
  * each make the process exit 1 with a message naming the variables to check, after one attempt (a worker alone
  * too); a broker that is not there is waited for.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -39,8 +40,19 @@ function saslSslEnv(l: KafkaSaslSslInfo): Record<string, string> {
   };
 }
 
+/** An OAUTHBEARER token provider module: an unsigned JWT for the stack's user, valid for an hour. */
+const TOKEN_PROVIDER = `const part = (o) => Buffer.from(JSON.stringify(o)).toString('base64url');
+export default async function token() {
+  const now = Math.floor(Date.now() / 1000);
+  return { value: part({ alg: 'none' }) + '.' + part({ sub: 'fulfilment', iat: now, exp: now + 3600 }) + '.' };
+}
+`;
+
+const definedOnly = (env: Record<string, string | undefined>): Record<string, string> =>
+  Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined));
+
 function service(env: Record<string, string | undefined>): ServiceProcess {
-  const p = startServiceProcess(Object.fromEntries(Object.entries({ ...s.env, FULFILMENT_ROLES: 'worker,bridge', ...env }).filter((e): e is [string, string] => e[1] !== undefined)));
+  const p = startServiceProcess(definedOnly({ ...s.env, FULFILMENT_ROLES: 'worker,bridge', ...env }));
   procs.push(p);
   return p;
 }
@@ -91,6 +103,19 @@ describe('Kafka over SASL_SSL (SCRAM-SHA-512, the stack\'s CA)', () => {
     const listed = stdout.trim().split('\n').map((l) => JSON.parse(l) as { position: string; errorClass?: string });
     expect(listed).toHaveLength(1);
     expect(JSON.stringify(listed[0])).toContain('MalformedEventError');
+    // The other mechanisms the client speaks, against the same listener: PLAIN, and OAUTHBEARER through a token
+    // provider module (the stack's broker accepts unsigned tokens).
+    const provider = join(tmp, 'token.mjs');
+    writeFileSync(provider, TOKEN_PROVIDER);
+    for (const mechanism of [
+      { KAFKA_SASL_MECHANISM: 'PLAIN' },
+      { KAFKA_SASL_MECHANISM: 'SCRAM-SHA-256' },
+      { KAFKA_SASL_MECHANISM: 'OAUTHBEARER', KAFKA_SASL_USERNAME: undefined, KAFKA_SASL_PASSWORD_FILE: undefined, KAFKA_SASL_OAUTHBEARER_PROVIDER: provider },
+    ]) {
+      const env = definedOnly({ ...s.env, ...mechanism });
+      const res = await run(process.execPath, ['bin/fulfilment.mjs', 'dlq', 'list', '--json'], { cwd: repoRoot, env });
+      expect(res.stdout.trim().split('\n'), mechanism.KAFKA_SASL_MECHANISM).toHaveLength(1);
+    }
 
     expect(p.alive()).toBe(true);
     expect(await p.stop()).toBe(0);
@@ -133,6 +158,17 @@ describe('Kafka over SASL_SSL (SCRAM-SHA-512, the stack\'s CA)', () => {
     expect(stderr).toContain('(ERR_TLS_CERT_ALTNAME_INVALID: ');
     expect(stderr).toContain("Check KAFKA_SSL_SERVERNAME=kafka.elsewhere.example: it must be a name the broker's certificate carries.");
     expect(attempts(lines)).toBe(1);
+  });
+
+  it('an OAUTHBEARER token the broker rejects stops start-up at once, naming KAFKA_SASL_OAUTHBEARER_PROVIDER', async () => {
+    const provider = join(tmp, 'bad-token.mjs');
+    writeFileSync(provider, 'export default async () => ({ value: "not-a-jwt" });\n');
+    const { code, stderr, lines } = await exitOf(service({
+      FULFILMENT_ROLES: 'bridge', KAFKA_SASL_MECHANISM: 'OAUTHBEARER', KAFKA_SASL_USERNAME: undefined, KAFKA_SASL_PASSWORD_FILE: undefined, KAFKA_SASL_OAUTHBEARER_PROVIDER: provider,
+    }));
+    expect(code).toBe(1);
+    expect(stderr).toContain(`did not accept the OAUTHBEARER token from KAFKA_SASL_OAUTHBEARER_PROVIDER=${provider}`);
+    expect(lines.filter((l) => String(l.msg).startsWith('waiting for Kafka'))).toEqual([]);
   });
 
   it('a broker that is not there is still waited for by the bridge, and not needed by a worker', async () => {

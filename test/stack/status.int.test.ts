@@ -30,11 +30,11 @@ describe('stack status', () => {
     const info = await stackStatus();
     // With KAFKA_BROKERS set, Kafka is not the stack's and neither is any listener
     if (planFromEnv().kafka.external) return void expect(info.kafkaSaslSsl).toBeUndefined();
-    expect(info.kafkaSaslSsl).toMatchObject({ address: '127.0.0.1:19094', mechanisms: ['SCRAM-SHA-512', 'SCRAM-SHA-256'], username: 'fulfilment' });
+    expect(info.kafkaSaslSsl).toMatchObject({ address: '127.0.0.1:19094', mechanisms: ['SCRAM-SHA-512', 'SCRAM-SHA-256', 'PLAIN', 'OAUTHBEARER'], username: 'fulfilment' });
     expect(readFileSync(info.kafkaSaslSsl!.caFile, 'utf8')).toContain('-----BEGIN CERTIFICATE-----');
     expect(readFileSync(info.kafkaSaslSsl!.passwordFile, 'utf8').trim()).not.toBe('');
     const { stdout } = await run(process.execPath, ['--import', 'tsx', 'tools/stack/cli.ts', 'status'], { cwd: repoRoot });
-    expect(stdout).toMatch(/Kafka SASL_SSL +127\.0\.0\.1:19094 +\(SCRAM-SHA-512, SCRAM-SHA-256; user fulfilment, password in .*fulfilment\.password\)/);
+    expect(stdout).toMatch(/Kafka SASL_SSL +127\.0\.0\.1:19094 +\(SCRAM-SHA-512, SCRAM-SHA-256, PLAIN, OAUTHBEARER; user fulfilment, password in .*fulfilment\.password\)/);
     expect(stdout).toContain(`Kafka CA file      ${info.kafkaSaslSsl!.caFile}`);
   });
 

@@ -139,6 +139,13 @@ describe('permanent Kafka failures', () => {
     expect(permanentKafkaFailure(connectionError('ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED', 'alert'), settings)).toContain('Check KAFKA_SSL_CERT_FILE and KAFKA_SSL_KEY_FILE');
   });
 
+  it('a token the broker rejects (the SASL exchange left in an illegal state) is permanent for OAUTHBEARER only', () => {
+    const illegal = { name: 'KafkaJSNumberOfRetriesExceeded', cause: { name: 'KafkaJSProtocolError', type: 'ILLEGAL_SASL_STATE', message: 'Request is not valid given the current SASL state' } };
+    const oauth = loadConfig({ KAFKA_SECURITY_PROTOCOL: 'SASL_SSL', KAFKA_SASL_MECHANISM: 'OAUTHBEARER', KAFKA_SASL_OAUTHBEARER_PROVIDER: provider });
+    expect(permanentKafkaFailure(illegal, oauth)).toContain(`did not accept the OAUTHBEARER token from KAFKA_SASL_OAUTHBEARER_PROVIDER=${provider}`);
+    expect(permanentKafkaFailure(illegal, settings)).toBeUndefined();
+  });
+
   it('a broker that is down, refuses connections or times out is not permanent', () => {
     expect(permanentKafkaFailure(connectionError('ECONNREFUSED', 'connect ECONNREFUSED'), settings)).toBeUndefined();
     expect(permanentKafkaFailure({ name: 'KafkaJSConnectionError', message: 'Connection timeout' }, settings)).toBeUndefined();

@@ -24,8 +24,14 @@ const tlsDir = () => join(dir(), 'tls');
 
 /** The SCRAM user the stack creates on its SASL_SSL listener. */
 export const KAFKA_DEV_USER = 'fulfilment';
-/** The SASL mechanisms of the SASL_SSL listener, the first the one to use. */
+/** The SCRAM mechanisms of the SASL_SSL listener, the first the one to use. */
 export const KAFKA_SCRAM_MECHANISMS = ['SCRAM-SHA-512', 'SCRAM-SHA-256'] as const;
+/**
+ * Every mechanism of the SASL_SSL listener: SCRAM, PLAIN (the same user and password, from the broker's JAAS
+ * config) and OAUTHBEARER with Kafka's unsecured token validator (any unsigned JWT is accepted — development only,
+ * to exercise a token provider end to end).
+ */
+export const KAFKA_SASL_SSL_MECHANISMS = [...KAFKA_SCRAM_MECHANISMS, 'PLAIN', 'OAUTHBEARER'] as const;
 
 /** What a client needs to reach the stack's SASL_SSL listener (`stack status` prints it). */
 export interface KafkaSaslSslInfo {
@@ -42,7 +48,7 @@ export interface KafkaSaslSslInfo {
 export function kafkaSaslSsl(plan: StackPlan): KafkaSaslSslInfo {
   return {
     address: `${plan.kafka.host}:${plan.kafka.saslSslPort}`,
-    mechanisms: [...KAFKA_SCRAM_MECHANISMS],
+    mechanisms: [...KAFKA_SASL_SSL_MECHANISMS],
     caFile: join(tlsDir(), 'ca', 'ca.crt'),
     username: KAFKA_DEV_USER,
     passwordFile: join(dir(), 'sasl', `${KAFKA_DEV_USER}.password`),
@@ -92,7 +98,7 @@ function formatted(): boolean {
   return existsSync(join(dataDir(), 'meta.properties')) && existsSync(join(dataDir(), 'bootstrap.checkpoint'));
 }
 
-function serverProperties(plan: StackPlan, keystore: string): string {
+function serverProperties(plan: StackPlan, keystore: string, password: string): string {
   const k = plan.kafka;
   const ctrl = `${k.host}:${k.controllerPort}`;
   const saslSsl = `${k.host}:${k.saslSslPort}`;
@@ -107,8 +113,10 @@ function serverProperties(plan: StackPlan, keystore: string): string {
     'inter.broker.listener.name=PLAINTEXT',
     'listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SASL_SSL:SASL_SSL',
     // SASL_SSL: SCRAM users live in the cluster metadata (created with the admin API); TLS with a PEM keystore.
-    `sasl.enabled.mechanisms=${KAFKA_SCRAM_MECHANISMS.join(',')}`,
+    `sasl.enabled.mechanisms=${KAFKA_SASL_SSL_MECHANISMS.join(',')}`,
     ...KAFKA_SCRAM_MECHANISMS.map((m) => `listener.name.sasl_ssl.${m.toLowerCase()}.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;`),
+    `listener.name.sasl_ssl.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_${KAFKA_DEV_USER}="${password}";`,
+    'listener.name.sasl_ssl.oauthbearer.sasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required unsecuredLoginStringClaim_sub="broker";',
     'listener.name.sasl_ssl.ssl.keystore.type=PEM',
     `listener.name.sasl_ssl.ssl.keystore.location=${keystore}`,
     'listener.name.sasl_ssl.ssl.client.auth=none',
@@ -194,7 +202,9 @@ export const kafkaService: Service = {
     const log4j = join(dir(), 'log4j2.properties');
     const tls = ensureServerCertificates(tlsDir(), certificateNames(plan));
     if (tls.made) say(`kafka: made TLS certificates for the SASL_SSL listener (${certificateNames(plan).join(', ')}; CA ${tls.ca.cert})`);
-    writeFileSync(props, serverProperties(plan, tls.server.keystore));
+    // It holds the PLAIN password: readable by its owner only.
+    writeFileSync(props, serverProperties(plan, tls.server.keystore, devPassword(plan)), { mode: 0o600 });
+    chmodSync(props, 0o600);
     writeFileSync(log4j, log4jProperties());
     const cp = `${jars.libs}/*`;
     const sysProps = [`-Dlog4j2.configurationFile=${log4j}`, `-Dkafka.logs.dir=${logsDir()}`, '-Djava.awt.headless=true'];
@@ -286,6 +296,7 @@ export const kafkaService: Service = {
     void rec;
     const props = readFileSafe(join(dir(), 'server.properties'));
     if (!props.includes('SASL_SSL://')) return 'it was started without the SASL_SSL listener';
+    if (!props.includes(`sasl.enabled.mechanisms=${KAFKA_SASL_SSL_MECHANISMS.join(',')}`)) return 'its SASL_SSL listener lacks some mechanisms';
     const keystore = /^listener\.name\.sasl_ssl\.ssl\.keystore\.location=(.*)$/m.exec(props)?.[1];
     if (!keystore || !existsSync(keystore)) return 'the SASL_SSL listener\'s certificate is missing';
     return undefined;
