@@ -34,17 +34,26 @@ function unreadable(path: string): string | undefined {
   }
 }
 
-/** A path to a file this process can read; with `pem`, one holding at least one PEM block whose label matches. */
-const readableFile = (pem?: { label: RegExp; what: string }) =>
+/**
+ * A path to a file this process can read; with `pem`, one holding at least one PEM block whose label matches (and
+ * none whose label `refused` matches, which `refused.why` explains).
+ */
+const readableFile = (pem?: { label: RegExp; what: string; refused?: { label: RegExp; why: string } }) =>
   nonEmpty.superRefine((path, ctx) => {
     const why = unreadable(path);
     if (why) return void ctx.addIssue({ code: z.ZodIssueCode.custom, message: `a readable file, but ${why}` });
-    if (pem && !new RegExp(`-----BEGIN ${pem.label.source}-----`).test(readFileSync(path, 'utf8'))) {
-      ctx.addIssue({ code: z.ZodIssueCode.custom, message: `a PEM file holding ${pem.what}, but ${path} has no "-----BEGIN ...-----" block of that kind` });
-    }
+    if (!pem) return;
+    const text = readFileSync(path, 'utf8');
+    const has = (label: RegExp) => new RegExp(`-----BEGIN ${label.source}-----`).test(text);
+    if (pem.refused && has(pem.refused.label)) ctx.addIssue({ code: z.ZodIssueCode.custom, message: `${pem.what}, but ${path} ${pem.refused.why}` });
+    else if (!has(pem.label)) ctx.addIssue({ code: z.ZodIssueCode.custom, message: `a PEM file holding ${pem.what}, but ${path} has no "-----BEGIN ...-----" block of that kind` });
   });
 const pemCertificates = readableFile({ label: /CERTIFICATE/, what: 'one or more certificates' });
-const pemPrivateKey = readableFile({ label: /(?:RSA |EC |ENCRYPTED )?PRIVATE KEY/, what: 'a private key' });
+const pemPrivateKey = readableFile({
+  label: /(?:RSA |EC )?PRIVATE KEY/,
+  what: 'an unencrypted private key',
+  refused: { label: /ENCRYPTED PRIVATE KEY/, why: 'is encrypted and no passphrase is taken (decrypt it: openssl pkey -in <file> -out <new file>)' },
+});
 
 /** Kafka's security.protocol values. */
 export const KAFKA_SECURITY_PROTOCOLS = ['PLAINTEXT', 'SSL', 'SASL_PLAINTEXT', 'SASL_SSL'] as const;

@@ -75,7 +75,9 @@ describe('Kafka security configuration', () => {
     expect(failure({ KAFKA_SECURITY_PROTOCOL: 'SSL', KAFKA_SSL_CA_FILE: missing })).toContain(`KAFKA_SSL_CA_FILE="${missing}" is invalid: expected a readable file, but ${missing} does not exist`);
     expect(failure({ KAFKA_SECURITY_PROTOCOL: 'SSL', KAFKA_SSL_CA_FILE: dir })).toContain(`expected a readable file, but ${dir} is not a file`);
     expect(failure({ KAFKA_SECURITY_PROTOCOL: 'SSL', KAFKA_SSL_CA_FILE: key })).toContain(`KAFKA_SSL_CA_FILE="${key}" is invalid: expected a PEM file holding one or more certificates`);
-    expect(failure({ KAFKA_SECURITY_PROTOCOL: 'SSL', KAFKA_SSL_CERT_FILE: cert, KAFKA_SSL_KEY_FILE: cert })).toContain('KAFKA_SSL_KEY_FILE=');
+    expect(failure({ KAFKA_SECURITY_PROTOCOL: 'SSL', KAFKA_SSL_CERT_FILE: cert, KAFKA_SSL_KEY_FILE: cert })).toContain(`KAFKA_SSL_KEY_FILE="${cert}" is invalid: expected a PEM file holding an unencrypted private key`);
+    const encrypted = file('encrypted.key', '-----BEGIN ENCRYPTED PRIVATE KEY-----\nMIIF\n-----END ENCRYPTED PRIVATE KEY-----\n');
+    expect(failure({ KAFKA_SECURITY_PROTOCOL: 'SSL', KAFKA_SSL_CERT_FILE: cert, KAFKA_SSL_KEY_FILE: encrypted })).toContain(`expected an unencrypted private key, but ${encrypted} is encrypted and no passphrase is taken`);
     const empty = file('empty', '\n');
     expect(failure({ ...scram, KAFKA_SASL_PASSWORD: '', KAFKA_SASL_PASSWORD_FILE: empty })).toContain(`KAFKA_SASL_PASSWORD_FILE="${empty}" is invalid: expected a file holding the password, but it is empty`);
     if (process.getuid?.() !== 0) {
