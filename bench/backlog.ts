@@ -50,7 +50,7 @@ const env: Record<string, string> = {
 };
 const config = loadConfig(env);
 const logger = createLogger('warn');
-const kafka = createKafka(config.KAFKA_BROKERS, `bench-${suffix}`, logger);
+const kafka = createKafka(config, logger, { clientId: `bench-${suffix}` });
 const admin = kafka.admin();
 const say = (line: string) => process.stdout.write(`${line}\n`);
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;

@@ -10,7 +10,7 @@ import { Worker as TemporalWorker } from '@temporalio/worker';
 import { createActivities } from '../activities/index.js';
 import { createLedgerRetentionActivities } from '../activities/ledger-retention.js';
 import { createBridge, type Bridge, type TransientRetry } from './bridge/bridge.js';
-import { createKafka } from './kafka/client.js';
+import { createKafka, permanentKafkaFailure, probeKafka } from './kafka/client.js';
 import { createSender } from './kafka/sender.js';
 import { createOrderStarter, type OrderStarter } from './bridge/order-starter.js';
 import type { Config } from './config.js';
@@ -19,7 +19,7 @@ import { Health, withTimeout, type CheckResult } from './health.js';
 import type { Logger } from './log.js';
 import { createMetrics, serveMetrics, type Metrics } from './metrics.js';
 import { BRIDGE_TEMPORAL_RPC, KAFKA_RETRY } from './retry-policies.js';
-import { waitForDependency } from './startup.js';
+import { PermanentStartupError, waitForDependency } from './startup.js';
 import { ensureLedgerRetentionSchedule } from './ledger-retention-schedule.js';
 import { runtimeConnection } from './store/connection.js';
 import { createDb, type Db } from './store/db.js';
@@ -112,6 +112,9 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
   let worker: Worker | undefined;
   let workerRun: Promise<void> | undefined;
   if (runWorker) {
+    // A worker alone reaches Kafka only to dead-letter and does not wait for it; but a refused credential or
+    // certificate would only show at its first dead letter, so it is checked once, beside the other start-up steps.
+    const kafkaRefused = runBridge ? Promise.resolve(undefined) : kafkaRefusal(config, logger);
     const connection = await waitForDependency(temporal, health.attempting(temporal, () => connectNative(config)), logger, signal, permanent);
     // The worker's effects need PostgreSQL: it starts polling only once the database answers, as a role row-level
     // security binds (anything else is refused for good), with the schema at the version this code needs.
@@ -128,7 +131,13 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
     health.set('postgres', () => probeWithin('PostgreSQL', probeDb.query('SELECT 1')));
     // The ledger-retention schedule, created or brought in step with this worker's configuration.
     await waitForDependency(temporal, health.attempting(temporal, () => ensureLedgerRetentionSchedule(client, config, logger)), logger, signal, permanent);
-    const deadLetters = createDeadLetterSink(createSender(createKafka(config.KAFKA_BROKERS, `${config.KAFKA_CLIENT_ID}-worker`, logger)), config.DLQ_TOPIC, config.CONSUMER_GROUP);
+    const refused = await kafkaRefused;
+    if (refused) {
+      await connection.close();
+      await probeDb.end();
+      throw refused;
+    }
+    const deadLetters = createDeadLetterSink(createSender(createKafka(config, logger, { clientId: `${config.KAFKA_CLIENT_ID}-worker` })), config.DLQ_TOPIC, config.CONSUMER_GROUP);
     worker = await TemporalWorker.create({
       connection,
       namespace: config.TEMPORAL_NAMESPACE,
@@ -208,8 +217,8 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
       metrics.retries.inc({ operation: 'kafka-connect' });
       metrics.failures.inc({ operation: 'kafka-connect', error_class: 'KafkaJSConnectionError' });
     };
-    const kafka = createKafka(config.KAFKA_BROKERS, config.KAFKA_CLIENT_ID, logger, { retries: KAFKA_RETRY.consumer, onConnectionError });
-    const senderKafka = createKafka(config.KAFKA_BROKERS, `${config.KAFKA_CLIENT_ID}-dlq`, logger, { retries: KAFKA_RETRY.requests, onConnectionError });
+    const kafka = createKafka(config, logger, { retries: KAFKA_RETRY.consumer, onConnectionError });
+    const senderKafka = createKafka(config, logger, { clientId: `${config.KAFKA_CLIENT_ID}-dlq`, retries: KAFKA_RETRY.requests, onConnectionError });
     // The bridge's own Temporal connection: few in-client retries, so an outage reaches the bridge's backoff gate
     // (partition paused, counted, abandonable on shutdown) instead of hiding inside one call, and a reconnect
     // backoff capped at 5 s, so delivery resumes within seconds of Temporal coming back.
@@ -244,8 +253,15 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
       logger.fatal({ err: err.message }, 'Kafka consumer gave up; this instance no longer consumes');
       fail(new Error(`Kafka consumer gave up: ${err.message}`, { cause: err }));
     });
+    // One connection without kafkajs's own retries first: a refused credential or an untrusted certificate stops
+    // start-up at once (the process exits non-zero), while a broker that is down is waited for.
     const kafkaName = `Kafka at ${config.KAFKA_BROKERS.join(',')}`;
-    await waitForDependency(kafkaName, health.attempting(kafkaName, () => b.start()), logger, signal);
+    await waitForDependency(kafkaName, health.attempting(kafkaName, async () => {
+      await probeKafka(config, logger, { clientId: `${config.KAFKA_CLIENT_ID}-probe`, onConnectionError });
+      await b.start();
+    }), logger, signal, {
+      permanent: (err) => asPermanent(err, config),
+    });
     health.set('kafka', () => b.kafkaStatus());
     // The bridge stops first: nothing new is handed to workflows while the worker drains.
     stops.unshift({ name: 'bridge', stop: () => b.stop() });
@@ -278,4 +294,25 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
       return stopped;
     },
   };
+}
+
+/** A PermanentStartupError for a Kafka failure no wait can cure (permanentKafkaFailure), else undefined. */
+function asPermanent(err: unknown, config: Config): PermanentStartupError | undefined {
+  const why = permanentKafkaFailure(err, config);
+  return why === undefined ? undefined : new PermanentStartupError(why, { cause: err });
+}
+
+/**
+ * One connection to Kafka: the PermanentStartupError when the brokers refuse this client for good, undefined when
+ * they accept it — or cannot be reached now, which only delays dead letters (logged, not waited for).
+ */
+async function kafkaRefusal(config: Config, logger: Logger): Promise<PermanentStartupError | undefined> {
+  try {
+    await probeKafka(config, logger, { clientId: `${config.KAFKA_CLIENT_ID}-worker-probe` });
+    return undefined;
+  } catch (err) {
+    const permanent = asPermanent(err, config);
+    if (!permanent) logger.warn({ err: (err as Error).message }, `Kafka at ${config.KAFKA_BROKERS.join(',')} is not reachable now; dead letters wait for it`);
+    return permanent;
+  }
 }

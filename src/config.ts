@@ -3,7 +3,7 @@
  * start-up with a message naming the variable and what was expected, never later at first use.
  */
 import { X509Certificate, createPrivateKey } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { isAbsolute, join } from 'node:path';
 import { z } from 'zod';
@@ -34,6 +34,59 @@ const pemCertificateFile = nonEmpty.superRefine((path, ctx) => {
 });
 
 const hostPort = nonEmpty.regex(/^[^\s:,]+:\d{1,5}$/, 'host:port');
+
+/** Why `path` cannot be read as a file, or undefined when it can. */
+function unreadable(path: string): string | undefined {
+  try {
+    if (!statSync(path).isFile()) return `${path} is not a file`;
+    accessSync(path, constants.R_OK);
+    return undefined;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return `${path} does not exist`;
+    if (code === 'EACCES' || code === 'EPERM') return `${path} is not readable by this process (${code})`;
+    return `${path} cannot be read (${code ?? String(err)})`;
+  }
+}
+
+/**
+ * A path to a file this process can read; with `pem`, one holding at least one PEM block whose label matches (and
+ * none whose label `refused` matches, which `refused.why` explains).
+ */
+const readableFile = (pem?: { label: RegExp; what: string; refused?: { label: RegExp; why: string } }) =>
+  nonEmpty.superRefine((path, ctx) => {
+    const why = unreadable(path);
+    if (why) return void ctx.addIssue({ code: z.ZodIssueCode.custom, message: `a readable file, but ${why}` });
+    if (!pem) return;
+    const text = readFileSync(path, 'utf8');
+    const has = (label: RegExp) => new RegExp(`-----BEGIN ${label.source}-----`).test(text);
+    if (pem.refused && has(pem.refused.label)) ctx.addIssue({ code: z.ZodIssueCode.custom, message: `${pem.what}, but ${path} ${pem.refused.why}` });
+    else if (!has(pem.label)) ctx.addIssue({ code: z.ZodIssueCode.custom, message: `a PEM file holding ${pem.what}, but ${path} has no "-----BEGIN ...-----" block of that kind` });
+  });
+const pemCertificates = readableFile({ label: /CERTIFICATE/, what: 'one or more certificates' });
+const pemPrivateKey = readableFile({
+  label: /(?:RSA |EC )?PRIVATE KEY/,
+  what: 'an unencrypted private key',
+  refused: { label: /ENCRYPTED PRIVATE KEY/, why: 'is encrypted and no passphrase is taken (decrypt it: openssl pkey -in <file> -out <new file>)' },
+});
+
+/** Kafka's security.protocol values. */
+export const KAFKA_SECURITY_PROTOCOLS = ['PLAINTEXT', 'SSL', 'SASL_PLAINTEXT', 'SASL_SSL'] as const;
+/** The SASL mechanisms the client speaks (Kafka's sasl.mechanism names). */
+export const KAFKA_SASL_MECHANISMS = ['PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512', 'OAUTHBEARER'] as const;
+const orList = (values: readonly string[]) => `${values.slice(0, -1).join(', ')} or ${values.at(-1)}`;
+
+/** Variables whose values are secrets: never repeated in an error message. */
+export const SECRET_VARIABLES: ReadonlySet<string> = new Set(['KAFKA_SASL_PASSWORD']);
+/** Variables whose values are URLs that may carry a password: repeated with the password masked. */
+const URL_WITH_PASSWORD: ReadonlySet<string> = new Set(['DATABASE_URL', 'DATABASE_MIGRATION_URL']);
+
+/** A variable's value as an error message may repeat it. */
+function shown(name: string, raw: string | undefined): string {
+  if (SECRET_VARIABLES.has(name)) return '(hidden)';
+  if (raw !== undefined && URL_WITH_PASSWORD.has(name)) return JSON.stringify(raw.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/?#@]*:)[^@/?#]*@/i, '$1***@'));
+  return JSON.stringify(raw);
+}
 
 const DURATION_UNIT_MS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 /** Milliseconds of a duration such as `90s`, `30m`, `1h` or `1d` (`0` is 0); NaN when it is none. */
@@ -72,6 +125,38 @@ export const configSchema = {
     .pipe(z.array(hostPort).min(1)),
   /** Kafka client id prefix used in broker logs. */
   KAFKA_CLIENT_ID: nonEmpty.default('fulfilment'),
+  /** Kafka's security.protocol: TLS (SSL), SASL, both (SASL_SSL), or neither (PLAINTEXT, the local stack's default). */
+  KAFKA_SECURITY_PROTOCOL: z
+    .string()
+    .trim()
+    .toUpperCase()
+    .pipe(z.enum(KAFKA_SECURITY_PROTOCOLS, { message: orList(KAFKA_SECURITY_PROTOCOLS) }))
+    .default('PLAINTEXT'),
+  /** PEM file of the CA(s) that sign the brokers' certificates (SSL, SASL_SSL); unset: the system's roots. */
+  KAFKA_SSL_CA_FILE: pemCertificates.optional(),
+  /** PEM file of the client certificate (chain) for brokers that require one; needs KAFKA_SSL_KEY_FILE. */
+  KAFKA_SSL_CERT_FILE: pemCertificates.optional(),
+  /** PEM file of the client certificate's private key (unencrypted). */
+  KAFKA_SSL_KEY_FILE: pemPrivateKey.optional(),
+  /** Name sent as SNI and checked against the brokers' certificates; unset: each broker's host name. */
+  KAFKA_SSL_SERVERNAME: nonEmpty.optional(),
+  /** SASL mechanism (SASL_PLAINTEXT, SASL_SSL). */
+  KAFKA_SASL_MECHANISM: z
+    .string()
+    .trim()
+    .toUpperCase()
+    .pipe(z.enum(KAFKA_SASL_MECHANISMS, { message: orList(KAFKA_SASL_MECHANISMS) }))
+    .optional(),
+  /** SASL user (PLAIN, SCRAM-*). */
+  KAFKA_SASL_USERNAME: nonEmpty.optional(),
+  /** SASL password (PLAIN, SCRAM-*); or KAFKA_SASL_PASSWORD_FILE. Taken as given, spaces included. */
+  KAFKA_SASL_PASSWORD: z.string().min(1).optional(),
+  /** File holding the SASL password (a mounted secret); one trailing newline is ignored. */
+  KAFKA_SASL_PASSWORD_FILE: readableFile()
+    .refine((path) => readFileSync(path, 'utf8').replace(/\r?\n$/, '').length > 0, 'a file holding the password, but it is empty')
+    .optional(),
+  /** ES module whose default export is the OAUTHBEARER token provider: `async () => ({ value: token })`. */
+  KAFKA_SASL_OAUTHBEARER_PROVIDER: readableFile().optional(),
   /** Input topic carrying order events. */
   ORDERS_TOPIC: nonEmpty.default('orders'),
   /** Partitions provisioning gives the orders topic (creating it, or growing it when it has fewer). */
@@ -201,6 +286,24 @@ export type Config = Omit<{ [K in keyof typeof configSchema]: z.output<(typeof c
   temporal: TemporalSettings;
 };
 
+/** The variables every Kafka client is built from (src/kafka/client.ts createKafka). */
+export const KAFKA_SETTING_NAMES = [
+  'KAFKA_BROKERS',
+  'KAFKA_CLIENT_ID',
+  'KAFKA_SECURITY_PROTOCOL',
+  'KAFKA_SSL_CA_FILE',
+  'KAFKA_SSL_CERT_FILE',
+  'KAFKA_SSL_KEY_FILE',
+  'KAFKA_SSL_SERVERNAME',
+  'KAFKA_SASL_MECHANISM',
+  'KAFKA_SASL_USERNAME',
+  'KAFKA_SASL_PASSWORD',
+  'KAFKA_SASL_PASSWORD_FILE',
+  'KAFKA_SASL_OAUTHBEARER_PROVIDER',
+] as const satisfies readonly (keyof Config)[];
+/** The configuration's Kafka connection settings: what createKafka needs, and nothing else. */
+export type KafkaSettings = Pick<Config, (typeof KAFKA_SETTING_NAMES)[number]>;
+
 /** Thrown when the environment holds a value the service cannot run with. */
 export class ConfigError extends Error {}
 
@@ -235,10 +338,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     if (result.success) out[name] = result.data;
     else {
       const expected = result.error.issues.map((i) => i.message).join('; ');
-      problems.push(`${name}=${JSON.stringify(raw)} is invalid: expected ${expected}`);
+      problems.push(`${name}=${shown(name, raw)} is invalid: expected ${expected}`);
     }
   }
-  problems.push(...crossFieldProblems(out as Partial<Config>));
+  problems.push(...crossFieldProblems(out as Partial<Config>, new Set(Object.keys(configSchema).filter((n) => !(n in out)))));
   const temporal = temporalSettings(env, out as Partial<Config>, problems);
   if (temporal && required.has('TEMPORAL_ADDRESS') && temporal.addressFrom === 'the local default') {
     problems.push('TEMPORAL_ADDRESS is not set: required when NODE_ENV=production (there are no local defaults in production), unless a Temporal configuration profile (TEMPORAL_CONFIG_FILE, TEMPORAL_PROFILE) gives the address');
@@ -253,8 +356,63 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 }
 
 /** Rules over several variables, checked when each of the variables involved is valid on its own. */
-function crossFieldProblems(c: Partial<Config>): string[] {
-  const problems: string[] = [...databaseProblems(c)];
+function crossFieldProblems(c: Partial<Config>, invalid: ReadonlySet<string>): string[] {
+  return [...databaseProblems(c), ...ledgerRetentionProblems(c), ...kafkaSecurityProblems(c, invalid)];
+}
+
+/** The Kafka security variables must describe one coherent connection: nothing set that the protocol ignores. */
+function kafkaSecurityProblems(c: Partial<Config>, invalid: ReadonlySet<string>): string[] {
+  const problems: string[] = [];
+  const protocol = c.KAFKA_SECURITY_PROTOCOL;
+  if (protocol === undefined || invalid.has('KAFKA_SASL_MECHANISM')) return problems;
+  // A variable that is set but invalid was reported already; for these rules it counts as set.
+  const isSet = (n: keyof Config) => c[n] !== undefined || invalid.has(n);
+  const set = (names: (keyof Config)[]) => names.filter(isSet);
+  const tls = protocol === 'SSL' || protocol === 'SASL_SSL';
+  const sasl = protocol === 'SASL_PLAINTEXT' || protocol === 'SASL_SSL';
+  const tlsSet = set(['KAFKA_SSL_CA_FILE', 'KAFKA_SSL_CERT_FILE', 'KAFKA_SSL_KEY_FILE', 'KAFKA_SSL_SERVERNAME']);
+  if (!tls && tlsSet.length > 0) {
+    problems.push(`${tlsSet.join(', ')} set, but KAFKA_SECURITY_PROTOCOL=${protocol} does not use TLS: expected KAFKA_SECURITY_PROTOCOL=SSL or SASL_SSL, or unset them`);
+  }
+  if (tls && isSet('KAFKA_SSL_CERT_FILE') !== isSet('KAFKA_SSL_KEY_FILE')) {
+    problems.push(
+      isSet('KAFKA_SSL_CERT_FILE')
+        ? 'KAFKA_SSL_CERT_FILE is set without KAFKA_SSL_KEY_FILE: a client certificate needs its private key'
+        : 'KAFKA_SSL_KEY_FILE is set without KAFKA_SSL_CERT_FILE: a private key needs the client certificate it belongs to',
+    );
+  }
+  const saslSet = set(['KAFKA_SASL_MECHANISM', 'KAFKA_SASL_USERNAME', 'KAFKA_SASL_PASSWORD', 'KAFKA_SASL_PASSWORD_FILE', 'KAFKA_SASL_OAUTHBEARER_PROVIDER']);
+  if (!sasl) {
+    if (saslSet.length > 0) problems.push(`${saslSet.join(', ')} set, but KAFKA_SECURITY_PROTOCOL=${protocol} does not use SASL: expected KAFKA_SECURITY_PROTOCOL=SASL_SSL or SASL_PLAINTEXT, or unset them`);
+    return problems;
+  }
+  const mechanism = c.KAFKA_SASL_MECHANISM;
+  if (mechanism === undefined) {
+    problems.push(`KAFKA_SECURITY_PROTOCOL=${protocol} needs KAFKA_SASL_MECHANISM: expected ${orList(KAFKA_SASL_MECHANISMS)}`);
+    return problems;
+  }
+  if (mechanism === 'OAUTHBEARER') {
+    if (!isSet('KAFKA_SASL_OAUTHBEARER_PROVIDER')) {
+      problems.push('KAFKA_SASL_MECHANISM=OAUTHBEARER needs KAFKA_SASL_OAUTHBEARER_PROVIDER: the path of an ES module whose default export returns the token');
+    }
+    const unused = set(['KAFKA_SASL_USERNAME', 'KAFKA_SASL_PASSWORD', 'KAFKA_SASL_PASSWORD_FILE']);
+    if (unused.length > 0) problems.push(`${unused.join(', ')} set, but KAFKA_SASL_MECHANISM=OAUTHBEARER takes its token from KAFKA_SASL_OAUTHBEARER_PROVIDER: unset them`);
+    return problems;
+  }
+  if (isSet('KAFKA_SASL_OAUTHBEARER_PROVIDER')) {
+    problems.push(`KAFKA_SASL_OAUTHBEARER_PROVIDER set, but KAFKA_SASL_MECHANISM=${mechanism} does not use it: expected KAFKA_SASL_MECHANISM=OAUTHBEARER, or unset it`);
+  }
+  if (!isSet('KAFKA_SASL_USERNAME')) problems.push(`KAFKA_SASL_MECHANISM=${mechanism} needs KAFKA_SASL_USERNAME`);
+  if (!isSet('KAFKA_SASL_PASSWORD') && !isSet('KAFKA_SASL_PASSWORD_FILE')) {
+    problems.push(`KAFKA_SASL_MECHANISM=${mechanism} needs a password: set KAFKA_SASL_PASSWORD or KAFKA_SASL_PASSWORD_FILE`);
+  } else if (isSet('KAFKA_SASL_PASSWORD') && isSet('KAFKA_SASL_PASSWORD_FILE')) {
+    problems.push('KAFKA_SASL_PASSWORD and KAFKA_SASL_PASSWORD_FILE are both set: expected one of them');
+  }
+  return problems;
+}
+
+function ledgerRetentionProblems(c: Partial<Config>): string[] {
+  const problems: string[] = [];
   if (c.LEDGER_RETENTION_DAYS === undefined || c.KAFKA_RETENTION_DAYS === undefined || c.REDRIVE_WINDOW_DAYS === undefined) return problems;
   const redelivery = c.KAFKA_RETENTION_DAYS + c.REDRIVE_WINDOW_DAYS;
   if (c.LEDGER_RETENTION_DAYS < redelivery) {

@@ -64,7 +64,7 @@ async function main(): Promise<void> {
 }
 
 async function tell(config: Config, app: App): Promise<void> {
-  const kafka = createKafka(config.KAFKA_BROKERS, `demo-${run}`, createLogger('silent'));
+  const kafka = createKafka(config, createLogger('silent'), { clientId: `demo-${run}` });
   const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
   await producer.connect();
   const send = (messages: { value: string | object; key?: string; partition?: number }[]) =>

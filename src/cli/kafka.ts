@@ -11,7 +11,7 @@ import { cliLogger, type CliContext } from './context.js';
 import { InterruptedError, NotFoundError, UsageError } from './errors.js';
 
 export function cliKafka(ctx: CliContext): Kafka {
-  return createKafka(ctx.config.KAFKA_BROKERS, `${ctx.config.KAFKA_CLIENT_ID}-cli`, ctx.logger ?? cliLogger());
+  return createKafka(ctx.config, ctx.logger ?? cliLogger(), { clientId: `${ctx.config.KAFKA_CLIENT_ID}-cli` });
 }
 
 /** Every partition of `topic` with its watermarks; NotFoundError when the topic does not exist. */

@@ -14,6 +14,7 @@
 import { pathToFileURL } from 'node:url';
 import { Command, CommanderError, Option } from 'commander';
 import { ConfigError, loadConfig, type Config } from '../config.js';
+import { permanentKafkaFailure } from '../kafka/failures.js';
 import { isKafkaClientError } from '../kafka/records.js';
 import { cliLogger, type CliContext } from './context.js';
 import { operatorName } from './dlq/audit.js';
@@ -226,6 +227,9 @@ export async function runCli(argv: string[], io: CliIo = {}): Promise<number> {
     try {
       await work({ config, out, logger: cliLogger(logLevel), signal: io.signal });
     } catch (err) {
+      // A refused credential or certificate: say which variables to check.
+      const security = permanentKafkaFailure(err, config);
+      if (security !== undefined) throw new Error(security, { cause: err });
       // The Kafka client's errors say what failed, not where: name the brokers the configuration pointed at.
       if (isKafkaClientError(err)) {
         throw new Error(`Kafka at ${config.KAFKA_BROKERS.join(',')} (KAFKA_BROKERS): ${err.message}`, { cause: err });

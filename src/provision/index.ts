@@ -5,6 +5,7 @@
  */
 import { ConfigError, type Config } from '../config.js';
 import { createKafka } from '../kafka/client.js';
+import { permanentKafkaFailure } from '../kafka/failures.js';
 import type { Logger } from '../log.js';
 import { connectTemporal } from '../temporal.js';
 import { ensureTopics, serviceTopics, type TopicsResult } from './kafka.js';
@@ -25,11 +26,13 @@ export interface ProvisionReport {
 export async function provision(config: Config, logger: Logger, steps: readonly ProvisionStep[] = PROVISION_STEPS): Promise<ProvisionReport> {
   const report: ProvisionReport = {};
   if (steps.includes('kafka')) {
-    const kafka = createKafka(config.KAFKA_BROKERS, `${config.KAFKA_CLIENT_ID}-provision`, logger);
+    const kafka = createKafka(config, logger, { clientId: `${config.KAFKA_CLIENT_ID}-provision` });
     try {
       report.kafka = await ensureTopics(kafka, serviceTopics(config), config.KAFKA_REPLICATION_FACTOR);
     } catch (err) {
-      throw new Error(`Kafka at ${config.KAFKA_BROKERS.join(',')} (KAFKA_BROKERS): could not create topics ${config.ORDERS_TOPIC}, ${config.DLQ_TOPIC}: ${(err as Error).message}`, { cause: err });
+      // A refused credential or certificate is said in the same words as at the service's start-up.
+      const why = permanentKafkaFailure(err, config) ?? (err as Error).message;
+      throw new Error(`Kafka at ${config.KAFKA_BROKERS.join(',')} (KAFKA_BROKERS): could not create topics ${config.ORDERS_TOPIC}, ${config.DLQ_TOPIC}: ${why}`, { cause: err });
     }
   }
   if (steps.includes('temporal')) {

@@ -229,7 +229,7 @@ describe('provisioning', () => {
 
   afterAll(async () => {
     await worker?.stop();
-    const kafkaAdmin = createKafka(config.KAFKA_BROKERS, `pgroles-${suffix}`, logger).admin();
+    const kafkaAdmin = createKafka(config, logger, { clientId: `pgroles-${suffix}` }).admin();
     await kafkaAdmin.connect();
     await kafkaAdmin.deleteTopics({ topics: [freshEnv().ORDERS_TOPIC!, freshEnv().DLQ_TOPIC!] }).catch(() => undefined);
     await kafkaAdmin.disconnect();

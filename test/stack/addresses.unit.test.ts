@@ -5,7 +5,7 @@ import { newClusterId } from '../../tools/stack/services/kafka.js';
 describe('stack addresses', () => {
   it('derives every local port from the config defaults', () => {
     const p = planFromEnv({});
-    expect(p.kafka).toMatchObject({ host: '127.0.0.1', port: 19092, controllerPort: 19093, brokers: ['127.0.0.1:19092'], external: false });
+    expect(p.kafka).toMatchObject({ host: '127.0.0.1', port: 19092, controllerPort: 19093, saslSslPort: 19094, brokers: ['127.0.0.1:19092'], external: false });
     expect(p.kafka).toMatchObject({ ordersTopic: 'orders', ordersPartitions: 6, dlqTopic: 'orders.fulfilment.dlq' });
     expect(p.temporal).toMatchObject({ host: '127.0.0.1', port: 7233, ui: { host: '127.0.0.1', port: 8233 }, namespace: 'default', external: false });
     expect(p.postgres).toMatchObject({ host: '127.0.0.1', port: 55432, user: 'fulfilment', password: 'fulfilment', database: 'fulfilment', external: false });

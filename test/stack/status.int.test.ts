@@ -2,10 +2,11 @@
  * The stack is brought up by `npm test` (stack up --for-tests) before vitest; these tests only read it.
  */
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { repoRoot } from '../../tools/stack/paths.js';
-import { stackStatus } from '../../tools/stack/index.js';
+import { planFromEnv, stackStatus } from '../../tools/stack/index.js';
 
 const run = promisify(execFile);
 
@@ -23,6 +24,18 @@ describe('stack status', () => {
       expect(['running', 'external', 'stopped']).toContain(s.state);
       expect(typeof s.address).toBe('string');
     }
+  });
+
+  it("names Kafka's SASL_SSL listener, the CA file that verifies it and the dev user's password file", async () => {
+    const info = await stackStatus();
+    // With KAFKA_BROKERS set, Kafka is not the stack's and neither is any listener
+    if (planFromEnv().kafka.external) return void expect(info.kafkaSaslSsl).toBeUndefined();
+    expect(info.kafkaSaslSsl).toMatchObject({ address: '127.0.0.1:19094', mechanisms: ['SCRAM-SHA-512', 'SCRAM-SHA-256', 'PLAIN', 'OAUTHBEARER'], username: 'fulfilment' });
+    expect(readFileSync(info.kafkaSaslSsl!.caFile, 'utf8')).toContain('-----BEGIN CERTIFICATE-----');
+    expect(readFileSync(info.kafkaSaslSsl!.passwordFile, 'utf8').trim()).not.toBe('');
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'tools/stack/cli.ts', 'status'], { cwd: repoRoot });
+    expect(stdout).toMatch(/Kafka SASL_SSL +127\.0\.0\.1:19094 +\(SCRAM-SHA-512, SCRAM-SHA-256, PLAIN, OAUTHBEARER; user fulfilment, password in .*fulfilment\.password\)/);
+    expect(stdout).toContain(`Kafka CA file      ${info.kafkaSaslSsl!.caFile}`);
   });
 
   it('reports the services tests depend on as up', async () => {

@@ -96,7 +96,7 @@ export async function scenario(name: string, env: Record<string, string> = {}): 
   const config = loadConfig(baseEnv);
   // The schema and the runtime role's grants, as `fulfilment provision --only postgres` makes them (idempotent).
   await provisionPostgres(config);
-  const kafka = createKafka(config.KAFKA_BROKERS, `it-${suffix}`, logger);
+  const kafka = createKafka(config, logger, { clientId: `it-${suffix}` });
   const admin = kafka.admin();
   await admin.connect();
   await admin.createTopics({

@@ -30,6 +30,10 @@ describe('configuration', () => {
     expect(msg).toContain('KAFKA_BROKERS="nohost" is invalid: expected host:port');
     expect(msg).toContain('METRICS_PORT="99999" is invalid: expected a port number 0–65535');
     expect(msg).toContain('DATABASE_URL="mysql://x/y" is invalid: expected a URL starting with postgres:// or postgresql://');
+    // A URL's password is never repeated in a message.
+    const masked = failure({ DATABASE_URL: 'mysql://app:s3cret@db/fulfilment' });
+    expect(masked).toContain('DATABASE_URL="mysql://app:***@db/fulfilment" is invalid');
+    expect(masked).not.toContain('s3cret');
     expect(msg).toContain('CANCEL_GRACE_SECONDS="-1" is invalid: expected a whole number ≥ 1');
   });
 });

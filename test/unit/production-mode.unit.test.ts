@@ -16,7 +16,7 @@ interface Run {
   stdout: string;
   stderr: string;
   elapsedMs: number;
-  /** Every process ever seen below the service while it ran. */
+  /** Every process ever seen below the service while it ran, but tsx's own compiler (see `isTsxCompiler`). */
   children: Set<string>;
   /** `ps` snapshots taken while it ran. */
   snapshots: number;
@@ -26,6 +26,14 @@ interface Run {
 function bareEnv(extra: Record<string, string>): Record<string, string> {
   const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', NODE_ENV: 'production', LOG_LEVEL: 'info' };
   return { ...env, ...extra };
+}
+
+/**
+ * tsx compiles TypeScript it has not cached yet through esbuild's service process, a child of whatever it runs
+ * (so a fresh checkout, or an edited file, shows one): part of the runtime, not a dependency the service started.
+ */
+function isTsxCompiler(process: string): boolean {
+  return /^\d+ (\S*\/@esbuild\/[^/ ]+\/bin\/esbuild --service=|\[esbuild\] <defunct>$)/.test(process);
 }
 
 /** Runs the service, walking its process tree until it exits; `during` may act on it meanwhile (e.g. SIGTERM it). */
@@ -39,7 +47,7 @@ async function runService(env: Record<string, string>, during?: (child: ReturnTy
   const exit = new Promise<number | string>((resolve) => child.on('exit', (code, signal) => ((exited = true), resolve(code ?? signal ?? 'unknown'))));
   const walk = (async () => {
     while (!exited) {
-      for (const p of await descendants(child.pid!)) r.children.add(p);
+      for (const p of await descendants(child.pid!)) if (!isTsxCompiler(p)) r.children.add(p);
       r.snapshots += 1;
     }
   })();

@@ -34,6 +34,8 @@ export interface StackPlan {
   kafka: HostPort & {
     brokers: string[];
     controllerPort: number;
+    /** The SASL_SSL listener (SCRAM), on the same host: broker port + 2. */
+    saslSslPort: number;
     external: boolean;
     ordersTopic: string;
     ordersPartitions: number;
@@ -71,6 +73,7 @@ export function planFromEnv(env: NodeJS.ProcessEnv = process.env): StackPlan {
       ...broker,
       brokers: c.KAFKA_BROKERS,
       controllerPort: broker.port + 1,
+      saslSslPort: broker.port + 2,
       external: isSet(env, 'KAFKA_BROKERS'),
       ordersTopic: c.ORDERS_TOPIC,
       ordersPartitions: c.ORDERS_TOPIC_PARTITIONS,

@@ -12,6 +12,12 @@ export function formatStatus(info: StackInfo, extra: Record<string, string> = {}
   const dbShown = s.postgres.state === 'external' ? maskUrl(info.databaseUrl) : info.databaseUrl;
   const addresses = table([
     ['Kafka brokers', info.kafkaBrokers.join(',')],
+    ...(info.kafkaSaslSsl
+      ? [
+          ['Kafka SASL_SSL', `${info.kafkaSaslSsl.address}  (${info.kafkaSaslSsl.mechanisms.join(', ')}; user ${info.kafkaSaslSsl.username}, password in ${info.kafkaSaslSsl.passwordFile})`],
+          ['Kafka CA file', info.kafkaSaslSsl.caFile],
+        ]
+      : []),
     ['Temporal frontend', `${info.temporalAddress}  (namespace ${info.temporalNamespace})`],
     ['Temporal Web UI', info.temporalUiUrl],
     ['PostgreSQL', dbShown],

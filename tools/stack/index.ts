@@ -14,7 +14,7 @@ import { isQuiet, say, setQuiet, StackError, warn, fmtSeconds } from './log.js';
 import { logsDir, stateDir } from './paths.js';
 import { portAnswers, runningDaemon, stopDaemon, withLock } from './proc.js';
 import { ensureUp, portOwner, type Service, type ServiceInfo } from './service.js';
-import { kafkaService } from './services/kafka.js';
+import { kafkaSaslSsl, kafkaService, type KafkaSaslSslInfo } from './services/kafka.js';
 import { postgresService } from './services/postgres.js';
 import { temporalService } from './services/temporal.js';
 import { warehouseService } from './services/warehouse.js';
@@ -23,10 +23,13 @@ import { kubeconformPath, kustomizePath, temporalCliPath, testServerExecutablePa
 export { temporalCliPath, testServerExecutablePath } from './tools.js';
 export { planFromEnv, SERVICE_NAMES, type ServiceName, type StackPlan } from './addresses.js';
 export type { ServiceInfo, ServiceState } from './service.js';
+export type { KafkaSaslSslInfo } from './services/kafka.js';
 export { StackError } from './log.js';
 
 export interface StackInfo {
   kafkaBrokers: string[];
+  /** The SASL_SSL listener of the stack's Kafka (SCRAM, the stack's CA); absent when Kafka is external. */
+  kafkaSaslSsl?: KafkaSaslSslInfo;
   temporalAddress: string;
   temporalNamespace: string;
   temporalUiUrl: string;
@@ -187,6 +190,7 @@ async function collectStatus(plan: StackPlan, notes: Partial<Record<ServiceName,
   );
   return {
     kafkaBrokers: plan.kafka.brokers,
+    ...(plan.kafka.external ? {} : { kafkaSaslSsl: kafkaSaslSsl(plan) }),
     temporalAddress: plan.temporal.address,
     temporalNamespace: plan.temporal.namespace,
     temporalUiUrl: plan.temporal.uiUrl,
