@@ -9,8 +9,10 @@ import { createLogger } from '../src/log.js';
 import { serveUntilSignalled } from '../src/service.js';
 import { stackDown, stackStatus, stackUp, type ServiceName } from './stack/index.js';
 import { installTemporalRuntime } from '../src/temporal.js';
+import { announceRuntime } from './runtime.js';
 
 async function main(): Promise<void> {
+  announceRuntime('start');
   const config = loadConfig();
   const logger = createLogger(config.LOG_LEVEL);
   installTemporalRuntime(logger);
