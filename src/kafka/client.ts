@@ -1,5 +1,6 @@
 /** The Kafka client shared by the bridge, the worker's dead letters, the demo and the CLI, logging through pino. */
 import { Kafka, logLevel, type LogEntry } from 'kafkajs';
+import './negative-timeout-warning.js';
 
 export type { Kafka } from 'kafkajs';
 import type { Logger } from '../log.js';

@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
+import '../../../src/kafka/negative-timeout-warning.js';
 import type { StackPlan } from '../addresses.js';
 import { DLQ_PARTITIONS } from '../addresses.js';
 import { say, StackError } from '../log.js';
