@@ -10,8 +10,9 @@ import { readlinkSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { Partitioners, type Producer } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { caughtUp, events, recordsOn, scenario, waitFor, type Scenario } from '../support/harness.js';
+import { caughtUp, counter, events, recordsOn, scenario, waitFor, type Scenario } from '../support/harness.js';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
+import type { App } from '../../src/app.js';
 import type { FulfilmentRow } from '../../src/store/fulfilments.js';
 
 const PARTITIONS = 6;
@@ -237,5 +238,45 @@ describe('scale-out: 2 worker and 3 bridge processes against one stack', () => {
 
     // Each process stops cleanly on SIGTERM (bridges first).
     for (const i of [...bridges(), ...workers()]) expect(await i.proc.stop(), `${i.name} exit code`).toBe(0);
+  });
+});
+
+describe('one bridge more than partitions', () => {
+  let s: Scenario;
+  beforeAll(async () => {
+    s = await scenario('spare-bridge');
+  });
+  afterAll(async () => s?.close());
+
+  it('is assigned nothing and idles, then is assigned a partition when a bridge leaves', { timeout: 600_000 }, async () => {
+    const partitions = (await s.admin.fetchTopicOffsets(s.config.ORDERS_TOPIC)).length;
+    await s.startInstance({ roles: { worker: true, bridge: false } });
+    const assigned = new Map<number, number[]>();
+    const members: App[] = [];
+    for (let k = 0; k <= partitions; k += 1) {
+      members.push(await s.startInstance({ roles: { worker: false, bridge: true }, onBridge: (b) => b.events.on('join', (p) => assigned.set(k, p)) }));
+    }
+    const sizes = () => members.map((_, k) => assigned.get(k)?.length ?? -1);
+    await waitFor(`the group to be stable with ${partitions + 1} members, one of them holding nothing`, async () => {
+      const [group] = (await s.admin.describeGroups([s.config.CONSUMER_GROUP])).groups;
+      return group?.state === 'Stable' && group.members.length === partitions + 1 && sizes().filter((n) => n === 1).length === partitions && sizes().filter((n) => n === 0).length === 1;
+    }, DEADLINE_MS, 250);
+    const spare = sizes().indexOf(0);
+    const leaving = sizes().findIndex((n) => n > 0);
+
+    await members[leaving]!.stop();
+    // Kafka reassigns every partition among the members that remain: the spare now holds one.
+    await waitFor('the spare bridge to be assigned a partition once another bridge left', async () => {
+      const [group] = (await s.admin.describeGroups([s.config.CONSUMER_GROUP])).groups;
+      if (group?.state !== 'Stable' || group.members.length !== partitions) return false;
+      const held = members.flatMap((_, k) => (k === leaving ? [] : (assigned.get(k) ?? []))).sort((a, b) => a - b);
+      return (assigned.get(spare) ?? []).length === 1 && held.length === partitions && held.every((p, idx) => p === idx);
+    }, DEADLINE_MS, 250);
+    const tenant = s.tenant();
+    const ids = Array.from({ length: partitions }, (_, p) => `after-leave-${p}`);
+    await s.produce(ids.map((id, p) => ({ partition: p, key: id, value: events.placed(tenant, id) })));
+    await waitFor('an order on every partition to ship', async () => (await Promise.all(ids.map((id) => s.row(tenant, id)))).every((r) => r?.status === 'shipped'), DEADLINE_MS, 250);
+    await waitFor('the group to commit every partition', () => caughtUp(s.admin, s.config.CONSUMER_GROUP, s.config.ORDERS_TOPIC), DEADLINE_MS, 250);
+    expect(await counter(members[spare]!, 'fulfilment_events_processed_total', { outcome: 'accepted' })).toBeGreaterThan(0);
   });
 });
