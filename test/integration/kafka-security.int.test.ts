@@ -121,6 +121,21 @@ describe('Kafka over SASL_SSL (SCRAM-SHA-512, the stack\'s CA)', () => {
     expect(await p.stop()).toBe(0);
   });
 
+  it('provisioning creates its topics over SASL_SSL, then finds nothing to change', async () => {
+    const topics = { ORDERS_TOPIC: `${s.config.ORDERS_TOPIC}-provisioned`, DLQ_TOPIC: `${s.config.DLQ_TOPIC}-provisioned`, ORDERS_TOPIC_PARTITIONS: '4' };
+    const provision = async () => {
+      const { stdout } = await run(process.execPath, ['bin/fulfilment.mjs', 'provision', '--only', 'kafka', '--json'], { cwd: repoRoot, env: { ...s.env, ...topics } });
+      return JSON.parse(stdout.trim().split('\n').at(-1)!) as { kafka: { created: { topic: string; numPartitions: number }[] }; changed: boolean };
+    };
+    const first = await provision();
+    expect(first.changed).toBe(true);
+    expect(first.kafka.created.map((t) => t.topic).sort()).toEqual([topics.DLQ_TOPIC, topics.ORDERS_TOPIC].sort());
+    // The test's admin, also on the SASL_SSL listener, sees what provisioning made.
+    const [orders] = (await s.admin.fetchTopicMetadata({ topics: [topics.ORDERS_TOPIC] })).topics;
+    expect(orders?.partitions).toHaveLength(4);
+    expect((await provision()).changed).toBe(false);
+  });
+
   it('a wrong password stops start-up at once: exit 1, the variables to check named, one attempt', async () => {
     const t0 = Date.now();
     const { code, stderr, lines } = await exitOf(service({ KAFKA_SASL_PASSWORD_FILE: undefined, KAFKA_SASL_PASSWORD: 'not-the-password' }));
