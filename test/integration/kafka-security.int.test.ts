@@ -15,9 +15,10 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { repoRoot } from '../../tools/stack/paths.js';
-import { stackStatus, type KafkaSaslSslInfo } from '../../tools/stack/index.js';
+import type { KafkaSaslSslInfo } from '../../tools/stack/index.js';
 import { makeCa } from '../../tools/stack/tls.js';
 import { caughtUp, events, scenario, waitFor, type Scenario } from '../support/harness.js';
+import { saslSslEnv, saslSslListener } from '../support/kafka-sasl-ssl.js';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
 
 const run = promisify(execFile);
@@ -27,18 +28,6 @@ let listener: KafkaSaslSslInfo;
 let s: Scenario;
 const tmp = mkdtempSync(join(tmpdir(), 'kafka-security-it-'));
 const procs: ServiceProcess[] = [];
-
-/** The stack's SASL_SSL listener as the service's configuration names it. */
-function saslSslEnv(l: KafkaSaslSslInfo): Record<string, string> {
-  return {
-    KAFKA_BROKERS: l.address,
-    KAFKA_SECURITY_PROTOCOL: 'SASL_SSL',
-    KAFKA_SASL_MECHANISM: 'SCRAM-SHA-512',
-    KAFKA_SASL_USERNAME: l.username,
-    KAFKA_SASL_PASSWORD_FILE: l.passwordFile,
-    KAFKA_SSL_CA_FILE: l.caFile,
-  };
-}
 
 /** An OAUTHBEARER token provider module: an unsigned JWT for the stack's user, valid for an hour. */
 const TOKEN_PROVIDER = `const part = (o) => Buffer.from(JSON.stringify(o)).toString('base64url');
@@ -67,9 +56,7 @@ async function exitOf(p: ServiceProcess): Promise<{ code: number | string; stder
 const attempts = (lines: Record<string, unknown>[]) => lines.filter((l) => l.component === 'kafkajs' && l.namespace === 'BrokerPool' && l.level === 50).length;
 
 beforeAll(async () => {
-  const status = await stackStatus();
-  if (!status.kafkaSaslSsl) throw new Error('this test needs the local stack\'s Kafka and its SASL_SSL listener (KAFKA_BROKERS must not be set): npm run stack -- up');
-  listener = status.kafkaSaslSsl;
+  listener = await saslSslListener();
   s = await scenario('kafka-sasl-ssl', saslSslEnv(listener));
 });
 
