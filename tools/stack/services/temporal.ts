@@ -1,6 +1,7 @@
 /**
- * Temporal dev server (`temporal server start-dev`) with Web UI and a file-backed SQLite store under
- * <state>/temporal; registers the app's search attributes.
+ * Temporal for the stack: by default the dev server (`temporal server start-dev`) with Web UI and a file-backed
+ * SQLite store under <state>/temporal; with STACK_TEMPORAL=server the Temporal server on the stack's PostgreSQL
+ * (./temporal-server.ts). Registers the app's search attributes on either.
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -12,6 +13,7 @@ import { say, StackError } from '../log.js';
 import { serviceLog, stateDir } from '../paths.js';
 import type { Service } from '../service.js';
 import { temporalCliPath } from '../tools.js';
+import { ensureNamespace, kindMismatch, prepareServer, serverRunsUi } from './temporal-server.js';
 
 async function withConnection<T>(plan: StackPlan, fn: (c: Connection) => Promise<T>): Promise<T> {
   const conn = await connectTemporal({ temporal: plan.temporal.settings }, { connectTimeout: '2s' });
@@ -45,7 +47,10 @@ export const temporalService: Service = {
   stopSignal: 'SIGTERM',
   stopGraceMs: 20_000,
 
+  restartReason: (rec, plan) => kindMismatch(plan, rec),
+
   async prepare(plan) {
+    if (plan.temporal.kind === 'server') return prepareServer(plan);
     const cli = await temporalCliPath();
     const dir = join(stateDir(), 'temporal');
     mkdirSync(dir, { recursive: true });
@@ -78,12 +83,14 @@ export const temporalService: Service = {
 
   async ready(plan) {
     try {
+      // The Temporal server has no namespace until afterReady registers it: there the frontend answering is enough.
+      const server = plan.temporal.kind === 'server' && !plan.temporal.external;
       const ok = await withConnection(plan, async (c) => {
         await c.workflowService.getSystemInfo({});
-        await c.workflowService.describeNamespace({ namespace: plan.temporal.namespace });
+        if (!server) await c.workflowService.describeNamespace({ namespace: plan.temporal.namespace });
         return true;
       });
-      return ok && (plan.temporal.external || (await uiAnswers(plan.temporal.uiUrl)));
+      return ok && (plan.temporal.external || (server && !serverRunsUi()) || (await uiAnswers(plan.temporal.uiUrl)));
     } catch {
       return false;
     }
@@ -95,8 +102,29 @@ export const temporalService: Service = {
    */
   async afterReady(plan) {
     const ns = plan.temporal.namespace;
+    if (plan.temporal.kind === 'server' && !plan.temporal.external) {
+      await ensureNamespace(plan, () =>
+        withConnection(plan, async (c) => {
+          await c.workflowService.describeNamespace({ namespace: ns });
+          return true;
+        }).catch(() => false),
+      );
+    }
     try {
-      const { registered } = await withConnection(plan, (c) => ensureSearchAttributes(c, ns));
+      // A namespace the Temporal server has just registered reaches the operator API's namespace cache within its
+      // refresh interval (10 s): until then adding search attributes answers NOT_FOUND.
+      const server = plan.temporal.kind === 'server' && !plan.temporal.external;
+      const deadline = Date.now() + 60_000;
+      const attempt = async (): Promise<{ registered: string[] }> => {
+        try {
+          return await withConnection(plan, (c) => ensureSearchAttributes(c, ns));
+        } catch (e) {
+          if (!server || Date.now() > deadline || !/NOT_FOUND/.test(e instanceof Error ? e.message : String(e))) throw e;
+          await new Promise((r) => setTimeout(r, 500));
+          return attempt();
+        }
+      };
+      const { registered } = await attempt();
       if (registered.length) say(`temporal: registered search attributes ${registered.join(', ')} in namespace ${ns}`);
     } catch (e) {
       throw new StackError(`temporal: could not register search attributes: ${e instanceof Error ? e.message : String(e)}`);
