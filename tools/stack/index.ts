@@ -227,3 +227,12 @@ async function collectStatus(plan: StackPlan, notes: Partial<Record<ServiceName,
 }
 
 export const stackLogsDir = logsDir;
+
+/**
+ * Which Temporal this stack runs: what the running daemon is, else what `up` would start (STACK_TEMPORAL). With
+ * 'server' the Temporal server keeps its store on the stack's PostgreSQL, so stopping PostgreSQL stops Temporal too.
+ */
+export function stackTemporalKind(): 'dev' | 'server' {
+  const plan = planFromEnv();
+  return temporalKindOf(plan, plan.temporal.external ? undefined : runningDaemon('temporal'));
+}
