@@ -10,6 +10,7 @@ import { connectTemporal } from '../../../src/temporal.js';
 import type { StackPlan } from '../addresses.js';
 import { ensureSearchAttributes, SEARCH_ATTRIBUTES } from '../../../src/provision/temporal.js';
 import { say, StackError } from '../log.js';
+import { waitFor } from '../proc.js';
 import { serviceLog, stateDir } from '../paths.js';
 import type { Service } from '../service.js';
 import { temporalCliPath } from '../tools.js';
@@ -31,6 +32,28 @@ async function uiAnswers(url: string): Promise<boolean> {
     return res.status < 500;
   } catch {
     return false;
+  }
+}
+
+/**
+ * The frontend answers before the history and matching services have joined (one process each with
+ * STACK_TEMPORAL_PROCESSES=split, or shards still being acquired): a history read of a workflow that does not
+ * exist must come back NOT_FOUND from history, and a task queue must be described by matching.
+ */
+async function historyAndMatchingAnswer(plan: StackPlan): Promise<true | undefined> {
+  const namespace = plan.temporal.namespace;
+  try {
+    return await withConnection(plan, async (c) => {
+      await c.workflowService.describeTaskQueue({ namespace, taskQueue: { name: 'stack-readiness' }, taskQueueType: 1 });
+      try {
+        await c.workflowService.getWorkflowExecutionHistory({ namespace, execution: { workflowId: 'stack-readiness-none' } });
+      } catch (e) {
+        if ((e as { code?: number }).code !== 5) return undefined; // 5 = NOT_FOUND: history answered
+      }
+      return true as const;
+    });
+  } catch {
+    return undefined;
   }
 }
 
@@ -109,6 +132,7 @@ export const temporalService: Service = {
           return true;
         }).catch(() => false),
       );
+      await waitFor('the Temporal server\'s history and matching services', 120_000, () => historyAndMatchingAnswer(plan));
     }
     try {
       // A namespace the Temporal server has just registered reaches the operator API's namespace cache within its
