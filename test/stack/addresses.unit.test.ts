@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { maskUrl, parseHostPort, planFromEnv, urlHostPort } from '../../tools/stack/addresses.js';
 import { newClusterId } from '../../tools/stack/services/kafka.js';
+import { serverConfig } from '../../tools/stack/services/temporal-server.js';
 
 describe('stack addresses', () => {
   it('derives every local port from the config defaults', () => {
@@ -26,6 +27,29 @@ describe('stack addresses', () => {
   it('lets WAREHOUSE_PORT move the local warehouse listener and TEMPORAL_UI_URL the UI', () => {
     expect(planFromEnv({ WAREHOUSE_PORT: '18181' }).warehouse).toMatchObject({ listenPort: 18181, external: false });
     expect(planFromEnv({ TEMPORAL_UI_URL: 'http://127.0.0.1:9233/' }).temporal.ui).toEqual({ host: '127.0.0.1', port: 9233 });
+  });
+
+  it('runs the dev server unless STACK_TEMPORAL=server, with 8 history shards in one process by default', () => {
+    expect(planFromEnv({}).temporal).toMatchObject({ kind: 'dev', shards: 8, processes: 'one' });
+    expect(planFromEnv({ STACK_TEMPORAL: 'server', STACK_TEMPORAL_SHARDS: '32', STACK_TEMPORAL_PROCESSES: 'split' }).temporal).toMatchObject({ kind: 'server', shards: 32, processes: 'split' });
+    expect(() => planFromEnv({ STACK_TEMPORAL: 'cluster' })).toThrow(/STACK_TEMPORAL must be dev or server/);
+    expect(() => planFromEnv({ STACK_TEMPORAL_SHARDS: '0' })).toThrow(/STACK_TEMPORAL_SHARDS must be a whole number/);
+    expect(() => planFromEnv({ STACK_TEMPORAL_PROCESSES: 'many' })).toThrow(/STACK_TEMPORAL_PROCESSES must be one or split/);
+  });
+
+  it("configures the Temporal server on the stack's PostgreSQL, its frontend where the dev server listens", () => {
+    const c = serverConfig(planFromEnv({ STACK_TEMPORAL: 'server', STACK_TEMPORAL_SHARDS: '16' })) as {
+      persistence: { numHistoryShards: number; datastores: Record<string, { sql: { databaseName: string; connectAddr: string; pluginName: string } }> };
+      services: Record<string, { rpc: { grpcPort: number; bindOnIP: string } }>;
+    };
+    expect(c.persistence.numHistoryShards).toBe(16);
+    expect(Object.values(c.persistence.datastores).map((d) => d.sql)).toEqual([
+      expect.objectContaining({ pluginName: 'postgres12', databaseName: 'temporal', connectAddr: '127.0.0.1:55432' }),
+      expect.objectContaining({ pluginName: 'postgres12', databaseName: 'temporal_visibility', connectAddr: '127.0.0.1:55432' }),
+    ]);
+    expect(c.services.frontend?.rpc).toMatchObject({ grpcPort: 7233, bindOnIP: '127.0.0.1' });
+    const grpcPorts = Object.values(c.services).map((s) => s.rpc.grpcPort);
+    expect(new Set(grpcPorts).size).toBe(4);
   });
 
   it('parses host:port forms', () => {

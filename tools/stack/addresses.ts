@@ -4,6 +4,7 @@
  * Pure but for what loadConfig reads (a Temporal profile file, when there is one), so it can be unit-tested.
  */
 import { loadConfig, type Config } from '../../src/config.js';
+import { StackError } from './log.js';
 
 export const SERVICE_NAMES = ['postgres', 'kafka', 'temporal', 'warehouse'] as const;
 export type ServiceName = (typeof SERVICE_NAMES)[number];
@@ -43,7 +44,20 @@ export interface StackPlan {
     clientId: string;
   };
   /** `settings`: TLS, API key and metadata too, for the stack's own calls to an external (maybe secured) Temporal. */
-  temporal: HostPort & { address: string; namespace: string; uiUrl: string; ui: HostPort; external: boolean; settings: Config['temporal'] };
+  temporal: HostPort & {
+    address: string;
+    namespace: string;
+    uiUrl: string;
+    ui: HostPort;
+    external: boolean;
+    settings: Config['temporal'];
+    /** Which Temporal the stack runs (STACK_TEMPORAL): the dev server (default) or the Temporal server on PostgreSQL. */
+    kind: TemporalKind;
+    /** History shards of the Temporal server (STACK_TEMPORAL_SHARDS, default 8); fixed once its database exists. */
+    shards: number;
+    /** The Temporal server's services in one process (default) or one process each (STACK_TEMPORAL_PROCESSES=split). */
+    processes: 'one' | 'split';
+  };
   postgres: HostPort & {
     /** The runtime role's URL (DATABASE_URL). */
     url: string;
@@ -57,6 +71,20 @@ export interface StackPlan {
     external: boolean;
   };
   warehouse: HostPort & { url: string; listenPort: number; external: boolean };
+}
+
+export type TemporalKind = 'dev' | 'server';
+
+/** STACK_TEMPORAL, STACK_TEMPORAL_SHARDS, STACK_TEMPORAL_PROCESSES: which Temporal the local stack runs, and how. */
+export function temporalKindFromEnv(env: NodeJS.ProcessEnv = process.env): { kind: TemporalKind; shards: number; processes: 'one' | 'split' } {
+  const kind = (env.STACK_TEMPORAL ?? '').trim() || 'dev';
+  if (kind !== 'dev' && kind !== 'server') throw new StackError(`STACK_TEMPORAL must be dev or server, got ${JSON.stringify(kind)}`);
+  const shardsText = (env.STACK_TEMPORAL_SHARDS ?? '').trim() || '8';
+  const shards = Number(shardsText);
+  if (!/^\d+$/.test(shardsText) || shards < 1 || shards > 16384) throw new StackError(`STACK_TEMPORAL_SHARDS must be a whole number from 1 to 16384, got ${JSON.stringify(shardsText)}`);
+  const processes = (env.STACK_TEMPORAL_PROCESSES ?? '').trim() || 'one';
+  if (processes !== 'one' && processes !== 'split') throw new StackError(`STACK_TEMPORAL_PROCESSES must be one or split, got ${JSON.stringify(processes)}`);
+  return { kind, shards, processes };
 }
 
 const isSet = (env: NodeJS.ProcessEnv, name: string): boolean => (env[name] ?? '').trim() !== '';
@@ -89,6 +117,7 @@ export function planFromEnv(env: NodeJS.ProcessEnv = process.env): StackPlan {
       // Set by TEMPORAL_ADDRESS or by a Temporal profile (TEMPORAL_PROFILE, TEMPORAL_CONFIG_FILE).
       external: c.temporal.addressFrom !== 'the local default',
       settings: c.temporal,
+      ...temporalKindFromEnv(env),
     },
     postgres: {
       ...pg,

@@ -20,6 +20,7 @@ export function formatStatus(info: StackInfo, extra: Record<string, string> = {}
       : []),
     ['Temporal frontend', `${info.temporalAddress}  (namespace ${info.temporalNamespace})`],
     ['Temporal Web UI', info.temporalUiUrl],
+    ['Temporal runs', info.temporalRuns],
     ['PostgreSQL', dbShown],
     ['Warehouse', info.warehouseUrl],
     ...Object.entries(extra),

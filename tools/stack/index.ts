@@ -17,6 +17,7 @@ import { ensureUp, portOwner, type Service, type ServiceInfo } from './service.j
 import { kafkaSaslSsl, kafkaService, type KafkaSaslSslInfo } from './services/kafka.js';
 import { postgresService } from './services/postgres.js';
 import { temporalService } from './services/temporal.js';
+import { temporalDescription, temporalKindOf } from './services/temporal-server.js';
 import { warehouseService } from './services/warehouse.js';
 import { kubeconformPath, kustomizePath, temporalCliPath, testServerExecutablePath } from './tools.js';
 
@@ -33,6 +34,9 @@ export interface StackInfo {
   temporalAddress: string;
   temporalNamespace: string;
   temporalUiUrl: string;
+  /** Which Temporal the stack runs (STACK_TEMPORAL), in words. */
+  temporalRuns: string;
+  temporalKind: 'dev' | 'server';
   databaseUrl: string;
   warehouseUrl: string;
   stateDir: string;
@@ -86,13 +90,22 @@ export async function stackUp(opts: StackUpOptions = {}): Promise<StackInfo> {
         }
         return !why;
       });
-      const results = await Promise.allSettled(
-        startable.map(async (s) => {
-          const r = await ensureUp(SERVICES[s], plan);
-          if (r.note) notes[s] = r.note;
-          if (r.info === 'already-running') say(`${s}: already running (pid ${r.pid})`);
-        }),
-      );
+      // The Temporal server keeps its store on the stack's PostgreSQL: it starts once PostgreSQL is up.
+      const started = new Map<ServiceName, Promise<void>>();
+      const after = (s: ServiceName): ServiceName[] => (s === 'temporal' && plan.temporal.kind === 'server' && startable.includes('postgres') ? ['postgres'] : []);
+      for (const s of startable) {
+        const deps = after(s).map((d) => started.get(d)?.catch(() => undefined));
+        started.set(
+          s,
+          (async () => {
+            await Promise.all(deps);
+            const r = await ensureUp(SERVICES[s], plan);
+            if (r.note) notes[s] = r.note;
+            if (r.info === 'already-running') say(`${s}: already running (pid ${r.pid})`);
+          })(),
+        );
+      }
+      const results = await Promise.allSettled(startable.map((s) => started.get(s)));
       // External services: check they answer, and give them what the app needs (topics, search attributes...).
       await Promise.all(
         wanted
@@ -132,21 +145,30 @@ export async function stackDown(opts: { services?: ServiceName[]; quiet?: boolea
   try {
     await withLock(lockDir(), 'another `stack up`/`down` in this checkout', async () => {
       const which = opts.services?.length ? opts.services : [...SERVICE_NAMES];
+      // A Temporal server stops before the PostgreSQL that holds its store (the dev server has nothing to wait for).
+      const server = which.includes('temporal') && !!runningDaemon('temporal')?.command.includes('temporal-server');
+      const temporalStopped = server ? stopOne('temporal') : Promise.resolve();
       await Promise.all(
         which.map(async (s) => {
-          const svc = SERVICES[s];
-          const rec = runningDaemon(s);
-          if (!rec) return;
-          say(`${s}: stopping pid ${rec.pid}`);
-          const t0 = Date.now();
-          await stopDaemon(s, svc.stopSignal, svc.stopGraceMs);
-          say(`${s}: stopped (${fmtSeconds(Date.now() - t0)})`);
+          if (s === 'temporal' && server) return temporalStopped;
+          if (s === 'postgres') await temporalStopped;
+          return stopOne(s);
         }),
       );
     });
   } finally {
     setQuiet(prevQuiet);
   }
+}
+
+async function stopOne(s: ServiceName): Promise<void> {
+  const svc = SERVICES[s];
+  const rec = runningDaemon(s);
+  if (!rec) return;
+  say(`${s}: stopping pid ${rec.pid}`);
+  const t0 = Date.now();
+  await stopDaemon(s, svc.stopSignal, svc.stopGraceMs);
+  say(`${s}: stopped (${fmtSeconds(Date.now() - t0)})`);
 }
 
 /** Addresses and state of every service; starts nothing. */
@@ -188,12 +210,15 @@ async function collectStatus(plan: StackPlan, notes: Partial<Record<ServiceName,
       return [s, info];
     }),
   );
+  const temporalRec = plan.temporal.external ? undefined : runningDaemon('temporal');
   return {
     kafkaBrokers: plan.kafka.brokers,
     ...(plan.kafka.external ? {} : { kafkaSaslSsl: kafkaSaslSsl(plan) }),
     temporalAddress: plan.temporal.address,
     temporalNamespace: plan.temporal.namespace,
     temporalUiUrl: plan.temporal.uiUrl,
+    temporalRuns: temporalDescription(plan, temporalRec),
+    temporalKind: temporalKindOf(plan, temporalRec),
     databaseUrl: plan.postgres.url,
     warehouseUrl: plan.warehouse.url,
     stateDir: stateDir(),
@@ -202,3 +227,12 @@ async function collectStatus(plan: StackPlan, notes: Partial<Record<ServiceName,
 }
 
 export const stackLogsDir = logsDir;
+
+/**
+ * Which Temporal this stack runs: what the running daemon is, else what `up` would start (STACK_TEMPORAL). With
+ * 'server' the Temporal server keeps its store on the stack's PostgreSQL, so stopping PostgreSQL stops Temporal too.
+ */
+export function stackTemporalKind(): 'dev' | 'server' {
+  const plan = planFromEnv();
+  return temporalKindOf(plan, plan.temporal.external ? undefined : runningDaemon('temporal'));
+}

@@ -58,7 +58,7 @@ export interface Service {
   /** After ready: topics, roles, migrations... Idempotent. `shared` = run by another checkout's stack. */
   afterReady?(plan: StackPlan, shared: boolean): Promise<void>;
   /** Reason to restart a running daemon (e.g. its code changed), or undefined. */
-  restartReason?(rec: PidRecord): string | undefined;
+  restartReason?(rec: PidRecord, plan: StackPlan): string | undefined;
   stopSignal: NodeJS.Signals;
   stopGraceMs: number;
 }
@@ -105,7 +105,7 @@ export interface UpResult {
 export async function ensureUp(svc: Service, plan: StackPlan): Promise<UpResult> {
   let rec = runningDaemon(svc.name);
   if (rec) {
-    const why = svc.restartReason?.(rec);
+    const why = svc.restartReason?.(rec, plan);
     if (why) {
       say(`${svc.name}: restarting (${why})`);
       await stopDaemon(svc.name, svc.stopSignal, svc.stopGraceMs);

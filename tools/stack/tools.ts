@@ -85,9 +85,35 @@ export function kustomizePath(): Promise<string> {
   return goInstalledTool({ name: 'kustomize', pkg: 'sigs.k8s.io/kustomize/kustomize/v5', tags: [KUSTOMIZE_TAG], expected: '~1-2 min', versioned: true });
 }
 
+/** The Temporal server release STACK_TEMPORAL=server runs, and the release of its schema tool and schema files. */
+export const TEMPORAL_SERVER_TAG = 'v1.29.1';
+export const TEMPORAL_SERVER_MODULE = 'go.temporal.io/server';
+
+/** The Temporal server (`go.temporal.io/server/cmd/server`), built once into the cache as `temporal-server`. */
+export function temporalServerPath(): Promise<string> {
+  return goInstalledTool({ name: 'temporal-server', built: 'server', pkg: `${TEMPORAL_SERVER_MODULE}/cmd/server`, tags: [TEMPORAL_SERVER_TAG], expected: '~3-6 min', versioned: true });
+}
+
+/** Its SQL schema tool (`cmd/tools/sql`, what the release images ship as temporal-sql-tool). */
+export function temporalSqlToolPath(): Promise<string> {
+  return goInstalledTool({ name: 'temporal-sql-tool', built: 'sql', pkg: `${TEMPORAL_SERVER_MODULE}/cmd/tools/sql`, tags: [TEMPORAL_SERVER_TAG], expected: '~1-3 min', versioned: true });
+}
+
+/**
+ * The Web UI server. v2.42.1 is the release the temporal CLI v1.5.1 embeds (its go.mod asks for go 1.24, so the
+ * machine's Go builds it without fetching a toolchain) and its module carries the built UI assets.
+ */
+export const TEMPORAL_UI_SERVER_TAG = 'v2.42.1';
+
+export function temporalUiServerPath(): Promise<string> {
+  return goInstalledTool({ name: 'temporal-ui-server', built: 'server', pkg: 'github.com/temporalio/ui-server/v2/cmd/server', tags: [TEMPORAL_UI_SERVER_TAG], expected: '~1-3 min', versioned: true });
+}
+
 interface GoTool {
   /** Binary name: `<cache>/bin/<name>`. */
   name: string;
+  /** Name `go install` gives the binary (the package's last element), when it is not `name`. */
+  built?: string;
   /** Go package path of the command. */
   pkg: string;
   /** Tags tried in order until one builds. */
@@ -130,7 +156,7 @@ async function goInstalledTool(tool: GoTool): Promise<string> {
         rmSync(tmpBin, { recursive: true, force: true });
         continue;
       }
-      renameSync(join(tmpBin, tool.name), bin);
+      renameSync(join(tmpBin, tool.built ?? tool.name), bin);
       rmSync(tmpBin, { recursive: true, force: true });
       writeFileSync(versionFile, `${tag}\n`);
       say(`${tool.name} ${tag} built in ${fmtSeconds(Date.now() - start)}: ${bin}`);

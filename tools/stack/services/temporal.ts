@@ -1,6 +1,7 @@
 /**
- * Temporal dev server (`temporal server start-dev`) with Web UI and a file-backed SQLite store under
- * <state>/temporal; registers the app's search attributes.
+ * Temporal for the stack: by default the dev server (`temporal server start-dev`) with Web UI and a file-backed
+ * SQLite store under <state>/temporal; with STACK_TEMPORAL=server the Temporal server on the stack's PostgreSQL
+ * (./temporal-server.ts). Registers the app's search attributes on either.
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -9,9 +10,11 @@ import { connectTemporal } from '../../../src/temporal.js';
 import type { StackPlan } from '../addresses.js';
 import { ensureSearchAttributes, SEARCH_ATTRIBUTES } from '../../../src/provision/temporal.js';
 import { say, StackError } from '../log.js';
+import { waitFor } from '../proc.js';
 import { serviceLog, stateDir } from '../paths.js';
 import type { Service } from '../service.js';
 import { temporalCliPath } from '../tools.js';
+import { ensureNamespace, kindMismatch, prepareServer, serverRunsUi } from './temporal-server.js';
 
 async function withConnection<T>(plan: StackPlan, fn: (c: Connection) => Promise<T>): Promise<T> {
   const conn = await connectTemporal({ temporal: plan.temporal.settings }, { connectTimeout: '2s' });
@@ -32,6 +35,28 @@ async function uiAnswers(url: string): Promise<boolean> {
   }
 }
 
+/**
+ * The frontend answers before the history and matching services have joined (one process each with
+ * STACK_TEMPORAL_PROCESSES=split, or shards still being acquired): a history read of a workflow that does not
+ * exist must come back NOT_FOUND from history, and a task queue must be described by matching.
+ */
+async function historyAndMatchingAnswer(plan: StackPlan): Promise<true | undefined> {
+  const namespace = plan.temporal.namespace;
+  try {
+    return await withConnection(plan, async (c) => {
+      await c.workflowService.describeTaskQueue({ namespace, taskQueue: { name: 'stack-readiness' }, taskQueueType: 1 });
+      try {
+        await c.workflowService.getWorkflowExecutionHistory({ namespace, execution: { workflowId: 'stack-readiness-none' } });
+      } catch (e) {
+        if ((e as { code?: number }).code !== 5) return undefined; // 5 = NOT_FOUND: history answered
+      }
+      return true as const;
+    });
+  } catch {
+    return undefined;
+  }
+}
+
 export const temporalService: Service = {
   name: 'temporal',
   address: (plan) => plan.temporal.address,
@@ -45,7 +70,10 @@ export const temporalService: Service = {
   stopSignal: 'SIGTERM',
   stopGraceMs: 20_000,
 
+  restartReason: (rec, plan) => kindMismatch(plan, rec),
+
   async prepare(plan) {
+    if (plan.temporal.kind === 'server') return prepareServer(plan);
     const cli = await temporalCliPath();
     const dir = join(stateDir(), 'temporal');
     mkdirSync(dir, { recursive: true });
@@ -78,12 +106,14 @@ export const temporalService: Service = {
 
   async ready(plan) {
     try {
+      // The Temporal server has no namespace until afterReady registers it: there the frontend answering is enough.
+      const server = plan.temporal.kind === 'server' && !plan.temporal.external;
       const ok = await withConnection(plan, async (c) => {
         await c.workflowService.getSystemInfo({});
-        await c.workflowService.describeNamespace({ namespace: plan.temporal.namespace });
+        if (!server) await c.workflowService.describeNamespace({ namespace: plan.temporal.namespace });
         return true;
       });
-      return ok && (plan.temporal.external || (await uiAnswers(plan.temporal.uiUrl)));
+      return ok && (plan.temporal.external || (server && !serverRunsUi()) || (await uiAnswers(plan.temporal.uiUrl)));
     } catch {
       return false;
     }
@@ -95,8 +125,30 @@ export const temporalService: Service = {
    */
   async afterReady(plan) {
     const ns = plan.temporal.namespace;
+    if (plan.temporal.kind === 'server' && !plan.temporal.external) {
+      await ensureNamespace(plan, () =>
+        withConnection(plan, async (c) => {
+          await c.workflowService.describeNamespace({ namespace: ns });
+          return true;
+        }).catch(() => false),
+      );
+      await waitFor('the Temporal server\'s history and matching services', 120_000, () => historyAndMatchingAnswer(plan));
+    }
     try {
-      const { registered } = await withConnection(plan, (c) => ensureSearchAttributes(c, ns));
+      // A namespace the Temporal server has just registered reaches the operator API's namespace cache within its
+      // refresh interval (10 s): until then adding search attributes answers NOT_FOUND.
+      const server = plan.temporal.kind === 'server' && !plan.temporal.external;
+      const deadline = Date.now() + 60_000;
+      const attempt = async (): Promise<{ registered: string[] }> => {
+        try {
+          return await withConnection(plan, (c) => ensureSearchAttributes(c, ns));
+        } catch (e) {
+          if (!server || Date.now() > deadline || !/NOT_FOUND/.test(e instanceof Error ? e.message : String(e))) throw e;
+          await new Promise((r) => setTimeout(r, 500));
+          return attempt();
+        }
+      };
+      const { registered } = await attempt();
       if (registered.length) say(`temporal: registered search attributes ${registered.join(', ')} in namespace ${ns}`);
     } catch (e) {
       throw new StackError(`temporal: could not register search attributes: ${e instanceof Error ? e.message : String(e)}`);

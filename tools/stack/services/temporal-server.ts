@@ -1,0 +1,261 @@
+/**
+ * STACK_TEMPORAL=server: the Temporal server (go.temporal.io/server, built once into the cache) with persistence
+ * and visibility on the stack's own PostgreSQL, as a self-hosted production Temporal runs — SQL persistence, many
+ * history shards (STACK_TEMPORAL_SHARDS, default 8) — plus the Web UI server on the UI address.
+ *
+ * - The role `temporal` (dev-only password) owns two databases, `temporal` and `temporal_visibility`, made through
+ *   the superuser socket; their schemas are created and upgraded with the server's own schema tool
+ *   (`setup-schema -v 0.0`, then `update-schema -d` with the versioned folders of `schema/postgresql/v12/` from the
+ *   server's Go module in the module cache), every `up`.
+ * - The server's configuration is generated into `<state>/temporal-server/config/development.yaml` (0600): the
+ *   frontend on the dev server's address, the other services on the next ports, one process for all of them, or one
+ *   process each with STACK_TEMPORAL_PROCESSES=split (`start --service <name>`), started by `run.sh` in the same
+ *   process group so `down` stops them together. The shard count is kept in `shards`: a store made with one count
+ *   cannot be opened with another.
+ * - The `default` namespace (or TEMPORAL_NAMESPACE) is registered with the temporal CLI (`operator namespace
+ *   create`), the search attributes by the provisioning code, as for the dev server.
+ */
+import { execFile } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import type { StackPlan } from '../addresses.js';
+import { say, StackError } from '../log.js';
+import { stateDir } from '../paths.js';
+import { runWithProgress, waitFor, type DaemonSpec, type PidRecord } from '../proc.js';
+import { goModuleDir, TEMPORAL_SERVER_MODULE, TEMPORAL_SERVER_TAG, temporalCliPath, temporalServerPath, temporalSqlToolPath, temporalUiServerPath } from '../tools.js';
+import { superuserClient } from './postgres.js';
+
+const execFileAsync = promisify(execFile);
+
+/** The Temporal server's own role and databases on the stack's PostgreSQL (dev-only password). */
+export const TEMPORAL_DB = { user: 'temporal', password: 'temporal', persistence: 'temporal', visibility: 'temporal_visibility' } as const;
+
+const quoteIdent = (s: string): string => `"${s.replace(/"/g, '""')}"`;
+const quoteLiteral = (s: string): string => `'${s.replace(/'/g, "''")}'`;
+
+export const serverDir = (): string => join(stateDir(), 'temporal-server');
+const launcher = (): string => join(serverDir(), 'run.sh');
+
+/** Whether the running Temporal server's launcher starts the Web UI server (it is left out when it cannot be built). */
+export function serverRunsUi(): boolean {
+  return existsSync(launcher()) && readFileSync(launcher(), 'utf8').includes('temporal-ui-server');
+}
+
+/**
+ * What `status` says runs: the running daemon's kind when there is one (whatever STACK_TEMPORAL says now),
+ * else what `up` would start.
+ */
+export function temporalKindOf(plan: StackPlan, rec?: PidRecord): 'dev' | 'server' {
+  return rec ? (rec.command.includes(launcher()) ? 'server' : 'dev') : plan.temporal.kind;
+}
+
+export function temporalDescription(plan: StackPlan, rec?: PidRecord): string {
+  const t = plan.temporal;
+  if (t.external) return 'external';
+  const server = temporalKindOf(plan, rec) === 'server';
+  if (!server) return 'dev server (temporal server start-dev, SQLite)';
+  const shardsFile = join(serverDir(), 'shards');
+  const shards = rec && existsSync(shardsFile) ? readFileSync(shardsFile, 'utf8').trim() : String(t.shards);
+  const split = rec ? existsSync(launcher()) && readFileSync(launcher(), 'utf8').includes('--service history') : t.processes === 'split';
+  return `Temporal server ${TEMPORAL_SERVER_TAG.replace(/^v/, '')} on PostgreSQL (${TEMPORAL_DB.persistence}, ${TEMPORAL_DB.visibility}), ${shards} history shards, ${split ? 'one process per service' : 'one process'}`;
+}
+
+/** A daemon started for the other kind of Temporal than STACK_TEMPORAL asks for is restarted. */
+export function kindMismatch(plan: StackPlan, rec: PidRecord): string | undefined {
+  const isServer = rec.command.includes(launcher());
+  if (plan.temporal.kind === 'server' && !isServer) return 'STACK_TEMPORAL=server, and the dev server runs';
+  if (plan.temporal.kind === 'dev' && isServer) return 'STACK_TEMPORAL is dev, and the Temporal server runs';
+  if (isServer && existsSync(launcher())) {
+    const split = readFileSync(launcher(), 'utf8').includes('--service history');
+    if (split !== (plan.temporal.processes === 'split')) return `STACK_TEMPORAL_PROCESSES=${plan.temporal.processes}`;
+  }
+  return undefined;
+}
+
+/** The role and both databases, made once through the superuser socket. */
+async function ensureDatabases(plan: StackPlan): Promise<void> {
+  const c = await superuserClient(plan);
+  try {
+    const role = await c.query('select 1 from pg_roles where rolname = $1', [TEMPORAL_DB.user]);
+    await c.query(`${role.rowCount === 0 ? 'CREATE' : 'ALTER'} ROLE ${quoteIdent(TEMPORAL_DB.user)} LOGIN NOCREATEDB NOCREATEROLE NOSUPERUSER PASSWORD ${quoteLiteral(TEMPORAL_DB.password)}`);
+    if (role.rowCount === 0) say(`temporal: created role ${TEMPORAL_DB.user}`);
+    for (const db of [TEMPORAL_DB.persistence, TEMPORAL_DB.visibility]) {
+      const have = await c.query('select 1 from pg_database where datname = $1', [db]);
+      if (have.rowCount === 0) {
+        await c.query(`CREATE DATABASE ${quoteIdent(db)} OWNER ${quoteIdent(TEMPORAL_DB.user)}`);
+        say(`temporal: created database ${db} (owner ${TEMPORAL_DB.user})`);
+      }
+    }
+  } finally {
+    await c.end().catch(() => undefined);
+  }
+}
+
+async function hasVersionTable(plan: StackPlan, db: string): Promise<boolean> {
+  const c = await superuserClient(plan, db);
+  try {
+    const r = await c.query("select 1 from information_schema.tables where table_schema = 'public' and table_name = 'schema_version'");
+    return (r.rowCount ?? 0) > 0;
+  } finally {
+    await c.end().catch(() => undefined);
+  }
+}
+
+/** setup-schema (the version table, first time) and update-schema (to the release's newest) for both databases. */
+async function ensureSchemas(plan: StackPlan): Promise<void> {
+  const tool = await temporalSqlToolPath();
+  const schemaRoot = join(await goModuleDir(TEMPORAL_SERVER_MODULE, TEMPORAL_SERVER_TAG), 'schema', 'postgresql', 'v12');
+  const logFile = join(serverDir(), 'schema.log');
+  const conn = ['--plugin', 'postgres12', '--ep', plan.postgres.host, '--port', String(plan.postgres.port), '--user', TEMPORAL_DB.user, '--password', TEMPORAL_DB.password];
+  for (const [db, folder] of [
+    [TEMPORAL_DB.persistence, 'temporal'],
+    [TEMPORAL_DB.visibility, 'visibility'],
+  ] as const) {
+    const args = [...conn, '--db', db];
+    if (!(await hasVersionTable(plan, db))) {
+      say(`temporal: setting up the schema of ${db}`);
+      await runWithProgress(`temporal-sql-tool setup-schema ${db}`, tool, [...args, 'setup-schema', '-v', '0.0'], { logFile });
+    }
+    await runWithProgress(`temporal-sql-tool update-schema ${db}`, tool, [...args, 'update-schema', '-d', join(schemaRoot, folder, 'versioned')], { logFile });
+  }
+}
+
+/** Ports of the services other than the frontend: frontend + 1..3 (gRPC), +100..103 (membership), frontend HTTP + 10. */
+function ports(plan: StackPlan) {
+  const f = plan.temporal.port;
+  return {
+    frontend: { grpc: f, membership: f - 300, http: f + 10 },
+    history: { grpc: f + 1, membership: f - 299 },
+    matching: { grpc: f + 2, membership: f - 298 },
+    worker: { grpc: f + 6, membership: f - 294 },
+  };
+}
+
+/** The server's configuration (YAML is a superset of JSON: written as JSON, read by the server's YAML loader). */
+export function serverConfig(plan: StackPlan): Record<string, unknown> {
+  const t = plan.temporal;
+  const p = ports(plan);
+  const store = (db: string, maxConns: number) => ({
+    sql: {
+      pluginName: 'postgres12',
+      databaseName: db,
+      connectAddr: `${plan.postgres.host}:${plan.postgres.port}`,
+      connectProtocol: 'tcp',
+      user: TEMPORAL_DB.user,
+      password: TEMPORAL_DB.password,
+      maxConns,
+      maxIdleConns: maxConns,
+      maxConnLifetime: '1h',
+    },
+  });
+  const rpc = (s: { grpc: number; membership: number; http?: number }) => ({
+    rpc: { grpcPort: s.grpc, membershipPort: s.membership, bindOnIP: t.host, ...(s.http ? { httpPort: s.http } : {}) },
+  });
+  return {
+    log: { stdout: true, level: 'warn' },
+    persistence: {
+      defaultStore: 'postgres-default',
+      visibilityStore: 'postgres-visibility',
+      numHistoryShards: t.shards,
+      datastores: { 'postgres-default': store(TEMPORAL_DB.persistence, 20), 'postgres-visibility': store(TEMPORAL_DB.visibility, 10) },
+    },
+    global: { membership: { maxJoinDuration: '30s', broadcastAddress: t.host } },
+    services: { frontend: rpc(p.frontend), history: rpc(p.history), matching: rpc(p.matching), worker: rpc(p.worker) },
+    clusterMetadata: {
+      enableGlobalNamespace: false,
+      failoverVersionIncrement: 10,
+      masterClusterName: 'active',
+      currentClusterName: 'active',
+      clusterInformation: { active: { enabled: true, initialFailoverVersion: 1, rpcName: 'frontend', rpcAddress: `${t.host}:${t.port}`, httpAddress: `${t.host}:${p.frontend.http}` } },
+    },
+    dcRedirectionPolicy: { policy: 'noop' },
+    archival: { history: { state: 'disabled' }, visibility: { state: 'disabled' } },
+    namespaceDefaults: { archival: { history: { state: 'disabled' }, visibility: { state: 'disabled' } } },
+  };
+}
+
+function uiConfig(plan: StackPlan): Record<string, unknown> {
+  const t = plan.temporal;
+  return {
+    temporalGrpcAddress: `${t.host}:${t.port}`,
+    host: t.ui.host,
+    port: t.ui.port,
+    enableUi: true,
+    defaultNamespace: t.namespace,
+    cors: { cookieInsecure: true, allowOrigins: [], unsafeAllowAllOrigins: false },
+    refreshInterval: '1m',
+    notifyOnNewVersion: false,
+    auth: { enabled: false },
+  };
+}
+
+function writePrivate(file: string, text: string): void {
+  writeFileSync(file, text, { mode: 0o600 });
+  chmodSync(file, 0o600);
+}
+
+const shellQuote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
+
+export async function prepareServer(plan: StackPlan): Promise<DaemonSpec> {
+  const t = plan.temporal;
+  if (plan.postgres.external) throw new StackError('temporal: STACK_TEMPORAL=server keeps its store on the stack\'s own PostgreSQL; unset DATABASE_URL, or use STACK_TEMPORAL=dev');
+  const dir = serverDir();
+  mkdirSync(join(dir, 'config'), { recursive: true, mode: 0o700 });
+  mkdirSync(join(dir, 'ui', 'config'), { recursive: true, mode: 0o700 });
+  // Built one after another (2 cores), before anything needs them.
+  const server = await temporalServerPath();
+  await temporalSqlToolPath();
+  let ui: string | undefined;
+  try {
+    ui = await temporalUiServerPath();
+  } catch (e) {
+    say(`temporal: the Web UI server could not be built, running without a Web UI: ${e instanceof Error ? e.message.split('\n')[0] : String(e)}`);
+  }
+  await temporalCliPath();
+  const shardsFile = join(dir, 'shards');
+  const had = existsSync(shardsFile) ? Number(readFileSync(shardsFile, 'utf8').trim()) : undefined;
+  if (had !== undefined && had !== t.shards) {
+    throw new StackError(
+      `temporal: the Temporal server's store was made with ${had} history shards and STACK_TEMPORAL_SHARDS asks for ${t.shards}; a store keeps its count. Use STACK_TEMPORAL_SHARDS=${had}, or drop the databases ${TEMPORAL_DB.persistence} and ${TEMPORAL_DB.visibility} and remove ${shardsFile}`,
+    );
+  }
+  await waitFor('postgres (the Temporal server\'s store)', 60_000, async () => {
+    try {
+      const c = await superuserClient(plan);
+      await c.end();
+      return true;
+    } catch {
+      return undefined;
+    }
+  });
+  await ensureDatabases(plan);
+  await ensureSchemas(plan);
+  writeFileSync(shardsFile, `${t.shards}\n`);
+  writePrivate(join(dir, 'config', 'development.yaml'), `${JSON.stringify(serverConfig(plan), null, 2)}\n`);
+  writePrivate(join(dir, 'ui', 'config', 'development.yaml'), `${JSON.stringify(uiConfig(plan), null, 2)}\n`);
+  const start = (service?: string) => `${shellQuote(server)} --root ${shellQuote(dir)} --config config --env development --allow-no-auth start${service ? ` --service ${service}` : ''}`;
+  const lines = ['#!/bin/sh', '# Generated by tools/stack/services/temporal-server.ts: the Temporal server (and its Web UI) in one process group.'];
+  if (ui) lines.push(`${shellQuote(ui)} --root ${shellQuote(join(dir, 'ui'))} --config config --env development start &`);
+  if (t.processes === 'split') {
+    for (const s of ['history', 'matching', 'worker']) lines.push(`${start(s)} &`);
+    lines.push(`exec ${start('frontend')}`);
+  } else lines.push(`exec ${start()}`);
+  writeFileSync(launcher(), `${lines.join('\n')}\n`, { mode: 0o700 });
+  return { service: 'temporal', command: '/bin/sh', args: [launcher()], cwd: dir };
+}
+
+/** The namespace, registered once with the temporal CLI; waits until the frontend knows it. */
+export async function ensureNamespace(plan: StackPlan, describe: () => Promise<boolean>): Promise<void> {
+  const t = plan.temporal;
+  if (await describe()) return;
+  const cli = await temporalCliPath();
+  try {
+    await execFileAsync(cli, ['operator', 'namespace', 'create', '--namespace', t.namespace, '--retention', '72h', '--address', t.address]);
+    say(`temporal: registered namespace ${t.namespace}`);
+  } catch (e) {
+    const out = `${(e as { stderr?: string }).stderr ?? ''}${(e as { stdout?: string }).stdout ?? ''}`;
+    if (!/already/i.test(out)) throw new StackError(`temporal: temporal operator namespace create ${t.namespace} failed: ${out.trim() || String(e)}`);
+  }
+  await waitFor(`namespace ${t.namespace}`, 60_000, async () => ((await describe()) ? true : undefined));
+}
