@@ -3,7 +3,7 @@
  * idle; and the CLI's few topic changes (create a topic, delete a partition's prefix). Offsets are bigints;
  * partitions come back sorted. One connection per TopicAdmin, closed by its owner.
  */
-import type { Admin, Kafka } from 'kafkajs';
+import type { Admin, ITopicConfig, Kafka } from 'kafkajs';
 
 export interface PartitionOffsets {
   partition: number;
@@ -71,10 +71,7 @@ export async function connectAdmin(kafka: Kafka): Promise<TopicAdmin> {
       admin.setOffsets({ groupId: group, topic, partitions: [...offsets].map(([partition, offset]) => ({ partition, offset: offset.toString() })) }),
     deleteGroup: async (group) => void (await admin.deleteGroups([group])),
     createTopic: (topic, opts) =>
-      admin.createTopics({
-        waitForLeaders: true,
-        topics: [{ topic, numPartitions: opts.partitions, configEntries: Object.entries(opts.config ?? {}).map(([name, value]) => ({ name, value })) }],
-      }),
+      createTopicsWithLeaders(admin, [{ topic, numPartitions: opts.partitions, configEntries: Object.entries(opts.config ?? {}).map(([name, value]) => ({ name, value })) }]),
     async deleteRecordsBefore(topic, offsets) {
       const partitions = [...offsets].map(([partition, offset]) => ({ partition, offset: offset.toString() }));
       if (partitions.length > 0) {
@@ -96,5 +93,29 @@ export async function withAdmin<T>(kafka: Kafka, work: (admin: TopicAdmin) => Pr
     return await work(admin);
   } finally {
     await admin.disconnect();
+  }
+}
+
+/** Metadata answers that mean "not yet": a broker that has not learnt of a new topic, or of its leaders. */
+const NOT_YET = new Set(['UNKNOWN_TOPIC_OR_PARTITION', 'LEADER_NOT_AVAILABLE']);
+
+/**
+ * Creates `topics` (those that exist already are left alone; false when none was created) and waits until every
+ * partition has a leader. kafkajs's own wait (`waitForLeaders`) retries only LEADER_NOT_AVAILABLE, but a broker
+ * that has just restarted may answer a new topic's metadata with UNKNOWN_TOPIC_OR_PARTITION for a moment: that is
+ * waited out too, for up to `timeoutMs`.
+ */
+export async function createTopicsWithLeaders(admin: Admin, topics: ITopicConfig[], timeoutMs = 30_000): Promise<boolean> {
+  const created = await admin.createTopics({ topics, waitForLeaders: false });
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const meta = await admin.fetchTopicMetadata({ topics: topics.map((t) => t.topic) });
+      if (meta.topics.length === topics.length && meta.topics.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0))) return created;
+      if (Date.now() > deadline) throw new Error(`topics ${topics.map((t) => t.topic).join(', ')} have no leader for every partition after ${timeoutMs} ms`);
+    } catch (err) {
+      if (!NOT_YET.has((err as { type?: string }).type ?? '') || Date.now() > deadline) throw err;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }

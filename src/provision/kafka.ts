@@ -4,6 +4,7 @@
  * the broker's default.replication.factor). Idempotent; used by `fulfilment provision` and the local stack.
  * Partitions are only ever added (Kafka cannot remove them); an existing topic's replication is left as it is.
  */
+import { createTopicsWithLeaders } from '../kafka/admin.js';
 import type { Kafka } from '../kafka/client.js';
 
 /** Partitions of the dead-letter topic when it is created. */
@@ -36,7 +37,7 @@ export async function ensureTopics(kafka: Kafka, wanted: TopicSpec[], replicatio
     const missing = wanted.filter((t) => !existing.has(t.topic));
     if (missing.length) {
       // -1: the broker's default.replication.factor (CreateTopics v4+, Kafka 2.4+).
-      await admin.createTopics({ topics: missing.map((t) => ({ ...t, replicationFactor: replicationFactor ?? -1 })), waitForLeaders: true });
+      await createTopicsWithLeaders(admin, missing.map((t) => ({ ...t, replicationFactor: replicationFactor ?? -1 })));
     }
     const meta = await admin.fetchTopicMetadata({ topics: wanted.map((t) => t.topic) });
     const grown: TopicsResult['grown'] = [];

@@ -8,6 +8,7 @@ import { Partitioners, type Admin, type IHeaders, type Kafka, type Producer } fr
 import { DefaultLogger, Runtime, type LogLevel } from '@temporalio/worker';
 import { startApp, type App, type AppOptions } from '../../src/app.js';
 import { createKafka } from '../../src/kafka/client.js';
+import { createTopicsWithLeaders } from '../../src/kafka/admin.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { metricValue } from '../../src/metrics.js';
 import { createLogger } from '../../src/log.js';
@@ -99,13 +100,11 @@ export async function scenario(name: string, env: Record<string, string> = {}): 
   const kafka = createKafka(config, logger, { clientId: `it-${suffix}` });
   const admin = kafka.admin();
   await admin.connect();
-  await admin.createTopics({
-    waitForLeaders: true,
-    topics: [
-      { topic: config.ORDERS_TOPIC, numPartitions: 3, replicationFactor: 1 },
-      { topic: config.DLQ_TOPIC, numPartitions: 1, replicationFactor: 1 },
-    ],
-  });
+  // Waits out a broker that has just restarted (an outage test's previous case) not knowing the new topics yet.
+  await createTopicsWithLeaders(admin, [
+    { topic: config.ORDERS_TOPIC, numPartitions: 3, replicationFactor: 1 },
+    { topic: config.DLQ_TOPIC, numPartitions: 1, replicationFactor: 1 },
+  ]);
   const producer = kafka.producer({ allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner });
   await producer.connect();
   const apps: App[] = [];
