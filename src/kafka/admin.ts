@@ -96,14 +96,15 @@ export async function withAdmin<T>(kafka: Kafka, work: (admin: TopicAdmin) => Pr
   }
 }
 
-/** Metadata answers that mean "not yet": a broker that has not learnt of a new topic, or of its leaders. */
-const NOT_YET = new Set(['UNKNOWN_TOPIC_OR_PARTITION', 'LEADER_NOT_AVAILABLE']);
+/** Answers that mean "not yet": a broker that has not learnt of a new topic, of its leaders, or not taken the lead yet. */
+const NOT_YET = new Set(['UNKNOWN_TOPIC_OR_PARTITION', 'LEADER_NOT_AVAILABLE', 'NOT_LEADER_FOR_PARTITION']);
 
 /**
  * Creates `topics` (those that exist already are left alone; false when none was created) and waits until every
- * partition has a leader. kafkajs's own wait (`waitForLeaders`) retries only LEADER_NOT_AVAILABLE, but a broker
- * that has just restarted may answer a new topic's metadata with UNKNOWN_TOPIC_OR_PARTITION for a moment: that is
- * waited out too, for up to `timeoutMs`.
+ * partition's leader serves it: its offsets can be read. kafkajs's own wait (`waitForLeaders`) retries only
+ * LEADER_NOT_AVAILABLE in the metadata, but a broker may name itself leader a moment before it acts as one
+ * (NOT_LEADER_FOR_PARTITION), and one that has just restarted may not know a new topic yet
+ * (UNKNOWN_TOPIC_OR_PARTITION): both are waited out too, for up to `timeoutMs`.
  */
 export async function createTopicsWithLeaders(admin: Admin, topics: ITopicConfig[], timeoutMs = 30_000): Promise<boolean> {
   const created = await admin.createTopics({ topics, waitForLeaders: false });
@@ -111,7 +112,11 @@ export async function createTopicsWithLeaders(admin: Admin, topics: ITopicConfig
   for (;;) {
     try {
       const meta = await admin.fetchTopicMetadata({ topics: topics.map((t) => t.topic) });
-      if (meta.topics.length === topics.length && meta.topics.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0))) return created;
+      const led = meta.topics.length === topics.length && meta.topics.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0));
+      if (led) {
+        for (const t of topics) await admin.fetchTopicOffsets(t.topic);
+        return created;
+      }
       if (Date.now() > deadline) throw new Error(`topics ${topics.map((t) => t.topic).join(', ')} have no leader for every partition after ${timeoutMs} ms`);
     } catch (err) {
       if (!NOT_YET.has((err as { type?: string }).type ?? '') || Date.now() > deadline) throw err;
