@@ -453,6 +453,8 @@ export interface TemporalSettings {
 
 /** Variables envconfig reads besides TEMPORAL_ADDRESS and TEMPORAL_NAMESPACE. */
 const ENVCONFIG_ONLY = /^TEMPORAL_(API_KEY|TLS.*|PROFILE|CONFIG_FILE|CODEC_.*|GRPC_META_.*)$/;
+/** A Temporal variable read through @temporalio/envconfig (TLS, API key, profile), not through configSchema. */
+export const isTemporalEnvconfigVariable = (name: string): boolean => ENVCONFIG_ONLY.test(name);
 
 /** The file envconfig reads when TEMPORAL_CONFIG_FILE is unset (Linux/Unix rules, as in envconfig). */
 function defaultTemporalConfigFile(env: NodeJS.ProcessEnv): string | undefined {
