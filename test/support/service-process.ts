@@ -49,7 +49,8 @@ export function startServiceProcess(env: Record<string, string>): ServiceProcess
     stderr = (stderr + chunk.toString()).slice(-4000);
   });
   let code: number | string | undefined;
-  const exited = new Promise<number | string>((resolve) => child.on('exit', (c, sig) => resolve((code = c ?? sig ?? 'unknown'))));
+  // 'close', not 'exit': it comes once the process's stdout and stderr ended too, so every line it wrote is in `lines`.
+  const exited = new Promise<number | string>((resolve) => child.on('close', (c, sig) => resolve((code = c ?? sig ?? 'unknown'))));
   const alive = () => code === undefined;
   return {
     child,
