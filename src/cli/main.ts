@@ -1,6 +1,6 @@
 /**
  * `fulfilment` — the project's one operator CLI: inspect and redrive the dead-letter topic, replay order history,
- * re-drive an order held as failed, replay and export workflow histories, provision what the
+ * show one order, re-drive an order held as failed, replay and export workflow histories, provision what the
  * service needs.
  * Options are validated before anything is read or changed; bad input exits 2 with a message naming the option.
  * Each action checks its options first (commander's parsers in options.ts, then the checks across options in
@@ -58,6 +58,7 @@ All commands:
                     re-validated first (still malformed: refused unless --force), each recorded (again: --again)
   dlq purge         delete the dead letters written before a time (--before); a dry run unless --yes
   replay            deliver a stretch of the orders topic's history again, in a separate consumer group
+  order show        one order: its row (tenant-scoped), workflow status and notes, shipment, dead letters
   order retry       re-drive an order held as failed on its running workflow (--reason required; --request-id)
   workflow replay   replay a run's history (from Temporal, or --file) on this checkout's workflow code;
                     nondeterminism exits 1 with the SDK's message and the event where it diverged
@@ -90,7 +91,7 @@ function withFilters(cmd: Command): Command {
  */
 export function buildProgram(out: Output, run: (work: (ctx: CliContext) => Promise<unknown>, logLevel: string) => Promise<void>): Command {
   const program = new Command('fulfilment')
-    .description('Operate the order-fulfilment consumer: inspect and redrive dead letters, replay order history, retry held orders, replay workflow histories, provision what it needs.')
+    .description('Operate the order-fulfilment consumer: inspect and redrive dead letters, replay order history, show and retry orders, replay workflow histories, provision what it needs.')
     .addOption(new Option('--log-level <level>', 'client diagnostics on stderr').choices(LOG_LEVELS).default('silent'))
     .exitOverride()
     .configureOutput({ writeOut: (s) => out.write(s), writeErr: (s) => out.writeErr(s) })
@@ -190,7 +191,22 @@ export function buildProgram(out: Output, run: (work: (ctx: CliContext) => Promi
       }, logLevel());
     });
 
-  const order = program.command('order').description("act on one order through its workflow (order/<tenant>/<order>)");
+  const order = program.command('order').description('show one order, or re-drive it through its workflow (order/<tenant>/<order>)');
+
+  order
+    .command('show')
+    .description("show one order: its row in fulfilments (read as the runtime role, scoped to the tenant), its workflow's status and notes, its shipment and any dead letters")
+    .argument('<tenant/order>', 'the order, as <tenant>/<order> (e.g. acme-eu/o-1008)', orderArg.orderRef)
+    .option('--reveal', 'show personal data (customer id, shipping address) instead of redacting it')
+    .option('--timeout <seconds>', "how long to wait for each source (Temporal and the order's worker, PostgreSQL, the warehouse, Kafka)", arg.wholeNumber(1), orderArg.DEFAULT_SHOW_TIMEOUT_SECONDS)
+    .option('--json', 'print the order as one JSON object')
+    .action(async (ref: orderArg.OrderRef, flags: { reveal?: boolean; timeout: number; json?: boolean }) => {
+      const opts: orderArg.ShowOptions = { ...ref, reveal: flags.reveal, timeoutSeconds: flags.timeout, json: flags.json };
+      await run(async (ctx) => {
+        const { orderShow } = await import('./order/show.js');
+        return orderShow(ctx, opts);
+      }, logLevel());
+    });
 
   order
     .command('retry')

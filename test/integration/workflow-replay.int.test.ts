@@ -88,7 +88,7 @@ describe('fulfilment workflow export and replay', () => {
     const fromServer = await cli('workflow', 'replay', workflowId);
     expect(fromServer.code).toBe(0);
     expect(fromServer.stderr).toBe('');
-    expect(fromServer.stdout).toMatch(new RegExp(`^replayed ${workflowId} run ${runId}: ${events} events from server, deterministic on \\S+workflows/index\\.ts\\n$`));
+    expect(fromServer.stdout).toMatch(new RegExp(`^replayed ${workflowId} run ${runId}: ${events} events from server, deterministic on \\S*workflows/index\\.ts\\n$`));
 
     const fromRun = await cli('workflow', 'replay', workflowId, '--run-id', runId, '--json');
     expect(fromRun.code).toBe(0);

@@ -16,7 +16,7 @@ describe('fulfilment command line', () => {
   it('--help lists every command and exits 0', async () => {
     const r = await cli('--help');
     expect(r.code).toBe(0);
-    for (const c of ['dlq list', 'dlq show', 'dlq redrive', 'dlq purge', 'replay', 'order retry', 'workflow replay', 'workflow export', 'provision']) expect(r.stdout).toContain(c);
+    for (const c of ['dlq list', 'dlq show', 'dlq redrive', 'dlq purge', 'replay', 'order show', 'order retry', 'workflow replay', 'workflow export', 'provision']) expect(r.stdout).toContain(c);
   });
 
   it('workflow replay --help lists its options but not the development one', async () => {
@@ -56,6 +56,10 @@ describe('fulfilment command line', () => {
     [['replay', '--from', 'earliest'], '--rate <events/s> is required'],
     [['replay', '--from', 'earliest', '--rate', 'fast'], "option '--rate <events/s>' argument 'fast' is invalid"],
     [['replay', '--from', 'earliest', '--rate', '5', '--group', 'fulfilment-main'], "--group fulfilment-main is the service's own consumer group (CONSUMER_GROUP)"],
+    [['order', 'show', 'acme-eu'], "value 'acme-eu' is invalid for argument 'tenant/order'. expected <tenant>/<order>"],
+    [['order', 'show', 'acme eu/o-1'], "value 'acme eu/o-1' is invalid for argument 'tenant/order'. expected <tenant>/<order>, each 1–64 of A–Z a–z 0–9 . _ : - starting with a letter or digit"],
+    [['order', 'show', '-acme/o-1'], "unknown option '-acme/o-1'"],
+    [['order', 'show', 'acme/o-1', '--timeout', '0'], "option '--timeout <seconds>' argument '0' is invalid. expected a whole number ≥ 1"],
     [['workflow', 'replay'], 'workflow replay: give the workflow id (its history is fetched from Temporal) or --file <history.json>'],
     [['workflow', 'replay', 'order/acme/o-1', '--run-id', 'latest'], "option '--run-id <id>' argument 'latest' is invalid. expected a run id, a UUID"],
     [['workflow', 'replay', '--file', 'h.json', '--run-id', '0f8fad5b-d9cb-469f-a165-70867728950e'], '--run-id picks a run on the server, and --file holds one run already'],

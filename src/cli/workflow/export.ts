@@ -7,7 +7,7 @@
  */
 import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
-import { dirname, relative, resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
@@ -15,7 +15,7 @@ import type { CliContext } from '../context.js';
 import { NotFoundError } from '../errors.js';
 import { println } from '../output.js';
 import { cliTemporalClient } from '../temporal-client.js';
-import { checkExportOptions, historyFileName, type ExportOptions } from './options.js';
+import { checkExportOptions, historyFileName, shownPath, type ExportOptions } from './options.js';
 import { notFound } from './replay.js';
 
 export { checkExportOptions, type ExportOptions } from './options.js';
@@ -41,7 +41,7 @@ export async function workflowExport(ctx: CliContext, opts: ExportOptions): Prom
   const file = resolve(opts.out ?? defaultPath(opts));
   const existed = existsSync(file);
   if (existed && !opts.force) {
-    throw new Error(`${shown(file)} exists already and is kept (a checked-in history guards the runs recorded on the code of its day): choose another --out, or --force to replace it`);
+    throw new Error(`${shownPath(file)} exists already and is kept (a checked-in history guards the runs recorded on the code of its day): choose another --out, or --force to replace it`);
   }
   let client: Client | undefined;
   try {
@@ -53,7 +53,7 @@ export async function workflowExport(ctx: CliContext, opts: ExportOptions): Prom
     });
     await mkdir(dirname(file), { recursive: true });
     await writeFile(file, `${historyToJSON(history)}\n`, { flag: opts.force ? 'w' : 'wx' }).catch((err: unknown) => {
-      if ((err as NodeJS.ErrnoException).code === 'EEXIST') throw new Error(`${shown(file)} was created meanwhile and is kept: choose another --out, or --force to replace it`, { cause: err });
+      if ((err as NodeJS.ErrnoException).code === 'EEXIST') throw new Error(`${shownPath(file)} was created meanwhile and is kept: choose another --out, or --force to replace it`, { cause: err });
       throw err;
     });
     const summary: ExportSummary = {
@@ -65,8 +65,8 @@ export async function workflowExport(ctx: CliContext, opts: ExportOptions): Prom
       replaced: existed,
     };
     const open = summary.running ? ' (the run is still open: its history so far)' : '';
-    println(out, `wrote ${shown(file)}: ${summary.events} events of ${summary.workflowId} run ${summary.runId}${open}${existed ? ', replacing the file that was there' : ''}`);
-    println(out, `replay it: fulfilment workflow replay ${quote(summary.workflowId)} --file ${quote(shown(file))}`);
+    println(out, `wrote ${shownPath(file)}: ${summary.events} events of ${summary.workflowId} run ${summary.runId}${open}${existed ? ', replacing the file that was there' : ''}`);
+    println(out, `replay it: fulfilment workflow replay ${quote(summary.workflowId)} --file ${quote(shownPath(file))}`);
     return summary;
   } finally {
     await client?.connection.close().catch(() => undefined);
@@ -79,12 +79,6 @@ function defaultPath(opts: ExportOptions): string {
     throw new NotFoundError(`no ${HISTORIES_DIR} here (this installation has no tests): give --out <path>`);
   }
   return resolve(HISTORIES_DIR, historyFileName(opts.workflowId, opts.runId));
-}
-
-/** A path relative to the current directory when it is inside it. */
-function shown(file: string): string {
-  const rel = relative(process.cwd(), file);
-  return rel && !rel.startsWith('..') ? rel : file;
 }
 
 function quote(s: string): string {

@@ -3,6 +3,7 @@
  * loaded: main.ts parses the arguments with these (bad input exits 2 without loading Temporal), and the commands
  * check again for callers that skip the CLI. Imports nothing heavy.
  */
+import { relative } from 'node:path';
 import { InvalidArgumentError } from 'commander';
 import { UsageError } from '../errors.js';
 
@@ -86,4 +87,10 @@ export function historyFileName(workflowId: string, runId?: string): string {
   const safe = (s: string) => s.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^[-.]+|-+$/g, '');
   const base = safe(workflowId).slice(0, 120) || 'workflow';
   return `${base}${runId ? `-${safe(runId).slice(0, 8)}` : ''}.json`;
+}
+
+/** A path as shown to the operator: relative to the current directory when it is inside it. */
+export function shownPath(file: string): string {
+  const rel = relative(process.cwd(), file);
+  return rel && !rel.startsWith('..') ? rel : file;
 }

@@ -23,7 +23,7 @@ import type { CliContext } from '../context.js';
 import { NotFoundError } from '../errors.js';
 import { println } from '../output.js';
 import { cliTemporalClient } from '../temporal-client.js';
-import { checkReplayOptions, type ReplayOptions } from './options.js';
+import { checkReplayOptions, shownPath, type ReplayOptions } from './options.js';
 
 export { checkReplayOptions, type ReplayOptions } from './options.js';
 
@@ -194,14 +194,14 @@ function describeEvent(e: HistoryEvent): string {
 function describeSuccess(o: ReplayOutcome): string {
   const run = o.runId ?? 'unknown';
   const state = o.running === true ? ' (the run is still open: its history so far)' : '';
-  return `replayed ${o.workflowId} run ${run}: ${o.events} events from ${o.source}${state}, deterministic on ${o.workflowsPath}`;
+  return `replayed ${o.workflowId} run ${run}: ${o.events} events from ${o.source}${state}, deterministic on ${shownPath(o.workflowsPath)}`;
 }
 
 function describeFailure(o: ReplayOutcome): string[] {
   const at = o.divergence?.eventId != null ? `event ${o.divergence.eventId}${o.divergence.event ? ` (${o.divergence.event})` : ''}` : 'an event the SDK does not name';
   const what = o.failure === 'nondeterminism' ? `nondeterminism at ${at}` : `the workflow task failed at ${at}`;
   return [
-    `${o.workflowId} run ${o.runId ?? 'unknown'} (${o.events} events from ${o.source}) does not replay on ${o.workflowsPath}: ${what}`,
+    `${o.workflowId} run ${o.runId ?? 'unknown'} (${o.events} events from ${o.source}) does not replay on ${shownPath(o.workflowsPath)}: ${what}`,
     `  SDK: ${o.message}`,
     o.failure === 'nondeterminism'
       ? '  the code now issues other commands than the history recorded; a change to running workflows goes behind patched() (README "Changing the workflow")'
