@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { runCli } from '../../src/cli/main.js';
+import { connectClient } from '../../src/temporal.js';
 import { memoryOutput } from '../../src/cli/output.js';
 import type { OrderShowResult } from '../../src/cli/order/show.js';
 import { orderStatusQuery, orderWorkflowId } from '../../workflows/api.js';
@@ -41,7 +42,10 @@ describe('fulfilment order show', () => {
   });
 
   afterAll(async () => {
-    for (const id of opened) await app?.client.workflow.getHandle(id).terminate('test over').catch(() => undefined);
+    // The last test stops the instance: a client of its own ends the runs.
+    const client = s && (await connectClient(s.config));
+    for (const id of opened) await client?.workflow.getHandle(id).terminate('test over').catch(() => undefined);
+    await client?.connection.close();
     await s?.close();
   });
 
@@ -138,5 +142,15 @@ describe('fulfilment order show', () => {
     expect(r.stdout).toContain(`workflow order/${tenant}/o-1`);
     expect(r.stderr).toContain(`error: order ${tenant}/o-1 is shown incomplete:`);
     expect(r.stderr).toMatch(/row \(PostgreSQL, DATABASE_URL\): refusing to run: DATABASE_URL connects as "fulfilment_owner", which owns/);
+  });
+
+  it("with no worker to answer the status query: the run from describe, the rest shown, the query named (exit 1)", async () => {
+    await app.stop();
+    const r = await cli(['order', 'show', `${tenant}/o-1`, '--timeout', '3']);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/\n {2}run {15}[0-9a-f-]{36} running\n/);
+    expect(r.stdout).toContain('order status      shipped (search attribute; the status query was not answered)');
+    expect(r.stdout).toMatch(/\n {2}status +shipped\n/);
+    expect(r.stderr).toContain(`error: order ${tenant}/o-1 is shown incomplete:\n  workflow status query: no answer within 3 s (--timeout): it is answered by a worker polling task queue ${s.config.TEMPORAL_TASK_QUEUE}`);
   });
 });

@@ -98,9 +98,10 @@ export async function orderShow(ctx: CliContext, opts: ShowOptions): Promise<Ord
   const timeoutMs = (opts.timeoutSeconds ?? DEFAULT_SHOW_TIMEOUT_SECONDS) * 1000;
   const reveal = opts.reveal ?? false;
   const problems: string[] = [];
-  const part = async <T>(what: string, read: () => Promise<T>): Promise<T | undefined> => {
+  /** One source, read within the timeout (`bounded`) or bounding its own steps; a failure is a problem, not the end. */
+  const part = async <T>(what: string, read: () => Promise<T>, bounded = true): Promise<T | undefined> => {
     try {
-      return await within(what, timeoutMs, read());
+      return await (bounded ? within(timeoutMs, read()) : read());
     } catch (err) {
       problems.push(`${what}: ${(err as Error).message}`);
       return undefined;
@@ -109,7 +110,7 @@ export async function orderShow(ctx: CliContext, opts: ShowOptions): Promise<Ord
   const key = shipmentKey(tenantId, orderId);
   const [row, workflow, warehouse, deadLetters] = await Promise.all([
     part('row (PostgreSQL, DATABASE_URL)', () => readRow(ctx, tenantId, orderId)),
-    part('workflow (Temporal)', () => readWorkflow(ctx, tenantId, orderId, timeoutMs, problems)),
+    part('workflow (Temporal)', () => readWorkflow(ctx, tenantId, orderId, timeoutMs, problems), false),
     part(`warehouse (WAREHOUSE_URL ${ctx.config.WAREHOUSE_URL})`, () => readWarehouse(ctx.config.WAREHOUSE_URL, key, timeoutMs)),
     part(`dead letters (${ctx.config.DLQ_TOPIC}, DLQ_TOPIC)`, () => readDeadLetters(ctx, tenantId, orderId)),
   ]);
@@ -143,7 +144,7 @@ export async function orderShow(ctx: CliContext, opts: ShowOptions): Promise<Ord
   return result;
 }
 
-function within<T>(what: string, ms: number, work: Promise<T>): Promise<T> {
+function within<T>(ms: number, work: Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`no answer within ${ms / 1000} s (--timeout)`)), ms);
@@ -176,24 +177,30 @@ async function readWorkflow(ctx: CliContext, tenantId: string, orderId: string, 
   const workflowId = orderWorkflowId(tenantId, orderId);
   let client: Client | undefined;
   try {
-    client = await cliTemporalClient(config);
+    const connecting = cliTemporalClient(config);
+    try {
+      client = await within(timeoutMs, connecting);
+    } catch (err) {
+      // A connection that arrives after the deadline is closed when it does.
+      void connecting.then((late) => late.connection.close(), () => undefined);
+      throw err;
+    }
     const handle = client.workflow.getHandle(workflowId);
     let d: Awaited<ReturnType<typeof handle.describe>>;
     try {
-      d = await handle.describe();
+      d = await within(timeoutMs, handle.describe());
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) return null;
       throw err;
     }
     const c = client;
     // Answered by a worker of the order's task queue; without one the query waits, so it has its own bound.
+    const deadline = AbortSignal.timeout(timeoutMs);
     const view = await c
-      .withAbortSignal(AbortSignal.timeout(timeoutMs), () => handle.query(orderStatusQuery))
+      .withAbortSignal(deadline, () => handle.query(orderStatusQuery))
       .catch((err: unknown) => {
-        const cause = (err as { cause?: { details?: string } }).cause?.details;
-        problems.push(
-          `workflow status query: ${cause ?? (err as Error).message} (answered by a worker polling task queue ${d.taskQueue}; is one running? TEMPORAL_TASK_QUEUE)`,
-        );
+        const cause = deadline.aborted ? `no answer within ${timeoutMs / 1000} s (--timeout)` : ((err as { cause?: { details?: string } }).cause?.details ?? (err as Error).message);
+        problems.push(`workflow status query: ${cause}: it is answered by a worker polling task queue ${d.taskQueue} (TEMPORAL_TASK_QUEUE); is one running?`);
         return null;
       });
     return {
