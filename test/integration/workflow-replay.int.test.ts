@@ -99,6 +99,25 @@ describe('fulfilment workflow export and replay', () => {
     expect(fromFile.stdout).toContain(`replayed ${workflowId} run ${runId}: ${events} events from ${file}, deterministic`);
   });
 
+  it('replays a run that is still open: its history so far', async () => {
+    const tenant = s.tenant('open');
+    const open = orderWorkflowId(tenant, 'o-2');
+    const faults = (body: object) => fetch(`${s.warehouse.url}/admin/faults`, { method: 'POST', body: JSON.stringify(body) });
+    // The shipment takes 20 s: the run is open, its activity in flight, while it is replayed.
+    await faults({ latencyMs: 20_000 });
+    try {
+      await s.produce([{ key: `${tenant}/o-2`, value: events.placed(tenant, 'o-2') }]);
+      const shipping = async () => ((await app.client.workflow.getHandle(open).describe()).raw.pendingActivities ?? []).some((a) => a.activityType?.name === 'shipOrder');
+      await waitFor('the shipment in flight', shipping, 60_000, 100);
+      const r = await cli('workflow', 'replay', open);
+      expect(r.code).toBe(0);
+      expect(r.stdout).toMatch(new RegExp(`^replayed ${open} run [0-9a-f-]{36}: \\d+ events from server \\(the run is still open: its history so far\\), deterministic`));
+      expect(await shipping()).toBe(true);
+    } finally {
+      await faults({ latencyMs: 0 });
+    }
+  });
+
   it('against a deliberately changed workflow: exit 1, the SDK nondeterminism message and the event id', async () => {
     const file = join(dir, 'o-1-diverging.json');
     expect((await cli('workflow', 'export', workflowId, '--out', file)).code).toBe(0);
