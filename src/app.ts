@@ -25,7 +25,7 @@ import { runtimeConnection } from './store/connection.js';
 import { createDb, type Db } from './store/db.js';
 import { migrationFiles } from './store/migrate.js';
 import { checkRuntimeRole, checkSchema, permanentDatabaseFailure } from './store/runtime-role.js';
-import { connectClient, connectNative, connectTemporal, permanentTemporalError, workflowBundle } from './temporal.js';
+import { connectClient, connectNative, connectTemporal, permanentTemporalError, workflowCodeOptions } from './temporal.js';
 import { createWarehouseClient } from './warehouse/client.js';
 import { workflowSettings } from './workflow-settings.js';
 
@@ -142,7 +142,7 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
       connection,
       namespace: config.TEMPORAL_NAMESPACE,
       taskQueue: config.TEMPORAL_TASK_QUEUE,
-      workflowBundle: await workflowBundle(),
+      ...(await workflowCodeOptions()),
       activities: { ...createLedgerRetentionActivities({ db, logger: logger.child({ component: 'activities' }), metrics, minRetentionDays: config.KAFKA_RETENTION_DAYS + config.REDRIVE_WINDOW_DAYS }), ...createActivities({ db, warehouse: createWarehouseClient(config.WAREHOUSE_URL, {
         breaker: {
           failures: config.WAREHOUSE_BREAKER_FAILURES,

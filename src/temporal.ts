@@ -6,19 +6,42 @@
  */
 import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime, bundleWorkflowCode, type LogLevel, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime, bundleWorkflowCode, type LogLevel, type ReplayWorkerOptions, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { Config, TemporalTls } from './config.js';
 import type { Logger } from './log.js';
 import { PermanentStartupError } from './startup.js';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 
-let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
+const bundles = new Map<string, Promise<WorkflowBundleWithSourceMap>>();
 
-/** The workflow code bundled for the worker sandbox; built on first use (a few seconds), then cached. */
-export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
-  bundle ??= bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietBundlerLogger });
+/**
+ * The workflow code bundled for the worker sandbox; built on first use (a few seconds), then cached. Another
+ * `workflowsPath` (an entry point exporting the same workflow types) is bundled the same way: `fulfilment workflow
+ * replay --workflows` replays a history against a changed copy of the code with it.
+ */
+export function workflowBundle(workflowsPath = WORKFLOWS_PATH): Promise<WorkflowBundleWithSourceMap> {
+  let bundle = bundles.get(workflowsPath);
+  if (!bundle) {
+    bundle = bundleWorkflowCode({ workflowsPath, logger: quietBundlerLogger });
+    bundles.set(workflowsPath, bundle);
+    // A failed build (a path without workflows) is not kept: the next call tries again.
+    bundle.catch(() => bundles.delete(workflowsPath));
+  }
   return bundle;
+}
+
+/** What running the workflow code takes besides a connection: the same for the worker and for every replay. */
+export type WorkflowCodeOptions = Pick<ReplayWorkerOptions, 'workflowBundle' | 'interceptors' | 'sinks' | 'dataConverter' | 'plugins'>;
+
+/**
+ * The options every Worker that runs this service's workflows is created with (src/app.ts) and every replay of
+ * their histories runs with (`fulfilment workflow replay`, the replay gate over test/histories/): the bundle and
+ * whatever shapes how the workflow code runs or reads its payloads (interceptors, sinks, data converter, plugins)
+ * belong here, in one place, so a replay decides exactly as the worker does.
+ */
+export async function workflowCodeOptions(opts: { workflowsPath?: string } = {}): Promise<WorkflowCodeOptions> {
+  return { workflowBundle: await workflowBundle(opts.workflowsPath) };
 }
 
 const quietBundlerLogger = {

@@ -1,10 +1,10 @@
 /**
  * `fulfilment` — the project's one operator CLI: inspect and redrive the dead-letter topic, replay order history,
- * re-drive an order held as failed,
- * provision what the service needs.
+ * show one order, re-drive an order held as failed, replay and export workflow histories, provision what the
+ * service needs.
  * Options are validated before anything is read or changed; bad input exits 2 with a message naming the option.
  * Each action checks its options first (commander's parsers in options.ts, then the checks across options in
- * dlq/selection.ts, replay/options.ts and order/options.ts) and only then imports its command module — and with it kafkajs, Temporal
+ * dlq/selection.ts, replay/options.ts, order/options.ts and workflow/options.ts) and only then imports its command module — and with it kafkajs, Temporal
  * or pg. Nothing this file imports statically loads those, so `--help` and bad input stay quick
  * (test/unit/cli-heavy-imports.unit.test.ts holds that).
  *
@@ -30,6 +30,7 @@ import { DEFAULT_REDACT_FIELDS } from './redact.js';
 import { PROVISION_STEPS, type ProvisionStep } from '../provision/steps.js';
 import { checkReplayOptions, DEFAULT_REPLAY_GROUP, type ReplayOptions } from './replay/options.js';
 import type { ReplayPoint } from './replay/range.js';
+import * as workflowArg from './workflow/options.js';
 
 export interface CliIo {
   out?: Output;
@@ -51,21 +52,26 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 
 const OVERVIEW = `
 All commands:
-  dlq list      list dead letters (filters: --since --until --error-class --tenant; paging: --limit --offset/--page)
-  dlq show      one dead letter in full, personal data redacted unless --reveal
-  dlq redrive   publish dead letters back to the orders topic (--id p:o | filters | --all), rate-limited;
-                re-validated first (still malformed: refused unless --force), each recorded (again: --again)
-  dlq purge     delete the dead letters written before a time (--before); a dry run unless --yes
-  replay        deliver a stretch of the orders topic's history again, in a separate consumer group
-  order retry   re-drive an order held as failed on its running workflow (--reason required; --request-id)
-  provision     create the Kafka topics, register the Temporal search attributes, apply the migrations as
-                DATABASE_MIGRATION_URL and grant the runtime role (DATABASE_URL); idempotent (--only kafka,...)
+  dlq list          list dead letters (filters: --since --until --error-class --tenant; paging: --limit --offset/--page)
+  dlq show          one dead letter in full, personal data redacted unless --reveal
+  dlq redrive       publish dead letters back to the orders topic (--id p:o | filters | --all), rate-limited;
+                    re-validated first (still malformed: refused unless --force), each recorded (again: --again)
+  dlq purge         delete the dead letters written before a time (--before); a dry run unless --yes
+  replay            deliver a stretch of the orders topic's history again, in a separate consumer group
+  order show        one order: its row (tenant-scoped), workflow status and notes, shipment, dead letters
+  order retry       re-drive an order held as failed on its running workflow (--reason required; --request-id)
+  workflow replay   replay a run's history (from Temporal, or --file) on this checkout's workflow code;
+                    nondeterminism exits 1 with the SDK's message and the event where it diverged
+  workflow export   write a run's history as JSON into test/histories/ (the replay gate), or --out
+  provision         create the Kafka topics, register the Temporal search attributes, apply the migrations as
+                    DATABASE_MIGRATION_URL and grant the runtime role (DATABASE_URL); idempotent (--only kafka,...)
 
 Configuration comes from the same environment variables as the service (ORDERS_TOPIC, DLQ_TOPIC,
 CONSUMER_GROUP, KAFKA_BROKERS, TEMPORAL_ADDRESS, TEMPORAL_TASK_QUEUE, DATABASE_URL, ...); Temporal TLS, mTLS and
 API key too (TEMPORAL_TLS_*, TEMPORAL_API_KEY, or a profile: TEMPORAL_CONFIG_FILE, TEMPORAL_PROFILE).
 Times: RFC 3339 (2026-01-31T12:00:00Z) or a duration ago (90s, 15m, 2h, 7d). Positions: partition:offset.
-Exit codes: 0 ok, 1 failed (not found, dependency down, a redrive refused records), 2 bad input, 130 interrupted.`;
+Exit codes: 0 ok, 1 failed (not found, dependency down, a redrive refused records, a replay diverged), 2 bad input,
+130 interrupted.`;
 
 function filterFrom(flags: FilterFlags): DlqFilter {
   return { since: flags.since, until: flags.until, errorClass: flags.errorClass, tenant: flags.tenant };
@@ -85,7 +91,7 @@ function withFilters(cmd: Command): Command {
  */
 export function buildProgram(out: Output, run: (work: (ctx: CliContext) => Promise<unknown>, logLevel: string) => Promise<void>): Command {
   const program = new Command('fulfilment')
-    .description('Operate the order-fulfilment consumer: inspect and redrive dead letters, replay order history, retry held orders, provision what it needs.')
+    .description('Operate the order-fulfilment consumer: inspect and redrive dead letters, replay order history, show and retry orders, replay workflow histories, provision what it needs.')
     .addOption(new Option('--log-level <level>', 'client diagnostics on stderr').choices(LOG_LEVELS).default('silent'))
     .exitOverride()
     .configureOutput({ writeOut: (s) => out.write(s), writeErr: (s) => out.writeErr(s) })
@@ -185,7 +191,22 @@ export function buildProgram(out: Output, run: (work: (ctx: CliContext) => Promi
       }, logLevel());
     });
 
-  const order = program.command('order').description("act on one order through its workflow (order/<tenant>/<order>)");
+  const order = program.command('order').description('show one order, or re-drive it through its workflow (order/<tenant>/<order>)');
+
+  order
+    .command('show')
+    .description("show one order: its row in fulfilments (read as the runtime role, scoped to the tenant), its workflow's status and notes, its shipment and any dead letters")
+    .argument('<tenant/order>', 'the order, as <tenant>/<order> (e.g. acme-eu/o-1008)', orderArg.orderRef)
+    .option('--reveal', 'show personal data (customer id, shipping address) instead of redacting it')
+    .option('--timeout <seconds>', "how long to wait for each source (Temporal and the order's worker, PostgreSQL, the warehouse, Kafka)", arg.wholeNumber(1), orderArg.DEFAULT_SHOW_TIMEOUT_SECONDS)
+    .option('--json', 'print the order as one JSON object')
+    .action(async (ref: orderArg.OrderRef, flags: { reveal?: boolean; timeout: number; json?: boolean }) => {
+      const opts: orderArg.ShowOptions = { ...ref, reveal: flags.reveal, timeoutSeconds: flags.timeout, json: flags.json };
+      await run(async (ctx) => {
+        const { orderShow } = await import('./order/show.js');
+        return orderShow(ctx, opts);
+      }, logLevel());
+    });
 
   order
     .command('retry')
@@ -201,6 +222,41 @@ export function buildProgram(out: Output, run: (work: (ctx: CliContext) => Promi
       await run(async (ctx) => {
         const { orderRetry } = await import('./order/retry.js');
         return orderRetry(ctx, opts);
+      }, logLevel());
+    });
+
+  const workflow = program.command('workflow').description("debug an order's workflow: replay its history on the current code, export it for the replay gate");
+
+  workflow
+    .command('replay')
+    .description("replay a run's history on this checkout's workflow code (the worker's bundle and options): exit 0 if it decides as it did, 1 with the SDK's message and the event where it diverged if not")
+    .argument('[workflowId]', 'the workflow (e.g. order/acme-eu/o-1008); with --file, only the id it is replayed under (default: the file name)', workflowArg.workflowId)
+    .option('--run-id <id>', 'the run (default: the latest)', workflowArg.runId)
+    .option('--file <path>', 'an exported history (`fulfilment workflow export`, `temporal workflow show --output json`) instead of fetching it', workflowArg.path)
+    .addOption(new Option('--workflows <path>', 'development: the workflows entry point to replay against instead of workflows/index.ts').argParser(workflowArg.path).hideHelp())
+    .option('--json', 'print the outcome as one JSON object')
+    .action(async (workflowId: string | undefined, flags: { runId?: string; file?: string; workflows?: string; json?: boolean }) => {
+      const opts: workflowArg.ReplayOptions = { workflowId, runId: flags.runId, file: flags.file, workflowsPath: flags.workflows, json: flags.json };
+      workflowArg.checkReplayOptions(opts);
+      await run(async (ctx) => {
+        const { workflowReplay } = await import('./workflow/replay.js');
+        return workflowReplay(ctx, opts);
+      }, logLevel());
+    });
+
+  workflow
+    .command('export')
+    .description("write a run's history as JSON (the format `temporal workflow show --output json` writes) into test/histories/, where the replay gate replays it on every test run")
+    .argument('<workflowId>', 'the workflow (e.g. order/acme-eu/o-1008)', workflowArg.workflowId)
+    .option('--run-id <id>', 'the run (default: the latest)', workflowArg.runId)
+    .option('--out <path>', 'where to write (default: test/histories/<workflow id made a file name>.json)', workflowArg.path)
+    .option('--force', 'replace the file if it exists (default: keep it and refuse)')
+    .action(async (workflowId: string, flags: { runId?: string; out?: string; force?: boolean }) => {
+      const opts: workflowArg.ExportOptions = { workflowId, runId: flags.runId, out: flags.out, force: flags.force };
+      workflowArg.checkExportOptions(opts);
+      await run(async (ctx) => {
+        const { workflowExport } = await import('./workflow/export.js');
+        return workflowExport(ctx, opts);
       }, logLevel());
     });
 

@@ -111,6 +111,10 @@ describe('fulfilment: bad input exits 2 without loading kafkajs, Temporal or pg'
     [['replay', '--from', 'earliest', '--dry-run'], { KAFKA_BROKERS: 'not a broker' }, 'KAFKA_BROKERS="not a broker" is invalid'],
     [['order', 'retry', 'acme-eu', '--reason', 'fixed'], cliEnv, "value 'acme-eu' is invalid for argument 'tenant/order'. expected <tenant>/<order>"],
     [['order', 'retry', 'acme-eu/o-1'], cliEnv, "required option '--reason <text>' not specified"],
+    [['order', 'show', 'acme-eu'], cliEnv, "value 'acme-eu' is invalid for argument 'tenant/order'. expected <tenant>/<order>"],
+    [['workflow', 'replay'], cliEnv, 'workflow replay: give the workflow id'],
+    [['workflow', 'replay', 'order/a/b', '--run-id', 'x'], cliEnv, "option '--run-id <id>' argument 'x' is invalid"],
+    [['workflow', 'export', 'order/a/b', '--out', ''], cliEnv, "option '--out <path>' argument '' is invalid"],
     [['provision', '--only', 'kafka,mysql'], cliEnv, "option '--only <steps>' argument 'kafka,mysql' is invalid. expected a comma-separated list of kafka, temporal, postgres."],
     [['provision'], { DATABASE_URL: 'postgres://app:a@db/x', DATABASE_MIGRATION_URL: 'postgres://app:b@db/x' }, 'DATABASE_URL and DATABASE_MIGRATION_URL both connect as "app"'],
   ])('%j with env %j → exit 2: %s', async (argv, env, message) => {
@@ -136,6 +140,9 @@ describe('fulfilment: bad input exits 2 without loading kafkajs, Temporal or pg'
     ['src/cli/dlq/purge.ts', ['kafkajs']],
     ['src/cli/replay/replay.ts', ['kafkajs', '@temporalio/client', 'pg']],
     ['src/cli/order/retry.ts', ['@temporalio/client']],
+    ['src/cli/order/show.ts', ['kafkajs', '@temporalio/client', 'pg']],
+    ['src/cli/workflow/replay.ts', ['@temporalio/client', '@temporalio/worker']],
+    ['src/cli/workflow/export.ts', ['@temporalio/client']],
     ['src/cli/provision.ts', ['kafkajs', '@temporalio/client', 'pg']],
   ])('control: importing %s loads %j', async (module, expected) => {
     const url = pathToFileURL(join(root, module)).href;

@@ -16,7 +16,14 @@ describe('fulfilment command line', () => {
   it('--help lists every command and exits 0', async () => {
     const r = await cli('--help');
     expect(r.code).toBe(0);
-    for (const c of ['dlq list', 'dlq show', 'dlq redrive', 'dlq purge', 'replay']) expect(r.stdout).toContain(c);
+    for (const c of ['dlq list', 'dlq show', 'dlq redrive', 'dlq purge', 'replay', 'order show', 'order retry', 'workflow replay', 'workflow export', 'provision']) expect(r.stdout).toContain(c);
+  });
+
+  it('workflow replay --help lists its options but not the development one', async () => {
+    const r = await cli('workflow', 'replay', '--help');
+    expect(r.code).toBe(0);
+    for (const o of ['--run-id <id>', '--file <path>', '--json']) expect(r.stdout).toContain(o);
+    expect(r.stdout).not.toContain('--workflows');
   });
 
   it.each([
@@ -49,6 +56,17 @@ describe('fulfilment command line', () => {
     [['replay', '--from', 'earliest'], '--rate <events/s> is required'],
     [['replay', '--from', 'earliest', '--rate', 'fast'], "option '--rate <events/s>' argument 'fast' is invalid"],
     [['replay', '--from', 'earliest', '--rate', '5', '--group', 'fulfilment-main'], "--group fulfilment-main is the service's own consumer group (CONSUMER_GROUP)"],
+    [['order', 'show', 'acme-eu'], "value 'acme-eu' is invalid for argument 'tenant/order'. expected <tenant>/<order>"],
+    [['order', 'show', 'acme eu/o-1'], "value 'acme eu/o-1' is invalid for argument 'tenant/order'. expected <tenant>/<order>, each 1–64 of A–Z a–z 0–9 . _ : - starting with a letter or digit"],
+    [['order', 'show', '-acme/o-1'], "unknown option '-acme/o-1'"],
+    [['order', 'show', 'acme/o-1', '--timeout', '0'], "option '--timeout <seconds>' argument '0' is invalid. expected a whole number ≥ 1"],
+    [['workflow', 'replay'], 'workflow replay: give the workflow id (its history is fetched from Temporal) or --file <history.json>'],
+    [['workflow', 'replay', 'order/acme/o-1', '--run-id', 'latest'], "option '--run-id <id>' argument 'latest' is invalid. expected a run id, a UUID"],
+    [['workflow', 'replay', '--file', 'h.json', '--run-id', '0f8fad5b-d9cb-469f-a165-70867728950e'], '--run-id picks a run on the server, and --file holds one run already'],
+    [['workflow', 'replay', '--file', ''], "option '--file <path>' argument '' is invalid. expected a path"],
+    [['workflow', 'replay', ''], "value '' is invalid for argument 'workflowId'. expected a workflow id of 1–1000 characters"],
+    [['workflow', 'export'], "missing required argument 'workflowId'"],
+    [['workflow', 'export', 'order/acme/o-1', '--out', ' '], "option '--out <path>' argument ' ' is invalid. expected a path"],
     [[], 'Usage: fulfilment'],
   ])('%j → exit 2: %s', async (argv, message) => {
     const r = await cli(...argv);
@@ -62,5 +80,24 @@ describe('fulfilment command line', () => {
     const code = await runCli(['dlq', 'list'], { out, env: { KAFKA_BROKERS: 'not a broker' } });
     expect(code).toBe(2);
     expect(out.stderr).toContain('KAFKA_BROKERS="not a broker" is invalid: expected host:port');
+  });
+});
+
+describe('the default name of an exported history', () => {
+  it.each([
+    ['order/acme-eu/o-1008', undefined, 'order-acme-eu-o-1008.json'],
+    ['order/acme-eu/o:1008', '0f8fad5b-d9cb-469f-a165-70867728950e', 'order-acme-eu-o-1008-0f8fad5b.json'],
+    ['../../etc/passwd', undefined, 'etc-passwd.json'],
+    ['.hidden', undefined, 'hidden.json'],
+    ['///', undefined, 'workflow.json'],
+    ['naïve order/über', undefined, 'na-ve-order-ber.json'],
+  ])('%s (run %s) → %s', async (workflowId, runId, name) => {
+    const { historyFileName } = await import('../../src/cli/workflow/options.js');
+    expect(historyFileName(workflowId, runId)).toBe(name);
+  });
+
+  it('is never longer than 120 characters before the run and .json', async () => {
+    const { historyFileName } = await import('../../src/cli/workflow/options.js');
+    expect(historyFileName('x'.repeat(500))).toBe(`${'x'.repeat(120)}.json`);
   });
 });

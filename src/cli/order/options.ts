@@ -1,6 +1,6 @@
 /**
- * What `order retry` is asked to do, and the checks of it made before anything is loaded: main.ts parses the
- * arguments with these (bad input exits 2 without loading Temporal), and orderRetry() checks again for callers
+ * What `order retry` and `order show` are asked to do, and the checks of it made before anything is loaded: main.ts
+ * parses the arguments with these (bad input exits 2 without loading Temporal), and the commands check again for callers
  * that skip the CLI. The id and reason rules are the workflow's own (workflows/identity.ts, which imports nothing,
  * unlike workflows/api.ts), and the workflow's validator checks them again.
  */
@@ -25,6 +25,17 @@ export interface RetryOptions extends OrderRef {
   json?: boolean;
   /** How long to wait for Temporal and the order's worker, seconds. Default DEFAULT_RETRY_TIMEOUT_SECONDS. */
   timeoutSeconds?: number;
+}
+
+/** How long `order show` waits for each source (Temporal and the worker, PostgreSQL, the warehouse, Kafka) by default, seconds. */
+export const DEFAULT_SHOW_TIMEOUT_SECONDS = 15;
+
+export interface ShowOptions extends OrderRef {
+  /** Show personal data (customer id, shipping address) instead of redacting it. */
+  reveal?: boolean;
+  /** How long to wait for each source, seconds. Default DEFAULT_SHOW_TIMEOUT_SECONDS. */
+  timeoutSeconds?: number;
+  json?: boolean;
 }
 
 const ORDER_EXPECTED = '<tenant>/<order>, each 1–64 of A–Z a–z 0–9 . _ : - starting with a letter or digit (e.g. acme-eu/o-1008)';
@@ -69,6 +80,19 @@ export function requestId(value: string): string {
   return value;
 }
 
+/** Throws UsageError for an order `order show` cannot look up; the parser's check, for in-process callers. */
+export function checkShowOptions(opts: ShowOptions): void {
+  const problem = orderRefProblem(`${opts.tenantId}/${opts.orderId}`);
+  if (problem) throw new UsageError(`order show ${opts.tenantId}/${opts.orderId}: ${problem}`);
+  checkTimeout(opts.timeoutSeconds);
+}
+
+function checkTimeout(seconds: number | undefined): void {
+  if (seconds !== undefined && !(Number.isSafeInteger(seconds) && seconds >= 1)) {
+    throw new UsageError(`--timeout: expected a whole number of seconds ≥ 1, got ${seconds}`);
+  }
+}
+
 /** Throws UsageError for options no retry may run with; the same checks as the parsers, for in-process callers. */
 export function checkRetryOptions(opts: RetryOptions): void {
   const problem =
@@ -76,7 +100,5 @@ export function checkRetryOptions(opts: RetryOptions): void {
     (typeof opts.reason === 'string' ? reasonProblem(opts.reason) : 'expected a reason') ??
     (opts.requestId !== undefined ? requestIdProblem(opts.requestId) : undefined);
   if (problem) throw new UsageError(`order retry ${opts.tenantId}/${opts.orderId}: ${problem}`);
-  if (opts.timeoutSeconds !== undefined && !(Number.isSafeInteger(opts.timeoutSeconds) && opts.timeoutSeconds >= 1)) {
-    throw new UsageError(`--timeout: expected a whole number of seconds ≥ 1, got ${opts.timeoutSeconds}`);
-  }
+  checkTimeout(opts.timeoutSeconds);
 }

@@ -15,8 +15,6 @@
 import { createHash } from 'node:crypto';
 import { ServiceError, WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError, type Client, type WorkflowHandle } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/common';
-import { PermanentStartupError } from '../../startup.js';
-import { connectClient } from '../../temporal.js';
 import {
   OrderStatusAttribute,
   orderStatusQuery,
@@ -28,6 +26,7 @@ import {
 import type { CliContext } from '../context.js';
 import { NotFoundError } from '../errors.js';
 import { println } from '../output.js';
+import { cliTemporalClient } from '../temporal-client.js';
 import { checkRetryOptions, DEFAULT_RETRY_TIMEOUT_SECONDS, type RetryOptions } from './options.js';
 
 export { checkRetryOptions, type RetryOptions } from './options.js';
@@ -67,13 +66,7 @@ export async function orderRetry(ctx: CliContext, opts: RetryOptions): Promise<R
   const timeoutMs = (opts.timeoutSeconds ?? DEFAULT_RETRY_TIMEOUT_SECONDS) * 1000;
   let client: Client | undefined;
   try {
-    try {
-      client = await connectClient(config);
-    } catch (err) {
-      // A refused certificate or key says which variables to check already (PermanentStartupError).
-      if (err instanceof PermanentStartupError) throw err;
-      throw new Error(`Temporal at ${config.TEMPORAL_ADDRESS} (TEMPORAL_ADDRESS${config.temporal.addressFrom === 'TEMPORAL_ADDRESS' ? '' : `, here from ${config.temporal.addressFrom}`}): ${(err as Error).message}`, { cause: err });
-    }
+    client = await cliTemporalClient(config);
     const c = client;
     const within = <T>(what: string, fn: () => Promise<T>): Promise<T> => {
       const signal = ctx.signal ? AbortSignal.any([ctx.signal, AbortSignal.timeout(timeoutMs)]) : AbortSignal.timeout(timeoutMs);
