@@ -12,12 +12,23 @@ import type { Logger } from './log.js';
 import { PermanentStartupError } from './startup.js';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
+/** The OpenTelemetry workflow interceptors, in the bundle only when tracing is on. */
+export const TRACING_INTERCEPTORS_PATH = fileURLToPath(new URL('../workflows/tracing-interceptors.ts', import.meta.url));
 
-let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
+const bundles = new Map<boolean, Promise<WorkflowBundleWithSourceMap>>();
 
-/** The workflow code bundled for the worker sandbox; built on first use (a few seconds), then cached. */
-export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
-  bundle ??= bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietBundlerLogger });
+/**
+ * The workflow code bundled for the worker sandbox; built on first use (a few seconds), then cached. With
+ * `tracing`, the bundle also holds the OpenTelemetry workflow interceptors (the worker must then register their
+ * `exporter` sink: src/tracing/index.ts workerSinks); without, the sandbox runs no tracing code at all.
+ */
+export function workflowBundle(opts: { tracing?: boolean } = {}): Promise<WorkflowBundleWithSourceMap> {
+  const tracing = opts.tracing ?? false;
+  let bundle = bundles.get(tracing);
+  if (!bundle) {
+    bundle = bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietBundlerLogger, ...(tracing ? { workflowInterceptorModules: [TRACING_INTERCEPTORS_PATH] } : {}) });
+    bundles.set(tracing, bundle);
+  }
   return bundle;
 }
 
