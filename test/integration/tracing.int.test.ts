@@ -130,6 +130,7 @@ describe('one trace per event, bridge → workflow → activities → warehouse'
 
   it('the warehouse received the trace context of each warehouse.ship span (traceparent header)', () => {
     const requests = s.warehouse.requests().filter((r) => r.path === '/shipments' && r.idempotencyKey?.includes(tenant));
+    console.log(`warehouse received ${requests.map((r) => `POST ${r.path} traceparent ${r.traceparent}`).join('; ')}`);
     expect(requests.map((r) => r.traceparent).sort()).toEqual(all('warehouse.ship').map((sp) => `00-${traceId}-${sp.spanId}-01`).sort());
   });
 
@@ -138,6 +139,7 @@ describe('one trace per event, bridge → workflow → activities → warehouse'
     expect(poison).toHaveLength(1);
     expect(poison[0]!.parentSpanId).toBeUndefined(); // a new trace: the record had none
     expect(poison[0]!.attributes['fulfilment.outcome']).toBe('dead-lettered');
+    console.log(`dead letter traceparent ${dlqTraceparent}; ${poison[0]!.name} span ${poison[0]!.spanId} in trace ${poison[0]!.traceId}`);
     expect(dlqTraceparent).toBe(`00-${poison[0]!.traceId}-${poison[0]!.spanId}-01`);
   });
 
