@@ -27,6 +27,7 @@ import { migrationFiles } from './store/migrate.js';
 import { checkRuntimeRole, checkSchema, permanentDatabaseFailure } from './store/runtime-role.js';
 import { connectClient, connectNative, connectTemporal, permanentTemporalError, workflowCodeOptions } from './temporal.js';
 import { createWarehouseClient } from './warehouse/client.js';
+import { startTracing, type Tracing } from './tracing/index.js';
 import { workflowSettings } from './workflow-settings.js';
 
 export interface AppOptions {
@@ -58,6 +59,8 @@ export interface App {
   bridge?: Bridge;
   /** Readiness of the roles this app runs (served as /readyz). */
   health: Health;
+  /** Tracing as configured by the OTEL_* variables; undefined when off (src/tracing/index.ts). */
+  tracing?: Tracing;
   /**
    * Resolves (never rejects) once a role stopped for good on its own — the Temporal worker's run() ended, or the
    * bridge's consumer gave up — with why. The process must then stop and exit non-zero.
@@ -94,6 +97,8 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
     server = await serveMetrics(metrics.registry, config.METRICS_PORT, config.METRICS_HOST, health);
   }
   const db = createDb(runtimeConnection(config));
+  // Off unless configured: then undefined, and nothing below makes a span or registers anything.
+  const tracing = startTracing(config, logger);
   const { signal } = opts;
   const temporal = `Temporal at ${config.TEMPORAL_ADDRESS}`;
   // An untrusted certificate, a refused client certificate or API key stops start-up at once (src/temporal.ts).
@@ -142,7 +147,7 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
       connection,
       namespace: config.TEMPORAL_NAMESPACE,
       taskQueue: config.TEMPORAL_TASK_QUEUE,
-      ...(await workflowCodeOptions()),
+      ...(await workflowCodeOptions(tracing ? { tracing } : {})),
       activities: { ...createLedgerRetentionActivities({ db, logger: logger.child({ component: 'activities' }), metrics, minRetentionDays: config.KAFKA_RETENTION_DAYS + config.REDRIVE_WINDOW_DAYS }), ...createActivities({ db, warehouse: createWarehouseClient(config.WAREHOUSE_URL, {
         breaker: {
           failures: config.WAREHOUSE_BREAKER_FAILURES,
@@ -152,6 +157,7 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
             if (state === 'open') metrics.circuitOpened.inc({ dependency: 'warehouse' });
           },
         },
+        tracer: tracing?.tracer,
       }), logger: logger.child({ component: 'activities' }), metrics, deadLetters }) },
       // Activities still running after the grace time are cancelled; their retries resume on another worker.
       shutdownGraceTime: config.WORKER_SHUTDOWN_GRACE_MS,
@@ -230,7 +236,8 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
       },
     })), logger, signal, permanent);
     stops.push({ name: 'bridge Temporal connection', stop: () => bridgeConnection.close() });
-    const bridgeClient = new Client({ connection: bridgeConnection, namespace: config.TEMPORAL_NAMESPACE });
+    // With tracing, signal-with-start carries the record's span context to the workflow (its start and signal headers).
+    const bridgeClient = new Client({ connection: bridgeConnection, namespace: config.TEMPORAL_NAMESPACE, ...(tracing ? { interceptors: { workflow: tracing.clientInterceptors() } } : {}) });
     bridge = createBridge({
       kafka,
       senderKafka,
@@ -245,6 +252,7 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
       maxBytesPerPartition: config.BRIDGE_MAX_BYTES_PER_PARTITION,
       sessionTimeoutMs: config.BRIDGE_SESSION_TIMEOUT_MS,
       retry: opts.bridgeRetry,
+      tracer: tracing?.tracer,
     });
     opts.onBridge?.(bridge);
     const b = bridge;
@@ -269,6 +277,8 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
 
   if (server) stops.push({ name: 'metrics and health server', stop: () => new Promise((resolve) => server!.close(resolve)) });
   stops.push({ name: 'Temporal client', stop: () => client.connection.close() }, { name: 'PostgreSQL pool', stop: () => db.end() });
+  // Last, once nothing makes spans any more: what is still buffered is exported before the process exits.
+  if (tracing) stops.push({ name: 'tracing (exporting the last spans)', stop: () => tracing.shutdown() });
   if (!opts.observability) health.started();
 
   let stopped: Promise<void> | undefined;
@@ -281,6 +291,7 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
     worker,
     bridge,
     health,
+    tracing,
     failed,
     stillStopping: () => (stopped === undefined ? [] : stops.slice(next).map((s) => s.name)),
     stop() {

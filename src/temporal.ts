@@ -10,23 +10,31 @@ import { DefaultLogger, NativeConnection, Runtime, bundleWorkflowCode, type LogL
 import type { Config, TemporalTls } from './config.js';
 import type { Logger } from './log.js';
 import { PermanentStartupError } from './startup.js';
+import type { Tracing } from './tracing/index.js';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
+/** The OpenTelemetry workflow interceptors, in the bundle only when tracing is on. */
+export const TRACING_INTERCEPTORS_PATH = fileURLToPath(new URL('../workflows/tracing-interceptors.ts', import.meta.url));
 
 const bundles = new Map<string, Promise<WorkflowBundleWithSourceMap>>();
 
 /**
- * The workflow code bundled for the worker sandbox; built on first use (a few seconds), then cached. Another
+ * The workflow code bundled for the worker sandbox; built on first use (a few seconds), then cached. With
+ * `tracing`, the bundle also holds the OpenTelemetry workflow interceptors (the worker must then register their
+ * `exporter` sink: src/tracing/index.ts workerSinks); without, the sandbox runs no tracing code at all. Another
  * `workflowsPath` (an entry point exporting the same workflow types) is bundled the same way: `fulfilment workflow
  * replay --workflows` replays a history against a changed copy of the code with it.
  */
-export function workflowBundle(workflowsPath = WORKFLOWS_PATH): Promise<WorkflowBundleWithSourceMap> {
-  let bundle = bundles.get(workflowsPath);
+export function workflowBundle(opts: { workflowsPath?: string; tracing?: boolean } = {}): Promise<WorkflowBundleWithSourceMap> {
+  const workflowsPath = opts.workflowsPath ?? WORKFLOWS_PATH;
+  const tracing = opts.tracing ?? false;
+  const key = `${tracing ? 'traced' : 'plain'}:${workflowsPath}`;
+  let bundle = bundles.get(key);
   if (!bundle) {
-    bundle = bundleWorkflowCode({ workflowsPath, logger: quietBundlerLogger });
-    bundles.set(workflowsPath, bundle);
+    bundle = bundleWorkflowCode({ workflowsPath, logger: quietBundlerLogger, ...(tracing ? { workflowInterceptorModules: [TRACING_INTERCEPTORS_PATH] } : {}) });
+    bundles.set(key, bundle);
     // A failed build (a path without workflows) is not kept: the next call tries again.
-    bundle.catch(() => bundles.delete(workflowsPath));
+    bundle.catch(() => bundles.delete(key));
   }
   return bundle;
 }
@@ -40,8 +48,13 @@ export type WorkflowCodeOptions = Pick<ReplayWorkerOptions, 'workflowBundle' | '
  * whatever shapes how the workflow code runs or reads its payloads (interceptors, sinks, data converter, plugins)
  * belong here, in one place, so a replay decides exactly as the worker does.
  */
-export async function workflowCodeOptions(opts: { workflowsPath?: string } = {}): Promise<WorkflowCodeOptions> {
-  return { workflowBundle: await workflowBundle(opts.workflowsPath) };
+export async function workflowCodeOptions(opts: { workflowsPath?: string; tracing?: Tracing } = {}): Promise<WorkflowCodeOptions> {
+  const { tracing } = opts;
+  return {
+    workflowBundle: await workflowBundle({ ...(opts.workflowsPath ? { workflowsPath: opts.workflowsPath } : {}), tracing: tracing !== undefined }),
+    // Tracing: RunActivity spans (children of the workflow's StartActivity) and the sink the workflow spans leave by.
+    ...(tracing ? { interceptors: tracing.workerInterceptors(), sinks: tracing.workerSinks() } : {}),
+  };
 }
 
 const quietBundlerLogger = {

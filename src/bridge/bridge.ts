@@ -21,6 +21,8 @@ import { BackoffGate, DelaySequence } from './backoff-gate.js';
 import type { OrderStarter } from './order-starter.js';
 import { PartitionRun } from './partition-run.js';
 import { processRecord, type PipelineDeps } from './record-pipeline.js';
+import type { Tracer } from '@opentelemetry/api';
+import { traceRecord } from '../tracing/record-span.js';
 
 export type { TransientRetry } from '../retry-policies.js';
 
@@ -53,6 +55,8 @@ export interface BridgeOptions {
   dedupeHintSize?: number;
   /** How often the finished prefix is committed while a batch runs, milliseconds. Default 1000. */
   commitIntervalMs?: number;
+  /** Tracing on: each record runs in a `kafka.record <type>` span (src/tracing/record-span.ts). */
+  tracer?: Tracer;
 }
 
 /** What a bridge reports as it runs (tests and tools watch it; nothing in the bridge depends on listeners). */
@@ -119,7 +123,7 @@ export function createBridge(opts: BridgeOptions): Bridge {
         commitIntervalMs: opts.commitIntervalMs ?? 1000,
         heartbeatIntervalMs: consumer.heartbeatIntervalMs,
         stopping: stopping.signal,
-        process: (r, ctx) => processRecord(r, deps, ctx),
+        process: (r, ctx) => traceRecord(opts.tracer, groupId, r, () => processRecord(r, deps, ctx)),
         log,
       });
       active.add(work);

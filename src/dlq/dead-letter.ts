@@ -7,11 +7,17 @@
  * Rule a reader must not break: a dead letter that the broker can never accept (too large, invalid) is not a
  * transient failure. It is written again without the value (its size and SHA-256 kept, flagged by
  * `dlq-value-form: too-large`), and if need be without the original headers too, so a record never blocks its partition.
+ *
+ * Trace context: a dead letter keeps the record's W3C `traceparent` (and `tracestate`) header, also in the reduced
+ * forms, which drop the other original headers; a record that had none gets the trace it was being processed in
+ * (the bridge's `kafka.record` span, the worker's activity span) when tracing is on, so the dead letter can be
+ * found from its trace and the other way round.
  */
 import { createHash } from 'node:crypto';
 import { headerString } from '../events/envelope.js';
 import { DependencyUnavailableError } from '../errors.js';
 import { kafkaErrorType, type OutgoingRecord, type RecordHeaders, type RecordSender } from '../kafka/records.js';
+import { TRACEPARENT, TRACESTATE, currentTraceHeaders, isTraceparent } from '../tracing/propagation.js';
 
 /** Header names of the DLQ contract. */
 export const DLQ_HEADERS = {
@@ -107,9 +113,31 @@ function contractHeaders(d: DeadLetter, errorMessageLimit: number): RecordHeader
   return headers;
 }
 
-/** The dead letter as written first: original key, value and headers, plus the contract headers. */
+/** Longest `tracestate` carried over on its own (the W3C limit is 512 characters). */
+const TRACESTATE_LIMIT = 512;
+
+/**
+ * The trace context a dead letter carries on its own: the record's `traceparent` (and a `tracestate` within the W3C
+ * limit) when it had a valid one; else, when it had no `traceparent` at all, the active trace (none with tracing off).
+ */
+function traceContext(headers: RecordHeaders | undefined): RecordHeaders {
+  const traceparent = headerString(headers, TRACEPARENT);
+  if (isTraceparent(traceparent)) {
+    const tracestate = headerString(headers, TRACESTATE);
+    return { [TRACEPARENT]: traceparent, ...(tracestate !== undefined && tracestate.length <= TRACESTATE_LIMIT ? { [TRACESTATE]: tracestate } : {}) };
+  }
+  if (headers?.[TRACEPARENT] !== undefined) return {};
+  const current = currentTraceHeaders();
+  return current[TRACEPARENT] === undefined ? {} : { [TRACEPARENT]: current[TRACEPARENT], ...(current[TRACESTATE] ? { [TRACESTATE]: current[TRACESTATE] } : {}) };
+}
+
+/**
+ * The dead letter as written first: original key, value and headers (a record's own `traceparent` among them, as it
+ * was), the current trace when the record had no `traceparent`, plus the contract headers.
+ */
 export function deadLetterMessage(d: DeadLetter): OutgoingRecord {
-  return { key: d.key, value: d.value, headers: { ...(d.headers ?? {}), ...contractHeaders(d, 2000) } };
+  const added = d.headers?.[TRACEPARENT] === undefined ? traceContext(d.headers) : {};
+  return { key: d.key, value: d.value, headers: { ...(d.headers ?? {}), ...added, ...contractHeaders(d, 2000) } };
 }
 
 function headerBytes(headers: RecordHeaders | undefined): number {
@@ -122,13 +150,14 @@ function headerBytes(headers: RecordHeaders | undefined): number {
 
 /**
  * The dead letter reduced to fit: no value (its size and SHA-256 say what it was), the original headers kept only
- * when small and `keepHeaders`, the error message capped.
+ * when small and `keepHeaders` (the trace context is kept in any case), the error message capped.
  */
 export function reducedDeadLetterMessage(d: DeadLetter, keepHeaders: boolean): OutgoingRecord {
   const value = d.value === null ? Buffer.alloc(0) : Buffer.isBuffer(d.value) ? d.value : Buffer.from(d.value);
   const keep = keepHeaders && headerBytes(d.headers) <= KEPT_HEADER_BYTES;
   const headers: RecordHeaders = {
     ...(keep ? (d.headers ?? {}) : {}),
+    ...(keep && d.headers?.[TRACEPARENT] !== undefined ? {} : traceContext(d.headers)),
     ...contractHeaders(d, 500),
     [DLQ_HEADERS.valueForm]: 'too-large',
     [DLQ_HEADERS.valueSize]: String(value.length),

@@ -10,11 +10,18 @@
  * Calls go through a circuit breaker (cockatiel): after `failures` consecutive transient failures it opens and
  * calls fail at once without reaching the warehouse; after `halfOpenAfterMs` one probe is let through, and its
  * success closes the circuit. A dead warehouse is probed, not hammered, however many orders are retrying.
+ *
+ * Tracing: each call is a CLIENT span `warehouse.<op>` (`warehouse.ship`, `warehouse.cancel`) when a tracer is given,
+ * and every request carries the active trace context (`traceparent`, `tracestate`) through OpenTelemetry's
+ * propagation API — with tracing off there is none, and no header is added.
  */
+import { SpanKind, SpanStatusCode, context, propagation, type Tracer } from '@opentelemetry/api';
+import { ATTR_ERROR_TYPE, ATTR_HTTP_REQUEST_METHOD, ATTR_HTTP_RESPONSE_STATUS_CODE, ATTR_SERVER_ADDRESS, ATTR_SERVER_PORT, ATTR_URL_FULL } from '@opentelemetry/semantic-conventions';
 import { CircuitState, ConsecutiveBreaker, circuitBreaker, handleWhen, isBrokenCircuitError } from 'cockatiel';
 import { DependencyUnavailableError, InvalidRequestError, WarehouseRejectedError } from '../errors.js';
 import type { OrderLine } from '../../workflows/api.js';
 import { isSafeToken } from '../events/envelope.js';
+import { recordFailure } from '../tracing/spans.js';
 
 export interface ShipmentRequest {
   tenantId: string;
@@ -47,7 +54,7 @@ export interface BreakerOptions {
 
 export function createWarehouseClient(
   baseUrl: string,
-  opts: { timeoutMs?: number; breaker?: Partial<BreakerOptions> } = {},
+  opts: { timeoutMs?: number; breaker?: Partial<BreakerOptions>; tracer?: Tracer } = {},
 ): WarehouseClient {
   const timeoutMs = opts.timeoutMs ?? 30_000;
   const breaker = circuitBreaker(handleWhen((err) => err instanceof DependencyUnavailableError), {
@@ -83,6 +90,42 @@ export function createWarehouseClient(
     }
   }
 
+  /** `call` in a `warehouse.<op>` span (with a tracer), the active trace context injected into the request's headers. */
+  async function traced(op: string, path: string, init: RequestInit & { headers?: Record<string, string> }, signal?: AbortSignal): Promise<Response> {
+    const withContext = () => {
+      const headers: Record<string, string> = { ...init.headers };
+      propagation.inject(context.active(), headers);
+      return call(path, { ...init, headers }, signal);
+    };
+    const tracer = opts.tracer;
+    if (!tracer) return withContext();
+    const target = new URL(path, baseUrl);
+    return tracer.startActiveSpan(`warehouse.${op}`, {
+      kind: SpanKind.CLIENT,
+      attributes: {
+        [ATTR_HTTP_REQUEST_METHOD]: init.method ?? 'GET',
+        [ATTR_URL_FULL]: target.href,
+        [ATTR_SERVER_ADDRESS]: target.hostname,
+        [ATTR_SERVER_PORT]: Number(target.port || (target.protocol === 'https:' ? 443 : 80)),
+      },
+    }, async (span) => {
+      try {
+        const res = await withContext();
+        span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, res.status);
+        if (res.status >= 400) {
+          span.setAttribute(ATTR_ERROR_TYPE, String(res.status));
+          span.setStatus({ code: SpanStatusCode.ERROR });
+        }
+        return res;
+      } catch (err) {
+        recordFailure(span, err);
+        throw err;
+      } finally {
+        span.end();
+      }
+    });
+  }
+
   async function send(request: Request, path: string, signal?: AbortSignal): Promise<Response> {
     const timeout = AbortSignal.timeout(timeoutMs);
     try {
@@ -101,7 +144,7 @@ export function createWarehouseClient(
       if (request.correlationId !== undefined && !isSafeToken(request.correlationId)) {
         throw new InvalidRequestError(`warehouse request for shipment ${key} cannot be built from this order's data: correlation id ${JSON.stringify(request.correlationId).slice(0, 80)} is not 1–200 visible ASCII characters`);
       }
-      const res = await call('/shipments', {
+      const res = await traced('ship', '/shipments', {
         method: 'POST',
         headers: {
           'content-type': 'application/json',
@@ -114,7 +157,7 @@ export function createWarehouseClient(
       return (await res.json()) as ShipmentReceipt;
     },
     async cancel(key, signal) {
-      const res = await call(`/shipments/${encodeURIComponent(key)}/cancel`, { method: 'POST' }, signal);
+      const res = await traced('cancel', `/shipments/${encodeURIComponent(key)}/cancel`, { method: 'POST' }, signal);
       if (res.status >= 400) throw new WarehouseRejectedError(`warehouse refused to cancel ${key}: ${res.status}`);
       return ((await res.json()) as { existed: boolean }).existed;
     },

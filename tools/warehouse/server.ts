@@ -7,6 +7,8 @@
  *   POST /shipments/:key/cancel  recall a shipment (compensation); an unknown key is burned so it never ships
  *   GET  /shipments?tenantId=…   list shipments
  *   GET  /admin/stats            request counts; POST /admin/faults {errorRate, latencyMs, down, rejectOrders}
+ *   GET  /admin/requests         the last 1000 shipment and cancel requests: method, path, idempotency key and the
+ *                                W3C trace context headers they carried (`traceparent`, `tracestate`)
  *   GET  /health
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -36,9 +38,24 @@ export interface Faults {
   rejectOrders: string[];
 }
 
+/** One shipment or cancel request as received, with the trace context it carried (tests assert propagation). */
+export interface ReceivedRequest {
+  method: string;
+  path: string;
+  idempotencyKey?: string;
+  traceparent?: string;
+  tracestate?: string;
+  receivedAt: string;
+}
+
+/** How many received requests are remembered. */
+const REQUEST_LOG_SIZE = 1000;
+
 export interface WarehouseServer {
   server: Server;
   url: string;
+  /** The last requests received (oldest first), as GET /admin/requests lists them. */
+  requests(): ReceivedRequest[];
   close(): Promise<void>;
 }
 
@@ -60,6 +77,22 @@ export async function startWarehouse(opts: { port: number; host?: string; dataFi
   };
   const faults: Faults = { errorRate: 0, latencyMs: 0, down: false, rejectOrders: [] };
   const stats = { shipmentRequests: 0, failedRequests: 0, requestTimes: [] as number[] };
+  const received: ReceivedRequest[] = [];
+  const header = (req: IncomingMessage, name: string) => {
+    const v = req.headers[name];
+    return typeof v === 'string' ? v : undefined;
+  };
+  const remember = (req: IncomingMessage, path: string) => {
+    received.push({
+      method: req.method ?? '',
+      path,
+      idempotencyKey: header(req, 'idempotency-key'),
+      traceparent: header(req, 'traceparent'),
+      tracestate: header(req, 'tracestate'),
+      receivedAt: new Date().toISOString(),
+    });
+    if (received.length > REQUEST_LOG_SIZE) received.shift();
+  };
 
   const server = createServer((req, res) => {
     handle(req, res).catch((err: unknown) => send(res, 500, { error: String(err) }));
@@ -76,6 +109,8 @@ export async function startWarehouse(opts: { port: number; host?: string; dataFi
       Object.assign(faults, pickFaults(JSON.parse((await readBody(req)) || '{}')));
       return send(res, 200, faults);
     }
+    if (req.method === 'GET' && path === '/admin/requests') return send(res, 200, received);
+    if (req.method === 'POST' && (path === '/shipments' || /^\/shipments\/.+\/cancel$/.test(path))) remember(req, path);
     if (req.method === 'GET' && path === '/shipments') {
       const tenantId = url.searchParams.get('tenantId');
       const key = url.searchParams.get('key');
@@ -142,6 +177,7 @@ export async function startWarehouse(opts: { port: number; host?: string; dataFi
   return {
     server,
     url: `http://${host}:${port}`,
+    requests: () => [...received],
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }
@@ -155,7 +191,8 @@ function pickFaults(input: Record<string, unknown>): Partial<Faults> {
   return out;
 }
 
-function readBody(req: IncomingMessage): Promise<string> {
+/** A request's body as UTF-8 text (also read by the tests' OTLP receiver). */
+export function readBody(req: IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
