@@ -58,6 +58,8 @@ All commands:
   dlq purge     delete the dead letters written before a time (--before); a dry run unless --yes
   replay        deliver a stretch of the orders topic's history again, in a separate consumer group
   order retry   re-drive an order held as failed on its running workflow (--reason required; --request-id)
+  lag           records behind and age of the oldest uncommitted record per group and partition (--group, --json)
+  lag-exporter  serve that lag as Prometheus metrics on LAG_EXPORTER_PORT
   provision     create the Kafka topics, register the Temporal search attributes, apply the migrations as
                 DATABASE_MIGRATION_URL and grant the runtime role (DATABASE_URL); idempotent (--only kafka,...)
 
@@ -201,6 +203,33 @@ export function buildProgram(out: Output, run: (work: (ctx: CliContext) => Promi
       await run(async (ctx) => {
         const { orderRetry } = await import('./order/retry.js');
         return orderRetry(ctx, opts);
+      }, logLevel());
+    });
+
+  const groupList = (value: string, previous: string[] = []) => [...previous, ...value.split(',').map((g) => arg.name(g))];
+
+  program
+    .command('lag')
+    .description("per consumer group and partition: committed offset, end offset, records behind and the age of the oldest record not yet committed, read from the brokers (no bridge needs to run)")
+    .option('--group <name>', 'consumer group (repeatable, or comma-separated; default CONSUMER_GROUP)', groupList)
+    .option('--topic <name>', 'topic (default ORDERS_TOPIC)', arg.name)
+    .option('--json', 'print one JSON object: {at, topic, groups, partitions: [...]}')
+    .action(async (flags: { group?: string[]; topic?: string; json?: boolean }) => {
+      await run(async (ctx) => {
+        const { lag } = await import('./lag.js');
+        return lag(ctx, { groups: flags.group, topic: flags.topic, json: flags.json });
+      }, logLevel());
+    });
+
+  program
+    .command('lag-exporter')
+    .description('serve the same lag as Prometheus metrics on LAG_EXPORTER_PORT (/metrics, /livez, /readyz), polling every LAG_EXPORTER_INTERVAL_MS, until SIGINT/SIGTERM')
+    .option('--group <name>', 'consumer group (repeatable, or comma-separated; default CONSUMER_GROUP)', groupList)
+    .option('--topic <name>', 'topic (default ORDERS_TOPIC)', arg.name)
+    .action(async (flags: { group?: string[]; topic?: string }) => {
+      await run(async (ctx) => {
+        const { lagExporter } = await import('./lag.js');
+        return lagExporter(ctx, { groups: flags.group, topic: flags.topic });
       }, logLevel());
     });
 
