@@ -87,6 +87,21 @@ async function permanentAsFailure<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
+/** The fields of an activity's input that identify the event (or order) an attempt works for. */
+const ATTEMPT_FIELDS = ['eventId', 'type', 'orderVersion', 'correlationId', 'tenantId', 'orderId', 'key', 'retry'] as const;
+
+/**
+ * One log line per attempt of an activity: its attempt number (Temporal's activity info), activity type and
+ * workflow id, and whichever of the event's id, type, version and correlation id, tenant and order its input
+ * carries (activities that act on an order rather than one event have no event id).
+ */
+function attemptFields(input: object): Record<string, unknown> {
+  const info = Context.current().info;
+  const fields: Record<string, unknown> = { attempt: info.attempt, activityType: info.activityType, workflowId: info.workflowExecution?.workflowId };
+  for (const k of ATTEMPT_FIELDS) if ((input as Record<string, unknown>)[k] !== undefined) fields[k] = (input as Record<string, unknown>)[k];
+  return fields;
+}
+
 export function createActivities(deps: ActivityDeps) {
   const { db, warehouse, logger, metrics } = deps;
 
@@ -114,11 +129,7 @@ export function createActivities(deps: ActivityDeps) {
   return {
     /** Records a placement or cancellation: claim the event id, compare versions, write the row — one transaction. */
     async recordOrderEvent(event: OrderEvent): Promise<StoredOrder> {
-      const attempt = Context.current().info.attempt;
-      logger.info(
-        { eventId: event.eventId, type: event.type, orderVersion: event.orderVersion, attempt, correlationId: event.correlationId, tenantId: event.tenantId, orderId: event.orderId },
-        'recording order event',
-      );
+      logger.info(attemptFields(event), 'recording order event');
       return claimThen(event.tenantId, event.orderId, event.eventId, (tx) =>
         event.type === ORDER_PLACED ? recordPlacement(tx, event, event.data) : recordCancellation(tx, event, event.data),
       );
@@ -130,6 +141,7 @@ export function createActivities(deps: ActivityDeps) {
      */
     async shipOrder(input: ShipInput): Promise<string> {
       const ctx = Context.current();
+      logger.info(attemptFields(input), 'asking the warehouse to ship');
       const timer = setInterval(() => ctx.heartbeat(), deps.heartbeatMs ?? 2000);
       try {
         const receipt = await permanentAsFailure(() =>
@@ -153,6 +165,7 @@ export function createActivities(deps: ActivityDeps) {
 
     /** Marks the order shipped (claim `shipped/...` first). A cancelled order is left cancelled and returned as is. */
     async markOrderShipped(input: { tenantId: string; orderId: string; shipmentId: string }): Promise<StoredOrder> {
+      logger.info({ ...attemptFields(input), shipmentId: input.shipmentId }, 'marking order shipped');
       return claimThen(input.tenantId, input.orderId, `shipped/${input.tenantId}/${input.orderId}`, (tx) =>
         recordShipped(tx, input.tenantId, input.orderId, input.shipmentId),
       );
@@ -165,7 +178,10 @@ export function createActivities(deps: ActivityDeps) {
      */
     async markOrderFailed(input: { tenantId: string; orderId: string; reason: string; retry?: number }): Promise<StoredOrder> {
       const key = `failed/${input.tenantId}/${input.orderId}${input.retry ? `/${input.retry}` : ''}`;
-      return claimThen(input.tenantId, input.orderId, key, (tx) => recordFailed(tx, input.tenantId, input.orderId, input.reason));
+      logger.warn({ ...attemptFields(input), reason: input.reason }, 'holding order as failed');
+      const stored = await claimThen(input.tenantId, input.orderId, key, (tx) => recordFailed(tx, input.tenantId, input.orderId, input.reason));
+      if (stored.outcome === 'applied' && stored.status === 'failed') metrics?.ordersHeldFailed.inc();
+      return stored;
     },
 
     /**
@@ -174,8 +190,7 @@ export function createActivities(deps: ActivityDeps) {
      * so a repeated attempt of one retry applies once; another status is returned as it is (stale).
      */
     async reopenFailedOrder(input: { tenantId: string; orderId: string; retry: number; reason: string }): Promise<StoredOrder> {
-      const attempt = Context.current().info.attempt;
-      logger.info({ tenantId: input.tenantId, orderId: input.orderId, retry: input.retry, reason: input.reason, attempt }, 'retrying a failed order');
+      logger.info({ ...attemptFields(input), reason: input.reason }, 'retrying a failed order');
       return claimThen(input.tenantId, input.orderId, `retry/${input.tenantId}/${input.orderId}/${input.retry}`, (tx) =>
         reopenFailed(tx, input.tenantId, input.orderId, input.reason),
       );
@@ -183,6 +198,7 @@ export function createActivities(deps: ActivityDeps) {
 
     /** Compensation: recalls the shipment made under `key`, if any. Idempotent. */
     async recallShipment(input: { key: string }): Promise<boolean> {
+      logger.info(attemptFields(input), 'recalling shipment');
       return permanentAsFailure(() => warehouse.cancel(input.key));
     },
 
@@ -193,11 +209,7 @@ export function createActivities(deps: ActivityDeps) {
      */
     async deadLetterEvent(refused: RefusedEvent): Promise<DeadLetterForm> {
       const { event, error } = refused;
-      const attempt = Context.current().info.attempt;
-      logger.warn(
-        { eventId: event.eventId, type: event.type, orderVersion: event.orderVersion, attempt, correlationId: event.correlationId, tenantId: event.tenantId, orderId: event.orderId, errorClass: error.name, err: error.message },
-        'dead-lettering an event the workflow refused',
-      );
+      logger.warn({ ...attemptFields(event), errorClass: error.name, err: error.message }, 'dead-lettering an event the workflow refused');
       if (!deps.deadLetters) throw ApplicationFailure.nonRetryable('this worker has no dead-letter topic configured', 'DeadLetterUnavailable');
       const { origin, ...validated } = event;
       const at = new Date(refused.refusedAt);
@@ -227,10 +239,7 @@ export function createActivities(deps: ActivityDeps) {
         const delay = (Date.now() - Date.parse(event.occurredAt)) / 1000;
         if (Number.isFinite(delay) && delay >= 0) metrics?.processingDelay.observe({ type: event.type }, delay);
       }
-      logger.info(
-        { eventId: event.eventId, type: event.type, orderVersion: event.orderVersion, correlationId: event.correlationId, tenantId: event.tenantId, orderId: event.orderId, outcome, detail: report.detail },
-        'order event decided',
-      );
+      logger.info({ ...attemptFields(event), outcome, detail: report.detail }, 'order event decided');
     },
   };
 }

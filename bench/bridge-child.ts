@@ -14,7 +14,7 @@ const app = await startApp(loadConfig(), {
 });
 
 async function handled(): Promise<number> {
-  const metric = app.metrics.registry.getSingleMetric('fulfilment_events_processed_total');
+  const metric = app.metrics.registry.getSingleMetric('fulfilment_bridge_records_total');
   const values = metric ? (await metric.get()).values : [];
   return values.filter((v) => ['accepted', 'duplicate', 'stale'].includes(String(v.labels.outcome))).reduce((sum, v) => sum + v.value, 0);
 }

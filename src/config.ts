@@ -279,6 +279,10 @@ export const configSchema = {
   METRICS_PORT: port.default(9464),
   /** Interface the /metrics endpoint listens on (0.0.0.0 in containers). */
   METRICS_HOST: nonEmpty.default('127.0.0.1'),
+  /** Port of `fulfilment lag-exporter`'s /metrics, /livez and /readyz (it listens on METRICS_HOST). */
+  LAG_EXPORTER_PORT: port.default(9465),
+  /** How often `fulfilment lag-exporter` reads the committed and end offsets, milliseconds (≥ 1000). */
+  LAG_EXPORTER_INTERVAL_MS: z.coerce.number({ invalid_type_error: 'milliseconds ≥ 1000' }).int('milliseconds ≥ 1000').min(1000, 'milliseconds ≥ 1000').default(15_000),
   /**
    * Total milliseconds a SIGTERM/SIGINT shutdown may take; past it the process logs what was still stopping and
    * exits non-zero. Keep it above WORKER_SHUTDOWN_GRACE_MS and below the orchestrator's kill grace period.

@@ -7,32 +7,60 @@ import type { Health } from './health.js';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /**
- * Outcome of one event: applied, recognised as duplicate/stale, ignored (unknown type), dead-lettered, or
- * refused by the store (its event id belongs to another tenant). `accepted` counts hand-offs to the workflow.
+ * Outcome of one event as the worker decided it (fulfilment_events_processed_total): applied, recognised as
+ * duplicate/stale, ignored, dead-lettered, or refused by the store (its event id belongs to another tenant).
+ * (`accepted` is kept in the type for histories recorded before the split; the worker never reports it.)
  */
 export type EventOutcome = 'applied' | 'duplicate' | 'stale' | 'ignored' | 'dead-lettered' | 'accepted' | 'refused';
 
+/**
+ * How the bridge finished one record (fulfilment_bridge_records_total): handed to the order's workflow
+ * (`accepted`), the order's run already closed (`stale`), a recent duplicate it skipped (`duplicate`), an unknown
+ * type it ignored (`ignored`), or dead-lettered at the edge (`dead-lettered`: malformed, or refused by Temporal).
+ */
+export type BridgeOutcome = 'accepted' | 'stale' | 'duplicate' | 'ignored' | 'dead-lettered';
+
 export interface Metrics {
   registry: Registry;
-  /** Events by type and outcome. `accepted` = handed to the order's workflow, which decides the rest. */
+  /**
+   * Events by type and outcome as the worker decided them (applied, duplicate, stale, dead-lettered, refused):
+   * one count per event the workflows decided. The bridge's hand-offs are counted apart (bridgeRecords), so adding
+   * up this counter never counts an event twice.
+   */
   eventsProcessed: Counter<'type' | 'outcome'>;
+  /**
+   * Records the bridge finished, by type and outcome (BridgeOutcome). `type` is the event type, `unknown` for a type
+   * this consumer does not handle (its name is in unknownTypes), `malformed` for a record that is not a valid event.
+   */
+  bridgeRecords: Counter<'type' | 'outcome'>;
   /** Retries of transient failures by operation (temporal-signal, dlq-produce, commit, ...). */
   retries: Counter<'operation'>;
   /** Failures by operation and error class, transient and permanent alike. */
   failures: Counter<'operation' | 'error_class'>;
   /** Duplicates suppressed, by the layer that caught them (bridge, workflow, store). */
   duplicatesSuppressed: Counter<'layer'>;
-  /** Events of a type this consumer does not handle; never an error. */
-  unknownTypes: Counter<string>;
+  /**
+   * Events of a type this consumer does not handle (never an error), by the type's name: the first
+   * MAX_UNKNOWN_TYPE_LABELS distinct names of the process get a label of their own, later ones count as `other`.
+   */
+  unknownTypes: BoundedLabelCounter;
+  /** Records that are not a valid event (dead-lettered at the edge), by the error class that said so. */
+  malformedRecords: Counter<'error_class'>;
+  /** Orders the worker held as failed (shipping gave up), counted once per hold; a retried order can be held again. */
+  ordersHeldFailed: Counter<string>;
   /**
    * Fields an order event carried that its schema version does not define (dropped by the tolerant reader), by
    * name (`extra`, `data.extra`): the first MAX_UNKNOWN_FIELD_LABELS distinct names of the process get a label of
    * their own, any later one counts as `other`.
    */
   unknownFields: BoundedLabelCounter;
-  /** Age in seconds of the oldest message fetched but not yet committed, per group/topic/partition. */
+  /**
+   * Age in seconds of the oldest message this bridge fetched but has not committed, per group/topic/partition.
+   * In-process only: 0 between batches, absent while no bridge runs, blind to backlog nobody fetched. The lag
+   * exporter's fulfilment_consumer_lag_oldest_age_seconds is the one to alert on.
+   */
   oldestUnprocessedAge: Gauge<'group' | 'topic' | 'partition'>;
-  /** Seconds from the event's occurredAt to when it was processed. */
+  /** Seconds from the event's occurredAt to when the worker applied it (applied events only). */
   processingDelay: Histogram<'type'>;
   /** Circuit breaker state per dependency: 0 closed, 1 half-open, 2 open. */
   circuitState: Gauge<'dependency'>;
@@ -44,6 +72,9 @@ export interface Metrics {
 
 /** Distinct `field` labels of fulfilment_unknown_fields_total per process; later names count as `other`. */
 export const MAX_UNKNOWN_FIELD_LABELS = 20;
+
+/** Distinct `type` labels of fulfilment_unknown_event_types_total per process; later names count as `other`. */
+export const MAX_UNKNOWN_TYPE_LABELS = 20;
 
 /** A counter with one label whose values are bounded: the first `max` distinct values, then `other`. */
 export interface BoundedLabelCounter {
@@ -68,7 +99,13 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}): Metrics 
     registry,
     eventsProcessed: new Counter({
       name: 'fulfilment_events_processed_total',
-      help: 'Order events by type and outcome (applied, duplicate, stale, ignored, dead-lettered, refused, accepted).',
+      help: "Order events by type and outcome as the worker's workflows decided them (applied, duplicate, stale, dead-lettered, refused); the bridge's hand-offs are fulfilment_bridge_records_total.",
+      labelNames: ['type', 'outcome'],
+      registers,
+    }),
+    bridgeRecords: new Counter({
+      name: 'fulfilment_bridge_records_total',
+      help: 'Records the bridge finished, by type and outcome (accepted: handed to the workflow; stale: its run closed; duplicate; ignored: unknown type; dead-lettered). type is "unknown" for an unknown type, "malformed" for an invalid record.',
       labelNames: ['type', 'outcome'],
       registers,
     }),
@@ -90,9 +127,25 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}): Metrics 
       labelNames: ['layer'],
       registers,
     }),
-    unknownTypes: new Counter({
-      name: 'fulfilment_unknown_event_types_total',
-      help: 'Events of a type this consumer ignores.',
+    unknownTypes: boundedLabelCounter(
+      new Counter({
+        name: 'fulfilment_unknown_event_types_total',
+        help: `Events of a type this consumer ignores, by type name; the first ${MAX_UNKNOWN_TYPE_LABELS} distinct names are labelled, later ones "other". Malformed records are fulfilment_malformed_records_total.`,
+        labelNames: ['type'],
+        registers,
+      }),
+      'type',
+      MAX_UNKNOWN_TYPE_LABELS,
+    ),
+    malformedRecords: new Counter({
+      name: 'fulfilment_malformed_records_total',
+      help: 'Records that are not a valid order event (not JSON, a missing or ill-typed field, oversize, empty), dead-lettered at the edge, by error class.',
+      labelNames: ['error_class'],
+      registers,
+    }),
+    ordersHeldFailed: new Counter({
+      name: 'fulfilment_orders_held_failed_total',
+      help: 'Orders held as failed after shipping gave up (each hold once; `fulfilment order retry` re-drives one).',
       registers,
     }),
     unknownFields: boundedLabelCounter(
@@ -107,13 +160,13 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}): Metrics 
     ),
     oldestUnprocessedAge: new Gauge({
       name: 'fulfilment_oldest_unprocessed_message_age_seconds',
-      help: 'Age of the oldest fetched but uncommitted message, per consumer group and partition. Alert on this.',
+      help: "Age of the oldest message this bridge fetched but has not committed, per consumer group and partition. In-process only: 0 between batches and after a drain, absent while no bridge runs, blind to backlog no bridge fetched; alert on the lag exporter's fulfilment_consumer_lag_oldest_age_seconds.",
       labelNames: ['group', 'topic', 'partition'],
       registers,
     }),
     processingDelay: new Histogram({
       name: 'fulfilment_event_processing_delay_seconds',
-      help: 'Seconds from occurredAt at the producer to processing here.',
+      help: "Seconds from the event's occurredAt (the producer's clock) to the worker applying it; observed for applied events only, so it says nothing about events still waiting.",
       labelNames: ['type'],
       buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800, 3600],
       registers,

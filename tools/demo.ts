@@ -128,8 +128,11 @@ async function tell(config: Config, app: App): Promise<void> {
   console.table(table);
 
   const counters: Record<string, number> = {};
-  for (const outcome of ['accepted', 'applied', 'duplicate', 'stale', 'ignored', 'dead-lettered']) {
-    counters[`events ${outcome}`] = await count(app, 'fulfilment_events_processed_total', { outcome });
+  for (const outcome of ['accepted', 'duplicate', 'stale', 'ignored', 'dead-lettered']) {
+    counters[`bridge ${outcome}`] = await count(app, 'fulfilment_bridge_records_total', { outcome });
+  }
+  for (const outcome of ['applied', 'duplicate', 'stale', 'dead-lettered', 'refused']) {
+    counters[`worker ${outcome}`] = await count(app, 'fulfilment_events_processed_total', { outcome });
   }
   counters['duplicates suppressed'] = await count(app, 'fulfilment_duplicates_suppressed_total');
   counters['unknown types'] = await count(app, 'fulfilment_unknown_event_types_total');

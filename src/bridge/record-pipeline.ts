@@ -88,8 +88,9 @@ export async function processRecord(r: RecordInPartition, deps: PipelineDeps, ct
   // 2. route
   if (classified.kind === 'malformed') {
     deps.metrics.failures.inc({ operation: 'parse', error_class: classified.error.name });
+    deps.metrics.malformedRecords.inc({ error_class: classified.error.name });
     deps.log.warn({ partition: r.partition, offset: r.record.offset, err: classified.error.message }, 'malformed record; dead-lettering');
-    return deadLetter(r, { error: classified.error, attempts: 1, firstFailureAt: new Date(), type: 'unknown' }, deps, ctx);
+    return deadLetter(r, { error: classified.error, attempts: 1, firstFailureAt: new Date(), type: 'malformed' }, deps, ctx);
   }
   if (classified.kind === 'unknown-type') return ignoreUnknownType(r, classified, deps);
   const { event } = classified;
@@ -103,10 +104,13 @@ export async function processRecord(r: RecordInPartition, deps: PipelineDeps, ct
   return deadLetter(r, { ...delivery, type: event.type }, deps, ctx);
 }
 
-/** 2. route: an unknown event type is ignored, logged and counted. */
+/** Longest unknown type name kept as a label value: the name comes from the producer. */
+const UNKNOWN_TYPE_LABEL_CHARS = 100;
+
+/** 2. route: an unknown event type is ignored, logged and counted (by name, bounded: metrics.ts). */
 export function ignoreUnknownType(r: RecordInPartition, c: Extract<Classified, { kind: 'unknown-type' }>, deps: PipelineDeps): 'ignored' {
-  deps.metrics.unknownTypes.inc();
-  deps.metrics.eventsProcessed.inc({ type: 'unknown', outcome: 'ignored' });
+  deps.metrics.unknownTypes.inc(c.type.slice(0, UNKNOWN_TYPE_LABEL_CHARS));
+  deps.metrics.bridgeRecords.inc({ type: 'unknown', outcome: 'ignored' });
   deps.log.info({ partition: r.partition, offset: r.record.offset, type: c.type, eventId: c.eventId }, 'ignoring unknown event type');
   return 'ignored';
 }
@@ -117,7 +121,7 @@ const hintKey = (event: OrderEvent) => `${event.tenantId}/${event.eventId}`;
 export function isRecentDuplicate(event: OrderEvent, deps: PipelineDeps): boolean {
   if (!deps.hint.has(hintKey(event))) return false;
   deps.metrics.duplicatesSuppressed.inc({ layer: 'bridge' });
-  deps.metrics.eventsProcessed.inc({ type: event.type, outcome: 'duplicate' });
+  deps.metrics.bridgeRecords.inc({ type: event.type, outcome: 'duplicate' });
   deps.log.info({ eventId: event.eventId, type: event.type, orderVersion: event.orderVersion, correlationId: event.correlationId }, 'duplicate suppressed by bridge');
   return true;
 }
@@ -144,9 +148,9 @@ export async function deliver(r: RecordInPartition, event: OrderEvent, deps: Pip
     }, ctx.signal);
     if (outcome === 'accepted') {
       deps.hint.set(hintKey(event), true);
-      deps.metrics.eventsProcessed.inc({ type: event.type, outcome: 'accepted' });
+      deps.metrics.bridgeRecords.inc({ type: event.type, outcome: 'accepted' });
     } else {
-      deps.metrics.eventsProcessed.inc({ type: event.type, outcome: 'stale' });
+      deps.metrics.bridgeRecords.inc({ type: event.type, outcome: 'stale' });
       deps.log.info({ eventId: event.eventId, type: event.type, orderVersion: event.orderVersion, correlationId: event.correlationId }, 'order run already closed; event not applied');
     }
     return { kind: 'delivered', outcome };
@@ -190,6 +194,6 @@ export async function deadLetter(
     deps.metrics.failures.inc({ operation: 'dead-letter', error_class: 'DeadLetterTooLarge' });
     deps.log.warn({ partition: r.partition, offset: r.record.offset, form, bytes: r.record.value?.length ?? 0 }, 'dead letter did not fit the DLQ topic; written without its value (size and SHA-256 kept)');
   }
-  deps.metrics.eventsProcessed.inc({ type: failure.type, outcome: 'dead-lettered' });
+  deps.metrics.bridgeRecords.inc({ type: failure.type, outcome: 'dead-lettered' });
   return 'dead-lettered';
 }

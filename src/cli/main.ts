@@ -63,6 +63,8 @@ All commands:
   workflow replay   replay a run's history (from Temporal, or --file) on this checkout's workflow code;
                     nondeterminism exits 1 with the SDK's message and the event where it diverged
   workflow export   write a run's history as JSON into test/histories/ (the replay gate), or --out
+  lag               records behind and age of the oldest uncommitted record per group and partition (--group, --json)
+  lag-exporter      serve that lag as Prometheus metrics on LAG_EXPORTER_PORT
   provision         create the Kafka topics, register the Temporal search attributes, apply the migrations as
                     DATABASE_MIGRATION_URL and grant the runtime role (DATABASE_URL); idempotent (--only kafka,...)
 
@@ -257,6 +259,33 @@ export function buildProgram(out: Output, run: (work: (ctx: CliContext) => Promi
       await run(async (ctx) => {
         const { workflowExport } = await import('./workflow/export.js');
         return workflowExport(ctx, opts);
+      }, logLevel());
+    });
+
+  const groupList = (value: string, previous: string[] = []) => [...previous, ...value.split(',').map((g) => arg.name(g))];
+
+  program
+    .command('lag')
+    .description("per consumer group and partition: committed offset, end offset, records behind and the age of the oldest record not yet committed, read from the brokers (no bridge needs to run)")
+    .option('--group <name>', 'consumer group (repeatable, or comma-separated; default CONSUMER_GROUP)', groupList)
+    .option('--topic <name>', 'topic (default ORDERS_TOPIC)', arg.name)
+    .option('--json', 'print one JSON object: {at, topic, groups, partitions: [...]}')
+    .action(async (flags: { group?: string[]; topic?: string; json?: boolean }) => {
+      await run(async (ctx) => {
+        const { lag } = await import('./lag.js');
+        return lag(ctx, { groups: flags.group, topic: flags.topic, json: flags.json });
+      }, logLevel());
+    });
+
+  program
+    .command('lag-exporter')
+    .description('serve the same lag as Prometheus metrics on LAG_EXPORTER_PORT (/metrics, /livez, /readyz), polling every LAG_EXPORTER_INTERVAL_MS, until SIGINT/SIGTERM')
+    .option('--group <name>', 'consumer group (repeatable, or comma-separated; default CONSUMER_GROUP)', groupList)
+    .option('--topic <name>', 'topic (default ORDERS_TOPIC)', arg.name)
+    .action(async (flags: { group?: string[]; topic?: string }) => {
+      await run(async (ctx) => {
+        const { lagExporter } = await import('./lag.js');
+        return lagExporter(ctx, { groups: flags.group, topic: flags.topic });
       }, logLevel());
     });
 

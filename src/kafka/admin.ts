@@ -29,6 +29,8 @@ export interface TopicAdmin {
   /** For every partition, the first offset whose record timestamp is ≥ `at` (the high watermark when none is). */
   offsetsAt(topic: string, at: Date): Promise<Map<number, bigint>>;
   groupActivity(group: string): Promise<GroupActivity>;
+  /** `group`'s committed offset of each partition of `topic` that has one (partitions without one are left out). */
+  groupOffsets(group: string, topic: string): Promise<Map<number, bigint>>;
   /** Writes `group`'s committed offsets of `topic`; the broker refuses it while the group has members. */
   setGroupOffsets(group: string, topic: string, offsets: Map<number, bigint>): Promise<void>;
   deleteGroup(group: string): Promise<void>;
@@ -66,6 +68,10 @@ export async function connectAdmin(kafka: Kafka): Promise<TopicAdmin> {
       const { groups } = await admin.describeGroups([group]);
       const state = groups[0]?.state ?? 'Dead';
       return { state, members: groups[0]?.members.length ?? 0, idle: state === 'Empty' || state === 'Dead' };
+    },
+    async groupOffsets(group, topic) {
+      const [found] = await admin.fetchOffsets({ groupId: group, topics: [topic] });
+      return new Map((found?.partitions ?? []).map((p) => [p.partition, BigInt(p.offset)] as const).filter(([, offset]) => offset >= 0n));
     },
     setGroupOffsets: (group, topic, offsets) =>
       admin.setOffsets({ groupId: group, topic, partitions: [...offsets].map(([partition, offset]) => ({ partition, offset: offset.toString() })) }),

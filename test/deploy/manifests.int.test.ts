@@ -24,7 +24,7 @@ import {
 import { kubeconformPath, kustomizePath } from '../../tools/stack/tools.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'fulfilment-manifests-'));
-const manifestFiles = ['bridge.yaml', 'worker.yaml', 'configmap.yaml', 'provision-job.yaml', 'keda-auth.yaml', 'namespace.yaml', 'serviceaccount.yaml', 'networkpolicy.yaml', 'secret.example.yaml'];
+const manifestFiles = ['bridge.yaml', 'lag-exporter.yaml', 'worker.yaml', 'configmap.yaml', 'provision-job.yaml', 'keda-auth.yaml', 'namespace.yaml', 'serviceaccount.yaml', 'networkpolicy.yaml', 'secret.example.yaml'];
 const documents = (text: string) => parseAllDocuments(text).filter((d) => d.contents !== null).length;
 
 /** A copy of one manifest file with `from` replaced by `to` (which must occur), in the scratch folder. */
@@ -54,7 +54,7 @@ describe('deploy/kubernetes with kubeconform -strict', () => {
     const expected = manifestFiles.reduce((n, f) => n + documents(readFileSync(join(kubernetesDir, f), 'utf8')), 0);
     expect(r.summary).toEqual({ valid: expected, invalid: 0, errors: 0, skipped: 0 });
     expect(new Set(r.resources.map((x) => x.kind))).toEqual(
-      new Set(['ConfigMap', 'Deployment', 'Job', 'Namespace', 'NetworkPolicy', 'PodDisruptionBudget', 'ScaledObject', 'Secret', 'ServiceAccount', 'TriggerAuthentication']),
+      new Set(['ConfigMap', 'Deployment', 'Job', 'Namespace', 'NetworkPolicy', 'PodDisruptionBudget', 'ScaledObject', 'Secret', 'Service', 'ServiceAccount', 'TriggerAuthentication']),
     );
   });
 

@@ -57,12 +57,17 @@ describe('poison and unknown records', () => {
     const readable = dlq.find((r) => r.key?.toString() === 'poison-2')!;
     expect(readable.headers).toMatchObject({ 'dlq-event-id': valid.eventId, 'dlq-tenant-id': tenant });
     await waitFor('offsets committed past every poison record', () => caughtUp(s.admin, s.config.CONSUMER_GROUP, s.config.ORDERS_TOPIC));
-    expect(await counter(app, 'fulfilment_events_processed_total', { outcome: 'dead-lettered' })).toBe(poison.length);
+    expect(await counter(app, 'fulfilment_bridge_records_total', { outcome: 'dead-lettered' })).toBe(poison.length);
+    // Counted as malformed, by error class, and not as an unknown type.
+    expect(await counter(app, 'fulfilment_malformed_records_total')).toBe(poison.length);
+    expect(await counter(app, 'fulfilment_bridge_records_total', { type: 'malformed', outcome: 'dead-lettered' })).toBe(poison.length);
+    expect(await counter(app, 'fulfilment_unknown_event_types_total')).toBe(0);
   });
 
   it('an unknown event type has no effect, is counted, committed and not dead-lettered', async () => {
     const tenant = s.tenant();
-    const dlqBefore = await counter(app, 'fulfilment_events_processed_total', { outcome: 'dead-lettered' });
+    const dlqBefore = await counter(app, 'fulfilment_bridge_records_total', { outcome: 'dead-lettered' });
+    const malformedBefore = await counter(app, 'fulfilment_malformed_records_total');
     await s.produce([
       { partition: 1, value: { ...events.placed(tenant, 'refund-1'), type: 'orders.OrderRefunded' } },
       { partition: 1, value: events.placed(tenant, 'after-unknown') },
@@ -70,8 +75,11 @@ describe('poison and unknown records', () => {
     await waitFor('the record behind it', async () => (await s.row(tenant, 'after-unknown'))?.status === 'shipped');
     await waitFor('offsets committed', () => caughtUp(s.admin, s.config.CONSUMER_GROUP, s.config.ORDERS_TOPIC));
     expect(await s.row(tenant, 'refund-1')).toBeUndefined();
+    // Counted under its own name, not as malformed.
+    expect(await counter(app, 'fulfilment_unknown_event_types_total', { type: 'orders.OrderRefunded' })).toBe(1);
     expect(await counter(app, 'fulfilment_unknown_event_types_total')).toBe(1);
-    expect(await counter(app, 'fulfilment_events_processed_total', { outcome: 'ignored' })).toBe(1);
-    expect(await counter(app, 'fulfilment_events_processed_total', { outcome: 'dead-lettered' })).toBe(dlqBefore);
+    expect(await counter(app, 'fulfilment_malformed_records_total')).toBe(malformedBefore);
+    expect(await counter(app, 'fulfilment_bridge_records_total', { outcome: 'ignored' })).toBe(1);
+    expect(await counter(app, 'fulfilment_bridge_records_total', { outcome: 'dead-lettered' })).toBe(dlqBefore);
   });
 });

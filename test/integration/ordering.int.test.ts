@@ -109,7 +109,7 @@ describe('a redelivery after the order run closed', () => {
     expect(before?.status).toBe('shipped');
 
     // The same event id is caught by the bridge's hint; a fresh id for the closed order is refused by Temporal.
-    const stale = () => counter(app, 'fulfilment_events_processed_total', { outcome: 'stale' });
+    const stale = () => counter(app, 'fulfilment_bridge_records_total', { outcome: 'stale' });
     const hinted = () => counter(app, 'fulfilment_duplicates_suppressed_total', { layer: 'bridge' });
     const [staleBefore, hintedBefore] = [await stale(), await hinted()];
     await s.produce([{ value: placed }, { value: { ...placed, eventId: `${placed.eventId}-again` } }]);

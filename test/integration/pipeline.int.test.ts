@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { orderStatusQuery, orderWorkflowId } from '../../workflows/api.js';
 import type { App } from '../../src/app.js';
-import { events, scenario, waitFor, type Scenario } from '../support/harness.js';
+import { counter, events, scenario, waitFor, type Scenario } from '../support/harness.js';
 
 // The stack is real end to end: a record produced to the real broker is consumed by the bridge, starts a
 // workflow on the real Temporal dev server, whose activities write PostgreSQL and call the warehouse.
@@ -34,7 +34,9 @@ describe('pipeline on the real stack', () => {
     expect(description.typedSearchAttributes.getAll().map((p) => [p.key.name, p.value])).toEqual(
       expect.arrayContaining([['TenantId', tenant], ['OrderId', 'order-1'], ['OrderStatus', 'shipped']]),
     );
-    const applied = await app.metrics.registry.getSingleMetricAsString('fulfilment_events_processed_total');
-    expect(applied).toContain('outcome="accepted"');
+    // The bridge's hand-off and the worker's decision are two counters: neither counts the other's.
+    expect(await app.metrics.registry.getSingleMetricAsString('fulfilment_bridge_records_total')).toContain('outcome="accepted"');
+    await waitFor('the worker to count the event applied', async () => (await counter(app, 'fulfilment_events_processed_total', { outcome: 'applied' })) >= 1);
+    expect(await counter(app, 'fulfilment_events_processed_total', { outcome: 'accepted' })).toBe(0);
   });
 });

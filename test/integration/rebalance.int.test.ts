@@ -329,7 +329,7 @@ describe('bridges joining, leaving and crashing during a 1,000-record stream', (
       }
     }
 
-    const duplicates = (await Promise.all([b1, b2, b3].map((b) => counter(b, 'fulfilment_events_processed_total', { outcome: 'duplicate' })))).reduce((a, b) => a + b, 0);
+    const duplicates = (await Promise.all([b1, b2, b3].map((b) => counter(b, 'fulfilment_bridge_records_total', { outcome: 'duplicate' })))).reduce((a, b) => a + b, 0);
     const drainStart = Date.now();
     await worker.stop();
     mark(`worker drained in ${Date.now() - drainStart} ms (grace ${s.config.WORKER_SHUTDOWN_GRACE_MS} ms)`);

@@ -37,7 +37,7 @@ describe('redelivery', () => {
     await s.admin.resetOffsets({ groupId: s.config.CONSUMER_GROUP, topic: s.config.ORDERS_TOPIC, earliest: true });
     const again = await s.startInstance();
     await waitFor('second pass committed', () => caughtUp(s.admin, s.config.CONSUMER_GROUP, s.config.ORDERS_TOPIC));
-    expect(await counter(again, 'fulfilment_events_processed_total', { outcome: 'accepted' })).toBeGreaterThanOrEqual(3);
+    expect(await counter(again, 'fulfilment_bridge_records_total', { outcome: 'accepted' })).toBeGreaterThanOrEqual(3);
     for (const o of ['a', 'b', 'c']) {
       await waitFor(`the workflow to suppress the redelivery of ${o}`, async () =>
         (await again.client.workflow.getHandle(orderWorkflowId(tenant, o)).query(orderStatusQuery)).duplicatesSuppressed >= 1,

@@ -212,7 +212,7 @@ describe('scale-out: 2 worker and 3 bridge processes against one stack', () => {
     expect(await recordsOn(s.admin, s.config.DLQ_TOPIC)).toBe(0);
 
     // ---- Who did the work ----
-    const handedOver = await Promise.all(bridges().map((b) => scrape(b.port, 'fulfilment_events_processed_total', { outcome: 'accepted' })));
+    const handedOver = await Promise.all(bridges().map((b) => scrape(b.port, 'fulfilment_bridge_records_total', { outcome: 'accepted' })));
     const applied = await Promise.all(workers().map((w) => scrape(w.port, 'fulfilment_events_processed_total', { outcome: 'applied' })));
     const activityLines = workers().map((w) => w.proc.lines.filter((l) => l.msg === 'recording order event').length);
     const report = {
@@ -277,6 +277,6 @@ describe('one bridge more than partitions', () => {
     await s.produce(ids.map((id, p) => ({ partition: p, key: id, value: events.placed(tenant, id) })));
     await waitFor('an order on every partition to ship', async () => (await Promise.all(ids.map((id) => s.row(tenant, id)))).every((r) => r?.status === 'shipped'), DEADLINE_MS, 250);
     await waitFor('the group to commit every partition', () => caughtUp(s.admin, s.config.CONSUMER_GROUP, s.config.ORDERS_TOPIC), DEADLINE_MS, 250);
-    expect(await counter(members[spare]!, 'fulfilment_events_processed_total', { outcome: 'accepted' })).toBeGreaterThan(0);
+    expect(await counter(members[spare]!, 'fulfilment_bridge_records_total', { outcome: 'accepted' })).toBeGreaterThan(0);
   });
 });

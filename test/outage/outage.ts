@@ -128,7 +128,7 @@ export async function runOutage(opts: OutageOptions): Promise<OutageResult> {
       return orderIds.every((o) => done.has(o));
     };
 
-    await waitFor('the stream to be under way', async () => (await counter(app, 'fulfilment_events_processed_total', { outcome: 'accepted' })) >= 30);
+    await waitFor('the stream to be under way', async () => (await counter(app, 'fulfilment_bridge_records_total', { outcome: 'accepted' })) >= 30);
     const retriesBefore = await byLabel(app, 'fulfilment_retries_total', 'operation');
     const failuresBefore = await byLabel(app, 'fulfilment_failures_total', 'operation');
 
@@ -204,8 +204,9 @@ export async function runOutage(opts: OutageOptions): Promise<OutageResult> {
     // Dead-lettered nothing valid.
     expect(await recordsOn(s.admin, s.config.DLQ_TOPIC)).toBe(0);
     expect(await counter(app, 'fulfilment_events_processed_total', { outcome: 'dead-lettered' })).toBe(0);
+    expect(await counter(app, 'fulfilment_bridge_records_total', { outcome: 'dead-lettered' })).toBe(0);
     // Every record was accounted for by the bridge: handed over, or a duplicate it recognised.
-    const handled = await Promise.all(['accepted', 'duplicate', 'stale'].map((outcome) => counter(app, 'fulfilment_events_processed_total', { outcome })));
+    const handled = await Promise.all(['accepted', 'duplicate', 'stale'].map((outcome) => counter(app, 'fulfilment_bridge_records_total', { outcome })));
     expect(handled.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(records.length);
     await opts.verify?.({ ...ctx, result });
     return result;

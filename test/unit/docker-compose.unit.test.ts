@@ -98,8 +98,8 @@ const seconds = (d: string | undefined): number => {
 
 describe('docker-compose.yml', () => {
   it('has the stack, the provisioning one-shot and the app services', () => {
-    expect(Object.keys(services).sort()).toEqual(['bridge', 'kafka', 'postgres', 'provision', 'temporal', 'warehouse', 'worker']);
-    expect(appServices.map(([name]) => name).sort()).toEqual(['bridge', 'provision', 'warehouse', 'worker']);
+    expect(Object.keys(services).sort()).toEqual(['bridge', 'kafka', 'lag-exporter', 'postgres', 'provision', 'temporal', 'warehouse', 'worker']);
+    expect(appServices.map(([name]) => name).sort()).toEqual(['bridge', 'lag-exporter', 'provision', 'warehouse', 'worker']);
     expect(envOf(services.worker).FULFILMENT_ROLES).toBe('worker');
     expect(envOf(services.bridge).FULFILMENT_ROLES).toBe('bridge');
   });
@@ -237,6 +237,16 @@ describe('docker-compose.yml', () => {
     expect(test).toContain(`http://127.0.0.1:${env.METRICS_PORT}/readyz`);
     expect(env.METRICS_HOST).toBe('0.0.0.0');
     expect(seconds(s.stop_grace_period) * 1000).toBeGreaterThan(shutdownDeadlineMs(env));
+  });
+
+  it('runs the lag exporter in production mode against Kafka only, checked through /readyz on its LAG_EXPORTER_PORT', () => {
+    const s = services['lag-exporter'] ?? {};
+    const env = envOf(s);
+    expect(commandTokens(s)).toEqual(['node', 'bin/fulfilment.mjs', 'lag-exporter']);
+    expect(env.NODE_ENV).toBe('production');
+    expect(env.METRICS_HOST).toBe('0.0.0.0');
+    expect(JSON.stringify(s.healthcheck?.test ?? [])).toContain(`http://127.0.0.1:${env.LAG_EXPORTER_PORT}/readyz`);
+    expect(Object.keys(depsOf(s)).sort()).toEqual(['kafka', 'provision']);
   });
 
   it('depends only on services that exist, waiting for health only where there is a healthcheck', () => {

@@ -18,7 +18,7 @@ import {
 import { DependencyUnavailableError } from '../../src/errors.js';
 import type { ConsumedRecord, OutgoingRecord } from '../../src/kafka/records.js';
 import { createLogger } from '../../src/log.js';
-import { createMetrics, metricValue } from '../../src/metrics.js';
+import { MAX_UNKNOWN_TYPE_LABELS, createMetrics, metricValue } from '../../src/metrics.js';
 import type { OrderEvent } from '../../workflows/api.js';
 import { events } from '../support/events.js';
 
@@ -86,8 +86,22 @@ describe('record pipeline', () => {
     expect(await processRecord(r, f.deps, f.ctx)).toBe('ignored');
     expect(f.delivered).toHaveLength(0);
     expect(f.sent).toHaveLength(0);
-    expect(await f.count('fulfilment_unknown_event_types_total')).toBe(1);
+    expect(await f.count('fulfilment_unknown_event_types_total', { type: 'orders.OrderRefunded' })).toBe(1);
     if (r.classified.kind === 'unknown-type') expect(ignoreUnknownType(r, r.classified, f.deps)).toBe('ignored');
+  });
+
+  it(`route: unknown types are counted by name, the first ${MAX_UNKNOWN_TYPE_LABELS} distinct ones, later ones as "other"; malformed records apart`, async () => {
+    const f = fakes();
+    const names = Array.from({ length: MAX_UNKNOWN_TYPE_LABELS + 5 }, (_, i) => `orders.Unknown${i}`);
+    for (const type of names) await processRecord(record({ ...events.placed('acme', 'o1'), type }), f.deps, f.ctx);
+    await processRecord(record({ ...events.placed('acme', 'o1'), type: names[0] }), f.deps, f.ctx);
+    const counted = (await f.deps.metrics.registry.getSingleMetric('fulfilment_unknown_event_types_total')!.get()).values;
+    expect(counted).toHaveLength(MAX_UNKNOWN_TYPE_LABELS + 1);
+    expect(await f.count('fulfilment_unknown_event_types_total', { type: names[0]! })).toBe(2);
+    expect(await f.count('fulfilment_unknown_event_types_total', { type: names.at(-1)! })).toBe(0);
+    expect(await f.count('fulfilment_unknown_event_types_total', { type: 'other' })).toBe(5);
+    expect(await f.count('fulfilment_malformed_records_total')).toBe(0);
+    expect(await f.count('fulfilment_bridge_records_total', { type: 'unknown', outcome: 'ignored' })).toBe(names.length + 1);
   });
 
   it('dedupe hint: an event handed over once is suppressed the second time, per tenant', async () => {
@@ -106,7 +120,7 @@ describe('record pipeline', () => {
     expect(await processRecord(r, f.deps, f.ctx)).toBe('order-closed');
     expect(await processRecord(record(JSON.parse(r.record.value!.toString()) as object), f.deps, f.ctx)).toBe('order-closed');
     expect(f.delivered).toHaveLength(2);
-    expect(await f.count('fulfilment_events_processed_total', { outcome: 'stale' })).toBe(2);
+    expect(await f.count('fulfilment_bridge_records_total', { outcome: 'stale' })).toBe(2);
   });
 
   it('deliver: a transient failure is never dead-lettered — it propagates to the gate, and an abandoned wait leaves the record unfinished', async () => {
@@ -146,7 +160,10 @@ describe('record pipeline', () => {
     const r = record('{oops');
     expect(await processRecord(r, f.deps, f.ctx)).toBe('dead-lettered');
     expect(f.delivered).toHaveLength(0);
-    expect(await f.count('fulfilment_events_processed_total', { outcome: 'dead-lettered' })).toBe(1);
+    expect(await f.count('fulfilment_bridge_records_total', { outcome: 'dead-lettered' })).toBe(1);
+    expect(await f.count('fulfilment_bridge_records_total', { type: 'malformed', outcome: 'dead-lettered' })).toBe(1);
+    expect(await f.count('fulfilment_malformed_records_total', { error_class: 'MalformedEventError' })).toBe(1);
+    expect(await f.count('fulfilment_unknown_event_types_total')).toBe(0);
     const failure = { error: new Error('x'), attempts: 1, firstFailureAt: new Date(), type: 'unknown' };
     await expect(deadLetter(r, failure, f.deps, { ...f.ctx, gates: { deliver: passThrough, deadLetter: abandoning } })).rejects.toBeInstanceOf(Abandoned);
   });

@@ -80,6 +80,8 @@ export async function stackUp(opts: StackUpOptions = {}): Promise<StackInfo> {
         await kubeconformPath();
         await kustomizePath();
         await (await import('../deploy/validate.js')).kubernetesSchemaDir();
+        // promtool, for the alert rules' unit tests (test/deploy/prometheus-rules.int.test.ts).
+        await (await import('../deploy/promtool.js')).promtoolPath();
       }
       const local = wanted.filter((s) => !SERVICES[s].external(plan));
       const startable = local.filter((s) => {

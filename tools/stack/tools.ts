@@ -109,7 +109,7 @@ export function temporalUiServerPath(): Promise<string> {
   return goInstalledTool({ name: 'temporal-ui-server', built: 'server', pkg: 'github.com/temporalio/ui-server/v2/cmd/server', tags: [TEMPORAL_UI_SERVER_TAG], expected: '~1-3 min', versioned: true });
 }
 
-interface GoTool {
+export interface GoTool {
   /** Binary name: `<cache>/bin/<name>`. */
   name: string;
   /** Name `go install` gives the binary (the package's last element), when it is not `name`. */
@@ -128,7 +128,7 @@ interface GoTool {
  * A Go command built once with `go install` into `<cache>/bin` (under a lock, into a temporary folder renamed into
  * place, so a killed build leaves nothing half-done); `<name>.version` holds the tag it was built from.
  */
-async function goInstalledTool(tool: GoTool): Promise<string> {
+export async function goInstalledTool(tool: GoTool): Promise<string> {
   const bin = join(cacheDir(), 'bin', tool.name);
   const versionFile = join(cacheDir(), 'bin', `${tool.name}.version`);
   const current = () => isExecutable(bin) && (!tool.versioned || (existsSync(versionFile) && readFileSync(versionFile, 'utf8').trim() === tool.tags[0]));

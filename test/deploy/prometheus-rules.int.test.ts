@@ -1,0 +1,59 @@
+/**
+ * deploy/prometheus/rules.yml with Prometheus's own tools: `promtool check rules` (syntax, PromQL, templates) and
+ * `promtool test rules deploy/prometheus/rules.test.yml` (each alert fires on its situation and not beside it).
+ * A copy of the tests with one expectation changed must fail, so a runner that passed anything would fail here.
+ * Needs no stack: only Go, whose module proxy serves promtool the first time (tools/deploy/promtool.ts builds it
+ * into ~/.cache/fulfilment/bin; this file's setup does when it is missing).
+ */
+import { execFile } from 'node:child_process';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { promtoolPath } from '../../tools/deploy/promtool.js';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const rulesDir = join(root, 'deploy', 'prometheus');
+const scratch = mkdtempSync(join(tmpdir(), 'fulfilment-rules-'));
+let promtool: string;
+
+function run(args: string[], cwd = root): Promise<{ code: number; output: string }> {
+  return new Promise((resolve) => {
+    execFile(promtool, args, { cwd, maxBuffer: 1 << 22 }, (err, stdout, stderr) => {
+      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : 1) : 0;
+      resolve({ code, output: `${stdout}${stderr}` });
+    });
+  });
+}
+
+describe('deploy/prometheus rules under promtool', () => {
+  beforeAll(async () => {
+    promtool = await promtoolPath();
+  }, 1_800_000);
+  afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+  it('checks the rules: valid PromQL and templates', async () => {
+    const r = await run(['check', 'rules', 'deploy/prometheus/rules.yml']);
+    expect(r.output).toMatch(/SUCCESS: \d+ rules found/);
+    expect(r.code, r.output).toBe(0);
+  });
+
+  it('passes its unit tests', async () => {
+    const r = await run(['test', 'rules', 'deploy/prometheus/rules.test.yml']);
+    process.stdout.write(`$ promtool test rules deploy/prometheus/rules.test.yml\n${r.output}`);
+    expect(r.code, r.output).toBe(0);
+    expect(r.output).toContain('SUCCESS');
+  });
+
+  it('fails a test whose expectation is wrong (the runner does compare)', async () => {
+    copyFileSync(join(rulesDir, 'rules.yml'), join(scratch, 'rules.yml'));
+    const tests = readFileSync(join(rulesDir, 'rules.test.yml'), 'utf8');
+    const wrong = tests.replace('summary: "1 order(s) held as failed', 'summary: "2 order(s) held as failed');
+    expect(wrong).not.toBe(tests);
+    writeFileSync(join(scratch, 'rules.test.yml'), wrong);
+    const r = await run(['test', 'rules', 'rules.test.yml'], scratch);
+    expect(r.code).not.toBe(0);
+    expect(r.output).toContain('FulfilmentOrdersHeldFailed');
+  });
+});
