@@ -4,7 +4,7 @@
  * the service through here, so what is tested is what runs.
  */
 import type { Server } from 'node:http';
-import { Client, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
+import { type Client, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
 import { Worker as TemporalWorker } from '@temporalio/worker';
 import { createActivities } from '../activities/index.js';
@@ -25,7 +25,7 @@ import { runtimeConnection } from './store/connection.js';
 import { createDb, type Db } from './store/db.js';
 import { migrationFiles } from './store/migrate.js';
 import { checkRuntimeRole, checkSchema, permanentDatabaseFailure } from './store/runtime-role.js';
-import { connectClient, connectNative, connectTemporal, permanentTemporalError, workflowBundle } from './temporal.js';
+import { connectClient, connectNative, connectTemporal, dataConverter, permanentTemporalError, temporalClient, workflowBundle } from './temporal.js';
 import { createWarehouseClient } from './warehouse/client.js';
 import { workflowSettings } from './workflow-settings.js';
 
@@ -137,12 +137,13 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
       await probeDb.end();
       throw refused;
     }
-    const deadLetters = createDeadLetterSink(createSender(createKafka(config, logger, { clientId: `${config.KAFKA_CLIENT_ID}-worker` })), config.DLQ_TOPIC, config.CONSUMER_GROUP);
+    const deadLetters = createDeadLetterSink(createSender(createKafka(config, logger, { clientId: `${config.KAFKA_CLIENT_ID}-worker` })), config.DLQ_TOPIC, config.CONSUMER_GROUP, config.payloadEncryption);
     worker = await TemporalWorker.create({
       connection,
       namespace: config.TEMPORAL_NAMESPACE,
       taskQueue: config.TEMPORAL_TASK_QUEUE,
       workflowBundle: await workflowBundle(),
+      ...(dataConverter(config) ? { dataConverter: dataConverter(config) } : {}),
       activities: { ...createLedgerRetentionActivities({ db, logger: logger.child({ component: 'activities' }), metrics, minRetentionDays: config.KAFKA_RETENTION_DAYS + config.REDRIVE_WINDOW_DAYS }), ...createActivities({ db, warehouse: createWarehouseClient(config.WAREHOUSE_URL, {
         breaker: {
           failures: config.WAREHOUSE_BREAKER_FAILURES,
@@ -230,7 +231,7 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
       },
     })), logger, signal, permanent);
     stops.push({ name: 'bridge Temporal connection', stop: () => bridgeConnection.close() });
-    const bridgeClient = new Client({ connection: bridgeConnection, namespace: config.TEMPORAL_NAMESPACE });
+    const bridgeClient = temporalClient(config, bridgeConnection);
     bridge = createBridge({
       kafka,
       senderKafka,
@@ -245,6 +246,7 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
       maxBytesPerPartition: config.BRIDGE_MAX_BYTES_PER_PARTITION,
       sessionTimeoutMs: config.BRIDGE_SESSION_TIMEOUT_MS,
       retry: opts.bridgeRetry,
+      dlqEncryption: config.payloadEncryption,
     });
     opts.onBridge?.(bridge);
     const b = bridge;

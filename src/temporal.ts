@@ -2,10 +2,13 @@
  * Temporal connections and the workflow bundle. Every connection to Temporal — the worker's NativeConnection, the
  * client's and the bridge's Connection, each CLI command, the bench and the tests — takes its options from
  * temporalConnectionOptions, so TLS, mTLS, the API key and gRPC metadata apply to all of them alike. The workflow
- * bundle is built once per process and reused.
+ * bundle is built once per process and reused. Every Client and the worker take their data converter from
+ * dataConverter: with PAYLOAD_ENCRYPTION_KEYS set, payloads are encrypted (src/codec/payload-codec.ts).
  */
 import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
+import type { DataConverter } from '@temporalio/common';
+import { EncryptionCodec } from './codec/payload-codec.js';
 import { DefaultLogger, NativeConnection, Runtime, bundleWorkflowCode, type LogLevel, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { Config, TemporalTls } from './config.js';
 import type { Logger } from './log.js';
@@ -97,10 +100,33 @@ export async function connectNative(config: Pick<Config, 'temporal'>): Promise<N
   }
 }
 
+/** What a Client or Worker needs of the configuration: the connection settings and the payload keys. */
+export type TemporalClientConfig = Pick<Config, 'temporal' | 'payloadEncryption'>;
+
+const converters = new WeakMap<object, DataConverter>();
+
+/**
+ * The data converter of every Client, the worker and the replayer: the default payload converter and, when
+ * payload encryption keys are configured, the encryption codec (undefined otherwise: the SDK's default). One per
+ * key set, so all clients of a process share it.
+ */
+export function dataConverter(config: Pick<Config, 'payloadEncryption'>): DataConverter | undefined {
+  const keys = config.payloadEncryption;
+  if (!keys) return undefined;
+  let converter = converters.get(keys);
+  if (!converter) converters.set(keys, (converter = { payloadCodecs: [new EncryptionCodec(keys)] }));
+  return converter;
+}
+
+/** A Client on `connection` for the configured namespace, with the configured data converter. */
+export function temporalClient(config: TemporalClientConfig, connection: Connection): Client {
+  const converter = dataConverter(config);
+  return new Client({ connection, namespace: config.temporal.namespace, ...(converter ? { dataConverter: converter } : {}) });
+}
+
 /** A client on a connection of its own, to the configured namespace; close it with `client.connection.close()`. */
-export async function connectClient(config: Pick<Config, 'temporal'>, extra: Omit<ClientConnectionOptions, keyof TemporalConnectionOptions> = {}): Promise<Client> {
-  const connection = await connectTemporal(config, extra);
-  return new Client({ connection, namespace: config.temporal.namespace });
+export async function connectClient(config: TemporalClientConfig, extra: Omit<ClientConnectionOptions, keyof TemporalConnectionOptions> = {}): Promise<Client> {
+  return temporalClient(config, await connectTemporal(config, extra));
 }
 
 // What grpc-js (Node's OpenSSL) and the Rust core (rustls, tonic) say, found by trying each case against a TLS

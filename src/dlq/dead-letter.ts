@@ -7,8 +7,15 @@
  * Rule a reader must not break: a dead letter that the broker can never accept (too large, invalid) is not a
  * transient failure. It is written again without the value (its size and SHA-256 kept, flagged by
  * `dlq-value-form: too-large`), and if need be without the original headers too, so a record never blocks its partition.
+ *
+ * With payload encryption keys configured (PAYLOAD_ENCRYPTION_KEYS), the value is written encrypted with the current
+ * key (AES-256-GCM, src/codec/cipher.ts), flagged by `dlq-value-encryption: aes-256-gcm` and `dlq-value-key-id`;
+ * the CLI decrypts it with any configured key (decryptDeadLetterValue). The headers stay in clear: they carry ids,
+ * not customer data. The size and SHA-256 of a reduced dead letter are those of the original value.
  */
 import { createHash } from 'node:crypto';
+import { CIPHER_NAME, open, seal } from '../codec/cipher.js';
+import type { PayloadKeys } from '../codec/keys.js';
 import { headerString } from '../events/envelope.js';
 import { DependencyUnavailableError } from '../errors.js';
 import { kafkaErrorType, type OutgoingRecord, type RecordHeaders, type RecordSender } from '../kafka/records.js';
@@ -36,6 +43,9 @@ export const DLQ_HEADERS = {
   valueSha256: 'dlq-value-sha256',
   /** Present (`true`) when the original headers were dropped to make the dead letter fit. */
   headersOmitted: 'dlq-original-headers-omitted',
+  /** Present (`aes-256-gcm`) when the value is encrypted; `dlq-value-key-id` names the key. */
+  valueEncryption: 'dlq-value-encryption',
+  valueKeyId: 'dlq-value-key-id',
 } as const;
 
 /** Where the failed record came from. */
@@ -107,9 +117,30 @@ function contractHeaders(d: DeadLetter, errorMessageLimit: number): RecordHeader
   return headers;
 }
 
-/** The dead letter as written first: original key, value and headers, plus the contract headers. */
-export function deadLetterMessage(d: DeadLetter): OutgoingRecord {
-  return { key: d.key, value: d.value, headers: { ...(d.headers ?? {}), ...contractHeaders(d, 2000) } };
+/** The dead letter as written first: original key, value (encrypted when `encryption` is given) and headers, plus the contract headers. */
+export function deadLetterMessage(d: DeadLetter, encryption?: PayloadKeys): OutgoingRecord {
+  const headers = { ...(d.headers ?? {}), ...contractHeaders(d, 2000) };
+  if (!encryption || d.value === null) return { key: d.key, value: d.value, headers };
+  const { keyId, data } = seal(encryption, Buffer.isBuffer(d.value) ? d.value : Buffer.from(d.value), 'dlq-value');
+  return { key: d.key, value: data, headers: { ...headers, [DLQ_HEADERS.valueEncryption]: CIPHER_NAME, [DLQ_HEADERS.valueKeyId]: keyId } };
+}
+
+/**
+ * A dead letter's value in clear: decrypted with the key its `dlq-value-key-id` names when it is encrypted, as it is
+ * otherwise. `what` names the dead letter in errors (UnknownKeyError, DecryptionError: which key id, which keys).
+ */
+export function decryptDeadLetterValue(
+  value: Buffer | null,
+  headers: RecordHeaders | undefined,
+  keys: PayloadKeys | undefined,
+  what: string,
+): Buffer | null {
+  const cipher = headerString(headers, DLQ_HEADERS.valueEncryption);
+  if (cipher === undefined || value === null) return value;
+  if (cipher !== CIPHER_NAME) throw new Error(`${what} is encrypted with ${JSON.stringify(cipher)}, which this version cannot decrypt (it knows ${CIPHER_NAME})`);
+  const keyId = headerString(headers, DLQ_HEADERS.valueKeyId);
+  if (!keyId) throw new Error(`${what} is encrypted (${DLQ_HEADERS.valueEncryption}: ${cipher}) but has no ${DLQ_HEADERS.valueKeyId} header: cannot tell which key decrypts it`);
+  return open(keys, keyId, value, 'dlq-value', what);
 }
 
 function headerBytes(headers: RecordHeaders | undefined): number {
@@ -150,9 +181,9 @@ export type DeadLetterForm = 'whole' | 'value-omitted' | 'value-and-headers-omit
  * Writes one dead letter, acknowledged by all in-sync replicas. A broker refusal of the record itself is met by
  * writing it again reduced; any other failure is a DependencyUnavailableError (retry with backoff).
  */
-export async function publishDeadLetter(sender: RecordSender, dlqTopic: string, d: DeadLetter): Promise<DeadLetterForm> {
+export async function publishDeadLetter(sender: RecordSender, dlqTopic: string, d: DeadLetter, encryption?: PayloadKeys): Promise<DeadLetterForm> {
   const attempts: [DeadLetterForm, () => OutgoingRecord][] = [
-    ['whole', () => deadLetterMessage(d)],
+    ['whole', () => deadLetterMessage(d, encryption)],
     ['value-omitted', () => reducedDeadLetterMessage(d, true)],
     ['value-and-headers-omitted', () => reducedDeadLetterMessage(d, false)],
   ];
