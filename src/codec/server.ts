@@ -141,7 +141,9 @@ export async function startCodecServer(opts: CodecServerOptions): Promise<CodecS
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const origin = req.headers.origin;
     const path = new URL(req.url ?? '/', 'http://codec').pathname.replace(/\/+$/, '') || '/';
-    if (origin !== undefined) {
+    // The login page posts to its own origin; anything else from a browser must come from an allowed origin.
+    const sameOrigin = origin !== undefined && req.headers.host !== undefined && origin === `http://${req.headers.host}`;
+    if (origin !== undefined && !sameOrigin) {
       if (!origins.has(origin)) throw new HttpError(403, `origin ${origin} is not allowed (CODEC_SERVER_CORS_ORIGINS: ${[...origins].join(', ')})`);
       res.setHeader('Access-Control-Allow-Origin', origin);
       res.setHeader('Access-Control-Allow-Credentials', 'true');

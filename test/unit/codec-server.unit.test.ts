@@ -95,7 +95,8 @@ describe('codec server', () => {
     const wrong = await fetch(`${server.url}/login`, { method: 'POST', body: new URLSearchParams({ token: 'nope' }) });
     expect(wrong.status).toBe(401);
     expect(wrong.headers.get('set-cookie')).toBeNull();
-    const login = await fetch(`${server.url}/login`, { method: 'POST', body: new URLSearchParams({ token: TOKEN }) });
+    // As a browser posts the login form: from the codec server's own origin.
+    const login = await fetch(`${server.url}/login`, { method: 'POST', headers: { origin: server.url }, body: new URLSearchParams({ token: TOKEN }) });
     expect(login.status).toBe(200);
     const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
     expect(cookie).not.toContain(TOKEN);
