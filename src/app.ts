@@ -4,7 +4,7 @@
  * the service through here, so what is tested is what runs.
  */
 import type { Server } from 'node:http';
-import { Client, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
+import { type Client, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
 import { Worker as TemporalWorker } from '@temporalio/worker';
 import { createActivities } from '../activities/index.js';
@@ -25,7 +25,7 @@ import { runtimeConnection } from './store/connection.js';
 import { createDb, type Db } from './store/db.js';
 import { migrationFiles } from './store/migrate.js';
 import { checkRuntimeRole, checkSchema, permanentDatabaseFailure } from './store/runtime-role.js';
-import { connectClient, connectNative, connectTemporal, permanentTemporalError, workflowCodeOptions } from './temporal.js';
+import { connectClient, connectNative, connectTemporal, permanentTemporalError, temporalClient, workflowCodeOptions } from './temporal.js';
 import { createWarehouseClient } from './warehouse/client.js';
 import { startTracing, type Tracing } from './tracing/index.js';
 import { workflowSettings } from './workflow-settings.js';
@@ -142,12 +142,12 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
       await probeDb.end();
       throw refused;
     }
-    const deadLetters = createDeadLetterSink(createSender(createKafka(config, logger, { clientId: `${config.KAFKA_CLIENT_ID}-worker` })), config.DLQ_TOPIC, config.CONSUMER_GROUP);
+    const deadLetters = createDeadLetterSink(createSender(createKafka(config, logger, { clientId: `${config.KAFKA_CLIENT_ID}-worker` })), config.DLQ_TOPIC, config.CONSUMER_GROUP, config.payloadEncryption);
     worker = await TemporalWorker.create({
       connection,
       namespace: config.TEMPORAL_NAMESPACE,
       taskQueue: config.TEMPORAL_TASK_QUEUE,
-      ...(await workflowCodeOptions(tracing ? { tracing } : {})),
+      ...(await workflowCodeOptions({ config, ...(tracing ? { tracing } : {}) })),
       activities: { ...createLedgerRetentionActivities({ db, logger: logger.child({ component: 'activities' }), metrics, minRetentionDays: config.KAFKA_RETENTION_DAYS + config.REDRIVE_WINDOW_DAYS }), ...createActivities({ db, warehouse: createWarehouseClient(config.WAREHOUSE_URL, {
         breaker: {
           failures: config.WAREHOUSE_BREAKER_FAILURES,
@@ -237,7 +237,7 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
     })), logger, signal, permanent);
     stops.push({ name: 'bridge Temporal connection', stop: () => bridgeConnection.close() });
     // With tracing, signal-with-start carries the record's span context to the workflow (its start and signal headers).
-    const bridgeClient = new Client({ connection: bridgeConnection, namespace: config.TEMPORAL_NAMESPACE, ...(tracing ? { interceptors: { workflow: tracing.clientInterceptors() } } : {}) });
+    const bridgeClient = temporalClient(config, bridgeConnection, tracing ? { interceptors: { workflow: tracing.clientInterceptors() } } : {});
     bridge = createBridge({
       kafka,
       senderKafka,
@@ -253,6 +253,7 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
       sessionTimeoutMs: config.BRIDGE_SESSION_TIMEOUT_MS,
       retry: opts.bridgeRetry,
       tracer: tracing?.tracer,
+      dlqEncryption: config.payloadEncryption,
     });
     opts.onBridge?.(bridge);
     const b = bridge;

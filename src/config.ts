@@ -7,6 +7,7 @@ import { accessSync, constants, existsSync, readFileSync, statSync } from 'node:
 import { createRequire } from 'node:module';
 import { isAbsolute, join } from 'node:path';
 import { z } from 'zod';
+import { parseKeyList, PayloadKeys } from './codec/keys.js';
 
 const port = z.coerce.number({ invalid_type_error: 'a port number 0–65535' }).int('a port number 0–65535').min(0, 'a port number 0–65535').max(65535, 'a port number 0–65535');
 const positiveInt = z.coerce.number({ invalid_type_error: 'a whole number ≥ 1' }).int('a whole number ≥ 1').min(1, 'a whole number ≥ 1');
@@ -77,7 +78,7 @@ export const KAFKA_SASL_MECHANISMS = ['PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512',
 const orList = (values: readonly string[]) => `${values.slice(0, -1).join(', ')} or ${values.at(-1)}`;
 
 /** Variables whose values are secrets: never repeated in an error message. */
-export const SECRET_VARIABLES: ReadonlySet<string> = new Set(['KAFKA_SASL_PASSWORD', 'OTEL_EXPORTER_OTLP_HEADERS', 'OTEL_EXPORTER_OTLP_TRACES_HEADERS']);
+export const SECRET_VARIABLES: ReadonlySet<string> = new Set(['KAFKA_SASL_PASSWORD', 'PAYLOAD_ENCRYPTION_KEYS', 'CODEC_SERVER_TOKEN', 'OTEL_EXPORTER_OTLP_HEADERS', 'OTEL_EXPORTER_OTLP_TRACES_HEADERS']);
 /** Variables whose values are URLs that may carry a password: repeated with the password masked. */
 const URL_WITH_PASSWORD: ReadonlySet<string> = new Set(['DATABASE_URL', 'DATABASE_MIGRATION_URL']);
 
@@ -314,6 +315,37 @@ export const configSchema = {
   LEDGER_PRUNE_BATCH: z.coerce.number({ invalid_type_error: 'a whole number 1–10000' }).int('a whole number 1–10000').min(1, 'a whole number 1–10000').max(10_000, 'a whole number 1–10000').default(1000),
   /** Id of the Temporal Schedule that prunes the ledger: one per deployment (namespace and task queue). */
   LEDGER_PRUNE_SCHEDULE_ID: nonEmpty.default('fulfilment-ledger-retention'),
+  /**
+   * Keys that encrypt Temporal payloads and dead-letter values (AES-256-GCM): `keyId:base64` entries of 32-byte keys,
+   * comma-separated (e.g. `k2:<openssl rand -base64 32>,k1:...`). Unset (and no _FILE): nothing is encrypted.
+   */
+  PAYLOAD_ENCRYPTION_KEYS: z
+    .string()
+    .optional()
+    // Parsed from the environment into Config.payloadEncryption (loadConfig); the configuration never holds the text.
+    .transform((v) => (v === undefined ? undefined : '(hidden: see payloadEncryption)')),
+  /** File holding the same list (a mounted secret), entries separated by commas or new lines. */
+  PAYLOAD_ENCRYPTION_KEYS_FILE: readableFile().optional(),
+  /** The key new payloads are encrypted with (rotation: add the new key, point this at it). Default: the first key. */
+  PAYLOAD_ENCRYPTION_KEY_ID: nonEmpty.optional(),
+  /** Port `fulfilment codec-server` listens on (0: any free port). */
+  CODEC_SERVER_PORT: port.default(8888),
+  /** Interface `fulfilment codec-server` listens on (0.0.0.0 in containers). */
+  CODEC_SERVER_HOST: nonEmpty.default('127.0.0.1'),
+  /** Bearer token every /encode and /decode request to the codec server must carry; or CODEC_SERVER_TOKEN_FILE. */
+  CODEC_SERVER_TOKEN: z.string().trim().min(16, 'a token of at least 16 characters (e.g. openssl rand -hex 32)').optional(),
+  /** File holding the codec server's token (a mounted secret); one trailing newline is ignored. */
+  CODEC_SERVER_TOKEN_FILE: readableFile()
+    .refine((path) => readFileSync(path, 'utf8').trim().length >= 16, 'a file holding a token of at least 16 characters')
+    .optional(),
+  /**
+   * Comma-separated origins (scheme://host[:port]) whose pages may call the codec server (CORS): the Temporal Web
+   * UI's. Default: the origin of TEMPORAL_UI_URL.
+   */
+  CODEC_SERVER_CORS_ORIGINS: nonEmpty
+    .transform((v) => v.split(',').map((o) => o.trim()).filter((o) => o !== ''))
+    .pipe(z.array(z.string().refine(isOrigin, 'origins such as https://temporal-ui.example.com or http://127.0.0.1:8233 (scheme, host and port only, no path)')).min(1))
+    .optional(),
   /** pino log level. */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   // ---- Tracing: OpenTelemetry's standard variables (src/tracing/). Off unless OTEL_TRACES_EXPORTER or an OTLP
@@ -361,6 +393,8 @@ export type Config = Omit<{ [K in keyof typeof configSchema]: z.output<(typeof c
   DATABASE_MIGRATION_URL: string | undefined;
   /** How to reach Temporal: TEMPORAL_* variables over the envconfig profile; src/temporal.ts turns it into connection options. */
   temporal: TemporalSettings;
+  /** The payload encryption keys (PAYLOAD_ENCRYPTION_KEYS or _FILE, PAYLOAD_ENCRYPTION_KEY_ID); undefined: encryption off. */
+  payloadEncryption: PayloadKeys | undefined;
 };
 
 /** The variables every Kafka client is built from (src/kafka/client.ts createKafka). */
@@ -428,13 +462,57 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     out.TEMPORAL_NAMESPACE = temporal.namespace;
     out.temporal = temporal;
   }
+  out.payloadEncryption = payloadKeys(env, out as Partial<Config>, problems);
   if (problems.length > 0) throw new ConfigError(`Bad configuration:\n  ${problems.join('\n  ')}`);
   return out as Config;
 }
 
+/** An origin as browsers send it: scheme, host and port, nothing else. */
+function isOrigin(value: string): boolean {
+  try {
+    const u = new URL(value);
+    return (u.protocol === 'http:' || u.protocol === 'https:') && u.origin === value.replace(/\/$/, '');
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The payload encryption keys from PAYLOAD_ENCRYPTION_KEYS or PAYLOAD_ENCRYPTION_KEYS_FILE (one of them) and the
+ * current key id; undefined when neither is set. Problems name the variable, the entry and the key id, never a key.
+ */
+function payloadKeys(env: NodeJS.ProcessEnv, c: Partial<Config>, problems: string[]): PayloadKeys | undefined {
+  const inline = (env.PAYLOAD_ENCRYPTION_KEYS ?? '') !== '';
+  const file = c.PAYLOAD_ENCRYPTION_KEYS_FILE;
+  if (inline && (file !== undefined || (env.PAYLOAD_ENCRYPTION_KEYS_FILE ?? '') !== '')) {
+    problems.push('PAYLOAD_ENCRYPTION_KEYS and PAYLOAD_ENCRYPTION_KEYS_FILE are both set: expected one of them');
+    return undefined;
+  }
+  if (!inline && file === undefined) {
+    if (c.PAYLOAD_ENCRYPTION_KEY_ID !== undefined) problems.push('PAYLOAD_ENCRYPTION_KEY_ID is set, but there are no keys: set PAYLOAD_ENCRYPTION_KEYS (or PAYLOAD_ENCRYPTION_KEYS_FILE) too');
+    return undefined;
+  }
+  const source = inline ? 'PAYLOAD_ENCRYPTION_KEYS' : 'PAYLOAD_ENCRYPTION_KEYS_FILE';
+  const { keys, problems: bad } = parseKeyList(inline ? env.PAYLOAD_ENCRYPTION_KEYS! : readFileSync(file!, 'utf8'));
+  const where = inline ? 'PAYLOAD_ENCRYPTION_KEYS=(hidden)' : `PAYLOAD_ENCRYPTION_KEYS_FILE=${JSON.stringify(file)}`;
+  if (bad.length > 0) {
+    problems.push(`${where} is invalid: expected comma-separated keyId:base64-key entries; ${bad.join('; ')}`);
+    return undefined;
+  }
+  const current = c.PAYLOAD_ENCRYPTION_KEY_ID ?? [...keys.keys()][0]!;
+  if (!keys.has(current)) {
+    problems.push(`PAYLOAD_ENCRYPTION_KEY_ID=${JSON.stringify(current)} is invalid: expected one of the key ids in ${source} (${[...keys.keys()].join(', ')})`);
+    return undefined;
+  }
+  return new PayloadKeys(keys, current, source);
+}
+
 /** Rules over several variables, checked when each of the variables involved is valid on its own. */
 function crossFieldProblems(c: Partial<Config>, invalid: ReadonlySet<string>): string[] {
-  return [...databaseProblems(c), ...ledgerRetentionProblems(c), ...kafkaSecurityProblems(c, invalid), ...tracingProblems(c)];
+  const codecToken = c.CODEC_SERVER_TOKEN !== undefined || invalid.has('CODEC_SERVER_TOKEN');
+  const codecTokenFile = c.CODEC_SERVER_TOKEN_FILE !== undefined || invalid.has('CODEC_SERVER_TOKEN_FILE');
+  const codec = codecToken && codecTokenFile ? ['CODEC_SERVER_TOKEN and CODEC_SERVER_TOKEN_FILE are both set: expected one of them'] : [];
+  return [...databaseProblems(c), ...ledgerRetentionProblems(c), ...kafkaSecurityProblems(c, invalid), ...tracingProblems(c), ...codec];
 }
 
 /** The Kafka security variables must describe one coherent connection: nothing set that the protocol ignores. */

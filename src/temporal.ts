@@ -2,10 +2,13 @@
  * Temporal connections and the workflow bundle. Every connection to Temporal — the worker's NativeConnection, the
  * client's and the bridge's Connection, each CLI command, the bench and the tests — takes its options from
  * temporalConnectionOptions, so TLS, mTLS, the API key and gRPC metadata apply to all of them alike. The workflow
- * bundle is built once per process and reused.
+ * bundle is built once per process and reused. Every Client and the worker take their data converter from
+ * dataConverter: with PAYLOAD_ENCRYPTION_KEYS set, payloads are encrypted (src/codec/payload-codec.ts).
  */
 import { fileURLToPath } from 'node:url';
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, type ClientOptions } from '@temporalio/client';
+import type { DataConverter } from '@temporalio/common';
+import { EncryptionCodec } from './codec/payload-codec.js';
 import { DefaultLogger, NativeConnection, Runtime, bundleWorkflowCode, type LogLevel, type ReplayWorkerOptions, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { Config, TemporalTls } from './config.js';
 import type { Logger } from './log.js';
@@ -48,9 +51,11 @@ export type WorkflowCodeOptions = Pick<ReplayWorkerOptions, 'workflowBundle' | '
  * whatever shapes how the workflow code runs or reads its payloads (interceptors, sinks, data converter, plugins)
  * belong here, in one place, so a replay decides exactly as the worker does.
  */
-export async function workflowCodeOptions(opts: { workflowsPath?: string; tracing?: Tracing } = {}): Promise<WorkflowCodeOptions> {
+export async function workflowCodeOptions(opts: { config?: Pick<Config, 'payloadEncryption'>; workflowsPath?: string; tracing?: Tracing } = {}): Promise<WorkflowCodeOptions> {
   const { tracing } = opts;
+  const converter = opts.config ? dataConverter(opts.config) : undefined;
   return {
+    ...(converter ? { dataConverter: converter } : {}),
     workflowBundle: await workflowBundle({ ...(opts.workflowsPath ? { workflowsPath: opts.workflowsPath } : {}), tracing: tracing !== undefined }),
     // Tracing: RunActivity spans (children of the workflow's StartActivity) and the sink the workflow spans leave by.
     ...(tracing ? { interceptors: tracing.workerInterceptors(), sinks: tracing.workerSinks() } : {}),
@@ -133,10 +138,33 @@ export async function connectNative(config: Pick<Config, 'temporal'>): Promise<N
   }
 }
 
+/** What a Client or Worker needs of the configuration: the connection settings and the payload keys. */
+export type TemporalClientConfig = Pick<Config, 'temporal' | 'payloadEncryption'>;
+
+const converters = new WeakMap<object, DataConverter>();
+
+/**
+ * The data converter of every Client, the worker and the replayer: the default payload converter and, when
+ * payload encryption keys are configured, the encryption codec (undefined otherwise: the SDK's default). One per
+ * key set, so all clients of a process share it.
+ */
+export function dataConverter(config: Pick<Config, 'payloadEncryption'>): DataConverter | undefined {
+  const keys = config.payloadEncryption;
+  if (!keys) return undefined;
+  let converter = converters.get(keys);
+  if (!converter) converters.set(keys, (converter = { payloadCodecs: [new EncryptionCodec(keys)] }));
+  return converter;
+}
+
+/** A Client on `connection` for the configured namespace, with the configured data converter. */
+export function temporalClient(config: TemporalClientConfig, connection: Connection, extra: Pick<ClientOptions, 'interceptors'> = {}): Client {
+  const converter = dataConverter(config);
+  return new Client({ connection, namespace: config.temporal.namespace, ...extra, ...(converter ? { dataConverter: converter } : {}) });
+}
+
 /** A client on a connection of its own, to the configured namespace; close it with `client.connection.close()`. */
-export async function connectClient(config: Pick<Config, 'temporal'>, extra: Omit<ClientConnectionOptions, keyof TemporalConnectionOptions> = {}): Promise<Client> {
-  const connection = await connectTemporal(config, extra);
-  return new Client({ connection, namespace: config.temporal.namespace });
+export async function connectClient(config: TemporalClientConfig, extra: Omit<ClientConnectionOptions, keyof TemporalConnectionOptions> = {}): Promise<Client> {
+  return temporalClient(config, await connectTemporal(config, extra));
 }
 
 // What grpc-js (Node's OpenSSL) and the Rust core (rustls, tonic) say, found by trying each case against a TLS

@@ -17,6 +17,7 @@ import { createSender } from '../kafka/sender.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import { BRIDGE_RETRY, type TransientRetry } from '../retry-policies.js';
+import type { PayloadKeys } from '../codec/keys.js';
 import { BackoffGate, DelaySequence } from './backoff-gate.js';
 import type { OrderStarter } from './order-starter.js';
 import { PartitionRun } from './partition-run.js';
@@ -57,6 +58,8 @@ export interface BridgeOptions {
   commitIntervalMs?: number;
   /** Tracing on: each record runs in a `kafka.record <type>` span (src/tracing/record-span.ts). */
   tracer?: Tracer;
+  /** Keys that encrypt dead-letter values (PAYLOAD_ENCRYPTION_KEYS); unset: values are kept as they came. */
+  dlqEncryption?: PayloadKeys;
 }
 
 /** What a bridge reports as it runs (tests and tools watch it; nothing in the bridge depends on listeners). */
@@ -94,6 +97,7 @@ export function createBridge(opts: BridgeOptions): Bridge {
     hint: new LRUCache<string, true>({ max: opts.dedupeHintSize ?? 10_000 }),
     sender,
     dlqTopic: opts.dlqTopic,
+    dlqEncryption: opts.dlqEncryption,
     group: groupId,
     metrics,
     log,

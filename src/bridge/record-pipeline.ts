@@ -15,6 +15,7 @@
  */
 import { parseRecord } from '../events/envelope.js';
 import { PermanentError } from '../errors.js';
+import type { PayloadKeys } from '../codec/keys.js';
 import { carryForward, publishDeadLetter, redriveHistory, withoutRedriveCount, type DeadLetter } from '../dlq/dead-letter.js';
 import type { ConsumedRecord, RecordSender } from '../kafka/records.js';
 import type { Logger } from '../log.js';
@@ -48,6 +49,8 @@ export interface PipelineDeps {
   hint: DedupeHint;
   sender: RecordSender;
   dlqTopic: string;
+  /** Keys that encrypt dead-letter values; undefined: kept as they came. */
+  dlqEncryption?: PayloadKeys;
   group: string;
   metrics: Metrics;
   log: Logger;
@@ -189,7 +192,7 @@ export async function deadLetter(
     lastFailureAt: new Date(),
     stage: 'edge',
   };
-  const form = await ctx.gates.deadLetter.run(() => publishDeadLetter(deps.sender, deps.dlqTopic, d), ctx.signal);
+  const form = await ctx.gates.deadLetter.run(() => publishDeadLetter(deps.sender, deps.dlqTopic, d, deps.dlqEncryption), ctx.signal);
   if (form !== 'whole') {
     deps.metrics.failures.inc({ operation: 'dead-letter', error_class: 'DeadLetterTooLarge' });
     deps.log.warn({ partition: r.partition, offset: r.record.offset, form, bytes: r.record.value?.length ?? 0 }, 'dead letter did not fit the DLQ topic; written without its value (size and SHA-256 kept)');

@@ -65,6 +65,8 @@ All commands:
   workflow export   write a run's history as JSON into test/histories/ (the replay gate), or --out
   lag               records behind and age of the oldest uncommitted record per group and partition (--group, --json)
   lag-exporter      serve that lag as Prometheus metrics on LAG_EXPORTER_PORT
+  codec-server      serve the payload codec (POST /decode, /encode) for the Temporal Web UI and temporal --codec-endpoint:
+                    PAYLOAD_ENCRYPTION_KEYS, bearer token CODEC_SERVER_TOKEN, CORS for CODEC_SERVER_CORS_ORIGINS
   provision         create the Kafka topics, register the Temporal search attributes, apply the migrations as
                     DATABASE_MIGRATION_URL and grant the runtime role (DATABASE_URL); idempotent (--only kafka,...)
 
@@ -286,6 +288,18 @@ export function buildProgram(out: Output, run: (work: (ctx: CliContext) => Promi
       await run(async (ctx) => {
         const { lagExporter } = await import('./lag.js');
         return lagExporter(ctx, { groups: flags.group, topic: flags.topic });
+      }, logLevel());
+    });
+
+  program
+    .command('codec-server')
+    .description('serve the payload codec the Temporal Web UI and `temporal --codec-endpoint` call (POST /decode, /encode) with the configured PAYLOAD_ENCRYPTION_KEYS, on CODEC_SERVER_HOST:CODEC_SERVER_PORT; every request needs Authorization: Bearer <CODEC_SERVER_TOKEN>; runs until interrupted')
+    .option('--port <port>', 'port to listen on (default CODEC_SERVER_PORT, 8888; 0: any free port)', arg.wholeNumber(0))
+    .action(async (flags: { port?: number }) => {
+      if (flags.port !== undefined && flags.port > 65535) throw new UsageError(`--port: expected a port number 0–65535, got ${flags.port}`);
+      await run(async (ctx) => {
+        const { codecServerCommand } = await import('../codec/command.js');
+        return codecServerCommand(ctx, { port: flags.port });
       }, logLevel());
     });
 

@@ -12,8 +12,15 @@
  * forms, which drop the other original headers; a record that had none gets the trace it was being processed in
  * (the bridge's `kafka.record` span, the worker's activity span) when tracing is on, so the dead letter can be
  * found from its trace and the other way round.
+ *
+ * With payload encryption keys configured (PAYLOAD_ENCRYPTION_KEYS), the value is written encrypted with the current
+ * key (AES-256-GCM, src/codec/cipher.ts), flagged by `dlq-value-encryption: aes-256-gcm` and `dlq-value-key-id`;
+ * the CLI decrypts it with any configured key (decryptDeadLetterValue). The headers stay in clear: they carry ids,
+ * not customer data. The size and SHA-256 of a reduced dead letter are those of the original value.
  */
 import { createHash } from 'node:crypto';
+import { CIPHER_NAME, open, seal } from '../codec/cipher.js';
+import type { PayloadKeys } from '../codec/keys.js';
 import { headerString } from '../events/envelope.js';
 import { DependencyUnavailableError } from '../errors.js';
 import { kafkaErrorType, type OutgoingRecord, type RecordHeaders, type RecordSender } from '../kafka/records.js';
@@ -42,6 +49,9 @@ export const DLQ_HEADERS = {
   valueSha256: 'dlq-value-sha256',
   /** Present (`true`) when the original headers were dropped to make the dead letter fit. */
   headersOmitted: 'dlq-original-headers-omitted',
+  /** Present (`aes-256-gcm`) when the value is encrypted; `dlq-value-key-id` names the key. */
+  valueEncryption: 'dlq-value-encryption',
+  valueKeyId: 'dlq-value-key-id',
 } as const;
 
 /** Where the failed record came from. */
@@ -132,12 +142,34 @@ function traceContext(headers: RecordHeaders | undefined): RecordHeaders {
 }
 
 /**
- * The dead letter as written first: original key, value and headers (a record's own `traceparent` among them, as it
- * was), the current trace when the record had no `traceparent`, plus the contract headers.
+ * The dead letter as written first: original key, value (encrypted when `encryption` is given) and headers (a
+ * record's own `traceparent` among them, as it was), the current trace when the record had no `traceparent`, plus
+ * the contract headers.
  */
-export function deadLetterMessage(d: DeadLetter): OutgoingRecord {
+export function deadLetterMessage(d: DeadLetter, encryption?: PayloadKeys): OutgoingRecord {
   const added = d.headers?.[TRACEPARENT] === undefined ? traceContext(d.headers) : {};
-  return { key: d.key, value: d.value, headers: { ...(d.headers ?? {}), ...added, ...contractHeaders(d, 2000) } };
+  const headers = { ...(d.headers ?? {}), ...added, ...contractHeaders(d, 2000) };
+  if (!encryption || d.value === null) return { key: d.key, value: d.value, headers };
+  const { keyId, data } = seal(encryption, Buffer.isBuffer(d.value) ? d.value : Buffer.from(d.value), 'dlq-value');
+  return { key: d.key, value: data, headers: { ...headers, [DLQ_HEADERS.valueEncryption]: CIPHER_NAME, [DLQ_HEADERS.valueKeyId]: keyId } };
+}
+
+/**
+ * A dead letter's value in clear: decrypted with the key its `dlq-value-key-id` names when it is encrypted, as it is
+ * otherwise. `what` names the dead letter in errors (UnknownKeyError, DecryptionError: which key id, which keys).
+ */
+export function decryptDeadLetterValue(
+  value: Buffer | null,
+  headers: RecordHeaders | undefined,
+  keys: PayloadKeys | undefined,
+  what: string,
+): Buffer | null {
+  const cipher = headerString(headers, DLQ_HEADERS.valueEncryption);
+  if (cipher === undefined || value === null) return value;
+  if (cipher !== CIPHER_NAME) throw new Error(`${what} is encrypted with ${JSON.stringify(cipher)}, which this version cannot decrypt (it knows ${CIPHER_NAME})`);
+  const keyId = headerString(headers, DLQ_HEADERS.valueKeyId);
+  if (!keyId) throw new Error(`${what} is encrypted (${DLQ_HEADERS.valueEncryption}: ${cipher}) but has no ${DLQ_HEADERS.valueKeyId} header: cannot tell which key decrypts it`);
+  return open(keys, keyId, value, 'dlq-value', what);
 }
 
 function headerBytes(headers: RecordHeaders | undefined): number {
@@ -179,9 +211,9 @@ export type DeadLetterForm = 'whole' | 'value-omitted' | 'value-and-headers-omit
  * Writes one dead letter, acknowledged by all in-sync replicas. A broker refusal of the record itself is met by
  * writing it again reduced; any other failure is a DependencyUnavailableError (retry with backoff).
  */
-export async function publishDeadLetter(sender: RecordSender, dlqTopic: string, d: DeadLetter): Promise<DeadLetterForm> {
+export async function publishDeadLetter(sender: RecordSender, dlqTopic: string, d: DeadLetter, encryption?: PayloadKeys): Promise<DeadLetterForm> {
   const attempts: [DeadLetterForm, () => OutgoingRecord][] = [
-    ['whole', () => deadLetterMessage(d)],
+    ['whole', () => deadLetterMessage(d, encryption)],
     ['value-omitted', () => reducedDeadLetterMessage(d, true)],
     ['value-and-headers-omitted', () => reducedDeadLetterMessage(d, false)],
   ];

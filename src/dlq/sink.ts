@@ -3,13 +3,15 @@
  * is down and only an event that must be dead-lettered waits for it (its activity retries).
  */
 import type { DeadLetterSink } from '../../activities/index.js';
+import type { PayloadKeys } from '../codec/keys.js';
 import type { ConnectedSender } from '../kafka/sender.js';
 import { publishDeadLetter } from './dead-letter.js';
 
-export function createDeadLetterSink(sender: ConnectedSender, dlqTopic: string, group: string): DeadLetterSink & { close(): Promise<void> } {
+/** With `encryption`, dead-letter values are encrypted with its current key (dead-letter.ts). */
+export function createDeadLetterSink(sender: ConnectedSender, dlqTopic: string, group: string, encryption?: PayloadKeys): DeadLetterSink & { close(): Promise<void> } {
   return {
     group,
-    publish: (d) => publishDeadLetter(sender, dlqTopic, d),
+    publish: (d) => publishDeadLetter(sender, dlqTopic, d, encryption),
     close: () => sender.disconnect(),
   };
 }

@@ -1,5 +1,5 @@
 /** The dead-letter contract: what a dead letter carries, how it is reduced to fit, and how it is written. */
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import {
   DLQ_HEADERS,
@@ -9,6 +9,7 @@ import {
   reducedDeadLetterMessage,
   type DeadLetter,
 } from '../../src/dlq/dead-letter.js';
+import { loadConfig } from '../../src/config.js';
 import { DependencyUnavailableError, TransientError } from '../../src/errors.js';
 
 type Written = ReturnType<typeof deadLetterMessage>;
@@ -96,10 +97,15 @@ describe('deadLetterMessage (the dead letter as first written)', () => {
     }
   });
 
-  it('every contract header is a dlq-* name, and the whole and reduced forms together carry all of them', () => {
+  it('every contract header is a dlq-* name, and the whole (clear and encrypted) and reduced forms together carry all of them', () => {
     for (const name of contractNames) expect(name).toMatch(/^dlq-[a-z0-9-]+$/);
     const d = letter({ headers: { big: 'x'.repeat(20_000) } });
-    const seen = new Set([...contractOnly(deadLetterMessage(d).headers), ...contractOnly(reducedDeadLetterMessage(d, true).headers)]);
+    const keys = loadConfig({ PAYLOAD_ENCRYPTION_KEYS: `k1:${randomBytes(32).toString('base64')}` }).payloadEncryption;
+    const seen = new Set([
+      ...contractOnly(deadLetterMessage(d).headers),
+      ...contractOnly(deadLetterMessage(d, keys).headers),
+      ...contractOnly(reducedDeadLetterMessage(d, true).headers),
+    ]);
     expect([...seen].sort()).toEqual([...contractNames].sort());
   });
 

@@ -3,7 +3,12 @@
  * consumer group that never commits reads up to them, and the group is deleted afterwards
  * (src/kafka/topic-reader.ts).
  * Records come back in (partition, offset) order, so listings and pages are stable.
+ * Encrypted values (src/dlq/dead-letter.ts) come back decrypted with `encryption`'s keys; one that none of them
+ * decrypts fails the read, naming the record and the key id.
  */
+import type { PayloadKeys } from '../../codec/keys.js';
+import { decryptDeadLetterValue, DLQ_HEADERS } from '../../dlq/dead-letter.js';
+import { headerString } from '../../events/envelope.js';
 import { withAdmin } from '../../kafka/admin.js';
 import type { Kafka } from '../../kafka/client.js';
 import type { OffsetRange } from '../../kafka/topic-reader.js';
@@ -22,6 +27,8 @@ export interface DlqReadOptions {
   keep?: (record: DlqRecord) => boolean;
   /** Hold records without their values (`value` is null): for commands that read only headers. */
   headersOnly?: boolean;
+  /** The keys that decrypt encrypted values (config.payloadEncryption); needed only when values are read. */
+  encryption?: PayloadKeys;
 }
 
 export interface DlqReadResult {
@@ -71,6 +78,11 @@ export async function readDlq(opts: DlqReadOptions): Promise<DlqReadResult> {
         headers: r.headers ?? {},
       };
       if (wanted && !wanted.has(formatPosition(partition, r.offset))) return;
+      if (record.value !== null) {
+        const keyId = headerString(record.headers, DLQ_HEADERS.valueKeyId);
+        record.value = decryptDeadLetterValue(record.value, record.headers, opts.encryption, `dead letter ${formatPosition(partition, r.offset)} of ${opts.topic}`);
+        if (keyId !== undefined) record.decryptedWith = keyId;
+      }
       scanned += 1;
       if (!opts.keep || opts.keep(record)) records.push(record);
     },

@@ -14,8 +14,11 @@ export interface DlqRecord {
   /** When the record was written to the DLQ, ms since the epoch (Kafka record timestamp). */
   timestamp: string;
   key: Buffer | null;
+  /** In clear: decrypted by the reader when it was stored encrypted. */
   value: Buffer | null;
   headers: RecordHeaders;
+  /** The key id the value was decrypted with, when it was stored encrypted (reader.ts). */
+  decryptedWith?: string;
 }
 
 export interface DlqSummary {

@@ -21,6 +21,7 @@
  * - the run ends with one audit line on stderr (audit.ts), whatever happened.
  */
 import { classify, type Classified } from '../../bridge/record-pipeline.js';
+import type { PayloadKeys } from '../../codec/keys.js';
 import { DLQ_HEADERS, redriveHistoryHeaders, type RedriveHistory } from '../../dlq/dead-letter.js';
 import { MalformedEventError } from '../../errors.js';
 import { withAdmin } from '../../kafka/admin.js';
@@ -218,7 +219,8 @@ async function run(ctx: CliContext, opts: DlqRedriveOptions, p: RunPlan): Promis
   const { config, out } = ctx;
   const { rate, dryRun, force, again, target, result } = p;
   const kafka = cliKafka(ctx);
-  const read = { kafka, topic: config.DLQ_TOPIC, clientId: `${config.KAFKA_CLIENT_ID}-cli` };
+  // Values come back decrypted (reader.ts): a redriven record carries the original bytes.
+  const read = { kafka, topic: config.DLQ_TOPIC, clientId: `${config.KAFKA_CLIENT_ID}-cli`, encryption: config.payloadEncryption };
   const ledger = await readLedger(kafka, p.ledgerTopic, read.clientId);
   const recorded = (g: DeadLetterCopies) => (again ? undefined : ledger.get(ledgerKey(g.deadLetter)));
   const groups = opts.ids?.length
@@ -329,7 +331,7 @@ function stepOf(g: DeadLetterCopies, recorded: LedgerEntry | undefined, target: 
  * that may be sent).
  */
 async function selectGroups(
-  read: { kafka: Kafka; topic: string; clientId: string },
+  read: { kafka: Kafka; topic: string; clientId: string; encryption: PayloadKeys | undefined },
   filter: DlqFilter | undefined,
   needsValue: (g: DeadLetterCopies) => boolean,
 ): Promise<DeadLetterCopies[]> {

@@ -40,13 +40,15 @@ export interface DlqShowResult {
   firstWritten: string;
   /** Positions of the other copies, in DLQ order. */
   copyPositions: string[];
+  /** The key id the value was stored encrypted with (shown decrypted), or null when it was stored in clear. */
+  decryptedWith: string | null;
 }
 
 export async function dlqShow(ctx: CliContext, opts: DlqShowOptions): Promise<DlqShowResult> {
   const { config, out } = ctx;
   const redactor = new Redactor(opts.redactFields ?? DEFAULT_REDACT_FIELDS);
   const reveal = opts.reveal ?? false;
-  const { records } = await readDlq({ kafka: cliKafka(ctx), topic: config.DLQ_TOPIC, clientId: `${config.KAFKA_CLIENT_ID}-cli`, positions: [opts.position] });
+  const { records } = await readDlq({ kafka: cliKafka(ctx), topic: config.DLQ_TOPIC, clientId: `${config.KAFKA_CLIENT_ID}-cli`, positions: [opts.position], encryption: config.payloadEncryption });
   const record = records[0]!;
   const position = formatPosition(opts.position.partition, opts.position.offset);
   let firstWritten = position;
@@ -84,6 +86,7 @@ export async function dlqShow(ctx: CliContext, opts: DlqShowOptions): Promise<Dl
     copies: 1 + copyPositions.length,
     firstWritten,
     copyPositions,
+    decryptedWith: record.decryptedWith ?? null,
   };
   if (opts.json) println(out, JSON.stringify(result));
   else for (const line of render(result, redactor)) println(out, line);
@@ -110,7 +113,7 @@ function render(r: DlqShowResult, redactor: Redactor): string[] {
     );
   } else if (p.encoding === 'empty') lines.push('payload  empty (no value)');
   else if (p.encoding === 'bytes') {
-    lines.push(`payload  not JSON, ${p.size} bytes; ${p.truncated ? `first ${PREVIEW_BYTES} shown escaped (--reveal shows all)` : 'shown escaped'}`);
+    lines.push(`payload  not JSON, ${p.size} bytes${stored(r)}; ${p.truncated ? `first ${PREVIEW_BYTES} shown escaped (--reveal shows all)` : 'shown escaped'}`);
     lines.push(`  "${p.preview}${p.truncated ? '…' : ''}"`);
   } else {
     const note = r.revealed
@@ -119,11 +122,14 @@ function render(r: DlqShowResult, redactor: Redactor): string[] {
         ? `values of ${p.redacted.join(', ')} redacted (--reveal shows them)`
         : `nothing to redact (redacting ${redactor.fieldNames.join(', ')})`;
     const form = first(DLQ_HEADERS.valueForm) === 'validated-event' ? ' (the event as validated, re-encoded by the workflow)' : '';
-    lines.push(`payload  JSON, ${p.size} bytes${form}; ${note}`);
+    lines.push(`payload  JSON, ${p.size} bytes${form}${stored(r)}; ${note}`);
     for (const l of JSON.stringify(p.value, null, 2).split('\n')) lines.push(`  ${l}`);
   }
   return lines;
 }
+
+/** How the value was stored, when encrypted. */
+const stored = (r: DlqShowResult) => (r.decryptedWith === null ? '' : ` (stored encrypted with key ${r.decryptedWith}, decrypted)`);
 
 /** `2 of origin orders 1:7: 0:3 (first written: list and redrive use it), 0:5 (this one)`. */
 function copiesLine(r: DlqShowResult): string {

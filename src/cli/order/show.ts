@@ -240,6 +240,7 @@ async function readDeadLetters(ctx: CliContext, tenantId: string, orderId: strin
     topic: config.DLQ_TOPIC,
     clientId: `${config.KAFKA_CLIENT_ID}-cli`,
     keep: (r) => isFor(r, tenantId, orderId),
+    encryption: config.payloadEncryption,
   });
   // The value was needed to match; the summary reads only headers.
   return groupCopies(records.map((r) => ({ ...r, value: null }))).map((g) => summarizeCopies(g));

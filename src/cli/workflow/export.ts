@@ -11,6 +11,7 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
+import { decryptPayloadsIn } from '../../codec/payload-codec.js';
 import type { CliContext } from '../context.js';
 import { NotFoundError } from '../errors.js';
 import { println } from '../output.js';
@@ -51,6 +52,8 @@ export async function workflowExport(ctx: CliContext, opts: ExportOptions): Prom
       if (err instanceof WorkflowNotFoundError) throw notFound(opts.workflowId, opts.runId, config.TEMPORAL_NAMESPACE, err);
       throw err;
     });
+    // Encrypted payloads are written decrypted: the replay gate replays without keys (it is a unit test, anyone runs it).
+    decryptPayloadsIn(history, config.payloadEncryption);
     await mkdir(dirname(file), { recursive: true });
     await writeFile(file, `${historyToJSON(history)}\n`, { flag: opts.force ? 'w' : 'wx' }).catch((err: unknown) => {
       if ((err as NodeJS.ErrnoException).code === 'EEXIST') throw new Error(`${shownPath(file)} was created meanwhile and is kept: choose another --out, or --force to replace it`, { cause: err });

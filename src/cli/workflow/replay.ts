@@ -18,6 +18,7 @@ import { historyFromJSON } from '@temporalio/common/lib/proto-utils.js';
 import { DefaultLogger, IllegalStateError, Runtime, Worker, makeTelemetryFilterString, type History } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import type { Logger } from '../../log.js';
+import type { Config } from '../../config.js';
 import { WORKFLOWS_PATH, workflowCodeOptions } from '../../temporal.js';
 import type { CliContext } from '../context.js';
 import { NotFoundError } from '../errors.js';
@@ -65,7 +66,7 @@ export class ReplayDivergedError extends Error {
 export async function workflowReplay(ctx: CliContext, opts: ReplayOptions): Promise<ReplayOutcome> {
   checkReplayOptions(opts);
   const { history, workflowId, runId, running, source } = opts.file !== undefined ? await historyFromFile(opts.file, opts.workflowId) : await historyFromServer(ctx, opts.workflowId!, opts.runId);
-  const outcome = await replayHistory(history, { workflowId, runId, running, source, workflowsPath: opts.workflowsPath, logger: ctx.logger });
+  const outcome = await replayHistory(history, { workflowId, runId, running, source, workflowsPath: opts.workflowsPath, logger: ctx.logger, config: ctx.config });
   if (opts.json) println(ctx.out, JSON.stringify(outcome));
   if (!outcome.deterministic) throw new ReplayDivergedError(outcome);
   if (!opts.json) println(ctx.out, describeSuccess(outcome));
@@ -79,12 +80,12 @@ export async function workflowReplay(ctx: CliContext, opts: ReplayOptions): Prom
  */
 export async function replayHistory(
   history: History | unknown,
-  opts: { workflowId: string; runId?: string | null; running?: boolean | null; source?: string; workflowsPath?: string; logger?: Logger },
+  opts: { workflowId: string; runId?: string | null; running?: boolean | null; source?: string; workflowsPath?: string; logger?: Logger; config?: Pick<Config, 'payloadEncryption'> },
 ): Promise<ReplayOutcome> {
   const decoded = decodeHistory(history);
   quietRuntime(opts.logger);
   const workflowsPath = opts.workflowsPath === undefined ? WORKFLOWS_PATH : resolve(opts.workflowsPath);
-  const code = await workflowCodeOptions({ workflowsPath });
+  const code = await workflowCodeOptions({ workflowsPath, ...(opts.config ? { config: opts.config } : {}) });
   let result: { runId: string; error?: unknown } | undefined;
   for await (const r of Worker.runReplayHistories({ ...code, replayName: 'fulfilment-replay' }, [{ workflowId: opts.workflowId, history: decoded }])) result = r;
   if (!result) throw new Error(`nothing was replayed for ${opts.workflowId}: the SDK returned no result`);

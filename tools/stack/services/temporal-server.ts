@@ -25,6 +25,7 @@ import { stateDir } from '../paths.js';
 import { runWithProgress, waitFor, type DaemonSpec, type PidRecord } from '../proc.js';
 import { goModuleDir, TEMPORAL_SERVER_MODULE, TEMPORAL_SERVER_TAG, temporalCliPath, temporalServerPath, temporalSqlToolPath, temporalUiServerPath } from '../tools.js';
 import { superuserClient } from './postgres.js';
+import { uiCodecEndpoint } from '../ui-codec.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -177,6 +178,7 @@ export function serverConfig(plan: StackPlan): Record<string, unknown> {
 
 function uiConfig(plan: StackPlan): Record<string, unknown> {
   const t = plan.temporal;
+  const codec = uiCodecEndpoint();
   return {
     temporalGrpcAddress: `${t.host}:${t.port}`,
     host: t.ui.host,
@@ -187,6 +189,7 @@ function uiConfig(plan: StackPlan): Record<string, unknown> {
     refreshInterval: '1m',
     notifyOnNewVersion: false,
     auth: { enabled: false },
+    ...(codec ? { codec: { endpoint: codec, includeCredentials: true } } : {}),
   };
 }
 

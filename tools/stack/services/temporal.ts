@@ -14,7 +14,17 @@ import { waitFor } from '../proc.js';
 import { serviceLog, stateDir } from '../paths.js';
 import type { Service } from '../service.js';
 import { temporalCliPath } from '../tools.js';
+import { uiCodecEndpoint } from '../ui-codec.js';
 import { ensureNamespace, kindMismatch, prepareServer, serverRunsUi } from './temporal-server.js';
+
+/** A running dev server started with another codec endpoint than STACK_UI_CODEC_ENDPOINT asks for is restarted. */
+function codecMismatch(rec: { command: string }): string | undefined {
+  if (rec.command.includes('temporal-server')) return undefined; // the UI server's file is rewritten by prepare
+  const running = / --ui-codec-endpoint (\S+)/.exec(rec.command)?.[1];
+  const wanted = uiCodecEndpoint();
+  if (running === wanted) return undefined;
+  return wanted ? `STACK_UI_CODEC_ENDPOINT=${wanted}` : 'STACK_UI_CODEC_ENDPOINT is unset';
+}
 
 async function withConnection<T>(plan: StackPlan, fn: (c: Connection) => Promise<T>): Promise<T> {
   const conn = await connectTemporal({ temporal: plan.temporal.settings }, { connectTimeout: '2s' });
@@ -70,7 +80,7 @@ export const temporalService: Service = {
   stopSignal: 'SIGTERM',
   stopGraceMs: 20_000,
 
-  restartReason: (rec, plan) => kindMismatch(plan, rec),
+  restartReason: (rec, plan) => kindMismatch(plan, rec) ?? (plan.temporal.kind === 'dev' ? codecMismatch(rec) : undefined),
 
   async prepare(plan) {
     if (plan.temporal.kind === 'server') return prepareServer(plan);
@@ -100,6 +110,8 @@ export const temporalService: Service = {
     ];
     // "default" always exists; passing it again is harmless but noisy.
     if (t.namespace !== 'default') args.push('--namespace', t.namespace);
+    const codec = uiCodecEndpoint();
+    if (codec) args.push('--ui-codec-endpoint', codec);
     for (const [k, v] of Object.entries(SEARCH_ATTRIBUTES)) args.push('--search-attribute', `${k}=${v}`);
     return { service: 'temporal', command: cli, args, cwd: dir };
   },
