@@ -6,6 +6,9 @@
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Client } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -144,6 +147,20 @@ describe('encrypted payloads and the codec server', () => {
     console.log(`with a wrong token: exit ${wrong.code}: ${wrong.stderr.trim().split('\n').at(-1)}`);
     expect(wrong.code).not.toBe(0);
     for (const secret of secrets()) expect(wrong.stdout).not.toContain(secret);
+  });
+
+  it('workflow export writes the encrypted history decrypted, so it replays with no key (the replay gate); replay from the server uses the keys', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'codec-export-')), 'history.json');
+    const env = { ...s.env, PAYLOAD_ENCRYPTION_KEYS: `old:${OLD}` };
+    const out = memoryOutput();
+    expect(await runCli(['workflow', 'export', workflowId(), '--out', file], { env, out }), out.stderr).toBe(0);
+    const written = readFileSync(file, 'utf8');
+    expect(written).not.toContain(Buffer.from('binary/encrypted').toString('base64'));
+    const noKey = memoryOutput();
+    expect(await runCli(['workflow', 'replay', '--file', file], { env: s.env, out: noKey }), noKey.stderr).toBe(0);
+    const fromServer = memoryOutput();
+    expect(await runCli(['workflow', 'replay', workflowId()], { env, out: fromServer }), fromServer.stderr).toBe(0);
+    console.log(`exported decrypted and replayed without a key: ${noKey.stdout.trim()}`);
   });
 
   it('the codec server refuses requests without the token or with a wrong one, and answers the Web UI\'s CORS preflight', async () => {
