@@ -5,9 +5,10 @@
  */
 import type { Server } from 'node:http';
 import { Client, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
-import type { Worker } from '@temporalio/worker';
+import type { InjectedSinks, Worker } from '@temporalio/worker';
+import type { OrderSinks, OutcomeReport } from '../workflows/api.js';
 import { Worker as TemporalWorker } from '@temporalio/worker';
-import { createActivities } from '../activities/index.js';
+import { createActivities, createOutcomeReporter } from '../activities/index.js';
 import { createLedgerRetentionActivities } from '../activities/ledger-retention.js';
 import { createBridge, type Bridge, type TransientRetry } from './bridge/bridge.js';
 import { createKafka, permanentKafkaFailure, probeKafka } from './kafka/client.js';
@@ -137,6 +138,7 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
       await probeDb.end();
       throw refused;
     }
+    const reportOutcome = createOutcomeReporter({ logger: logger.child({ component: 'workflow' }), metrics });
     const deadLetters = createDeadLetterSink(createSender(createKafka(config, logger, { clientId: `${config.KAFKA_CLIENT_ID}-worker` })), config.DLQ_TOPIC, config.CONSUMER_GROUP);
     worker = await TemporalWorker.create({
       connection,
@@ -157,6 +159,8 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
       shutdownGraceTime: config.WORKER_SHUTDOWN_GRACE_MS,
       // Cancellation reaches a running activity only through its heartbeat: keep that prompt.
       maxHeartbeatThrottleInterval: '2 seconds',
+      // Outcomes the workflow decides itself (duplicates, stale events), logged and counted outside the history.
+      sinks: { outcomes: { report: { fn: (_info, report: OutcomeReport) => reportOutcome(report), callDuringReplay: false } } } satisfies InjectedSinks<OrderSinks>,
     });
     workerRun = worker.run();
     const w = worker;
