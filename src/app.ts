@@ -161,6 +161,13 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
       maxHeartbeatThrottleInterval: '2 seconds',
       // Outcomes the workflow decides itself (duplicates, stale events), logged and counted outside the history.
       sinks: { outcomes: { report: { fn: (_info, report: OutcomeReport) => reportOutcome(report), callDuringReplay: false } } } satisfies InjectedSinks<OrderSinks>,
+      // Concurrency, cache and pollers: README "Configuration" (WORKER_*), defaults measured there.
+      maxConcurrentWorkflowTaskExecutions: config.WORKER_MAX_CONCURRENT_WORKFLOW_TASKS,
+      maxConcurrentActivityTaskExecutions: config.WORKER_MAX_CONCURRENT_ACTIVITIES,
+      maxConcurrentLocalActivityExecutions: config.WORKER_MAX_CONCURRENT_LOCAL_ACTIVITIES,
+      maxCachedWorkflows: config.WORKER_MAX_CACHED_WORKFLOWS,
+      workflowTaskPollerBehavior: { type: 'simple-maximum', maximum: config.WORKER_WORKFLOW_TASK_POLLERS },
+      activityTaskPollerBehavior: { type: 'simple-maximum', maximum: config.WORKER_ACTIVITY_TASK_POLLERS },
     });
     workerRun = worker.run();
     const w = worker;
