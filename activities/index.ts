@@ -4,13 +4,13 @@
  * the effect second: a concurrent or repeated attempt loses at the claim and reads back the stored truth.
  */
 import { Context } from '@temporalio/activity';
-import { ApplicationFailure } from '@temporalio/common';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { halfJitterGenerator } from 'cockatiel';
 import { SHIPMENT_BACKOFF, type TransientRetry } from '../src/retry-policies.js';
-import { CONSUMER_NAME, ORDER_PLACED, type OrderEvent, type OrderLine, type StoredOrder } from '../workflows/api.js';
+import { CONSUMER_NAME, ORDER_PLACED, type OrderEvent, type OrderLine, type OutcomeReport, type StoredOrder } from '../workflows/api.js';
 import { DependencyUnavailableError, PermanentError } from '../src/errors.js';
 import type { Logger } from '../src/log.js';
-import type { EventOutcome, Metrics } from '../src/metrics.js';
+import type { Metrics } from '../src/metrics.js';
 import { inTenantTransaction, type Db, type Tx } from '../src/store/db.js';
 import {
   readFulfilment,
@@ -60,11 +60,33 @@ export interface RefusedEvent {
   refusedAt: string;
 }
 
-export interface OutcomeReport {
-  event: Pick<OrderEvent, 'eventId' | 'type' | 'tenantId' | 'orderId' | 'orderVersion' | 'correlationId' | 'occurredAt'>;
-  outcome: EventOutcome;
-  layer?: 'workflow' | 'store';
-  detail?: string;
+export type { OutcomeReport } from '../workflows/api.js';
+
+/** What the one shipping activity answers: the warehouse's shipment and the store's row after recording it. */
+export interface RecordedShipment {
+  shipmentId: string;
+  stored: StoredOrder;
+}
+
+/**
+ * Logs an event's outcome and counts it: the `reportOutcome` local activity, the recording activity itself and
+ * the workflow's `outcomes` sink all report through this one function.
+ */
+export function createOutcomeReporter(deps: { logger: Logger; metrics?: Metrics }): (report: OutcomeReport) => void {
+  const { logger, metrics } = deps;
+  return (report) => {
+    const { event, outcome } = report;
+    metrics?.eventsProcessed.inc({ type: event.type, outcome });
+    if (outcome === 'duplicate') metrics?.duplicatesSuppressed.inc({ layer: report.layer ?? 'workflow' });
+    if (outcome === 'applied') {
+      const delay = (Date.now() - Date.parse(event.occurredAt)) / 1000;
+      if (Number.isFinite(delay) && delay >= 0) metrics?.processingDelay.observe({ type: event.type }, delay);
+    }
+    logger.info(
+      { eventId: event.eventId, type: event.type, orderVersion: event.orderVersion, correlationId: event.correlationId, tenantId: event.tenantId, orderId: event.orderId, outcome, detail: report.detail },
+      'order event decided',
+    );
+  };
 }
 
 export { SHIPMENT_BACKOFF } from '../src/retry-policies.js';
@@ -91,9 +113,9 @@ async function permanentAsFailure<T>(work: () => Promise<T>): Promise<T> {
 const ATTEMPT_FIELDS = ['eventId', 'type', 'orderVersion', 'correlationId', 'tenantId', 'orderId', 'key', 'retry'] as const;
 
 /**
- * One log line per attempt of an activity: its attempt number (Temporal's activity info), activity type and
- * workflow id, and whichever of the event's id, type, version and correlation id, tenant and order its input
- * carries (activities that act on an order rather than one event have no event id).
+ * One log line per attempt of an activity (local ones too): its attempt number (Temporal's activity info),
+ * activity type and workflow id, and whichever of the event's id, type, version and correlation id, tenant and
+ * order its input carries (activities that act on an order rather than one event have no event id).
  */
 function attemptFields(input: object): Record<string, unknown> {
   const info = Context.current().info;
@@ -104,6 +126,7 @@ function attemptFields(input: object): Record<string, unknown> {
 
 export function createActivities(deps: ActivityDeps) {
   const { db, warehouse, logger, metrics } = deps;
+  const report = createOutcomeReporter({ logger, metrics });
 
   /** Claim-then-effect for `key`; when already claimed, answers with the stored row as a duplicate. */
   async function claimThen(
@@ -126,49 +149,89 @@ export function createActivities(deps: ActivityDeps) {
     );
   }
 
+  /**
+   * Asks the warehouse to ship, heartbeating while it waits; the key makes a repeat return the first shipment.
+   * A transient failure asks Temporal for a jittered next delay, so orders failing together retry apart.
+   */
+  async function ship(input: ShipInput): Promise<string> {
+    const ctx = Context.current();
+    logger.info(attemptFields(input), 'asking the warehouse to ship');
+    const timer = setInterval(() => ctx.heartbeat(), deps.heartbeatMs ?? 2000);
+    try {
+      const receipt = await permanentAsFailure(() =>
+        warehouse.ship(input.key, input, ctx.cancellationSignal).catch((err: unknown) => {
+          if (!(err instanceof DependencyUnavailableError)) throw err;
+          throw ApplicationFailure.create({
+            message: err.message,
+            type: err.name,
+            nextRetryDelay: jitteredDelayMs(ctx.info.attempt, SHIPMENT_BACKOFF),
+          });
+        }),
+      );
+      if (receipt.status === 'cancelled') {
+        throw ApplicationFailure.nonRetryable(`shipment ${receipt.id} was recalled`, 'ShipmentRecalled');
+      }
+      return receipt.id;
+    } finally {
+      clearInterval(timer);
+    }
+  }
+
+  /** Marks the order shipped (claim `shipped/...` first). A cancelled order is left cancelled and returned as is. */
+  function markShipped(input: { tenantId: string; orderId: string; shipmentId: string }): Promise<StoredOrder> {
+    logger.info({ ...attemptFields(input), shipmentId: input.shipmentId }, 'marking order shipped');
+    return claimThen(input.tenantId, input.orderId, `shipped/${input.tenantId}/${input.orderId}`, (tx) =>
+      recordShipped(tx, input.tenantId, input.orderId, input.shipmentId),
+    );
+  }
+
   return {
-    /** Records a placement or cancellation: claim the event id, compare versions, write the row — one transaction. */
-    async recordOrderEvent(event: OrderEvent): Promise<StoredOrder> {
+    /**
+     * Records a placement or cancellation: claim the event id, compare versions, write the row — one transaction.
+     * With `reportOutcome` (the cheaper order shape, where this runs as a local activity) it then reports the
+     * store's outcome itself, once the transaction committed.
+     */
+    async recordOrderEvent(event: OrderEvent, opts: { reportOutcome?: boolean } = {}): Promise<StoredOrder> {
       logger.info(attemptFields(event), 'recording order event');
-      return claimThen(event.tenantId, event.orderId, event.eventId, (tx) =>
+      const stored = await claimThen(event.tenantId, event.orderId, event.eventId, (tx) =>
         event.type === ORDER_PLACED ? recordPlacement(tx, event, event.data) : recordCancellation(tx, event, event.data),
       );
+      if (opts.reportOutcome) report({ event, outcome: stored.outcome, layer: 'store' });
+      return stored;
+    },
+
+    /** The warehouse call alone (ship above): the shipment of runs from before cheaper-orders. */
+    async shipOrder(input: ShipInput): Promise<string> {
+      return ship(input);
+    },
+
+    /** markShipped above: runs from before cheaper-orders, and a shipment shipAndRecordOrder could not record. */
+    async markOrderShipped(input: { tenantId: string; orderId: string; shipmentId: string }): Promise<StoredOrder> {
+      return markShipped(input);
     },
 
     /**
-     * Asks the warehouse to ship, heartbeating while it waits; the key makes a repeat return the first shipment.
-     * A transient failure asks Temporal for a jittered next delay, so orders failing together retry apart.
+     * The cheaper order shape's shipment: shipOrder, then markOrderShipped, in one activity. A cancellation that
+     * reached the activity before the record leaves the order unrecorded (the workflow records the cancellation and
+     * recalls the shipment). A failure to record after the warehouse shipped is not retried here — the warehouse
+     * policy is bounded and would hold a shipped order as failed — but returned as a non-retryable
+     * `ShipmentUnrecorded` carrying the shipment id, which the workflow records through the store's own policy.
      */
-    async shipOrder(input: ShipInput): Promise<string> {
+    async shipAndRecordOrder(input: ShipInput): Promise<RecordedShipment> {
+      const shipmentId = await ship(input);
       const ctx = Context.current();
-      logger.info(attemptFields(input), 'asking the warehouse to ship');
-      const timer = setInterval(() => ctx.heartbeat(), deps.heartbeatMs ?? 2000);
+      if (ctx.cancellationSignal.aborted) throw new CancelledFailure('the shipment was cancelled before it was recorded');
       try {
-        const receipt = await permanentAsFailure(() =>
-          warehouse.ship(input.key, input, ctx.cancellationSignal).catch((err: unknown) => {
-            if (!(err instanceof DependencyUnavailableError)) throw err;
-            throw ApplicationFailure.create({
-              message: err.message,
-              type: err.name,
-              nextRetryDelay: jitteredDelayMs(ctx.info.attempt, SHIPMENT_BACKOFF),
-            });
-          }),
-        );
-        if (receipt.status === 'cancelled') {
-          throw ApplicationFailure.nonRetryable(`shipment ${receipt.id} was recalled`, 'ShipmentRecalled');
-        }
-        return receipt.id;
-      } finally {
-        clearInterval(timer);
+        return { shipmentId, stored: await markShipped({ tenantId: input.tenantId, orderId: input.orderId, shipmentId }) };
+      } catch (err) {
+        throw ApplicationFailure.create({
+          type: 'ShipmentUnrecorded',
+          message: `shipment ${shipmentId} was made but not recorded: ${(err as Error).message ?? String(err)}`,
+          nonRetryable: true,
+          details: [shipmentId],
+          cause: err instanceof Error ? err : undefined,
+        });
       }
-    },
-
-    /** Marks the order shipped (claim `shipped/...` first). A cancelled order is left cancelled and returned as is. */
-    async markOrderShipped(input: { tenantId: string; orderId: string; shipmentId: string }): Promise<StoredOrder> {
-      logger.info({ ...attemptFields(input), shipmentId: input.shipmentId }, 'marking order shipped');
-      return claimThen(input.tenantId, input.orderId, `shipped/${input.tenantId}/${input.orderId}`, (tx) =>
-        recordShipped(tx, input.tenantId, input.orderId, input.shipmentId),
-      );
     },
 
     /**
@@ -230,16 +293,9 @@ export function createActivities(deps: ActivityDeps) {
       return form;
     },
 
-    /** Local activity: logs an event's outcome as the workflow decided it and counts it. */
-    async reportOutcome(report: OutcomeReport): Promise<void> {
-      const { event, outcome } = report;
-      metrics?.eventsProcessed.inc({ type: event.type, outcome });
-      if (outcome === 'duplicate') metrics?.duplicatesSuppressed.inc({ layer: report.layer ?? 'workflow' });
-      if (outcome === 'applied') {
-        const delay = (Date.now() - Date.parse(event.occurredAt)) / 1000;
-        if (Number.isFinite(delay) && delay >= 0) metrics?.processingDelay.observe({ type: event.type }, delay);
-      }
-      logger.info({ ...attemptFields(event), outcome, detail: report.detail }, 'order event decided');
+    /** Local activity: logs an event's outcome as the workflow decided it and counts it (runs before cheaper-orders). */
+    async reportOutcome(outcome: OutcomeReport): Promise<void> {
+      report(outcome);
     },
   };
 }

@@ -7,7 +7,7 @@ import type { Server } from 'node:http';
 import { type Client, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
 import { Worker as TemporalWorker } from '@temporalio/worker';
-import { createActivities } from '../activities/index.js';
+import { createActivities, createOutcomeReporter } from '../activities/index.js';
 import { createLedgerRetentionActivities } from '../activities/ledger-retention.js';
 import { createBridge, type Bridge, type TransientRetry } from './bridge/bridge.js';
 import { createKafka, permanentKafkaFailure, probeKafka } from './kafka/client.js';
@@ -142,12 +142,13 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
       await probeDb.end();
       throw refused;
     }
+    const reportOutcome = createOutcomeReporter({ logger: logger.child({ component: 'workflow' }), metrics });
     const deadLetters = createDeadLetterSink(createSender(createKafka(config, logger, { clientId: `${config.KAFKA_CLIENT_ID}-worker` })), config.DLQ_TOPIC, config.CONSUMER_GROUP, config.payloadEncryption);
     worker = await TemporalWorker.create({
       connection,
       namespace: config.TEMPORAL_NAMESPACE,
       taskQueue: config.TEMPORAL_TASK_QUEUE,
-      ...(await workflowCodeOptions({ config, ...(tracing ? { tracing } : {}) })),
+      ...(await workflowCodeOptions({ config, reportOutcome, ...(tracing ? { tracing } : {}) })),
       activities: { ...createLedgerRetentionActivities({ db, logger: logger.child({ component: 'activities' }), metrics, minRetentionDays: config.KAFKA_RETENTION_DAYS + config.REDRIVE_WINDOW_DAYS }), ...createActivities({ db, warehouse: createWarehouseClient(config.WAREHOUSE_URL, {
         breaker: {
           failures: config.WAREHOUSE_BREAKER_FAILURES,
@@ -163,6 +164,13 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
       shutdownGraceTime: config.WORKER_SHUTDOWN_GRACE_MS,
       // Cancellation reaches a running activity only through its heartbeat: keep that prompt.
       maxHeartbeatThrottleInterval: '2 seconds',
+      // Concurrency, cache and pollers: README "Configuration" (WORKER_*), defaults measured there.
+      maxConcurrentWorkflowTaskExecutions: config.WORKER_MAX_CONCURRENT_WORKFLOW_TASKS,
+      maxConcurrentActivityTaskExecutions: config.WORKER_MAX_CONCURRENT_ACTIVITIES,
+      maxConcurrentLocalActivityExecutions: config.WORKER_MAX_CONCURRENT_LOCAL_ACTIVITIES,
+      maxCachedWorkflows: config.WORKER_MAX_CACHED_WORKFLOWS,
+      workflowTaskPollerBehavior: { type: 'simple-maximum', maximum: config.WORKER_WORKFLOW_TASK_POLLERS },
+      activityTaskPollerBehavior: { type: 'simple-maximum', maximum: config.WORKER_ACTIVITY_TASK_POLLERS },
     });
     workerRun = worker.run();
     const w = worker;

@@ -11,6 +11,7 @@ import { parseKeyList, PayloadKeys } from './codec/keys.js';
 
 const port = z.coerce.number({ invalid_type_error: 'a port number 0–65535' }).int('a port number 0–65535').min(0, 'a port number 0–65535').max(65535, 'a port number 0–65535');
 const positiveInt = z.coerce.number({ invalid_type_error: 'a whole number ≥ 1' }).int('a whole number ≥ 1').min(1, 'a whole number ≥ 1');
+const atLeastTwo = z.coerce.number({ invalid_type_error: 'a whole number ≥ 2' }).int('a whole number ≥ 2').min(2, 'a whole number ≥ 2');
 const nonEmpty = z.string().trim().min(1);
 
 const url = (protocols: string[]) =>
@@ -303,6 +304,18 @@ export const configSchema = {
   BRIDGE_MAX_BYTES_PER_PARTITION: positiveInt.default(1_048_576),
   /** How long (ms) a stopping worker lets running activities finish before cancelling them. Default 10 s. */
   WORKER_SHUTDOWN_GRACE_MS: z.coerce.number({ invalid_type_error: 'milliseconds ≥ 0' }).int('milliseconds ≥ 0').min(0, 'milliseconds ≥ 0').default(10_000),
+  /** Workflow tasks the worker runs at once (Temporal's maxConcurrentWorkflowTaskExecutions), at least 2. */
+  WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: atLeastTwo.default(40),
+  /** Activities (the shipment, compensation, dead letters, fallbacks of store effects) the worker runs at once. */
+  WORKER_MAX_CONCURRENT_ACTIVITIES: positiveInt.default(100),
+  /** Local activities (the store effects of an order) the worker runs at once. */
+  WORKER_MAX_CONCURRENT_LOCAL_ACTIVITIES: positiveInt.default(100),
+  /** Order workflows kept in the worker's sticky cache (each replayed from its history when evicted); 0 turns it off. */
+  WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number({ invalid_type_error: 'a whole number ≥ 0' }).int('a whole number ≥ 0').min(0, 'a whole number ≥ 0').default(1000),
+  /** Concurrent workflow-task polls, at least 2, at most WORKER_MAX_CONCURRENT_WORKFLOW_TASKS. */
+  WORKER_WORKFLOW_TASK_POLLERS: atLeastTwo.default(10),
+  /** Concurrent activity-task polls, at most WORKER_MAX_CONCURRENT_ACTIVITIES. */
+  WORKER_ACTIVITY_TASK_POLLERS: positiveInt.default(10),
   /** Days the dedupe ledger (processed_events) keeps a row; pruned by the ledger-retention schedule. Default 30. */
   LEDGER_RETENTION_DAYS: positiveInt.default(30),
   /** Days Kafka keeps the orders topic's records: a record can be redelivered that long. Default 7 (Kafka's default). */
@@ -512,7 +525,20 @@ function crossFieldProblems(c: Partial<Config>, invalid: ReadonlySet<string>): s
   const codecToken = c.CODEC_SERVER_TOKEN !== undefined || invalid.has('CODEC_SERVER_TOKEN');
   const codecTokenFile = c.CODEC_SERVER_TOKEN_FILE !== undefined || invalid.has('CODEC_SERVER_TOKEN_FILE');
   const codec = codecToken && codecTokenFile ? ['CODEC_SERVER_TOKEN and CODEC_SERVER_TOKEN_FILE are both set: expected one of them'] : [];
-  return [...databaseProblems(c), ...ledgerRetentionProblems(c), ...kafkaSecurityProblems(c, invalid), ...tracingProblems(c), ...codec];
+  return [...databaseProblems(c), ...ledgerRetentionProblems(c), ...kafkaSecurityProblems(c, invalid), ...tracingProblems(c), ...workerTuningProblems(c), ...codec];
+}
+
+/** The Temporal worker refuses more pollers than task slots; said here, naming both variables. */
+function workerTuningProblems(c: Partial<Config>): string[] {
+  const pairs = [
+    ['WORKER_WORKFLOW_TASK_POLLERS', 'WORKER_MAX_CONCURRENT_WORKFLOW_TASKS'],
+    ['WORKER_ACTIVITY_TASK_POLLERS', 'WORKER_MAX_CONCURRENT_ACTIVITIES'],
+  ] as const;
+  return pairs.flatMap(([pollers, slots]) =>
+    c[pollers] !== undefined && c[slots] !== undefined && c[pollers] > c[slots]
+      ? [`${pollers}=${c[pollers]} is more than ${slots}=${c[slots]}: expected at most ${c[slots]} pollers (a poll needs a free task slot)`]
+      : [],
+  );
 }
 
 /** The Kafka security variables must describe one coherent connection: nothing set that the protocol ignores. */

@@ -53,6 +53,16 @@ export const WAREHOUSE_ACTIVITY = {
 /** Jittered delays of the shipment activity: doubling from `initialDelayMs`, never above `maxDelayMs`. */
 export const SHIPMENT_BACKOFF: TransientRetry = { initialDelayMs: 2_000, maxDelayMs: 60_000 };
 
+/**
+ * Short PostgreSQL effects as local activities (the cheaper order shape): a few quick attempts inside the workflow
+ * task, about 3 s in all; when they give up on a transient failure the effect runs as an activity under
+ * SHORT_EFFECT_ACTIVITY, so a database restart never holds a workflow task open.
+ */
+export const LOCAL_STORE_EFFECT = {
+  startToCloseTimeout: '10 seconds',
+  retry: { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumInterval: '2 seconds', maximumAttempts: 5 },
+} as const;
+
 /** Outcome reporting, a local activity: cheap, a few quick attempts, never holding the order up. */
 export const REPORTING_LOCAL_ACTIVITY = {
   startToCloseTimeout: '5 seconds',

@@ -9,11 +9,12 @@ import { fileURLToPath } from 'node:url';
 import { Client, Connection, type ClientOptions } from '@temporalio/client';
 import type { DataConverter } from '@temporalio/common';
 import { EncryptionCodec } from './codec/payload-codec.js';
-import { DefaultLogger, NativeConnection, Runtime, bundleWorkflowCode, type LogLevel, type ReplayWorkerOptions, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime, bundleWorkflowCode, type InjectedSinks, type LogLevel, type ReplayWorkerOptions, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { Config, TemporalTls } from './config.js';
 import type { Logger } from './log.js';
 import { PermanentStartupError } from './startup.js';
 import type { Tracing } from './tracing/index.js';
+import type { OrderSinks, OutcomeReport } from '../workflows/api.js';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 /** The OpenTelemetry workflow interceptors, in the bundle only when tracing is on. */
@@ -51,14 +52,21 @@ export type WorkflowCodeOptions = Pick<ReplayWorkerOptions, 'workflowBundle' | '
  * whatever shapes how the workflow code runs or reads its payloads (interceptors, sinks, data converter, plugins)
  * belong here, in one place, so a replay decides exactly as the worker does.
  */
-export async function workflowCodeOptions(opts: { config?: Pick<Config, 'payloadEncryption'>; workflowsPath?: string; tracing?: Tracing } = {}): Promise<WorkflowCodeOptions> {
+export async function workflowCodeOptions(
+  opts: { config?: Pick<Config, 'payloadEncryption'>; workflowsPath?: string; tracing?: Tracing; reportOutcome?: (report: OutcomeReport) => void } = {},
+): Promise<WorkflowCodeOptions> {
   const { tracing } = opts;
   const converter = opts.config ? dataConverter(opts.config) : undefined;
+  // Outcomes the workflow decides itself (duplicates, stale events), logged and counted outside the history; never
+  // on replay, so a replay (which passes no reporter) only needs the sink to exist.
+  const report = opts.reportOutcome ?? (() => undefined);
+  const outcomes: InjectedSinks<OrderSinks> = { outcomes: { report: { fn: (_info, r: OutcomeReport) => report(r), callDuringReplay: false } } };
   return {
     ...(converter ? { dataConverter: converter } : {}),
     workflowBundle: await workflowBundle({ ...(opts.workflowsPath ? { workflowsPath: opts.workflowsPath } : {}), tracing: tracing !== undefined }),
     // Tracing: RunActivity spans (children of the workflow's StartActivity) and the sink the workflow spans leave by.
-    ...(tracing ? { interceptors: tracing.workerInterceptors(), sinks: tracing.workerSinks() } : {}),
+    ...(tracing ? { interceptors: tracing.workerInterceptors() } : {}),
+    sinks: { ...outcomes, ...(tracing ? tracing.workerSinks() : {}) },
   };
 }
 

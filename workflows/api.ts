@@ -4,8 +4,9 @@
  * search attributes.
  * Deterministic code only (this file is bundled into the workflow sandbox).
  */
-import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import { defineQuery, defineSignal, defineUpdate, type Sinks } from '@temporalio/workflow';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+import type { EventOutcome } from '../src/metrics.js';
 
 /** Event types the fulfilment consumer acts on; every other type is ignored and counted. */
 export const ORDER_PLACED = 'orders.OrderPlaced';
@@ -73,6 +74,20 @@ export { ID_PATTERN, RETRY_REASON_MAX_LENGTH, retryReasonProblem } from './ident
 /** The ONE definition of an order's workflow id: readable in the Web UI, unique per (tenant, order). */
 export function orderWorkflowId(tenantId: string, orderId: string): string {
   return `order/${tenantId}/${orderId}`;
+}
+
+/**
+ * The order workflow's user metadata, shown by the Web UI and `temporal workflow describe`: a one-line summary, and
+ * details saying which event started it (no customer data: ids, type and version only).
+ */
+export function orderWorkflowMetadata(event: Pick<OrderEvent, 'tenantId' | 'orderId' | 'type' | 'orderVersion' | 'eventId' | 'correlationId'>): { staticSummary: string; staticDetails: string } {
+  return {
+    staticSummary: `order ${event.tenantId}/${event.orderId}`,
+    staticDetails: [
+      `Fulfilment of order \`${event.tenantId}/${event.orderId}\`, one run per order.`,
+      `Started by \`${event.type}\` v${event.orderVersion} (event \`${event.eventId}\`${event.correlationId ? `, correlation \`${event.correlationId}\`` : ''}).`,
+    ].join('\n'),
+  };
 }
 
 /** The warehouse idempotency key of an order's shipment: stable across runs, retries and redeliveries. */
@@ -162,6 +177,22 @@ export interface OrderWorkflowInput {
   settings: OrderWorkflowSettings;
   /** Carried across continue-as-new; absent on the first run. */
   carried?: { state: unknown; inbox: OrderEvent[] };
+}
+
+/** An event's outcome as the workflow reports it for logs and metrics (`outcomes` sink, `reportOutcome`). */
+export interface OutcomeReport {
+  event: Pick<OrderEvent, 'eventId' | 'type' | 'tenantId' | 'orderId' | 'orderVersion' | 'correlationId' | 'occurredAt'>;
+  outcome: EventOutcome;
+  layer?: 'workflow' | 'store';
+  detail?: string;
+}
+
+/**
+ * The workflow's sinks (registered by the worker, src/app.ts): `outcomes.report` logs and counts an outcome the
+ * workflow decided itself, outside the history, and not again when the workflow is replayed.
+ */
+export interface OrderSinks extends Sinks {
+  outcomes: { report(report: OutcomeReport): void };
 }
 
 export const TenantIdAttribute = defineSearchAttributeKey('TenantId', SearchAttributeType.KEYWORD);

@@ -32,13 +32,14 @@ import {
   patched,
   proxyActivities,
   proxyLocalActivities,
+  proxySinks,
   setHandler,
   sleep,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { OrderActivities } from '../activities/index.js';
-import { HOLD_BEFORE_RETRYING, REPORTING_LOCAL_ACTIVITY, SHORT_EFFECT_ACTIVITY, WAREHOUSE_ACTIVITY } from '../src/retry-policies.js';
+import type { OrderActivities, OutcomeReport, RecordedShipment } from '../activities/index.js';
+import { HOLD_BEFORE_RETRYING, LOCAL_STORE_EFFECT, REPORTING_LOCAL_ACTIVITY, SHORT_EFFECT_ACTIVITY, WAREHOUSE_ACTIVITY } from '../src/retry-policies.js';
 import {
   OrderStatusAttribute,
   TenantIdAttribute,
@@ -48,6 +49,7 @@ import {
   retryShipmentUpdate,
   shipmentKey,
   type OrderEvent,
+  type OrderSinks,
   type OrderView,
   type OrderWorkflowInput,
   type RetryShipmentRequest,
@@ -86,6 +88,15 @@ const RETRY_FAILED_ORDERS = 'retry-failed-orders';
  * step, when a settled order's wait had just been ended by an event still in the inbox, so it never ran.
  */
 const CONTINUE_AS_NEW_WHEN_DRAINED = 'continue-as-new-when-drained';
+/**
+ * The cheaper shape of an order (one marker per run for the whole change): store effects run as local activities
+ * (a marker each, no workflow-task round trip), falling back to the activity when their few quick attempts give
+ * up; the shipment and its record are one activity; outcomes are reported by the recording activity or through
+ * the `outcomes` sink instead of a local activity; the first shipment's `pending` is not published (only what
+ * an operator looks for: settled statuses, the tombstone, a retried order); and the grace and linger windows are
+ * one timer each, not one per event that arrives while they run.
+ */
+const CHEAPER_ORDERS = 'cheaper-orders';
 
 /** Short effects (PostgreSQL, the DLQ topic): retried through a dependency restart (about 15 minutes in all). */
 const shortEffectPolicy = { ...SHORT_EFFECT_ACTIVITY, retry: { ...SHORT_EFFECT_ACTIVITY.retry, nonRetryableErrorTypes: NON_RETRYABLE } };
@@ -93,15 +104,28 @@ const shortEffectPolicy = { ...SHORT_EFFECT_ACTIVITY, retry: { ...SHORT_EFFECT_A
 /** PostgreSQL effects. */
 const store = proxyActivities<OrderActivities>(shortEffectPolicy);
 
+/** PostgreSQL effects as local activities (cheaper-orders): a few quick attempts, then `store` takes over. */
+const localStorePolicy = { ...LOCAL_STORE_EFFECT, retry: { ...LOCAL_STORE_EFFECT.retry, nonRetryableErrorTypes: NON_RETRYABLE } };
+const localStore = proxyLocalActivities<OrderActivities>(localStorePolicy);
+
+/** What the Web UI's Event History says for each timer (user metadata). */
+const GRACE_WINDOW = 'cancellation grace window';
+const LINGER = 'linger for late events';
+const HOLD = 'hold before retrying';
+
+/** Outcomes the workflow decides itself (duplicate, stale, foreign), reported outside the history (cheaper-orders). */
+const { outcomes } = proxySinks<OrderSinks>();
+
 /** Dead-lettering a refused event onto the DLQ topic. */
 const deadLetters = proxyActivities<OrderActivities>(shortEffectPolicy);
 
 /** The warehouse call: long-running, heartbeating, bounded retries; exhausted attempts hold the order as failed. */
-const warehouse = proxyActivities<OrderActivities>({
+const warehousePolicy = {
   ...WAREHOUSE_ACTIVITY,
   cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
   retry: { ...WAREHOUSE_ACTIVITY.retry, nonRetryableErrorTypes: NON_RETRYABLE },
-});
+};
+const warehouse = proxyActivities<OrderActivities>(warehousePolicy);
 
 /** Outcome reporting (log + metrics) is a local activity: cheap, and recorded in history as a marker. */
 const reporting = proxyLocalActivities<OrderActivities>(REPORTING_LOCAL_ACTIVITY);
@@ -141,6 +165,10 @@ class OrderRun {
   /** Only a run the starter indexed (TenantId set) publishes its status, so servers without these attributes work. */
   private readonly indexed = workflowInfo().typedSearchAttributes.get(TenantIdAttribute) !== undefined;
   private publishedStatus: string | undefined;
+  /** Whether this run takes the cheaper shape; decided once, where its first changed command is issued. */
+  private cheapShape: boolean | undefined;
+  /** The one timer of the grace or linger window in progress (cheaper-orders), kept while events arrive. */
+  private window?: { deadline: number; summary: string; scope: CancellationScope; passed: boolean };
 
   constructor(input: OrderWorkflowInput) {
     this.settings = input.settings;
@@ -215,7 +243,16 @@ class OrderRun {
     const retriedAt = new Date(Date.now()).toISOString();
     let stored: StoredOrder;
     try {
-      stored = await this.durably(`retry ${retry}`, () => store.reopenFailedOrder({ tenantId, orderId, retry, reason }));
+      const input = { tenantId, orderId, retry, reason };
+      const summary = `reopen for retry ${retry}`;
+      stored = await this.durably(`retry ${retry}`, () =>
+        this.cheap
+          ? quickThenDurable(
+              () => localStore.reopenFailedOrder.executeWithOptions({ ...localStorePolicy, summary }, [input]),
+              () => store.reopenFailedOrder.executeWithOptions({ ...shortEffectPolicy, summary }, [input]),
+            )
+          : store.reopenFailedOrder(input),
+      );
     } catch (err) {
       pending.refusal = `the store refused retry ${retry} of order ${tenantId}/${orderId}: ${failureReason(err)}`;
       this.state = withNote(this.state, `retry ${retry} refused: ${failureReason(err)}`);
@@ -233,21 +270,27 @@ class OrderRun {
     pending.result = { tenantId, orderId, retry, status: 'pending', clearedFailure, reason, retriedAt, shipmentKey: shipmentKey(tenantId, orderId) };
   }
 
+  /** True when this run takes the cheaper shape (CHEAPER_ORDERS); the first call decides, and writes its marker. */
+  private get cheap(): boolean {
+    return (this.cheapShape ??= patched(CHEAPER_ORDERS));
+  }
+
   /** The step the order's status calls for; 'done' once a settled order lingered without a new event. */
   async step(): Promise<'continue' | 'done'> {
     const { state } = this;
     if (state.status === 'new') {
       await this.waitForEvent();
     } else if (state.status === 'awaiting-placement') {
-      if (!(await this.waitForEvent(state.graceEndsAt))) {
+      if (!(await this.waitForEvent(state.graceEndsAt, GRACE_WINDOW))) {
         this.state = expireTombstone(state);
         this.publishStatus();
       }
     } else if (state.status === 'pending') {
+      this.closeWindow();
       await this.ship();
     } else if (isSettled(state)) {
       state.lingerEndsAt ??= Date.now() + this.settings.lingerSeconds * 1000;
-      if (!(await this.waitForEvent(state.lingerEndsAt))) return 'done';
+      if (!(await this.waitForEvent(state.lingerEndsAt, LINGER))) return 'done';
     }
     return 'continue';
   }
@@ -263,7 +306,7 @@ class OrderRun {
     }
     let stored: StoredOrder;
     try {
-      stored = await this.durably(`record ${event.eventId}`, () => store.recordOrderEvent(event));
+      stored = await this.durably(`record ${event.eventId}`, () => this.recordEvent(event));
     } catch (err) {
       this.state = withNote(noteDecision(this.state, event, { kind: 'stale', reason: 'refused' }, remember), `refused ${event.eventId}: ${failureReason(err)}`);
       return this.refuse(event, err);
@@ -273,7 +316,18 @@ class OrderRun {
       this.state = { ...this.state, graceEndsAt: Date.now() + this.settings.cancelGraceSeconds * 1000 };
     }
     this.publishStatus();
-    await this.report(event, stored.outcome, 'store');
+    // In the cheaper shape the recording activity reported the store's outcome itself.
+    if (!this.cheap) await this.report(event, stored.outcome, 'store');
+  }
+
+  /** Records one event through the store: an activity, or (cheaper-orders) a local activity that reports its outcome. */
+  private recordEvent(event: OrderEvent): Promise<StoredOrder> {
+    if (!this.cheap) return store.recordOrderEvent(event);
+    const summary = `record event ${event.type.replace(/^orders\./, '')} v${event.orderVersion}`;
+    return quickThenDurable(
+      () => localStore.recordOrderEvent.executeWithOptions({ ...localStorePolicy, summary }, [event, { reportOutcome: true }]),
+      () => store.recordOrderEvent.executeWithOptions({ ...shortEffectPolicy, summary }, [event, { reportOutcome: true }]),
+    );
   }
 
   /**
@@ -303,22 +357,25 @@ class OrderRun {
     const scope = new CancellationScope();
     let settled = false;
     let shipmentId: string | undefined;
+    let recorded: RecordedShipment | undefined;
     let failure: unknown;
+    const input = {
+      tenantId: state.tenantId,
+      orderId: state.orderId,
+      key,
+      lines: placement.lines,
+      shippingAddress: placement.shippingAddress,
+      correlationId: state.correlationId,
+    };
+    // The cheaper shape ships and records the shipment in one activity (a PostgreSQL failure after the warehouse
+    // shipped hands the record back to the store path below).
+    const cheap = this.cheap;
     const shipping = scope
-      .run(() =>
-        warehouse.shipOrder({
-          tenantId: state.tenantId,
-          orderId: state.orderId,
-          key,
-          lines: placement.lines,
-          shippingAddress: placement.shippingAddress,
-          correlationId: state.correlationId,
-        }),
-      )
-      .then(
-        (id) => void (shipmentId = id),
-        (err: unknown) => void (failure = err),
-      )
+      .run(async () => {
+        if (cheap) recorded = await warehouse.shipAndRecordOrder.executeWithOptions({ ...warehousePolicy, summary: 'ship via warehouse' }, [input]);
+        else shipmentId = await warehouse.shipOrder(input);
+      })
+      .catch((err: unknown) => void (failure = err))
       .finally(() => void (settled = true));
 
     let cancelledBy: OrderEvent | undefined;
@@ -334,6 +391,7 @@ class OrderRun {
       }
     }
     await shipping;
+    if (cheap) return this.settleShipment(key, cancelledBy, recorded, failure);
 
     if (cancelledBy) {
       await this.handle(cancelledBy);
@@ -345,10 +403,46 @@ class OrderRun {
     this.publishStatus();
   }
 
+  /**
+   * What the one shipping activity left (cheaper-orders). Recorded as shipped: the order is shipped, and a
+   * cancellation that arrived meanwhile is a late one, recorded and refused by the store like any other. Otherwise
+   * as before: a cancellation is recorded and the shipment recalled; a store that holds the order otherwise wins
+   * and the shipment is recalled; a shipment the store has not recorded yet is recorded through the store path; a
+   * warehouse that gave up holds the order as failed.
+   */
+  private async settleShipment(key: string, cancelledBy: OrderEvent | undefined, recorded: RecordedShipment | undefined, failure: unknown): Promise<void> {
+    if (recorded?.stored.status === 'shipped') {
+      this.state = markShipped(this.state, recorded.shipmentId);
+      this.publishStatus();
+      if (cancelledBy) await this.handle(cancelledBy);
+      return;
+    }
+    if (cancelledBy) {
+      await this.handle(cancelledBy);
+      await this.compensate(key);
+      return;
+    }
+    const unrecorded = unrecordedShipmentId(failure);
+    if (recorded) {
+      this.state = { ...this.state, status: recorded.stored.status === 'pending' ? 'cancelled' : recorded.stored.status };
+      await this.compensate(key);
+    } else if (unrecorded !== undefined) await this.markShipped(unrecorded, key);
+    else if (!isCancellation(failure)) await this.markFailed(failureReason(failure));
+    this.publishStatus();
+  }
+
   /** Records the shipment; when the store refuses (cancelled underneath us) the store wins and it is recalled. */
   private async markShipped(shipmentId: string, key: string): Promise<void> {
     const { tenantId, orderId } = this.state;
-    const stored = await this.durably('mark shipped', () => store.markOrderShipped({ tenantId, orderId, shipmentId }));
+    const input = { tenantId, orderId, shipmentId };
+    const stored = await this.durably('mark shipped', () =>
+      this.cheap
+        ? quickThenDurable(
+            () => localStore.markOrderShipped.executeWithOptions({ ...localStorePolicy, summary: 'record shipped' }, [input]),
+            () => store.markOrderShipped.executeWithOptions({ ...shortEffectPolicy, summary: 'record shipped' }, [input]),
+          )
+        : store.markOrderShipped(input),
+    );
     if (stored.status === 'shipped') {
       this.state = markShipped(this.state, shipmentId);
       return;
@@ -362,13 +456,20 @@ class OrderRun {
     const { tenantId, orderId } = this.state;
     const retry = retriesOf(this.state);
     const input = retry > 0 && patched(RETRY_FAILED_ORDERS) ? { tenantId, orderId, reason, retry } : { tenantId, orderId, reason };
-    await this.durably('mark failed', () => store.markOrderFailed(input));
+    await this.durably('mark failed', () =>
+      this.cheap
+        ? quickThenDurable(
+            () => localStore.markOrderFailed.executeWithOptions({ ...localStorePolicy, summary: 'record failed' }, [input]),
+            () => store.markOrderFailed.executeWithOptions({ ...shortEffectPolicy, summary: 'record failed' }, [input]),
+          )
+        : store.markOrderFailed(input),
+    );
     this.state = markFailed(this.state, reason);
   }
 
   /** Compensation: recalls the shipment made under `key`; the warehouse burns the key, so nothing ships after. */
   async compensate(key: string): Promise<void> {
-    const existed = await this.durably('recall shipment', () => warehouse.recallShipment({ key }));
+    const existed = await this.durably('recall shipment', () => warehouse.recallShipment.executeWithOptions({ ...warehousePolicy, summary: 'recall shipment' }, [{ key }]));
     this.state = withNote(this.state, existed ? `compensated: shipment ${key} recalled` : `compensated: shipment ${key} blocked before it shipped`);
   }
 
@@ -384,47 +485,107 @@ class OrderRun {
       } catch (err) {
         if (isNonRetryable(err) || isCancellation(err)) throw err;
         this.state = withNote(this.state, `${what}: gave up for now (${failureReason(err)}); trying again in 5 minutes`);
-        await sleep(HOLD_BEFORE_RETRYING);
+        await sleep(HOLD_BEFORE_RETRYING, { summary: HOLD });
       }
     }
   }
 
-  /** Publishes the order's status as the OrderStatus search attribute when it changed. */
+  /**
+   * Publishes the order's status as the OrderStatus search attribute when it changed. In the cheaper shape the
+   * first shipment's `pending` is not published (it lasts as long as the shipment; the attribute says `new` until
+   * the order settles); a retried order's is.
+   */
   publishStatus(): void {
+    if (this.state.status === 'pending' && !this.state.retries && this.cheap) return;
     if (this.indexed && this.publishedStatus !== this.state.status) {
       upsertSearchAttributes([{ key: OrderStatusAttribute, value: this.state.status }]);
       this.publishedStatus = this.state.status;
     }
   }
 
-  /** Waits until an event (or an accepted retry) arrives or `deadline` (workflow time, ms) passes; true when one arrived. */
-  private async waitForEvent(deadline?: number): Promise<boolean> {
+  /**
+   * Waits until an event (or an accepted retry) arrives or `deadline` (workflow time, ms) passes; true when one
+   * arrived. In the cheaper shape the window's one timer keeps running across the events that arrive in it.
+   */
+  private async waitForEvent(deadline?: number, summary?: string): Promise<boolean> {
     const arrived = () => this.inbox.length > 0 || this.retries.length > 0;
     if (deadline === undefined) {
       await condition(arrived);
       return true;
     }
     const remaining = deadline - Date.now();
-    return remaining > 0 && (await condition(arrived, remaining));
+    if (!this.cheap) return remaining > 0 && (await condition(arrived, remaining, { summary }));
+    if (this.window?.deadline !== deadline || this.window.summary !== summary) {
+      this.closeWindow();
+      if (remaining <= 0) return false;
+      const window = { deadline, summary: summary ?? 'wait', scope: new CancellationScope(), passed: false };
+      window.scope.run(() => sleep(remaining, { summary })).then(
+        () => void (window.passed = true),
+        () => undefined,
+      );
+      this.window = window;
+    }
+    const window = this.window!;
+    await condition(() => arrived() || window.passed);
+    if (arrived()) return true;
+    this.window = undefined;
+    return false;
+  }
+
+  /** Cancels the window's timer when the order left the status it was for (cheaper-orders). */
+  private closeWindow(): void {
+    if (this.window && !this.window.passed) this.window.scope.cancel();
+    this.window = undefined;
   }
 
   private async report(event: OrderEvent, outcome: EventOutcomeReport, layer: 'workflow' | 'store', detail?: string): Promise<void> {
+    if (this.cheap) {
+      const { eventId, type, tenantId, orderId, orderVersion, correlationId, occurredAt } = event;
+      outcomes.report({ event: { eventId, type, tenantId, orderId, orderVersion, correlationId, occurredAt }, outcome, layer, detail } satisfies OutcomeReport);
+      return;
+    }
     await reporting.reportOutcome({ event, outcome, layer, detail }).catch(() => undefined);
   }
+}
+
+/**
+ * A store effect as a local activity first; when its quick attempts gave up on a transient failure, the same effect
+ * as an activity with the full policy (a database restart outlasts a workflow task). Refusals are thrown.
+ */
+async function quickThenDurable<T>(quick: () => Promise<T>, durable: () => Promise<T>): Promise<T> {
+  try {
+    return await quick();
+  } catch (err) {
+    if (isNonRetryable(err) || isCancellation(err)) throw err;
+    return durable();
+  }
+}
+
+/** The shipment id of a shipment the warehouse made but the store did not record (ShipmentUnrecorded), if `err` is one. */
+function unrecordedShipmentId(err: unknown): string | undefined {
+  const failure = applicationFailure(err);
+  if (failure?.type !== 'ShipmentUnrecorded') return undefined;
+  const [id] = failure.details ?? [];
+  return typeof id === 'string' ? id : undefined;
 }
 
 function notFailed(tenantId: string, orderId: string, status: string): string {
   return `order ${tenantId}/${orderId} is ${status}, not failed: only an order held as failed can be retried`;
 }
 
+/** The ApplicationFailure an activity failed with: the cause of its ActivityFailure, or (a local activity's) itself. */
+function applicationFailure(err: unknown): ApplicationFailure | undefined {
+  if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure) return err.cause;
+  return err instanceof ApplicationFailure ? err : undefined;
+}
+
 function isNonRetryable(err: unknown): boolean {
-  return err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.nonRetryable === true;
+  return applicationFailure(err)?.nonRetryable === true;
 }
 
 /** The error type an activity failed with (the ApplicationFailure's type), else the error's name. */
 function failureType(err: unknown): string {
-  if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type) return err.cause.type;
-  return err instanceof Error ? err.name : 'Error';
+  return applicationFailure(err)?.type || (err instanceof Error ? err.name : 'Error');
 }
 
 function failureReason(err: unknown): string {

@@ -12,6 +12,7 @@ import {
   TenantIdAttribute,
   orderEventSignal,
   orderWorkflowId,
+  orderWorkflowMetadata,
   type OrderEvent,
   type OrderWorkflowInput,
   type OrderWorkflowSettings,
@@ -49,6 +50,7 @@ export function createOrderStarter(client: Client, taskQueue: string, settings: 
           signal: orderEventSignal,
           signalArgs: [event],
           workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+          ...orderWorkflowMetadata(event),
           typedSearchAttributes: [
             { key: TenantIdAttribute, value: event.tenantId },
             { key: OrderIdAttribute, value: event.orderId },

@@ -79,6 +79,10 @@ export function fakeActivities(opts: FakeOptions = {}): { activities: OrderActiv
       row.status = 'shipped';
       return stored(row, 'applied');
     },
+    async shipAndRecordOrder(input: ShipInput): Promise<{ shipmentId: string; stored: StoredOrder }> {
+      const shipmentId: string = await activities.shipOrder(input);
+      return { shipmentId, stored: await activities.markOrderShipped({ tenantId: input.tenantId, orderId: input.orderId, shipmentId }) };
+    },
     async markOrderFailed(input: { tenantId: string; orderId: string; reason: string }): Promise<StoredOrder> {
       calls.failed.push(input.reason);
       const row = rows.get(keyOf(input.tenantId, input.orderId))!;

@@ -57,20 +57,7 @@ const stories: Record<string, Story> = {
       await send(events.cancelled(tenant, order, { orderVersion: 2 }));
     },
   },
-  'cancelled-during-shipment-compensated': {
-    order: 'o-compensated',
-    async drive({ s, app, tenant, order, send }) {
-      await fault(s, { latencyMs: 4000 });
-      try {
-        await send(events.placed(tenant, order));
-        await waitFor('the shipment to be in flight', async () => ((await handleOf(app, tenant, order).describe()).raw.pendingActivities ?? []).length > 0, 60_000, 100);
-        await send(events.cancelled(tenant, order, { orderVersion: 2 }));
-        await settledAs(app, tenant, order, 'cancelled');
-      } finally {
-        await fault(s, { latencyMs: 0 });
-      }
-    },
-  },
+  'cancelled-during-shipment-compensated': { order: 'o-compensated', drive: (ctx) => cancelDuringShipment(ctx) },
   'held-as-failed-then-retried': {
     order: 'o-retried',
     async drive({ s, app, tenant, order, send }) {
@@ -82,6 +69,21 @@ const stories: Record<string, Story> = {
       await settledAs(app, tenant, order, 'shipped');
     },
   },
+  // The cheaper shape (patch `cheaper-orders`): local-activity records, one shipping activity, one linger timer.
+  'cheaper-shipped-with-late-events': {
+    order: 'o-cheap',
+    env: { ORDER_LINGER_SECONDS: '4' },
+    async drive({ app, tenant, order, send }) {
+      const placed = events.placed(tenant, order, { orderVersion: 2 });
+      await send(placed);
+      await settledAs(app, tenant, order, 'shipped');
+      await send(placed, true);
+      await send(events.cancelled(tenant, order, { orderVersion: 1 }), true);
+      await send(events.cancelled(tenant, order, { orderVersion: 3 }), true);
+      await waitFor('the late cancellation to be refused', async () => (await view(app, tenant, order)).cancelRefused, 30_000, 100);
+    },
+  },
+  'cheaper-cancelled-during-shipment': { order: 'o-cheap-compensated', drive: (ctx) => cancelDuringShipment(ctx) },
   'continued-as-new': {
     order: 'o-continued',
     env: { ORDER_CONTINUE_AS_NEW_AFTER_EVENTS: '40', ORDER_LINGER_SECONDS: '20' },
@@ -101,6 +103,19 @@ const stories: Record<string, Story> = {
     },
   },
 };
+
+/** A slow warehouse, a placement, and its cancellation while the shipment is in flight: compensated. */
+async function cancelDuringShipment({ s, app, tenant, order, send }: Parameters<Story['drive']>[0]): Promise<void> {
+  await fault(s, { latencyMs: 4000 });
+  try {
+    await send(events.placed(tenant, order));
+    await waitFor('the shipment to be in flight', async () => ((await handleOf(app, tenant, order).describe()).raw.pendingActivities ?? []).length > 0, 60_000, 100);
+    await send(events.cancelled(tenant, order, { orderVersion: 2 }));
+    await settledAs(app, tenant, order, 'cancelled');
+  } finally {
+    await fault(s, { latencyMs: 0 });
+  }
+}
 
 async function fault(s: Scenario, faults: Record<string, unknown>): Promise<void> {
   const res = await fetch(`${s.warehouse.url}/admin/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(faults) });

@@ -99,3 +99,51 @@ describe('changing the workflow behind patched()', () => {
     expect(String(await replayError(before, o.workflowId))).toMatch(/[Nn]ondeterminism|TMPRL1100/);
   });
 });
+
+/** The last commit before the `cheaper-orders` patch (local-activity records, one shipping activity, one linger timer). */
+const BEFORE_CHEAPER = '57d86d4';
+
+describe('the cheaper order shape behind patched("cheaper-orders")', () => {
+  let beforeCheaper: WorkflowBundleWithSourceMap;
+  beforeAll(async () => {
+    beforeCheaper = await workflowBundleAt(BEFORE_CHEAPER);
+  });
+
+  const scheduledActivities = async (workflowId: string) =>
+    ((await env.client.workflow.getHandle(workflowId).fetchHistory()).events ?? []).flatMap((e) => (e.activityTaskScheduledEventAttributes?.activityType?.name ? [e.activityTaskScheduledEventAttributes.activityType.name] : []));
+
+  it('an order shipped on the old code and lingering finishes on the current code in the old shape; its history replays on both', async () => {
+    const o = order();
+    const old = await o.worker(beforeCheaper);
+    await old.runUntil(async () => {
+      await o.start(events.placed('acme', o.orderId, { orderVersion: 1 }) as OrderEvent);
+      for (;;) {
+        if ((await o.handle().query(orderStatusQuery)).status === 'shipped') break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    });
+    const next = await o.worker(current);
+    const out = await next.runUntil(async () => {
+      await o.handle().signal(orderEventSignal, events.cancelled('acme', o.orderId, { orderVersion: 2 }) as OrderEvent);
+      return o.handle().result();
+    });
+    expect(out).toMatchObject({ status: 'shipped', cancelRefused: true });
+    // The late cancellation was recorded by the old shape's activity, not a local activity.
+    expect(await scheduledActivities(o.workflowId)).toEqual(['recordOrderEvent', 'shipOrder', 'markOrderShipped', 'recordOrderEvent']);
+    expect(await replayError(current, o.workflowId)).toBeUndefined();
+    expect(await replayError(beforeCheaper, o.workflowId)).toBeUndefined();
+  });
+
+  it('an order started on the current code takes the cheaper shape, whose history the old code cannot replay', async () => {
+    const o = order();
+    const next = await o.worker(current);
+    const out = await next.runUntil(async () => {
+      await o.start(events.placed('acme', o.orderId, { orderVersion: 1 }) as OrderEvent);
+      return o.handle().result();
+    });
+    expect(out.status).toBe('shipped');
+    expect(await scheduledActivities(o.workflowId)).toEqual(['shipAndRecordOrder']);
+    expect(await replayError(current, o.workflowId)).toBeUndefined();
+    expect(String(await replayError(beforeCheaper, o.workflowId))).toMatch(/[Nn]ondeterminism|TMPRL1100/);
+  });
+});

@@ -169,12 +169,28 @@ const EVENT_IN_MESSAGE = [/HistoryEvent\(id: (\d+)/, /\bevent(?: id)?[ :#]+(\d+)
 /** The event the SDK's message names, and what that event is in the history. */
 export function divergence(history: History, message: string): Divergence {
   const id = EVENT_IN_MESSAGE.map((re) => re.exec(message)?.[1]).find((m) => m !== undefined);
-  const eventId = id === undefined ? null : Number(id);
+  const eventId = id === undefined ? patchMarkerEventId(history, message) : Number(id);
   const event = eventId === null ? undefined : history.events?.find((e) => Number(e.eventId) === eventId);
   return { eventId, event: event ? describeEvent(event) : null };
 }
 
 type HistoryEvent = NonNullable<History['events']>[number];
+
+// A patch the code no longer calls: "Non-deprecated patch marker encountered for change cheaper-orders, but …" names
+// the change, not the event; the event is the patch's marker (core_patch, its details naming the change id).
+const PATCH_IN_MESSAGE = /patch marker encountered for change (\S+?),/;
+
+/** The id of the marker event of the patch the SDK's message names, or null. */
+function patchMarkerEventId(history: History, message: string): number | null {
+  const change = PATCH_IN_MESSAGE.exec(message)?.[1];
+  if (change === undefined) return null;
+  const marker = history.events?.find((e) => {
+    const m = e.markerRecordedEventAttributes;
+    if (!m || m.markerName !== 'core_patch') return false;
+    return Object.values(m.details ?? {}).some((p) => (p.payloads ?? []).some((x) => x.data != null && Buffer.from(x.data).toString('utf8').includes(JSON.stringify(change))));
+  });
+  return marker ? Number(marker.eventId) : null;
+}
 
 /** `ActivityTaskScheduled (activity applyEvent)`: the event's type as the SDK names it, and what it is about. */
 function describeEvent(e: HistoryEvent): string {
