@@ -242,7 +242,9 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
       metrics,
       lanes: config.BRIDGE_LANES,
       maxInFlight: config.BRIDGE_MAX_IN_FLIGHT,
+      maxDeliveries: config.BRIDGE_MAX_DELIVERIES,
       maxBytesPerPartition: config.BRIDGE_MAX_BYTES_PER_PARTITION,
+      maxBytes: config.BRIDGE_MAX_BYTES,
       sessionTimeoutMs: config.BRIDGE_SESSION_TIMEOUT_MS,
       retry: opts.bridgeRetry,
     });
