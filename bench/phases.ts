@@ -63,7 +63,11 @@ export interface Child {
   proc: ChildProcess;
   pid: number;
   samples: { t: number; handled: number; rss: number; heapUsed: number }[];
+  /** The kernel's peak RSS of the process (VmHWM), start-up included. */
   peakRss(): number;
+  /** The highest RSS sampled (every 250 ms) since `resetPeak`: the peak while it worked. */
+  workPeakRss(): number;
+  resetPeak(): void;
   stop(): Promise<void>;
 }
 
@@ -88,9 +92,13 @@ export async function startChild(role: 'bridge' | 'worker', env: Env): Promise<C
   });
   const pid = proc.pid!;
   let peak = 0;
+  let workPeak = 0;
   const timer = setInterval(() => {
     const m = procMemory(pid);
-    if (m) peak = Math.max(peak, m.rss, m.hwm);
+    if (m) {
+      peak = Math.max(peak, m.hwm);
+      workPeak = Math.max(workPeak, m.rss);
+    }
   }, 250);
   let dead = false;
   void exited.then(() => (dead = true));
@@ -108,6 +116,8 @@ export async function startChild(role: 'bridge' | 'worker', env: Env): Promise<C
       const m = procMemory(pid);
       return Math.max(peak, m?.hwm ?? 0);
     },
+    workPeakRss: () => workPeak,
+    resetPeak: () => (workPeak = procMemory(pid)?.rss ?? 0),
     async stop() {
       const m = procMemory(pid);
       if (m) peak = Math.max(peak, m.hwm);
@@ -330,6 +340,7 @@ export async function bridgeDrain(ctx: Context, phase: string, rep: number, n: n
   try {
     bridge = await startChild('bridge', env);
     const b = bridge;
+    b.resetPeak();
     const result = await measured(ctx, phase, () => ({ bridge: b.pid }), async () => {
       const deadline = Date.now() + 600_000;
       while (!b.samples.some((s) => s.handled > 0)) {
@@ -360,6 +371,7 @@ export async function bridgeDrain(ctx: Context, phase: string, rep: number, n: n
         shippedSeconds: shipped,
         shippedPerSecond: n / shipped,
         bridgePeakRss: b.peakRss(),
+        bridgeWorkPeakRss: b.workPeakRss(),
       };
     });
     if (phase === 'drain6') result.figures.historyEvents = await historyEvents(ctx, tenant, n);
@@ -486,6 +498,7 @@ export async function memoryRun(ctx: Context, events: number): Promise<PhaseResu
     bridge = await startChild('bridge', { ...env, TEMPORAL_TASK_QUEUE: `bench-${ctx.suffix}-memory` });
     const b = bridge;
     const rssBefore = b.samples[0]!.rss;
+    b.resetPeak();
     return await measured(ctx, 'memory', () => ({ bridge: b.pid }), async () => {
       const t0 = Date.now();
       let last = Date.now();
@@ -498,7 +511,7 @@ export async function memoryRun(ctx: Context, events: number): Promise<PhaseResu
         await sleep(250);
       }
       const seconds = (Date.now() - t0) / 1000;
-      return { records: events, seconds, recordsPerSecond: events / seconds, bridgePeakRss: b.peakRss(), bridgeRssBefore: rssBefore, bridgePeakHeap: Math.max(...b.samples.map((s) => s.heapUsed)) };
+      return { records: events, seconds, recordsPerSecond: events / seconds, bridgePeakRss: b.peakRss(), bridgeWorkPeakRss: b.workPeakRss(), bridgeRssBefore: rssBefore, bridgePeakHeap: Math.max(...b.samples.map((s) => s.heapUsed)) };
     });
   } finally {
     await bridge?.stop();

@@ -96,13 +96,15 @@ export function figures(runs: KindRun[]): Figure[] {
     { name: 'plain transactional consumer (records/s)', target: '—', cell: (run) => stat(per(run, 'plain', 'recordsPerSecond'), '/s') },
     { name: 'orders shipped/s ÷ plain consumer', target: '≥ 0.5', cell: (run) => ratio(run, fig('drain6', 'shippedPerSecond'), fig('plain', 'recordsPerSecond'), (a, b) => `${fmt(a)} ÷ ${fmt(b)} /s`) },
     {
-      name: 'bridge peak RSS, drain backlog / memory backlog',
+      name: 'bridge peak RSS (VmHWM), drain backlog / memory backlog',
       target: '< 150 MB at 100,000',
       cell: (run) => {
         const drain = per(run, 'drain6', 'bridgePeakRss');
         const m = run.memory;
         const left = drain.length ? `${mb(median(drain))} at ${fmt(run.reps[0]?.drain6?.figures.records ?? 0, 0)}` : 'not run';
-        const right = m ? `${mb(m.figures.bridgePeakRss!)} at ${fmt(m.figures.records!, 0)} (${fmt(m.figures.recordsPerSecond!)} records/s, ${mb(m.figures.bridgeRssBefore!)} before consuming)` : 'no --memory run';
+        const right = m
+          ? `${mb(m.figures.bridgePeakRss!)} at ${fmt(m.figures.records!, 0)} (${mb(m.figures.bridgeWorkPeakRss!)} while draining, ${mb(m.figures.bridgeRssBefore!)} before consuming; ${fmt(m.figures.recordsPerSecond!)} records/s)`
+          : 'no --memory run';
         return { text: `${left} / ${right}`, median: m?.figures.bridgePeakRss, values: drain };
       },
     },

@@ -265,9 +265,9 @@ export const configSchema = {
    */
   BRIDGE_MAX_IN_FLIGHT: positiveInt.default(500),
   /** Most bytes the bridge fetches per partition at a time (kafkajs maxBytesPerPartition); bounds its memory. */
-  BRIDGE_MAX_BYTES_PER_PARTITION: positiveInt.default(262_144),
+  BRIDGE_MAX_BYTES_PER_PARTITION: positiveInt.default(131_072),
   /** Most bytes one fetch of the bridge returns over all its partitions (kafkajs maxBytes); bounds its memory. */
-  BRIDGE_MAX_BYTES: positiveInt.default(1_048_576),
+  BRIDGE_MAX_BYTES: positiveInt.default(524_288),
   /** How long (ms) a stopping worker lets running activities finish before cancelling them. Default 10 s. */
   WORKER_SHUTDOWN_GRACE_MS: z.coerce.number({ invalid_type_error: 'milliseconds ≥ 0' }).int('milliseconds ≥ 0').min(0, 'milliseconds ≥ 0').default(10_000),
   /** Days the dedupe ledger (processed_events) keeps a row; pruned by the ledger-retention schedule. Default 30. */

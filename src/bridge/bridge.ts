@@ -75,9 +75,9 @@ export interface BridgeOptions {
   maxDeliveries?: number;
   /** Per partition, most records past the oldest unfinished one that may be started. Default 500. */
   maxInFlight?: number;
-  /** Most bytes fetched per partition at a time; bounds memory. Default 256 KiB. */
+  /** Most bytes fetched per partition at a time; bounds memory. Default 128 KiB. */
   maxBytesPerPartition?: number;
-  /** Most bytes one fetch returns over all partitions; bounds memory. Default 1 MiB. */
+  /** Most bytes one fetch returns over all partitions; bounds memory. Default 512 KiB. */
   maxBytes?: number;
   /** Partitions processed at once by this instance. Default 4. */
   partitionsConcurrently?: number;
@@ -142,8 +142,8 @@ export function createBridge(opts: BridgeOptions): Bridge {
     topic,
     groupId,
     sessionTimeoutMs,
-    maxBytesPerPartition: opts.maxBytesPerPartition ?? 256 * 1024,
-    maxBytes: opts.maxBytes ?? 1024 * 1024,
+    maxBytesPerPartition: opts.maxBytesPerPartition ?? 128 * 1024,
+    maxBytes: opts.maxBytes ?? 512 * 1024,
     partitionsConcurrently: opts.partitionsConcurrently ?? DEFAULT_PARTITIONS_CONCURRENTLY,
     restartDelays: new DelaySequence(retry),
     stopping: stopping.signal,
