@@ -15,12 +15,13 @@
  *
  *   npm run bench -- [--orders 3000] [--reps 2] [--temporal current|dev|server|dev,server] [--memory 100000]
  *                    [--phases bare,raw,drain6,drain1,dup,plain|none] [--json out.json] [--markdown]
+ *   npm run bench -- --from-json out.json [--markdown]     prints the tables of an earlier run again, runs nothing
  *
  * `--temporal dev,server` brings the stack's Temporal up as each in turn (STACK_TEMPORAL, same ports) and runs
  * every phase on it; `current` (the default) uses whatever the stack runs. Run inside the stack's network.
  */
 import { cpus } from 'node:os';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { createKafka } from '../src/kafka/client.js';
@@ -58,6 +59,7 @@ const { values: args } = parseArgs({
     phases: { type: 'string', default: PHASES.join(',') },
     json: { type: 'string' },
     markdown: { type: 'boolean', default: false },
+    'from-json': { type: 'string' },
   },
 });
 
@@ -160,6 +162,11 @@ async function runKind(kind: string): Promise<KindRun> {
   return run;
 }
 
+if (args['from-json']) {
+  const saved = JSON.parse(readFileSync(args['from-json'], 'utf8')) as { machine: string; runs: KindRun[] };
+  process.stdout.write(`${render(saved.runs, { markdown: args.markdown, machine: saved.machine })}\n`);
+  process.exit(0);
+}
 const startedAt = new Date();
 const runs: KindRun[] = [];
 for (const kind of kinds) runs.push(await runKind(kind));

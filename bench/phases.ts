@@ -163,11 +163,12 @@ export function placement(tenant: string, order: number, version = 1): OrderEven
 export async function measured(ctx: Context, phase: string, extra: () => Record<string, number | undefined>, work: () => Promise<Record<string, number>>): Promise<PhaseResult> {
   const roots = () => ({ ...ctx.stackPids, worker: ctx.worker?.pid, ...extra(), bench: process.pid });
   const load1Before = load1();
-  const before = cpuSeconds(roots());
+  const alone = new Set(['bench']);
+  const before = cpuSeconds(roots(), alone);
   const t0 = Date.now();
   const figures = await work();
   // Children started inside the phase (the bridge) count from zero: their `before` is absent.
-  const after = cpuSeconds(roots());
+  const after = cpuSeconds(roots(), alone);
   return { phase, wallSeconds: (Date.now() - t0) / 1000, load1Before, load1After: load1(), cpu: cpuDelta(before, after), figures };
 }
 

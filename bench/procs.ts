@@ -21,6 +21,8 @@ function clockTicks(): number {
 
 interface Stat {
   ppid: number;
+  /** utime + stime, in ticks. */
+  own: number;
   /** utime + stime + cutime + cstime, in ticks. */
   cpu: number;
 }
@@ -31,7 +33,8 @@ function stat(pid: number): Stat | undefined {
     // The command name may hold spaces and parentheses: the fields start after the last ')'.
     const f = text.slice(text.lastIndexOf(')') + 2).split(' ');
     // Fields from 3 (state) on: ppid is field 4, utime..cstime are fields 14..17.
-    return { ppid: Number(f[1]), cpu: Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]) };
+    const own = Number(f[11]) + Number(f[12]);
+    return { ppid: Number(f[1]), own, cpu: own + Number(f[13]) + Number(f[14]) };
   } catch {
     return undefined;
   }
@@ -48,13 +51,21 @@ function parents(): Map<number, number> {
   return out;
 }
 
-/** CPU seconds used so far by each root and its descendants (undefined root pids are skipped). */
-export function cpuSeconds(roots: Record<string, number | undefined>): Record<string, number> {
+/**
+ * CPU seconds used so far by each root and its descendants (undefined root pids are skipped); the roots in `alone`
+ * count only their own threads (the bench itself: its children are measured apart).
+ */
+export function cpuSeconds(roots: Record<string, number | undefined>, alone: ReadonlySet<string> = new Set()): Record<string, number> {
   const byParent = new Map<number, number[]>();
   for (const [pid, ppid] of parents()) byParent.set(ppid, [...(byParent.get(ppid) ?? []), pid]);
   const out: Record<string, number> = {};
   for (const [name, root] of Object.entries(roots)) {
     if (root === undefined) continue;
+    if (alone.has(name)) {
+      const own = stat(root)?.own;
+      if (own !== undefined) out[name] = own / clockTicks();
+      continue;
+    }
     let total = 0;
     const todo = [root];
     const seen = new Set<number>();
