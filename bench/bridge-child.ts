@@ -1,7 +1,8 @@
 /**
- * The bridge under measurement (bench/backlog.ts starts it): one bridge-only instance with the environment it was
- * given. Every 250 ms it prints one JSON line with its memory and how many records it has handled, so the parent
- * can follow heap as well as RSS (which it also reads from /proc).
+ * A process under measurement (bench/main.ts starts it): by default one bridge-only instance with the environment
+ * it was given; `BENCH_ROLES=worker` makes it a worker-only one. Every 250 ms it prints one JSON line with its
+ * memory and how many records it has handled, so the parent can follow heap as well as RSS (which it also reads
+ * from /proc) and its CPU (from /proc as well) apart from the bench's own.
  */
 import { startApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
@@ -9,7 +10,7 @@ import { createLogger } from '../src/log.js';
 
 const app = await startApp(loadConfig(), {
   logger: createLogger(process.env.BENCH_LOG_LEVEL ?? 'warn'),
-  roles: { worker: false, bridge: true },
+  roles: process.env.BENCH_ROLES === 'worker' ? { worker: true, bridge: false } : { worker: false, bridge: true },
   serveMetrics: false,
 });
 

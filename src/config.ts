@@ -273,8 +273,13 @@ export const configSchema = {
    * it, at about 10,000 events). Keeps histories short for long-lived orders; state and pending events carry over.
    */
   ORDER_CONTINUE_AS_NEW_AFTER_EVENTS: z.coerce.number({ invalid_type_error: 'a whole number of events ≥ 10' }).int('a whole number of events ≥ 10').min(10, 'a whole number of events ≥ 10').optional(),
-  /** Concurrent lanes per partition in the bridge; events of one order always share a lane. */
-  BRIDGE_LANES: positiveInt.default(8),
+  /**
+   * Concurrent lanes per partition in the bridge; events of one order always share a lane. As many as
+   * BRIDGE_MAX_DELIVERIES, so one partition with many orders keeps as many calls in flight as six.
+   */
+  BRIDGE_LANES: positiveInt.default(32),
+  /** Signal-with-start calls one bridge has in flight at once, over all its partitions (lanes × partitions are capped by it). */
+  BRIDGE_MAX_DELIVERIES: positiveInt.default(32),
   /** Kafka consumer session timeout, milliseconds: how long a crashed bridge holds its partitions. */
   BRIDGE_SESSION_TIMEOUT_MS: z.coerce.number({ invalid_type_error: 'milliseconds, 6000–300000' }).int().min(6000, 'milliseconds, 6000–300000').max(300_000, 'milliseconds, 6000–300000').default(30_000),
   /** Port of the Prometheus /metrics endpoint; 0 disables it. */
@@ -301,7 +306,9 @@ export const configSchema = {
    */
   BRIDGE_MAX_IN_FLIGHT: positiveInt.default(500),
   /** Most bytes the bridge fetches per partition at a time (kafkajs maxBytesPerPartition); bounds its memory. */
-  BRIDGE_MAX_BYTES_PER_PARTITION: positiveInt.default(1_048_576),
+  BRIDGE_MAX_BYTES_PER_PARTITION: positiveInt.default(131_072),
+  /** Most bytes one fetch of the bridge returns over all its partitions (kafkajs maxBytes); bounds its memory. */
+  BRIDGE_MAX_BYTES: positiveInt.default(524_288),
   /** How long (ms) a stopping worker lets running activities finish before cancelling them. Default 10 s. */
   WORKER_SHUTDOWN_GRACE_MS: z.coerce.number({ invalid_type_error: 'milliseconds ≥ 0' }).int('milliseconds ≥ 0').min(0, 'milliseconds ≥ 0').default(10_000),
   /** Workflow tasks the worker runs at once (Temporal's maxConcurrentWorkflowTaskExecutions), at least 2. */

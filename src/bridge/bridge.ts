@@ -7,7 +7,9 @@
  *
  * Within a partition, records run in lanes by order (lanes.ts): one slow order does not hold up the others, one
  * order's events stay in partition order, and no record starts more than `maxInFlight` records past the oldest
- * unfinished one. What is held in memory is bounded by the fetch size (`maxBytesPerPartition`).
+ * unfinished one. At most `maxDeliveries` signal-with-start calls are in flight over all partitions, so one busy
+ * partition may use every slot and six share them. What is held in memory is bounded by the fetch sizes
+ * (`maxBytesPerPartition`, `maxBytes`): a fetch's records are all the bridge holds, and the next fetch waits for them.
  */
 import { EventEmitter } from 'node:events';
 import { LRUCache } from 'lru-cache';
@@ -27,6 +29,35 @@ import { traceRecord } from '../tracing/record-span.js';
 
 export type { TransientRetry } from '../retry-policies.js';
 
+export const DEFAULT_LANES = 32;
+export const DEFAULT_MAX_DELIVERIES = 32;
+export const DEFAULT_PARTITIONS_CONCURRENTLY = 4;
+
+/**
+ * Signal-with-start calls one bridge keeps in flight on a topic of `partitions` partitions (all assigned to it):
+ * lanes × partitions consumed at once, capped by the delivery slots.
+ */
+export function bridgeConcurrency(c: { BRIDGE_LANES: number; BRIDGE_MAX_DELIVERIES: number }, partitions: number): number {
+  return Math.min(c.BRIDGE_MAX_DELIVERIES, c.BRIDGE_LANES * Math.min(partitions, DEFAULT_PARTITIONS_CONCURRENTLY));
+}
+
+/** A FIFO of `n` slots: `run` waits for one, holds it while `work` runs. */
+export function slots(n: number): <T>(work: () => Promise<T>) => Promise<T> {
+  let free = Math.max(1, n);
+  const waiting: (() => void)[] = [];
+  return async (work) => {
+    if (free > 0) free -= 1;
+    else await new Promise<void>((resolve) => waiting.push(resolve));
+    try {
+      return await work();
+    } finally {
+      const next = waiting.shift();
+      if (next) next();
+      else free += 1;
+    }
+  };
+}
+
 export interface BridgeOptions {
   /** The consumer's client: its connection retries ride out a broker restart while keeping the membership. */
   kafka: Kafka;
@@ -41,12 +72,16 @@ export interface BridgeOptions {
   starter: OrderStarter;
   logger: Logger;
   metrics: Metrics;
-  /** Concurrent lanes per partition; events of one order always share a lane. Default 8. */
+  /** Concurrent lanes per partition; events of one order always share a lane. Default 32. */
   lanes?: number;
+  /** Signal-with-start calls in flight at once over all partitions (a FIFO of slots). Default 32. */
+  maxDeliveries?: number;
   /** Per partition, most records past the oldest unfinished one that may be started. Default 500. */
   maxInFlight?: number;
-  /** Most bytes fetched per partition at a time; bounds memory. Default 1 MiB. */
+  /** Most bytes fetched per partition at a time; bounds memory. Default 128 KiB. */
   maxBytesPerPartition?: number;
+  /** Most bytes one fetch returns over all partitions; bounds memory. Default 512 KiB. */
+  maxBytes?: number;
   /** Partitions processed at once by this instance. Default 4. */
   partitionsConcurrently?: number;
   retry?: Partial<TransientRetry>;
@@ -92,8 +127,9 @@ export function createBridge(opts: BridgeOptions): Bridge {
   const stopping = new AbortController();
   const events = new EventEmitter<BridgeEvents>();
   const sender = createSender(opts.senderKafka ?? opts.kafka);
+  const slot = slots(opts.maxDeliveries ?? DEFAULT_MAX_DELIVERIES);
   const deps: PipelineDeps = {
-    starter: opts.starter,
+    starter: { deliver: (event) => slot(() => opts.starter.deliver(event)) },
     hint: new LRUCache<string, true>({ max: opts.dedupeHintSize ?? 10_000 }),
     sender,
     dlqTopic: opts.dlqTopic,
@@ -114,15 +150,16 @@ export function createBridge(opts: BridgeOptions): Bridge {
     topic,
     groupId,
     sessionTimeoutMs,
-    maxBytesPerPartition: opts.maxBytesPerPartition ?? 1024 * 1024,
-    partitionsConcurrently: opts.partitionsConcurrently ?? 4,
+    maxBytesPerPartition: opts.maxBytesPerPartition ?? 128 * 1024,
+    maxBytes: opts.maxBytes ?? 512 * 1024,
+    partitionsConcurrently: opts.partitionsConcurrently ?? DEFAULT_PARTITIONS_CONCURRENTLY,
     restartDelays: new DelaySequence(retry),
     stopping: stopping.signal,
     onBatch: async (batch) => {
       // Nothing is begun once stopping: the records stay uncommitted for whoever owns the partition next.
       if (stopping.signal.aborted) return;
       const work = partitionRun(batch.partition).runBatch(batch, {
-        lanes: opts.lanes ?? 8,
+        lanes: opts.lanes ?? DEFAULT_LANES,
         maxInFlight: Math.max(1, opts.maxInFlight ?? 500),
         commitIntervalMs: opts.commitIntervalMs ?? 1000,
         heartbeatIntervalMs: consumer.heartbeatIntervalMs,

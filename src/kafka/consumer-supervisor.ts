@@ -57,6 +57,8 @@ export interface ConsumerSupervisorOptions {
   sessionTimeoutMs: number;
   /** Most bytes fetched per partition at a time; bounds memory. */
   maxBytesPerPartition: number;
+  /** Most bytes one fetch returns over all partitions; bounds memory. */
+  maxBytes?: number;
   partitionsConcurrently: number;
   /** Delays before restarting a crashed consumer; reset once it joined again. */
   restartDelays: { next(): number; reset(): void };
@@ -134,6 +136,7 @@ export function createConsumerSupervisor(opts: ConsumerSupervisorOptions): Consu
     sessionTimeout: opts.sessionTimeoutMs,
     heartbeatInterval: heartbeatIntervalMs,
     maxBytesPerPartition: opts.maxBytesPerPartition,
+    ...(opts.maxBytes === undefined ? {} : { maxBytes: opts.maxBytes }),
     allowAutoTopicCreation: false,
     // kafkajs retries fetches and joins itself (jittered); when that is exhausted the consumer crashes and is
     // restarted after the owner's delay.

@@ -13,6 +13,7 @@ import { say, StackError } from '../log.js';
 import { waitFor } from '../proc.js';
 import { serviceLog, stateDir } from '../paths.js';
 import type { Service } from '../service.js';
+import type { PidRecord } from '../proc.js';
 import { temporalCliPath } from '../tools.js';
 import { uiCodecEndpoint } from '../ui-codec.js';
 import { ensureNamespace, kindMismatch, prepareServer, serverRunsUi } from './temporal-server.js';
@@ -67,6 +68,27 @@ async function historyAndMatchingAnswer(plan: StackPlan): Promise<true | undefin
   }
 }
 
+/**
+ * The dev server's SQLite `synchronous` pragma (STACK_TEMPORAL_SQLITE_SYNCHRONOUS, default NORMAL). Under WAL,
+ * NORMAL syncs at checkpoints only: a crash of the process loses nothing, a power loss may roll back the last
+ * transactions. FULL (SQLite's default) syncs the WAL on every commit.
+ */
+export const SQLITE_SYNCHRONOUS = ['OFF', 'NORMAL', 'FULL', 'EXTRA'] as const;
+export function sqliteSynchronous(env: NodeJS.ProcessEnv = process.env): (typeof SQLITE_SYNCHRONOUS)[number] {
+  const v = (env.STACK_TEMPORAL_SQLITE_SYNCHRONOUS ?? '').trim().toUpperCase() || 'NORMAL';
+  if (!(SQLITE_SYNCHRONOUS as readonly string[]).includes(v)) {
+    throw new StackError(`STACK_TEMPORAL_SQLITE_SYNCHRONOUS must be ${SQLITE_SYNCHRONOUS.join(', ')}, got ${JSON.stringify(env.STACK_TEMPORAL_SQLITE_SYNCHRONOUS)}`);
+  }
+  return v as (typeof SQLITE_SYNCHRONOUS)[number];
+}
+
+/** A dev server started with another `synchronous` pragma (or before it was passed) is restarted. */
+function synchronousMismatch(plan: StackPlan, rec: PidRecord): string | undefined {
+  if (plan.temporal.kind !== 'dev' || rec.command.includes('temporal-server')) return undefined;
+  const want = `synchronous=${sqliteSynchronous()}`;
+  return rec.command.includes(want) ? undefined : `STACK_TEMPORAL_SQLITE_SYNCHRONOUS asks for ${want}`;
+}
+
 export const temporalService: Service = {
   name: 'temporal',
   address: (plan) => plan.temporal.address,
@@ -80,7 +102,7 @@ export const temporalService: Service = {
   stopSignal: 'SIGTERM',
   stopGraceMs: 20_000,
 
-  restartReason: (rec, plan) => kindMismatch(plan, rec) ?? (plan.temporal.kind === 'dev' ? codecMismatch(rec) : undefined),
+  restartReason: (rec, plan) => kindMismatch(plan, rec) ?? synchronousMismatch(plan, rec) ?? (plan.temporal.kind === 'dev' ? codecMismatch(rec) : undefined),
 
   async prepare(plan) {
     if (plan.temporal.kind === 'server') return prepareServer(plan);
@@ -103,6 +125,8 @@ export const temporalService: Service = {
       join(dir, 'temporal.db'),
       '--sqlite-pragma',
       'journal_mode=WAL',
+      '--sqlite-pragma',
+      `synchronous=${sqliteSynchronous()}`,
       '--log-level',
       'warn',
       '--color',

@@ -1,0 +1,178 @@
+/**
+ * `npm run bench` — every performance figure of the service side by side, in one run on one stack, as ratios with
+ * the raw figures behind them. Per Temporal (`--temporal`), per repetition (`--reps`), on `--orders` distinct orders:
+ *
+ *   bare    the bridge's signal-with-start with no worker polling (what a bare start costs Temporal)
+ *   raw     the bridge's own signal-with-start call from a loop at the bridge's effective concurrency, worker running
+ *   drain6  one bridge child drains a backlog on 6 partitions: until committed (delivery), until shipped (end to end)
+ *   drain1  the same on 1 partition
+ *   dup     the 6-partition backlog with 10 % duplicate records
+ *   plain   a plain transactional kafkajs consumer on the same backlog (the "obvious build")
+ *   memory  (`--memory N`, once per Temporal) one bridge child over an N-record backlog, peak RSS
+ *
+ * with CPU per process (Temporal server, Kafka, PostgreSQL, worker, bridge, warehouse, the bench) and the 1-minute
+ * load for each phase. Prints a table (or Markdown, `--markdown`) and writes JSON (`--json path`).
+ *
+ *   npm run bench -- [--orders 3000] [--reps 2] [--temporal current|dev|server|dev,server] [--memory 100000]
+ *                    [--phases bare,raw,drain6,drain1,dup,plain|none] [--json out.json] [--markdown]
+ *   npm run bench -- --from-json out.json [--markdown]     prints the tables of an earlier run again, runs nothing
+ *
+ * `--temporal dev,server` brings the stack's Temporal up as each in turn (STACK_TEMPORAL, same ports) and runs
+ * every phase on it; `current` (the default) uses whatever the stack runs. Run inside the stack's network.
+ */
+import { cpus } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { createKafka } from '../src/kafka/client.js';
+import { loadConfig } from '../src/config.js';
+import { createLogger } from '../src/log.js';
+import { provision } from '../src/provision/index.js';
+import { connectClient } from '../src/temporal.js';
+import { bridgeConcurrency } from '../src/bridge/bridge.js';
+import { stackStatus, stackUp } from '../tools/stack/index.js';
+import {
+  bareStarts,
+  bridgeDrain,
+  dropPlainSchema,
+  memoryRun,
+  newSuffix,
+  plainConsumer,
+  rawLoop,
+  runtimeConnection,
+  startChild,
+  type Context,
+  type Env,
+  type PhaseResult,
+} from './phases.js';
+import { load1 } from './procs.js';
+import { render, type KindRun } from './report.js';
+
+const PHASES = ['bare', 'raw', 'drain6', 'drain1', 'dup', 'plain'] as const;
+
+const { values: args } = parseArgs({
+  options: {
+    orders: { type: 'string', default: '3000' },
+    reps: { type: 'string', default: '2' },
+    temporal: { type: 'string', default: 'current' },
+    memory: { type: 'string' },
+    phases: { type: 'string', default: PHASES.join(',') },
+    json: { type: 'string' },
+    markdown: { type: 'boolean', default: false },
+    'from-json': { type: 'string' },
+  },
+});
+
+function wholeNumber(name: string, text: string | undefined, min: number): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < min) throw new Error(`--${name} must be a whole number ≥ ${min}, got ${JSON.stringify(text)}`);
+  return n;
+}
+const ORDERS = wholeNumber('orders', args.orders, 10);
+const REPS = wholeNumber('reps', args.reps, 1);
+const MEMORY = args.memory === undefined ? undefined : wholeNumber('memory', args.memory, 1000);
+const kinds = args.temporal.split(',').map((k) => k.trim());
+for (const k of kinds) if (!['current', 'dev', 'server'].includes(k)) throw new Error(`--temporal takes current, dev or server (comma-separated), got ${JSON.stringify(k)}`);
+if (kinds.includes('current') && kinds.length > 1) throw new Error('--temporal current runs on the stack as it is: give it alone, or name dev and/or server');
+const phases = args.phases === 'none' ? [] : args.phases.split(',').map((p) => p.trim());
+for (const p of phases) if (!(PHASES as readonly string[]).includes(p)) throw new Error(`--phases takes ${PHASES.join(', ')}, got ${JSON.stringify(p)}`);
+
+const say = (line: string) => process.stderr.write(`${line}\n`);
+const progress = (line: string) => process.stderr.write(`  … ${line}\n`);
+
+function baseEnv(suffix: string): Env {
+  return {
+    ...Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined)),
+    DLQ_TOPIC: `bench.dlq.${suffix}`,
+    TEMPORAL_TASK_QUEUE: `bench-${suffix}`,
+    METRICS_PORT: '0',
+    // The bench's worker runs on a task queue of its own: it must not point the shared retention schedule at it.
+    LEDGER_PRUNE_INTERVAL: '0',
+  };
+}
+
+async function runKind(kind: string): Promise<KindRun> {
+  if (kind !== 'current') {
+    say(`\n== bringing the stack's Temporal up as STACK_TEMPORAL=${kind}`);
+    process.env.STACK_TEMPORAL = kind;
+    await stackUp();
+  }
+  const stack = await stackStatus();
+  const runs = stack.temporalRuns;
+  const label = kind === 'current' ? stack.temporalKind : kind;
+  const suffix = newSuffix();
+  const env = baseEnv(suffix);
+  const config = loadConfig(env);
+  const logger = createLogger('warn');
+  const kafka = createKafka(config, logger, { clientId: `bench-${suffix}` });
+  const admin = kafka.admin();
+  await admin.connect();
+  await provision(config, createLogger('fatal'), ['kafka']);
+  const client = await connectClient(config);
+  const db = new pg.Pool({ ...runtimeConnection(config), max: 2 });
+  db.on('error', () => undefined);
+  const pid = (s: keyof typeof stack.services) => stack.services[s].pid;
+  const ctx: Context = {
+    env,
+    config,
+    logger,
+    kafka,
+    admin,
+    client,
+    db,
+    stackPids: { temporal: pid('temporal'), kafka: pid('kafka'), postgres: pid('postgres'), warehouse: pid('warehouse') },
+    suffix,
+    say,
+    progress,
+  };
+  const concurrency = bridgeConcurrency(config, config.ORDERS_TOPIC_PARTITIONS);
+  say(`== ${label}: ${runs}; ${ORDERS} orders × ${REPS} reps; raw loop at ${concurrency} in flight (the bridge's on ${config.ORDERS_TOPIC_PARTITIONS} partitions)`);
+  const run: KindRun = { kind: label, runs, concurrency, reps: [] };
+  try {
+    ctx.worker = await startChild('worker', env);
+    for (let rep = 1; rep <= REPS; rep += 1) {
+      const results: Record<string, PhaseResult> = {};
+      const step = async (name: string, fn: () => Promise<PhaseResult>) => {
+        if (!phases.includes(name)) return;
+        say(`-- ${label} rep ${rep}/${REPS}: ${name} (load ${load1().toFixed(1)})`);
+        results[name] = await fn();
+        const f = results[name].figures;
+        say(`   ${Object.entries(f).map(([k, v]) => `${k} ${Number.isInteger(v) ? v : v.toFixed(2)}`).join(', ')}; ${results[name].wallSeconds.toFixed(1)} s`);
+      };
+      await step('bare', () => bareStarts(ctx, rep, ORDERS, concurrency));
+      await step('raw', () => rawLoop(ctx, rep, ORDERS, concurrency));
+      await step('drain6', () => bridgeDrain(ctx, 'drain6', rep, ORDERS, 6));
+      await step('drain1', () => bridgeDrain(ctx, 'drain1', rep, ORDERS, 1));
+      await step('dup', () => bridgeDrain(ctx, 'dup', rep, ORDERS, 6, Math.round(ORDERS / 10)));
+      await step('plain', () => plainConsumer(ctx, rep, ORDERS));
+      run.reps.push(results);
+    }
+    if (MEMORY !== undefined) {
+      say(`-- ${label}: memory, ${MEMORY} records (load ${load1().toFixed(1)})`);
+      run.memory = await memoryRun(ctx, MEMORY);
+    }
+  } finally {
+    await ctx.worker?.stop();
+    await dropPlainSchema(config).catch(() => undefined);
+    await admin.deleteTopics({ topics: [config.DLQ_TOPIC] }).catch(() => undefined);
+    await admin.disconnect();
+    await client.connection.close();
+    await db.end();
+  }
+  return run;
+}
+
+if (args['from-json']) {
+  const saved = JSON.parse(readFileSync(args['from-json'], 'utf8')) as { machine: string; runs: KindRun[] };
+  process.stdout.write(`${render(saved.runs, { markdown: args.markdown, machine: saved.machine })}\n`);
+  process.exit(0);
+}
+const startedAt = new Date();
+const runs: KindRun[] = [];
+for (const kind of kinds) runs.push(await runKind(kind));
+const machine = `${cpus().length} × ${cpus()[0]?.model.trim() ?? 'CPU'}, Node ${process.version}; ${ORDERS} orders, ${REPS} reps; 1-minute load ${load1().toFixed(1)} at the end; ${startedAt.toISOString()}`;
+process.stdout.write(`${render(runs, { markdown: args.markdown, machine })}\n`);
+if (args.json) {
+  writeFileSync(args.json, `${JSON.stringify({ startedAt, machine, orders: ORDERS, reps: REPS, memory: MEMORY, runs }, null, 2)}\n`);
+  say(`wrote ${args.json}`);
+}

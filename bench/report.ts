@@ -1,0 +1,143 @@
+/**
+ * The bench's figures from its phase results: each ratio per repetition (then median and min), with the raw
+ * figures behind it (medians), one column per Temporal; and the CPU of every process in every phase. Printed as a
+ * plain table (src/cli/table.ts) or as Markdown (`--markdown`, for the README).
+ */
+import { formatTable } from '../src/cli/table.js';
+import type { PhaseResult } from './phases.js';
+
+export interface KindRun {
+  kind: string;
+  /** What the stack said it runs. */
+  runs: string;
+  concurrency: number;
+  /** reps[r][phase] */
+  reps: Record<string, PhaseResult>[];
+  memory?: PhaseResult;
+}
+
+export interface Figure {
+  name: string;
+  target: string;
+  /** Per kind: the cell's text and its numbers. */
+  cells: Record<string, { text: string; median?: number; min?: number; values?: number[] }>;
+}
+
+export function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
+const fmt = (x: number, digits?: number) => {
+  if (!Number.isFinite(x)) return '–';
+  const d = digits ?? (Math.abs(x) >= 100 ? 0 : Math.abs(x) >= 10 ? 1 : 2);
+  return x.toFixed(d);
+};
+const mb = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MB`;
+
+/** Per rep value of a phase figure; undefined where the phase did not run. */
+function per(run: KindRun, phase: string, fig: string): number[] {
+  return run.reps.map((r) => r[phase]?.figures[fig]).filter((x): x is number => x !== undefined && Number.isFinite(x));
+}
+
+function perRatio(run: KindRun, a: (r: Record<string, PhaseResult>) => number | undefined, b: (r: Record<string, PhaseResult>) => number | undefined): number[] {
+  return run.reps
+    .map((r) => {
+      const x = a(r);
+      const y = b(r);
+      return x !== undefined && y !== undefined && y > 0 ? x / y : undefined;
+    })
+    .filter((x): x is number => x !== undefined && Number.isFinite(x));
+}
+
+const fig = (phase: string, name: string) => (r: Record<string, PhaseResult>) => r[phase]?.figures[name];
+/** Temporal server CPU seconds per unit counted by `name` in `phase`. */
+const temporalCpuPer = (phase: string, name: string) => (r: Record<string, PhaseResult>) => {
+  const p = r[phase];
+  const n = p?.figures[name];
+  return p && n ? (p.cpu.temporal ?? 0) / n : undefined;
+};
+
+function stat(values: number[], unit = '', digits?: number): { text: string; median?: number; min?: number; values: number[] } {
+  if (values.length === 0) return { text: 'not run', values };
+  const m = median(values);
+  const lo = Math.min(...values);
+  return { text: values.length > 1 ? `${fmt(m, digits)}${unit} (min ${fmt(lo, digits)})` : `${fmt(m, digits)}${unit}`, median: m, min: lo, values };
+}
+
+function ratio(run: KindRun, a: (r: Record<string, PhaseResult>) => number | undefined, b: (r: Record<string, PhaseResult>) => number | undefined, behind: (ma: number, mb: number) => string) {
+  const values = perRatio(run, a, b);
+  const s = stat(values, '', 2);
+  if (values.length === 0) return s;
+  const ma = median(run.reps.map(a).filter((x): x is number => x !== undefined));
+  const mbv = median(run.reps.map(b).filter((x): x is number => x !== undefined));
+  return { ...s, text: `${s.text}: ${behind(ma, mbv)}` };
+}
+
+export function figures(runs: KindRun[]): Figure[] {
+  const rows: { name: string; target: string; cell(run: KindRun): Figure['cells'][string] }[] = [
+    {
+      name: 'raw signalWithStart loop, worker running (calls/s)',
+      target: 'the ceiling',
+      cell: (run) => ({ ...stat(per(run, 'raw', 'callsPerSecond'), '/s'), text: `${stat(per(run, 'raw', 'callsPerSecond'), '/s').text} at ${run.concurrency} in flight` }),
+    },
+    { name: 'the same, no worker polling (bare starts/s)', target: '—', cell: (run) => stat(per(run, 'bare', 'callsPerSecond'), '/s') },
+    { name: 'bridge drain, 6 partitions ÷ raw loop', target: '≥ 0.95', cell: (run) => ratio(run, fig('drain6', 'recordsPerSecond'), fig('raw', 'callsPerSecond'), (a, b) => `${fmt(a)} ÷ ${fmt(b)} /s`) },
+    {
+      name: 'Temporal CPU per shipped order ÷ per bare start',
+      target: '≤ 4',
+      cell: (run) => ratio(run, temporalCpuPer('drain6', 'orders'), temporalCpuPer('bare', 'calls'), (a, b) => `${fmt(a * 1000)} ÷ ${fmt(b * 1000)} ms`),
+    },
+    { name: 'orders shipped/s, backlog → shipped rows ÷ raw loop', target: '≥ 0.6', cell: (run) => ratio(run, fig('drain6', 'shippedPerSecond'), fig('raw', 'callsPerSecond'), (a, b) => `${fmt(a)} ÷ ${fmt(b)} /s`) },
+    { name: '1 partition ÷ 6 partitions (delivery)', target: '≥ 0.9', cell: (run) => ratio(run, fig('drain1', 'recordsPerSecond'), fig('drain6', 'recordsPerSecond'), (a, b) => `${fmt(a)} ÷ ${fmt(b)} /s`) },
+    { name: '10 % duplicate records ÷ none (records/s delivered)', target: '≥ 0.95', cell: (run) => ratio(run, fig('dup', 'recordsPerSecond'), fig('drain6', 'recordsPerSecond'), (a, b) => `${fmt(a)} ÷ ${fmt(b)} /s`) },
+    { name: 'history events per shipped order', target: '≤ 14', cell: (run) => stat(per(run, 'drain6', 'historyEvents'), '', 0) },
+    { name: 'plain transactional consumer (records/s)', target: '—', cell: (run) => stat(per(run, 'plain', 'recordsPerSecond'), '/s') },
+    { name: 'orders shipped/s ÷ plain consumer', target: '≥ 0.5', cell: (run) => ratio(run, fig('drain6', 'shippedPerSecond'), fig('plain', 'recordsPerSecond'), (a, b) => `${fmt(a)} ÷ ${fmt(b)} /s`) },
+    {
+      name: 'bridge peak RSS (VmHWM), drain backlog / memory backlog',
+      target: '< 150 MB at 100,000',
+      cell: (run) => {
+        const drain = per(run, 'drain6', 'bridgePeakRss');
+        const m = run.memory;
+        const left = drain.length ? `${mb(median(drain))} at ${fmt(run.reps[0]?.drain6?.figures.records ?? 0, 0)}` : 'not run';
+        const right = m
+          ? `${mb(m.figures.bridgePeakRss!)} at ${fmt(m.figures.records!, 0)} (${mb(m.figures.bridgeWorkPeakRss!)} while draining, ${mb(m.figures.bridgeRssBefore!)} before consuming; ${fmt(m.figures.recordsPerSecond!)} records/s)`
+          : 'no --memory run';
+        return { text: `${left} / ${right}`, median: m?.figures.bridgePeakRss, values: drain };
+      },
+    },
+  ];
+  return rows.map((r) => ({ name: r.name, target: r.target, cells: Object.fromEntries(runs.map((run) => [run.kind, r.cell(run)])) }));
+}
+
+const PROCESSES = ['temporal', 'kafka', 'postgres', 'worker', 'bridge', 'warehouse', 'bench'];
+
+/** Per phase (median over reps): wall time, load, and each process's CPU as a share of one core. */
+export function cpuRows(run: KindRun): string[][] {
+  const phases = [...new Set(run.reps.flatMap((r) => Object.keys(r))), ...(run.memory ? ['memory'] : [])];
+  return phases.map((phase) => {
+    const results = phase === 'memory' ? [run.memory!] : run.reps.map((r) => r[phase]).filter((p): p is PhaseResult => p !== undefined);
+    const wall = median(results.map((p) => p.wallSeconds));
+    const load = results.map((p) => p.load1After);
+    const cells = PROCESSES.map((proc) => {
+      const shares = results.filter((p) => p.cpu[proc] !== undefined).map((p) => (p.cpu[proc]! / p.wallSeconds) * 100);
+      return shares.length ? `${fmt(median(shares), 0)} %` : '–';
+    });
+    return [run.kind, phase, `${fmt(wall, 1)} s`, `${fmt(Math.min(...load), 1)}–${fmt(Math.max(...load), 1)}`, ...cells];
+  });
+}
+
+export function render(runs: KindRun[], opts: { markdown: boolean; machine: string }): string {
+  const figs = figures(runs);
+  const header = ['figure', ...runs.map((r) => `${r.kind}: ${r.runs}`), 'target'];
+  const rows = figs.map((f) => [f.name, ...runs.map((r) => f.cells[r.kind]!.text), f.target]);
+  const cpuHeader = ['temporal', 'phase', 'wall', 'load 1 min', ...PROCESSES.map((p) => `${p} CPU`)];
+  const cpu = runs.flatMap(cpuRows);
+  if (opts.markdown) {
+    const md = (h: string[], rs: string[][]) => [`| ${h.join(' | ')} |`, `|${h.map(() => '---').join('|')}|`, ...rs.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+    return [`${opts.machine}`, '', md(header, rows), '', 'CPU per process, % of one core (median over reps), and the 1-minute load at the end of each phase:', '', md(cpuHeader, cpu), ''].join('\n');
+  }
+  return [opts.machine, '', ...formatTable(header, rows), '', 'CPU per process, % of one core (median over reps); load: 1-minute load at the end of each phase', '', ...formatTable(cpuHeader, cpu), ''].join('\n');
+}

@@ -1,0 +1,42 @@
+/**
+ * `npm run bench` runs end to end on a tiny size: every phase produces its figures, the orders it hands the worker
+ * ship, and the table and JSON come out. It asserts no time or rate (a bench is not a test): only that each figure
+ * was measured.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const dir = mkdtempSync(join(tmpdir(), 'bench-smoke-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+interface Phase {
+  figures: Record<string, number>;
+  cpu: Record<string, number>;
+}
+
+describe('npm run bench', () => {
+  it('measures every phase on 20 orders and prints the table', async () => {
+    const out = join(dir, 'bench.json');
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'bench/main.ts', '--orders', '20', '--reps', '1', '--memory', '1000', '--json', out], {
+      env: process.env,
+      maxBuffer: 16 * 1024 * 1024,
+      timeout: 420_000,
+    });
+    const report = JSON.parse(readFileSync(out, 'utf8')) as { runs: { reps: Record<string, Phase>[]; memory: Phase }[] };
+    const rep = report.runs[0]!.reps[0]!;
+    expect(Object.keys(rep).sort()).toEqual(['bare', 'drain1', 'drain6', 'dup', 'plain', 'raw']);
+    expect(rep.raw!.figures.calls).toBe(20);
+    expect(rep.drain6!.figures.records).toBe(20);
+    expect(rep.dup!.figures.records).toBe(22);
+    expect(rep.drain6!.figures.historyEvents).toBeGreaterThan(0);
+    expect(rep.drain6!.figures.bridgePeakRss).toBeGreaterThan(0);
+    for (const phase of ['drain6', 'drain1', 'dup']) expect(Object.keys(rep[phase]!.cpu)).toEqual(expect.arrayContaining(['temporal', 'kafka', 'postgres', 'worker', 'bridge']));
+    expect(report.runs[0]!.memory.figures.records).toBe(1000);
+    expect(stdout).toMatch(/bridge drain, 6 partitions ÷ raw loop\s+\d/);
+    expect(stdout).toMatch(/history events per shipped order\s+\d+/);
+  }, 480_000);
+});
