@@ -6,7 +6,6 @@
 import type { Server } from 'node:http';
 import { type Client, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
-import { Worker as TemporalWorker } from '@temporalio/worker';
 import { createActivities, createOutcomeReporter } from '../activities/index.js';
 import { createLedgerRetentionActivities } from '../activities/ledger-retention.js';
 import { createBridge, type Bridge, type TransientRetry } from './bridge/bridge.js';
@@ -144,6 +143,8 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
     }
     const reportOutcome = createOutcomeReporter({ logger: logger.child({ component: 'workflow' }), metrics });
     const deadLetters = createDeadLetterSink(createSender(createKafka(config, logger, { clientId: `${config.KAFKA_CLIENT_ID}-worker` })), config.DLQ_TOPIC, config.CONSUMER_GROUP, config.payloadEncryption);
+    // Loaded here, not at the top: a bridge-only process never loads the worker SDK (src/temporal.ts).
+    const { Worker: TemporalWorker } = await import('@temporalio/worker');
     worker = await TemporalWorker.create({
       connection,
       namespace: config.TEMPORAL_NAMESPACE,

@@ -9,7 +9,9 @@ import { fileURLToPath } from 'node:url';
 import { Client, Connection, type ClientOptions } from '@temporalio/client';
 import type { DataConverter } from '@temporalio/common';
 import { EncryptionCodec } from './codec/payload-codec.js';
-import { DefaultLogger, NativeConnection, Runtime, bundleWorkflowCode, type InjectedSinks, type LogLevel, type ReplayWorkerOptions, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+// The worker SDK (its Rust core, the bundler) is loaded only where a worker or a replay runs: a bridge-only process
+// never loads it, which keeps its memory small (README "Performance").
+import type { InjectedSinks, LogLevel, NativeConnection, ReplayWorkerOptions, WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { Config, TemporalTls } from './config.js';
 import type { Logger } from './log.js';
 import { PermanentStartupError } from './startup.js';
@@ -35,7 +37,9 @@ export function workflowBundle(opts: { workflowsPath?: string; tracing?: boolean
   const key = `${tracing ? 'traced' : 'plain'}:${workflowsPath}`;
   let bundle = bundles.get(key);
   if (!bundle) {
-    bundle = bundleWorkflowCode({ workflowsPath, logger: quietBundlerLogger, ...(tracing ? { workflowInterceptorModules: [TRACING_INTERCEPTORS_PATH] } : {}) });
+    bundle = import('@temporalio/worker').then(({ bundleWorkflowCode }) =>
+      bundleWorkflowCode({ workflowsPath, logger: quietBundlerLogger, ...(tracing ? { workflowInterceptorModules: [TRACING_INTERCEPTORS_PATH] } : {}) }),
+    );
     bundles.set(key, bundle);
     // A failed build (a path without workflows) is not kept: the next call tries again.
     bundle.catch(() => bundles.delete(key));
@@ -140,6 +144,7 @@ export async function connectNative(config: Pick<Config, 'temporal'>): Promise<N
   const options = temporalConnectionOptions(config);
   try {
     if (options.tls) await tlsProbe(options);
+    const { NativeConnection } = await import('@temporalio/worker');
     return await NativeConnection.connect(options);
   } catch (err) {
     throw permanentTemporalError(config, err) ?? err;
@@ -242,8 +247,9 @@ export function permanentTemporalError(config: Pick<Config, 'temporal'>, err: un
 }
 
 /** Routes the Temporal SDK's own logs (worker state, activity failures) into our logger, at WARN and above. */
-export function installTemporalRuntime(logger: Logger, level: LogLevel = 'WARN'): void {
+export async function installTemporalRuntime(logger: Logger, level: LogLevel = 'WARN'): Promise<void> {
   const log = logger.child({ component: 'temporal-sdk' });
+  const { DefaultLogger, Runtime } = await import('@temporalio/worker');
   Runtime.install({
     logger: new DefaultLogger(level, ({ level: l, message, meta }) => {
       const method = l === 'ERROR' ? 'error' : l === 'WARN' ? 'warn' : 'debug';

@@ -46,7 +46,7 @@ const cancelled = (t: string, o: string, v: number) => event('orders.OrderCancel
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(process.env.LOG_LEVEL ?? 'warn');
-  installTemporalRuntime(logger);
+  await installTemporalRuntime(logger);
   const before = await stackStatus();
   const after = await stackUp();
   const startedHere = (Object.keys(after.services) as ServiceName[]).filter(

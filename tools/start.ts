@@ -16,7 +16,7 @@ async function main(): Promise<void> {
   announceRuntime('start');
   const config = loadConfig();
   const logger = createLogger(config.LOG_LEVEL);
-  installTemporalRuntime(logger);
+  await installTemporalRuntime(logger);
 
   const before = await stackStatus();
   const after = await stackUp();
