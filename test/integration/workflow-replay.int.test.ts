@@ -107,7 +107,7 @@ describe('fulfilment workflow export and replay', () => {
     await faults({ latencyMs: 20_000 });
     try {
       await s.produce([{ key: `${tenant}/o-2`, value: events.placed(tenant, 'o-2') }]);
-      const shipping = async () => ((await app.client.workflow.getHandle(open).describe()).raw.pendingActivities ?? []).some((a) => a.activityType?.name === 'shipOrder');
+      const shipping = async () => ((await app.client.workflow.getHandle(open).describe()).raw.pendingActivities ?? []).some((a) => a.activityType?.name === 'shipAndRecordOrder');
       await waitFor('the shipment in flight', shipping, 60_000, 100);
       const r = await cli('workflow', 'replay', open);
       expect(r.code).toBe(0);
@@ -130,8 +130,14 @@ describe('fulfilment workflow export and replay', () => {
       expect(r.stderr).toContain(`error: ${workflowId} run ${runId}`);
       expect(r.stderr).toContain('SDK: Replay failed with a nondeterminism error');
       expect(r.stderr).toContain('[TMPRL1100] Nondeterminism error');
-      // The event the summary names is the one the SDK's message names.
-      expect(r.stderr).toContain(`HistoryEvent(id: ${m![1]}, ${m![2]})`);
+      // The event the summary names is the one the SDK's message names: an event by id, or the marker of the patch
+      // it names (a run of today's code diverges at its `cheaper-orders` patch, whose message names no event id).
+      if (m![2] === 'MarkerRecorded') {
+        expect(r.stderr).toContain('MarkerRecorded: marker core_patch');
+        expect(r.stderr).toContain('patch marker encountered for change cheaper-orders');
+      } else {
+        expect(r.stderr).toContain(`HistoryEvent(id: ${m![1]}, ${m![2]})`);
+      }
     }
   });
 
