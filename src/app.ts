@@ -97,7 +97,7 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
   }
   const db = createDb(runtimeConnection(config));
   // Off unless configured: then undefined, and nothing below makes a span or registers anything.
-  const tracing = startTracing(config, logger);
+  const tracing = await startTracing(config, logger);
   const { signal } = opts;
   const temporal = `Temporal at ${config.TEMPORAL_ADDRESS}`;
   // An untrusted certificate, a refused client certificate or API key stops start-up at once (src/temporal.ts).

@@ -143,7 +143,7 @@ describe('one trace per event, bridge → workflow → activities → warehouse'
   });
 
   it('the workflow interceptors add no commands: the traced history replays without them, and with them', async () => {
-    const tracing = startTracing(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' }), logger)!;
+    const tracing = (await startTracing(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' }), logger))!;
     try {
       for (const traced of [false, true]) {
         const results: { error?: unknown }[] = [];
@@ -167,7 +167,7 @@ describe('the checked-in histories replay with the tracing interceptors in the b
   afterAll(async () => receiver?.close());
 
   it.each(files)('%s', async (file) => {
-    const tracing = startTracing(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' }), logger)!;
+    const tracing = (await startTracing(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' }), logger))!;
     try {
       const history: unknown = JSON.parse(readFileSync(new URL(file, dir), 'utf8'));
       const results: { error?: unknown }[] = [];

@@ -20,10 +20,10 @@ function globalsAreNoops(): boolean {
 }
 
 describe('tracing is off unless configured', () => {
-  it('with no OTEL_* variable: nothing is started and nothing is registered', () => {
+  it('with no OTEL_* variable: nothing is started and nothing is registered', async () => {
     const config = loadConfig({});
     expect(exportSettings(config)).toBeUndefined();
-    expect(startTracing(config, logger)).toBeUndefined();
+    expect(await startTracing(config, logger)).toBeUndefined();
     expect(globalsAreNoops()).toBe(true);
     // A record's traceparent is then not even read: the bridge gets no tracer and makes no span.
     expect(trace.getSpanContext(recordContext({ traceparent: TRACEPARENT }))).toBeUndefined();
@@ -33,8 +33,8 @@ describe('tracing is off unless configured', () => {
     ['OTEL_TRACES_EXPORTER=none', { OTEL_TRACES_EXPORTER: 'none', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }],
     ['OTEL_SDK_DISABLED=true', { OTEL_SDK_DISABLED: 'true', OTEL_TRACES_EXPORTER: 'otlp' }],
     ['only settings that choose nothing', { OTEL_SERVICE_NAME: 'x', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_TRACES_SAMPLER: 'always_on' }],
-  ])('off with %s', (_name, env) => {
-    expect(startTracing(loadConfig(env), logger)).toBeUndefined();
+  ])('off with %s', async (_name, env) => {
+    expect(await startTracing(loadConfig(env), logger)).toBeUndefined();
     expect(globalsAreNoops()).toBe(true);
   });
 
@@ -108,7 +108,7 @@ describe('tracing on', () => {
   const quiet = { OTEL_TRACES_EXPORTER: 'console', OTEL_TRACES_SAMPLER: 'always_off' } as const;
 
   it('the warehouse client sends the traceparent of its warehouse.ship span', async () => {
-    tracing = startTracing(loadConfig(quiet), logger)!;
+    tracing = (await startTracing(loadConfig(quiet), logger))!;
     const warehouse = await startWarehouse({ port: 0 });
     try {
       const client = createWarehouseClient(warehouse.url, { tracer: tracing.tracer });
@@ -131,7 +131,7 @@ describe('tracing on', () => {
   ])('OTEL_EXPORTER_OTLP_PROTOCOL=%s posts %s to <endpoint>/v1/traces, and shutdown sends what is buffered', async (protocol, contentType) => {
     const receiver = await startOtlpReceiver();
     try {
-      tracing = startTracing(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: protocol, OTEL_BSP_SCHEDULE_DELAY: '600000' }), logger)!;
+      tracing = (await startTracing(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: protocol, OTEL_BSP_SCHEDULE_DELAY: '600000' }), logger))!;
       tracing.tracer.startSpan('kafka.record orders.OrderPlaced').end();
       expect(receiver.requests.accepted + receiver.requests.refused.length).toBe(0);
       await tracing.shutdown();
@@ -159,8 +159,8 @@ describe('tracing on', () => {
       expect(deadLetterMessage(letter(headers)).headers!['traceparent']).toEqual(Buffer.from(TRACEPARENT)); // as it was
     });
 
-    it('a record without one gets the active trace; without an active span (or with tracing off), none', () => {
-      tracing = startTracing(loadConfig(quiet), logger)!;
+    it('a record without one gets the active trace; without an active span (or with tracing off), none', async () => {
+      tracing = (await startTracing(loadConfig(quiet), logger))!;
       expect(deadLetterMessage(letter()).headers!['traceparent']).toBeUndefined();
       const span = tracing.tracer.startSpan('kafka.record malformed');
       const m = context.with(trace.setSpan(ROOT_CONTEXT, span), () => deadLetterMessage(letter({ note: 'n' })));
@@ -169,8 +169,8 @@ describe('tracing on', () => {
       span.end();
     });
 
-    it('an invalid traceparent of the record is kept as it was, never replaced', () => {
-      tracing = startTracing(loadConfig(quiet), logger)!;
+    it('an invalid traceparent of the record is kept as it was, never replaced', async () => {
+      tracing = (await startTracing(loadConfig(quiet), logger))!;
       const span = tracing.tracer.startSpan('kafka.record malformed');
       const m = context.with(trace.setSpan(ROOT_CONTEXT, span), () => deadLetterMessage(letter({ traceparent: 'not-a-traceparent' })));
       expect(m.headers!['traceparent']).toBe('not-a-traceparent');
