@@ -108,7 +108,7 @@ export async function processRecord(r: RecordInPartition, deps: PipelineDeps, ct
 }
 
 /** Longest unknown type name kept as a label value: the name comes from the producer. */
-const UNKNOWN_TYPE_LABEL_CHARS = 100;
+export const UNKNOWN_TYPE_LABEL_CHARS = 100;
 
 /** 2. route: an unknown event type is ignored, logged and counted (by name, bounded: metrics.ts). */
 export function ignoreUnknownType(r: RecordInPartition, c: Extract<Classified, { kind: 'unknown-type' }>, deps: PipelineDeps): 'ignored' {

@@ -5,6 +5,8 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
+import { MAX_UNKNOWN_TYPE_LABELS } from '../../src/metrics.js';
+import { UNKNOWN_TYPE_LABEL_CHARS } from '../../src/bridge/record-pipeline.js';
 import { workflowSettings } from '../../src/workflow-settings.js';
 import { createOrderStarter } from '../../src/bridge/order-starter.js';
 import { orderWorkflowId, type OrderEvent } from '../../workflows/api.js';
@@ -97,6 +99,20 @@ describe('hostile records', () => {
       expect(await s.row(tenant, orderId)).toBeUndefined();
     });
   }
+
+  it('a flood of distinct, long unknown event types on every partition: ignored and committed, counted under bounded labels; the stream flows', async () => {
+    const tenant = s.tenant();
+    // More distinct names than the counter labels, each longer than a label keeps, with characters a label must not break on.
+    const names = Array.from({ length: MAX_UNKNOWN_TYPE_LABELS + 10 }, (_, i) => `orders.Flood${i}"\\{}${'x'.repeat(400)}`);
+    await s.produce(names.map((type, i) => ({ partition: i % PARTITIONS, key: `${tenant}/flood-${i}`, value: { ...events.placed(tenant, `flood-${i}`), type } })));
+    await canariesFlow(tenant, 'flood');
+    for (let i = 0; i < names.length; i += 1) expect(await s.row(tenant, `flood-${i}`)).toBeUndefined();
+    expect(dlq.records.filter((r) => String(r.key ?? '').startsWith(`${tenant}/flood-`))).toEqual([]);
+    const series = (await app.metrics.registry.getSingleMetric('fulfilment_unknown_event_types_total')!.get()).values;
+    expect(series.length).toBeLessThanOrEqual(MAX_UNKNOWN_TYPE_LABELS + 1);
+    for (const v of series) expect(String(v.labels.type).length).toBeLessThanOrEqual(UNKNOWN_TYPE_LABEL_CHARS);
+    expect(series.reduce((sum, v) => sum + v.value, 0)).toBeGreaterThanOrEqual(names.length);
+  });
 
   it('a header-unsafe correlation-id header is refused at the edge too', async () => {
     const tenant = s.tenant();
