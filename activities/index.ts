@@ -7,7 +7,7 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { halfJitterGenerator } from 'cockatiel';
 import { SHIPMENT_BACKOFF, type TransientRetry } from '../src/retry-policies.js';
-import { CONSUMER_NAME, ORDER_PLACED, type OrderEvent, type OrderLine, type OutcomeReport, type StoredOrder } from '../workflows/api.js';
+import { CONSUMER_NAME, FailureType, ORDER_PLACED, type OrderEvent, type OrderLine, type OutcomeReport, type StoredOrder } from '../workflows/api.js';
 import { DependencyUnavailableError, PermanentError } from '../src/errors.js';
 import type { Logger } from '../src/log.js';
 import type { Metrics } from '../src/metrics.js';
@@ -66,6 +66,12 @@ export type { OutcomeReport } from '../workflows/api.js';
 export interface RecordedShipment {
   shipmentId: string;
   stored: StoredOrder;
+}
+
+/** What placeAndShip answers: the store's row after the placement, and the shipment when it was made and recorded. */
+export interface PlacedAndShipped {
+  stored: StoredOrder;
+  shipped?: RecordedShipment;
 }
 
 /**
@@ -156,7 +162,8 @@ export function createActivities(deps: ActivityDeps) {
   async function ship(input: ShipInput): Promise<string> {
     const ctx = Context.current();
     logger.info(attemptFields(input), 'asking the warehouse to ship');
-    const timer = setInterval(() => ctx.heartbeat(), deps.heartbeatMs ?? 2000);
+    // A local activity has no heartbeat (its workflow task is its liveness): only the activity heartbeats.
+    const timer = ctx.info.isLocal ? undefined : setInterval(() => ctx.heartbeat(), deps.heartbeatMs ?? 2000);
     try {
       const receipt = await permanentAsFailure(() =>
         warehouse.ship(input.key, input, ctx.cancellationSignal).catch((err: unknown) => {
@@ -169,7 +176,7 @@ export function createActivities(deps: ActivityDeps) {
         }),
       );
       if (receipt.status === 'cancelled') {
-        throw ApplicationFailure.nonRetryable(`shipment ${receipt.id} was recalled`, 'ShipmentRecalled');
+        throw ApplicationFailure.nonRetryable(`shipment ${receipt.id} was recalled`, FailureType.shipmentRecalled);
       }
       return receipt.id;
     } finally {
@@ -185,19 +192,61 @@ export function createActivities(deps: ActivityDeps) {
     );
   }
 
+  /** Claim the event id, compare versions, write the row — one transaction; with `reportOutcome`, then reports it. */
+  async function recordEvent(event: OrderEvent, reportOutcome: boolean): Promise<StoredOrder> {
+    logger.info(attemptFields(event), 'recording order event');
+    const stored = await claimThen(event.tenantId, event.orderId, event.eventId, (tx) =>
+      event.type === ORDER_PLACED ? recordPlacement(tx, event, event.data) : recordCancellation(tx, event, event.data),
+    );
+    if (reportOutcome) report({ event, outcome: stored.outcome, layer: 'store' });
+    return stored;
+  }
+
+  /** ship, then markShipped; see shipAndRecordOrder. */
+  async function shipAndRecord(input: ShipInput): Promise<RecordedShipment> {
+    const shipmentId = await ship(input);
+    const ctx = Context.current();
+    if (ctx.cancellationSignal.aborted) throw new CancelledFailure('the shipment was cancelled before it was recorded');
+    try {
+      return { shipmentId, stored: await markShipped({ tenantId: input.tenantId, orderId: input.orderId, shipmentId }) };
+    } catch (err) {
+      throw ApplicationFailure.create({
+        type: FailureType.shipmentUnrecorded,
+        message: `shipment ${shipmentId} was made but not recorded: ${(err as Error).message ?? String(err)}`,
+        nonRetryable: true,
+        details: [shipmentId],
+        cause: err instanceof Error ? err : undefined,
+      });
+    }
+  }
+
   return {
     /**
      * Records a placement or cancellation: claim the event id, compare versions, write the row — one transaction.
-     * With `reportOutcome` (the cheaper order shape, where this runs as a local activity) it then reports the
-     * store's outcome itself, once the transaction committed.
+     * With `reportOutcome` (where this runs as a local activity) it then reports the store's outcome itself, once the
+     * transaction committed.
      */
     async recordOrderEvent(event: OrderEvent, opts: { reportOutcome?: boolean } = {}): Promise<StoredOrder> {
-      logger.info(attemptFields(event), 'recording order event');
-      const stored = await claimThen(event.tenantId, event.orderId, event.eventId, (tx) =>
-        event.type === ORDER_PLACED ? recordPlacement(tx, event, event.data) : recordCancellation(tx, event, event.data),
-      );
-      if (opts.reportOutcome) report({ event, outcome: stored.outcome, layer: 'store' });
-      return stored;
+      return recordEvent(event, opts.reportOutcome ?? false);
+    },
+
+    /**
+     * An order's first placement and its shipment in one local activity, the whole of an order that goes well: the
+     * placement is recorded (and its outcome reported) as recordOrderEvent does; when the store then holds the order
+     * placed and pending, it is shipped and the shipment recorded as shipAndRecordOrder does. A refusal of the record
+     * is thrown; anything that stops the shipment (a warehouse that fails or refuses, a record that fails after it
+     * shipped) is not: the answer then carries the record alone, and the workflow ships through its own path under the
+     * same key, where every such failure has its handling (and the warehouse's idempotency keeps it to one shipment).
+     */
+    async placeAndShip(event: OrderEvent, input: ShipInput): Promise<PlacedAndShipped> {
+      const stored = await recordEvent(event, true);
+      if (stored.status !== 'pending' || !stored.placed) return { stored };
+      try {
+        return { stored, shipped: await shipAndRecord(input) };
+      } catch (err) {
+        logger.info({ ...attemptFields(input), err: (err as Error).message }, 'quick shipment did not finish; the workflow ships the order');
+        return { stored };
+      }
     },
 
     /** The warehouse call alone (ship above): the shipment of runs from before cheaper-orders. */
@@ -211,27 +260,14 @@ export function createActivities(deps: ActivityDeps) {
     },
 
     /**
-     * The cheaper order shape's shipment: shipOrder, then markOrderShipped, in one activity. A cancellation that
-     * reached the activity before the record leaves the order unrecorded (the workflow records the cancellation and
-     * recalls the shipment). A failure to record after the warehouse shipped is not retried here — the warehouse
-     * policy is bounded and would hold a shipped order as failed — but returned as a non-retryable
-     * `ShipmentUnrecorded` carrying the shipment id, which the workflow records through the store's own policy.
+     * Ships, then records the shipment (markOrderShipped), in one activity. A cancellation that reached the activity
+     * before the record leaves the order unrecorded (the workflow records the cancellation and recalls the shipment).
+     * A failure to record after the warehouse shipped is not retried here — the warehouse policy is bounded and would
+     * hold a shipped order as failed — but returned as a non-retryable `ShipmentUnrecorded` carrying the shipment id,
+     * which the workflow records through the store's own policy.
      */
     async shipAndRecordOrder(input: ShipInput): Promise<RecordedShipment> {
-      const shipmentId = await ship(input);
-      const ctx = Context.current();
-      if (ctx.cancellationSignal.aborted) throw new CancelledFailure('the shipment was cancelled before it was recorded');
-      try {
-        return { shipmentId, stored: await markShipped({ tenantId: input.tenantId, orderId: input.orderId, shipmentId }) };
-      } catch (err) {
-        throw ApplicationFailure.create({
-          type: 'ShipmentUnrecorded',
-          message: `shipment ${shipmentId} was made but not recorded: ${(err as Error).message ?? String(err)}`,
-          nonRetryable: true,
-          details: [shipmentId],
-          cause: err instanceof Error ? err : undefined,
-        });
-      }
+      return shipAndRecord(input);
     },
 
     /**
@@ -273,7 +309,7 @@ export function createActivities(deps: ActivityDeps) {
     async deadLetterEvent(refused: RefusedEvent): Promise<DeadLetterForm> {
       const { event, error } = refused;
       logger.warn({ ...attemptFields(event), errorClass: error.name, err: error.message }, 'dead-lettering an event the workflow refused');
-      if (!deps.deadLetters) throw ApplicationFailure.nonRetryable('this worker has no dead-letter topic configured', 'DeadLetterUnavailable');
+      if (!deps.deadLetters) throw ApplicationFailure.nonRetryable('this worker has no dead-letter topic configured', FailureType.deadLetterUnavailable);
       const { origin, ...validated } = event;
       const at = new Date(refused.refusedAt);
       const form = await deps.deadLetters.publish({

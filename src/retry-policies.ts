@@ -63,6 +63,17 @@ export const LOCAL_STORE_EFFECT = {
   retry: { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumInterval: '2 seconds', maximumAttempts: 5 },
 } as const;
 
+/**
+ * The quick shipment (the order workflow's first attempt to ship, a local activity inside the workflow task): one
+ * attempt, and the warehouse has 3 s to answer it; any failure but a refusal moves the shipment to the heartbeating
+ * activity under WAREHOUSE_ACTIVITY (same key, so a shipment the quick attempt made is returned, never made twice).
+ * Short enough that a slow warehouse never holds a workflow task near its timeout (10 s).
+ */
+export const QUICK_SHIPMENT = {
+  startToCloseTimeout: '3 seconds',
+  retry: { maximumAttempts: 1 },
+} as const;
+
 /** Outcome reporting, a local activity: cheap, a few quick attempts, never holding the order up. */
 export const REPORTING_LOCAL_ACTIVITY = {
   startToCloseTimeout: '5 seconds',

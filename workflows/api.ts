@@ -95,8 +95,15 @@ export function shipmentKey(tenantId: string, orderId: string): string {
   return `ship/${tenantId}/${orderId}`;
 }
 
-/** Every order event travels on this one signal, so Temporal keeps them in arrival order. */
+/** One order event; every event of an order travels on this signal or on orderEvents, so Temporal keeps them in arrival order. */
 export const orderEventSignal = defineSignal<[OrderEvent]>('orderEvent');
+
+/**
+ * Several events of one order in one signal, oldest first: what the bridge sends when an order's events were queued
+ * together (a burst costs one workflow task per signal, not per event). Handled exactly as that many orderEvent
+ * signals, by both workflow types. Workers must know it before a bridge sends it: upgrade workers first.
+ */
+export const orderEventsSignal = defineSignal<[OrderEvent[]]>('orderEvents');
 
 /** Answers with the order's current view; safe to call at any time, including on a closed run. */
 export const orderStatusQuery = defineQuery<OrderView>('status');
@@ -163,7 +170,7 @@ export interface StoredOrder {
 export interface OrderWorkflowSettings {
   /** How long a cancellation that arrived first waits for its placement, seconds. */
   cancelGraceSeconds: number;
-  /** How long a finished order stays open to absorb late events before the run closes, seconds. */
+  /** How long a settled order stays open to absorb late events before the run closes, seconds (0: none). */
   lingerSeconds: number;
   /** How many applied event ids the workflow remembers for deduplication. Default 1000. */
   rememberEventIds?: number;
@@ -175,6 +182,8 @@ export interface OrderWorkflowInput {
   tenantId: string;
   orderId: string;
   settings: OrderWorkflowSettings;
+  /** Events delivered with the start itself (an eager start: workflow.start, no signal), oldest first. */
+  events?: OrderEvent[];
   /** Carried across continue-as-new; absent on the first run. */
   carried?: { state: unknown; inbox: OrderEvent[] };
 }
@@ -199,5 +208,52 @@ export const TenantIdAttribute = defineSearchAttributeKey('TenantId', SearchAttr
 export const OrderIdAttribute = defineSearchAttributeKey('OrderId', SearchAttributeType.KEYWORD);
 export const OrderStatusAttribute = defineSearchAttributeKey('OrderStatus', SearchAttributeType.KEYWORD);
 
-/** Workflow type name; starters pass it with `signalWithStart<typeof orderFulfilment, …>` so arguments are type-checked. */
-export const ORDER_WORKFLOW_TYPE = 'orderFulfilment';
+/**
+ * Workflow type of new orders (workflows/order-fulfilment.ts); starters pass it with
+ * `signalWithStart<typeof orderFulfilmentV2, …>` so arguments are type-checked.
+ */
+export const ORDER_WORKFLOW_TYPE = 'orderFulfilmentV2';
+
+/**
+ * The earlier type (workflows/order-fulfilment-v1.ts): runs started before orderFulfilmentV2 finish on it. Nothing
+ * starts it any more; remove it once no run of it is open (docs/changing-the-workflow.md).
+ */
+export const ORDER_WORKFLOW_TYPE_V1 = 'orderFulfilment';
+
+/**
+ * Failure types that cross the activity boundary (an ApplicationFailure's `type`): thrown by the activities and
+ * read by the workflows, named here once. The error classes' names are the types of the permanent errors
+ * (src/errors.ts); the others are the activities' own.
+ */
+export const FailureType = {
+  /** PostgreSQL refused an event's values for good (UnstorableEventError). */
+  unstorableEvent: 'UnstorableEventError',
+  /** A request could not be built from the order's data (InvalidRequestError). */
+  invalidRequest: 'InvalidRequestError',
+  /** The warehouse refused a request for good (WarehouseRejectedError). */
+  warehouseRejected: 'WarehouseRejectedError',
+  /** An event the edge should have refused (MalformedEventError). */
+  malformedEvent: 'MalformedEventError',
+  /** The warehouse answered that the shipment under the key was recalled. */
+  shipmentRecalled: 'ShipmentRecalled',
+  /** The warehouse shipped but the store did not record it; the details carry the shipment id. */
+  shipmentUnrecorded: 'ShipmentUnrecorded',
+  /** The worker has no dead-letter topic configured. */
+  deadLetterUnavailable: 'DeadLetterUnavailable',
+  /** The workflow refused an operator's retry (the retryShipment update). */
+  retryRefused: 'RetryRefused',
+  /**
+   * An order's run (orderFulfilmentV2) ends with the order held as failed: the run fails with this type, its details
+   * the order's view, so the id can be used again (ALLOW_DUPLICATE_FAILED_ONLY) by a late event or a repair.
+   */
+  orderFailed: 'OrderFailed',
+} as const;
+
+/** The failure types no retry can fix: Temporal fails these at once. */
+export const NON_RETRYABLE_FAILURES = [
+  FailureType.unstorableEvent,
+  FailureType.invalidRequest,
+  FailureType.warehouseRejected,
+  FailureType.shipmentRecalled,
+  FailureType.malformedEvent,
+] as const;

@@ -1,3 +1,4 @@
-/** Workflow entry point handed to the worker's bundler. */
-export { orderFulfilment } from './order-fulfilment.js';
+/** Workflow entry point handed to the worker's bundler: every workflow type the worker runs. */
+export { orderFulfilmentV2 } from './order-fulfilment.js';
+export { orderFulfilment } from './order-fulfilment-v1.js';
 export { pruneLedger } from './ledger-retention.js';

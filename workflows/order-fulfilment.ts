@@ -1,35 +1,42 @@
 /**
- * One workflow per order (id from orderWorkflowId). Every event for the order arrives on the one
- * orderEvent signal, so Temporal serialises them across partitions and bridge instances; the pure state
- * machine (order-state.ts) decides what each means, and activities apply it to PostgreSQL.
+ * One workflow per order (id from orderWorkflowId, type ORDER_WORKFLOW_TYPE). Every event for the order arrives on
+ * the orderEvent or orderEvents signal (or with the start itself, when it was started eagerly), so Temporal
+ * serialises them across partitions and bridge instances; the pure state machine (order-state.ts) decides what each
+ * means, and activities apply it to PostgreSQL and the warehouse.
+ *
+ * An order held as failed ends its run failed (FailureType.orderFailed): the order's id may then be started again —
+ * by a late event, which the new run records, or by an operator's repair — while a shipped or cancelled order's run
+ * completes and its id stays closed (the starters' reuse policy, ALLOW_DUPLICATE_FAILED_ONLY).
+ *
+ * An order that goes well costs one workflow task: its placement is recorded and its shipment made and recorded by
+ * local activities inside the task its first event started, the OrderStatus search attribute is upserted once when
+ * it settles, and the run closes in that same task (ORDER_LINGER_SECONDS 0, the default) — nine history events in
+ * all. Every step keeps its durable fallback: a store effect whose quick attempts give up runs as an activity under
+ * the full policy; a shipment the warehouse does not make within the quick attempt runs as the heartbeating
+ * activity, which a cancellation can stop.
  *
  * Rules a reader must not break:
  * - no I/O, clocks or randomness but Temporal's (this file is replayed);
- * - events are handled one at a time, in signal order, by the main loop — handlers only enqueue;
- * - a cancellation that can stop a shipment in flight cancels the shipment first, then is recorded, then the
- *   shipment is recalled: the warehouse burns the key, so nothing ships after the recall;
- * - changes to this logic go through patched() and keep the checked-in histories replaying.
+ * - events are handled one at a time, in arrival order, by the main loop — handlers only enqueue;
+ * - a cancellation the workflow sees before the shipment is recorded wins: it stops the shipment (waiting until
+ *   the shipping activity has stopped), is recorded, and the shipment is recalled — the warehouse burns the key, so
+ *   nothing ships after the recall. One the workflow sees after the shipment was recorded is a late cancellation,
+ *   recorded and refused by the store;
+ * - changes to this logic go through patched() and keep the checked-in histories replaying (README "Changing the
+ *   workflow"). Runs of the earlier type, orderFulfilment, finish on order-fulfilment-v1.ts.
  *
- * Re-driving a held order (`fulfilment order retry`): an order held as `failed` lingers ORDER_LINGER_SECONDS like
- * any settled order, and while its run is open an operator may send the `retryShipment` update (api.ts). Its
- * validator refuses, recording nothing, unless the order is `failed` (the message names the status it is in); an
- * accepted retry is queued like an event and applied by the main loop: the store moves the order failed → pending
- * (activity reopenFailedOrder, claim `retry/<tenant>/<order>/<n>`), the workflow follows, notes the reason, and ships
- * again under the same key `ship/<tenant>/<order>` — the warehouse's idempotency still allows one shipment at most.
- * A failure after retry n is claimed as `failed/<tenant>/<order>/<n>`, so the order can be held again. Temporal
- * applies one update id once per run. A closed run is not reopened: the CLI says so and what an operator can do.
- * These paths sit behind patched(RETRY_FAILED_ORDERS); a run that never sees the update makes the same commands
- * as before.
+ * Re-driving a held order (`fulfilment order retry`): while the run of an order held as `failed` is open (it
+ * lingers ORDER_LINGER_SECONDS), an operator may send the `retryShipment` update (api.ts); its validator refuses,
+ * recording nothing, unless the order is `failed`. An accepted retry is applied by the main loop: the store moves
+ * the order failed → pending (claim `retry/<tenant>/<order>/<n>`), and the order ships again under the same key.
  */
 import {
   ActivityCancellationType,
-  ActivityFailure,
   ApplicationFailure,
   CancellationScope,
   condition,
   continueAsNew,
   isCancellation,
-  patched,
   proxyActivities,
   proxyLocalActivities,
   proxySinks,
@@ -38,17 +45,22 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { OrderActivities, OutcomeReport, RecordedShipment } from '../activities/index.js';
-import { HOLD_BEFORE_RETRYING, LOCAL_STORE_EFFECT, REPORTING_LOCAL_ACTIVITY, SHORT_EFFECT_ACTIVITY, WAREHOUSE_ACTIVITY } from '../src/retry-policies.js';
+import type { OrderActivities, PlacedAndShipped, RecordedShipment, ShipInput } from '../activities/index.js';
+import { HOLD_BEFORE_RETRYING, QUICK_SHIPMENT, WAREHOUSE_ACTIVITY } from '../src/retry-policies.js';
 import {
+  FailureType,
+  NON_RETRYABLE_FAILURES,
+  ORDER_PLACED,
   OrderStatusAttribute,
   TenantIdAttribute,
   orderEventSignal,
+  orderEventsSignal,
   orderStatusQuery,
   retryReasonProblem,
   retryShipmentUpdate,
   shipmentKey,
   type OrderEvent,
+  type OrderPlacedData,
   type OrderSinks,
   type OrderView,
   type OrderWorkflowInput,
@@ -72,81 +84,60 @@ import {
   type OrderState,
   type StoredOrder,
 } from './order-state.js';
+import { failureReason, failureType, isNonRetryable, notFailed, quickThenDurable, unrecordedShipmentId } from './failures.js';
+import { store, storeEffect } from './store-effects.js';
 
-/** Error types no retry can fix; Temporal fails these at once. */
-const NON_RETRYABLE = ['UnstorableEventError', 'InvalidRequestError', 'WarehouseRejectedError', 'ShipmentRecalled', 'MalformedEventError'];
+const nonRetryable = { nonRetryableErrorTypes: [...NON_RETRYABLE_FAILURES] };
 
 /**
- * Change ids for patched(): each names a change to this workflow's commands, so runs recorded before it replay
- * the old path (see README "Changing the workflow").
+ * The warehouse call as an activity: long-running, heartbeating, bounded retries; exhausted attempts hold the order
+ * as failed. A cancellation waits until the activity has stopped, so nothing records the shipment behind it.
  */
-const DEAD_LETTER_REFUSED_EVENTS = 'dead-letter-refused-events';
-/** An operator's retryShipment re-drives a failed order; failures after a retry are claimed per retry. */
-const RETRY_FAILED_ORDERS = 'retry-failed-orders';
-/**
- * Continue as new as soon as the inbox is drained, before waiting again. Before it, the check came only after a
- * step, when a settled order's wait had just been ended by an event still in the inbox, so it never ran.
- */
-const CONTINUE_AS_NEW_WHEN_DRAINED = 'continue-as-new-when-drained';
-/**
- * The cheaper shape of an order (one marker per run for the whole change): store effects run as local activities
- * (a marker each, no workflow-task round trip), falling back to the activity when their few quick attempts give
- * up; the shipment and its record are one activity; outcomes are reported by the recording activity or through
- * the `outcomes` sink instead of a local activity; the first shipment's `pending` is not published (only what
- * an operator looks for: settled statuses, the tombstone, a retried order); and the grace and linger windows are
- * one timer each, not one per event that arrives while they run.
- */
-const CHEAPER_ORDERS = 'cheaper-orders';
+const warehousePolicy = {
+  ...WAREHOUSE_ACTIVITY,
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+  retry: { ...WAREHOUSE_ACTIVITY.retry, ...nonRetryable },
+};
+const warehouse = proxyActivities<OrderActivities>(warehousePolicy);
 
-/** Short effects (PostgreSQL, the DLQ topic): retried through a dependency restart (about 15 minutes in all). */
-const shortEffectPolicy = { ...SHORT_EFFECT_ACTIVITY, retry: { ...SHORT_EFFECT_ACTIVITY.retry, nonRetryableErrorTypes: NON_RETRYABLE } };
+/** The quick shipment: the same activity, local, inside the workflow task, for as long as QUICK_SHIPMENT allows. */
+const quickShipPolicy = {
+  ...QUICK_SHIPMENT,
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+  retry: { ...QUICK_SHIPMENT.retry, ...nonRetryable },
+};
+const quickWarehouse = proxyLocalActivities<OrderActivities>(quickShipPolicy);
+/** The placement and the shipment as one local activity (placeAndShip), under the quick shipment's policy. */
+const quickPlacement = quickWarehouse;
 
-/** PostgreSQL effects. */
-const store = proxyActivities<OrderActivities>(shortEffectPolicy);
-
-/** PostgreSQL effects as local activities (cheaper-orders): a few quick attempts, then `store` takes over. */
-const localStorePolicy = { ...LOCAL_STORE_EFFECT, retry: { ...LOCAL_STORE_EFFECT.retry, nonRetryableErrorTypes: NON_RETRYABLE } };
-const localStore = proxyLocalActivities<OrderActivities>(localStorePolicy);
+/** Outcomes the workflow decides itself (duplicate, stale, foreign), reported outside the history. */
+const { outcomes } = proxySinks<OrderSinks>();
 
 /** What the Web UI's Event History says for each timer (user metadata). */
 const GRACE_WINDOW = 'cancellation grace window';
 const LINGER = 'linger for late events';
 const HOLD = 'hold before retrying';
 
-/** Outcomes the workflow decides itself (duplicate, stale, foreign), reported outside the history (cheaper-orders). */
-const { outcomes } = proxySinks<OrderSinks>();
-
-/** Dead-lettering a refused event onto the DLQ topic. */
-const deadLetters = proxyActivities<OrderActivities>(shortEffectPolicy);
-
-/** The warehouse call: long-running, heartbeating, bounded retries; exhausted attempts hold the order as failed. */
-const warehousePolicy = {
-  ...WAREHOUSE_ACTIVITY,
-  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-  retry: { ...WAREHOUSE_ACTIVITY.retry, nonRetryableErrorTypes: NON_RETRYABLE },
-};
-const warehouse = proxyActivities<OrderActivities>(warehousePolicy);
-
-/** Outcome reporting (log + metrics) is a local activity: cheap, and recorded in history as a marker. */
-const reporting = proxyLocalActivities<OrderActivities>(REPORTING_LOCAL_ACTIVITY);
-
 /**
- * The workflow: one order from its first event until it settles and lingers out. Each pass handles what has
- * arrived, then takes the step the order's status calls for; long runs continue as new with their state.
+ * The workflow: one order from its first event until it settles (and, with a linger, lingers out). Each pass handles
+ * what has arrived, then takes the step the order's status calls for; long runs continue as new with their state.
  */
-export async function orderFulfilment(input: OrderWorkflowInput): Promise<OrderView> {
+export async function orderFulfilmentV2(input: OrderWorkflowInput): Promise<OrderView> {
   const run = new OrderRun(input);
-  const carryOn = () => continueAsNew<typeof orderFulfilment>({ ...input, carried: { state: run.state, inbox: run.inbox } });
   for (;;) {
     await run.drainInbox();
-    if (run.readyToContinueAsNew() && patched(CONTINUE_AS_NEW_WHEN_DRAINED)) await carryOn();
+    if (run.readyToContinueAsNew()) {
+      const { events: _delivered, ...rest } = input;
+      await continueAsNew<typeof orderFulfilmentV2>({ ...rest, carried: { state: run.state, inbox: run.inbox } });
+    }
     if ((await run.step()) === 'done') break;
-    if (run.readyToContinueAsNew()) await carryOn();
   }
-  return toView(run.state);
+  const view = toView(run.state);
+  // A failed order is not final (an operator may repair it, a late cancellation may settle it): its run ends failed,
+  // which lets a later start reuse the order's id (ALLOW_DUPLICATE_FAILED_ONLY) while shipped and cancelled ones stay closed.
+  if (view.status === 'failed') throw ApplicationFailure.create({ type: FailureType.orderFailed, message: `order ${view.tenantId}/${view.orderId} held as failed: ${view.failureReason ?? 'no reason recorded'}`, nonRetryable: true, details: [view] });
+  return view;
 }
-
-type EventOutcomeReport = 'applied' | 'duplicate' | 'stale' | 'refused';
 
 /** A retryShipment request the validator accepted, waiting for the main loop; its handler waits for the answer. */
 interface PendingRetry {
@@ -164,18 +155,30 @@ class OrderRun {
   private readonly settings: OrderWorkflowInput['settings'];
   /** Only a run the starter indexed (TenantId set) publishes its status, so servers without these attributes work. */
   private readonly indexed = workflowInfo().typedSearchAttributes.get(TenantIdAttribute) !== undefined;
-  private publishedStatus: string | undefined;
-  /** Whether this run takes the cheaper shape; decided once, where its first changed command is issued. */
-  private cheapShape: boolean | undefined;
-  /** The one timer of the grace or linger window in progress (cheaper-orders), kept while events arrive. */
+  /** The status the search attribute holds: the starter set `new`. */
+  private publishedStatus = 'new';
+  /**
+   * What the placement's quick path (placeAndShip) did about the shipment, for the next ship(): the shipment it made
+   * and recorded, to settle from; or 'tried' when it asked the warehouse and did not ship, so ship() goes straight to
+   * the heartbeating activity.
+   */
+  private quickShipment?: RecordedShipment | 'tried';
+  /** The settled status the linger deadline was counted for (lingerDeadline). */
+  private lingerFor?: string;
+  /** The one timer of the grace or linger window in progress, kept while events arrive. */
   private window?: { deadline: number; summary: string; scope: CancellationScope; passed: boolean };
 
   constructor(input: OrderWorkflowInput) {
     this.settings = input.settings;
     this.state = (input.carried?.state as OrderState | undefined) ?? initialOrderState(input.tenantId, input.orderId);
-    this.inbox = [...(input.carried?.inbox ?? [])];
+    this.inbox = [...(input.carried?.inbox ?? []), ...(input.events ?? [])];
+    // A settled order carried across continue-as-new keeps its linger deadline.
+    if (isSettled(this.state) && this.state.lingerEndsAt !== undefined) this.lingerFor = this.state.status;
     setHandler(orderEventSignal, (event) => {
       this.inbox.push(event);
+    });
+    setHandler(orderEventsSignal, (events) => {
+      this.inbox.push(...events);
     });
     setHandler(orderStatusQuery, () => toView(this.state));
     // Handlers only enqueue: the main loop applies the retry between events, and the handler returns its answer.
@@ -185,7 +188,7 @@ class OrderRun {
         const pending: PendingRetry = { request };
         this.retries.push(pending);
         await condition(() => pending.result !== undefined || pending.refusal !== undefined);
-        if (pending.refusal !== undefined) throw ApplicationFailure.create({ type: 'RetryRefused', message: pending.refusal, nonRetryable: true });
+        if (pending.refusal !== undefined) throw ApplicationFailure.create({ type: FailureType.retryRefused, message: pending.refusal, nonRetryable: true });
         return pending.result!;
       },
       { validator: (request) => this.validateRetry(request) },
@@ -194,7 +197,7 @@ class OrderRun {
 
   /**
    * True when the history should be cut — Temporal suggests it, or it reached `continueAsNewAfterEvents` — and
-   * nothing is waiting to be handled. Issues no command, so a run without that setting behaves as before it existed.
+   * nothing is waiting to be handled.
    */
   readyToContinueAsNew(): boolean {
     const { continueAsNewSuggested, historyLength } = workflowInfo();
@@ -203,7 +206,7 @@ class OrderRun {
     return long && this.inbox.length === 0 && this.retries.length === 0;
   }
 
-  /** Handles every event that has arrived, one at a time, in signal order; then any accepted retry. */
+  /** Handles every event that has arrived, one at a time, in arrival order; then any accepted retry. */
   async drainInbox(): Promise<void> {
     while (this.inbox.length > 0 || this.retries.length > 0) {
       if (this.inbox.length > 0) {
@@ -215,67 +218,7 @@ class OrderRun {
     }
   }
 
-  /** retryShipment's validator: a refusal here is returned to the caller and leaves no trace in the history. */
-  private validateRetry(request: RetryShipmentRequest): void {
-    const { tenantId, orderId, status } = this.state;
-    const problem = retryReasonProblem((request as Partial<RetryShipmentRequest> | undefined)?.reason);
-    if (problem) throw new Error(`retry of order ${tenantId}/${orderId} refused: ${problem}`);
-    if (status !== 'failed') throw new Error(notFailed(tenantId, orderId, status));
-    if (this.retries.length > 0) throw new Error(`order ${tenantId}/${orderId} already has a retry being applied`);
-  }
-
-  /**
-   * Applies an accepted retry: the store moves the order failed → pending (it is the truth: a row it no longer
-   * holds as failed refuses the retry), then the workflow follows, and the next step ships again.
-   */
-  private async applyRetry(pending: PendingRetry): Promise<void> {
-    const { tenantId, orderId, status } = this.state;
-    if (status !== 'failed') {
-      pending.refusal = notFailed(tenantId, orderId, status);
-      return;
-    }
-    if (!patched(RETRY_FAILED_ORDERS)) {
-      pending.refusal = `order ${tenantId}/${orderId}: this run's history predates retries`;
-      return;
-    }
-    const retry = retriesOf(this.state) + 1;
-    const { reason } = pending.request;
-    const retriedAt = new Date(Date.now()).toISOString();
-    let stored: StoredOrder;
-    try {
-      const input = { tenantId, orderId, retry, reason };
-      const summary = `reopen for retry ${retry}`;
-      stored = await this.durably(`retry ${retry}`, () =>
-        this.cheap
-          ? quickThenDurable(
-              () => localStore.reopenFailedOrder.executeWithOptions({ ...localStorePolicy, summary }, [input]),
-              () => store.reopenFailedOrder.executeWithOptions({ ...shortEffectPolicy, summary }, [input]),
-            )
-          : store.reopenFailedOrder(input),
-      );
-    } catch (err) {
-      pending.refusal = `the store refused retry ${retry} of order ${tenantId}/${orderId}: ${failureReason(err)}`;
-      this.state = withNote(this.state, `retry ${retry} refused: ${failureReason(err)}`);
-      return;
-    }
-    if (stored.status !== 'pending') {
-      this.state = withNote({ ...this.state, status: stored.status }, `retry ${retry} refused: the store holds the order as ${stored.status}`);
-      this.publishStatus();
-      pending.refusal = `order ${tenantId}/${orderId} is ${stored.status} in the store, not failed: nothing to retry`;
-      return;
-    }
-    const clearedFailure = this.state.failureReason;
-    this.state = reopenForRetry(this.state, retry, reason);
-    this.publishStatus();
-    pending.result = { tenantId, orderId, retry, status: 'pending', clearedFailure, reason, retriedAt, shipmentKey: shipmentKey(tenantId, orderId) };
-  }
-
-  /** True when this run takes the cheaper shape (CHEAPER_ORDERS); the first call decides, and writes its marker. */
-  private get cheap(): boolean {
-    return (this.cheapShape ??= patched(CHEAPER_ORDERS));
-  }
-
-  /** The step the order's status calls for; 'done' once a settled order lingered without a new event. */
+  /** The step the order's status calls for; 'done' once a settled order lingered (or not at all) without a new event. */
   async step(): Promise<'continue' | 'done'> {
     const { state } = this;
     if (state.status === 'new') {
@@ -289,10 +232,25 @@ class OrderRun {
       this.closeWindow();
       await this.ship();
     } else if (isSettled(state)) {
-      state.lingerEndsAt ??= Date.now() + this.settings.lingerSeconds * 1000;
-      if (!(await this.waitForEvent(state.lingerEndsAt, LINGER))) return 'done';
+      const deadline = this.lingerDeadline();
+      if (deadline === undefined || !(await this.waitForEvent(deadline, LINGER))) return 'done';
     }
     return 'continue';
+  }
+
+  /**
+   * When a settled order's run closes (workflow time, ms), undefined for at once (`lingerSeconds` 0, the default).
+   * Counted from when the order took the status it settled in, so a failed order that a late cancellation settles
+   * as cancelled lingers anew.
+   */
+  private lingerDeadline(): number | undefined {
+    const { status } = this.state;
+    if (this.lingerFor !== status) {
+      this.lingerFor = status;
+      const seconds = this.settings.lingerSeconds;
+      this.state = { ...this.state, lingerEndsAt: seconds > 0 ? Date.now() + seconds * 1000 : undefined };
+    }
+    return this.state.lingerEndsAt;
   }
 
   /** Decides what one event means and records it through the store, whose answer becomes the state. */
@@ -302,11 +260,19 @@ class OrderRun {
     if (decision.kind === 'duplicate' || decision.kind === 'stale' || decision.kind === 'foreign') {
       this.state = noteDecision(this.state, event, decision, remember);
       const detail = decision.kind === 'stale' ? decision.reason : decision.kind === 'foreign' ? 'event names another order' : undefined;
-      return this.report(event, decision.kind === 'duplicate' ? 'duplicate' : 'stale', 'workflow', detail);
+      return this.report(event, decision.kind === 'duplicate' ? 'duplicate' : 'stale', detail);
     }
     let stored: StoredOrder;
     try {
-      stored = await this.durably(`record ${event.eventId}`, () => this.recordEvent(event));
+      const summary = `record event ${event.type.replace(/^orders\./, '')} v${event.orderVersion}`;
+      // An order's first placement with nothing behind it: recorded and shipped in one local activity (placeAndShip).
+      const quick = event.type === ORDER_PLACED && this.state.status === 'new' && this.inbox.length === 0 && this.retries.length === 0;
+      const placed = quick ? await this.placeAndShip(event) : undefined;
+      // The recording activity reports the store's outcome itself, once its transaction committed.
+      stored = placed?.stored ?? (await this.durably(`record ${event.eventId}`, () => storeEffect('recordOrderEvent', summary, event, { reportOutcome: true })));
+      // Shipped with it; or tried and not shipped, or not known (it ran out of time, most likely on a slow warehouse):
+      // the quick attempt is spent, and ship() goes to the heartbeating activity.
+      if (quick) this.quickShipment = placed?.shipped ?? (stored.status === 'pending' && stored.placed ? 'tried' : undefined);
     } catch (err) {
       this.state = withNote(noteDecision(this.state, event, { kind: 'stale', reason: 'refused' }, remember), `refused ${event.eventId}: ${failureReason(err)}`);
       return this.refuse(event, err);
@@ -316,18 +282,28 @@ class OrderRun {
       this.state = { ...this.state, graceEndsAt: Date.now() + this.settings.cancelGraceSeconds * 1000 };
     }
     this.publishStatus();
-    // In the cheaper shape the recording activity reported the store's outcome itself.
-    if (!this.cheap) await this.report(event, stored.outcome, 'store');
   }
 
-  /** Records one event through the store: an activity, or (cheaper-orders) a local activity that reports its outcome. */
-  private recordEvent(event: OrderEvent): Promise<StoredOrder> {
-    if (!this.cheap) return store.recordOrderEvent(event);
-    const summary = `record event ${event.type.replace(/^orders\./, '')} v${event.orderVersion}`;
-    return quickThenDurable(
-      () => localStore.recordOrderEvent.executeWithOptions({ ...localStorePolicy, summary }, [event, { reportOutcome: true }]),
-      () => store.recordOrderEvent.executeWithOptions({ ...shortEffectPolicy, summary }, [event, { reportOutcome: true }]),
-    );
+  /**
+   * The quick path of an order's first placement: placeAndShip as a local activity, which records the placement and,
+   * when the store holds the order pending, ships it and records the shipment — the whole order in one marker. A
+   * refusal of the record is thrown; when the quick attempt gave up otherwise (a slow warehouse, a store restart), the
+   * answer is undefined and the order takes the durable path: the record as an activity if need be, then ship().
+   */
+  private async placeAndShip(event: Extract<OrderEvent, { type: typeof ORDER_PLACED }>): Promise<PlacedAndShipped | undefined> {
+    const input = this.shipInput(event.data, event.correlationId);
+    try {
+      return await quickPlacement.placeAndShip.executeWithOptions({ ...quickShipPolicy, summary: `record event ${event.type.replace(/^orders\./, '')} v${event.orderVersion} and ship via warehouse` }, [event, input]);
+    } catch (err) {
+      if (isNonRetryable(err) || isCancellation(err)) throw err;
+      return undefined;
+    }
+  }
+
+  /** What the warehouse is asked to ship for this order (the placement's lines and address, under the order's key). */
+  private shipInput(placement: OrderPlacedData, correlationId: string | undefined): ShipInput {
+    const { tenantId, orderId } = this.state;
+    return { tenantId, orderId, key: shipmentKey(tenantId, orderId), lines: placement.lines, shippingAddress: placement.shippingAddress, correlationId };
   }
 
   /**
@@ -335,45 +311,36 @@ class OrderRun {
    * it, and the event joins the DLQ with the reason, where operators see every unprocessable event.
    */
   private async refuse(event: OrderEvent, err: unknown): Promise<void> {
-    if (!patched(DEAD_LETTER_REFUSED_EVENTS)) return this.report(event, 'refused', 'store', failureReason(err));
     const error = { name: failureType(err), message: failureReason(err) };
     const refusedAt = new Date(Date.now()).toISOString();
     try {
-      await this.durably(`dead-letter ${event.eventId}`, () => deadLetters.deadLetterEvent({ event, error, refusedAt }));
+      await this.durably(`dead-letter ${event.eventId}`, () => store.deadLetterEvent({ event, error, refusedAt }));
     } catch (dlqErr) {
       this.state = withNote(this.state, `dead-letter ${event.eventId} refused: ${failureReason(dlqErr)}`);
-      return this.report(event, 'refused', 'store', failureReason(err));
+      return this.report(event, 'refused', failureReason(err));
     }
   }
 
   /**
-   * Ships the order through the warehouse. While the shipment is in flight, events that cannot stop it are
-   * handled; a cancellation stops it (the activity is cancelled), is recorded, and the shipment is recalled.
+   * Ships the order and records the shipment: the quick local attempt first, the heartbeating activity when it gave
+   * up. While the activity is in flight, events that cannot stop it are handled; a cancellation stops it (waiting
+   * until it has stopped), is recorded, and the shipment is recalled.
    */
   async ship(): Promise<void> {
-    const { state } = this;
-    const placement = state.placement!;
-    const key = shipmentKey(state.tenantId, state.orderId);
+    const input = this.shipInput(this.state.placement!, this.state.correlationId);
+    const { key } = input;
+    // Shipped and recorded already by the placement's quick path (placeAndShip): settled from its answer.
+    const quick = this.quickShipment;
+    this.quickShipment = undefined;
+    if (quick !== undefined && quick !== 'tried') return this.settleShipment(key, undefined, quick, undefined);
     const scope = new CancellationScope();
     let settled = false;
-    let shipmentId: string | undefined;
     let recorded: RecordedShipment | undefined;
     let failure: unknown;
-    const input = {
-      tenantId: state.tenantId,
-      orderId: state.orderId,
-      key,
-      lines: placement.lines,
-      shippingAddress: placement.shippingAddress,
-      correlationId: state.correlationId,
-    };
-    // The cheaper shape ships and records the shipment in one activity (a PostgreSQL failure after the warehouse
-    // shipped hands the record back to the store path below).
-    const cheap = this.cheap;
     const shipping = scope
       .run(async () => {
-        if (cheap) recorded = await warehouse.shipAndRecordOrder.executeWithOptions({ ...warehousePolicy, summary: 'ship via warehouse' }, [input]);
-        else shipmentId = await warehouse.shipOrder(input);
+        const durable = () => warehouse.shipAndRecordOrder.executeWithOptions({ ...warehousePolicy, summary: 'ship via warehouse' }, [input]);
+        recorded = quick === 'tried' ? await durable() : await quickThenDurable(() => quickWarehouse.shipAndRecordOrder.executeWithOptions({ ...quickShipPolicy, summary: 'ship via warehouse' }, [input]), durable);
       })
       .catch((err: unknown) => void (failure = err))
       .finally(() => void (settled = true));
@@ -391,24 +358,15 @@ class OrderRun {
       }
     }
     await shipping;
-    if (cheap) return this.settleShipment(key, cancelledBy, recorded, failure);
-
-    if (cancelledBy) {
-      await this.handle(cancelledBy);
-      await this.compensate(key);
-      return;
-    }
-    if (shipmentId !== undefined) await this.markShipped(shipmentId, key);
-    else if (!isCancellation(failure)) await this.markFailed(failureReason(failure));
-    this.publishStatus();
+    await this.settleShipment(key, cancelledBy, recorded, failure);
   }
 
   /**
-   * What the one shipping activity left (cheaper-orders). Recorded as shipped: the order is shipped, and a
-   * cancellation that arrived meanwhile is a late one, recorded and refused by the store like any other. Otherwise
-   * as before: a cancellation is recorded and the shipment recalled; a store that holds the order otherwise wins
-   * and the shipment is recalled; a shipment the store has not recorded yet is recorded through the store path; a
-   * warehouse that gave up holds the order as failed.
+   * What the shipment left. Recorded as shipped: the order is shipped, and a cancellation that arrived meanwhile is
+   * a late one, recorded and refused by the store like any other. A cancellation otherwise is recorded and the
+   * shipment recalled; a store that holds the order otherwise wins and the shipment is recalled; a shipment the
+   * store did not record is recorded through the store's own policy; a warehouse that gave up holds the order as
+   * failed.
    */
   private async settleShipment(key: string, cancelledBy: OrderEvent | undefined, recorded: RecordedShipment | undefined, failure: unknown): Promise<void> {
     if (recorded?.stored.status === 'shipped') {
@@ -434,15 +392,7 @@ class OrderRun {
   /** Records the shipment; when the store refuses (cancelled underneath us) the store wins and it is recalled. */
   private async markShipped(shipmentId: string, key: string): Promise<void> {
     const { tenantId, orderId } = this.state;
-    const input = { tenantId, orderId, shipmentId };
-    const stored = await this.durably('mark shipped', () =>
-      this.cheap
-        ? quickThenDurable(
-            () => localStore.markOrderShipped.executeWithOptions({ ...localStorePolicy, summary: 'record shipped' }, [input]),
-            () => store.markOrderShipped.executeWithOptions({ ...shortEffectPolicy, summary: 'record shipped' }, [input]),
-          )
-        : store.markOrderShipped(input),
-    );
+    const stored = await this.durably('mark shipped', () => storeEffect('markOrderShipped', 'record shipped', { tenantId, orderId, shipmentId }));
     if (stored.status === 'shipped') {
       this.state = markShipped(this.state, shipmentId);
       return;
@@ -455,15 +405,7 @@ class OrderRun {
   private async markFailed(reason: string): Promise<void> {
     const { tenantId, orderId } = this.state;
     const retry = retriesOf(this.state);
-    const input = retry > 0 && patched(RETRY_FAILED_ORDERS) ? { tenantId, orderId, reason, retry } : { tenantId, orderId, reason };
-    await this.durably('mark failed', () =>
-      this.cheap
-        ? quickThenDurable(
-            () => localStore.markOrderFailed.executeWithOptions({ ...localStorePolicy, summary: 'record failed' }, [input]),
-            () => store.markOrderFailed.executeWithOptions({ ...shortEffectPolicy, summary: 'record failed' }, [input]),
-          )
-        : store.markOrderFailed(input),
-    );
+    await this.durably('mark failed', () => storeEffect('markOrderFailed', 'record failed', { tenantId, orderId, reason, ...(retry > 0 ? { retry } : {}) }));
     this.state = markFailed(this.state, reason);
   }
 
@@ -471,6 +413,48 @@ class OrderRun {
   async compensate(key: string): Promise<void> {
     const existed = await this.durably('recall shipment', () => warehouse.recallShipment.executeWithOptions({ ...warehousePolicy, summary: 'recall shipment' }, [{ key }]));
     this.state = withNote(this.state, existed ? `compensated: shipment ${key} recalled` : `compensated: shipment ${key} blocked before it shipped`);
+  }
+
+  /** retryShipment's validator: a refusal here is returned to the caller and leaves no trace in the history. */
+  private validateRetry(request: RetryShipmentRequest): void {
+    const { tenantId, orderId, status } = this.state;
+    const problem = retryReasonProblem((request as Partial<RetryShipmentRequest> | undefined)?.reason);
+    if (problem) throw new Error(`retry of order ${tenantId}/${orderId} refused: ${problem}`);
+    if (status !== 'failed') throw new Error(notFailed(tenantId, orderId, status));
+    if (this.retries.length > 0) throw new Error(`order ${tenantId}/${orderId} already has a retry being applied`);
+  }
+
+  /**
+   * Applies an accepted retry: the store moves the order failed → pending (it is the truth: a row it no longer
+   * holds as failed refuses the retry), then the workflow follows, and the next step ships again.
+   */
+  private async applyRetry(pending: PendingRetry): Promise<void> {
+    const { tenantId, orderId, status } = this.state;
+    if (status !== 'failed') {
+      pending.refusal = notFailed(tenantId, orderId, status);
+      return;
+    }
+    const retry = retriesOf(this.state) + 1;
+    const { reason } = pending.request;
+    const retriedAt = new Date(Date.now()).toISOString();
+    let stored: StoredOrder;
+    try {
+      stored = await this.durably(`retry ${retry}`, () => storeEffect('reopenFailedOrder', `reopen for retry ${retry}`, { tenantId, orderId, retry, reason }));
+    } catch (err) {
+      pending.refusal = `the store refused retry ${retry} of order ${tenantId}/${orderId}: ${failureReason(err)}`;
+      this.state = withNote(this.state, `retry ${retry} refused: ${failureReason(err)}`);
+      return;
+    }
+    if (stored.status !== 'pending') {
+      this.state = withNote({ ...this.state, status: stored.status }, `retry ${retry} refused: the store holds the order as ${stored.status}`);
+      this.publishStatus();
+      pending.refusal = `order ${tenantId}/${orderId} is ${stored.status} in the store, not failed: nothing to retry`;
+      return;
+    }
+    const clearedFailure = this.state.failureReason;
+    this.state = reopenForRetry(this.state, retry, reason);
+    this.publishStatus();
+    pending.result = { tenantId, orderId, retry, status: 'pending', clearedFailure, reason, retriedAt, shipmentKey: shipmentKey(tenantId, orderId) };
   }
 
   /**
@@ -491,21 +475,21 @@ class OrderRun {
   }
 
   /**
-   * Publishes the order's status as the OrderStatus search attribute when it changed. In the cheaper shape the
-   * first shipment's `pending` is not published (it lasts as long as the shipment; the attribute says `new` until
-   * the order settles); a retried order's is.
+   * Publishes the order's status as the OrderStatus search attribute when it settled (shipped, cancelled, failed)
+   * or was reopened for a retry: at most once per settling, so an order that goes well upserts once. The starter set
+   * `new`; the status query has every state in between.
    */
   publishStatus(): void {
-    if (this.state.status === 'pending' && !this.state.retries && this.cheap) return;
-    if (this.indexed && this.publishedStatus !== this.state.status) {
-      upsertSearchAttributes([{ key: OrderStatusAttribute, value: this.state.status }]);
-      this.publishedStatus = this.state.status;
-    }
+    const { status } = this.state;
+    const worthPublishing = isSettled(this.state) || (status === 'pending' && retriesOf(this.state) > 0);
+    if (!worthPublishing || !this.indexed || this.publishedStatus === status) return;
+    upsertSearchAttributes([{ key: OrderStatusAttribute, value: status }]);
+    this.publishedStatus = status;
   }
 
   /**
    * Waits until an event (or an accepted retry) arrives or `deadline` (workflow time, ms) passes; true when one
-   * arrived. In the cheaper shape the window's one timer keeps running across the events that arrive in it.
+   * arrived. The window's one timer keeps running across the events that arrive in it.
    */
   private async waitForEvent(deadline?: number, summary?: string): Promise<boolean> {
     const arrived = () => this.inbox.length > 0 || this.retries.length > 0;
@@ -513,10 +497,9 @@ class OrderRun {
       await condition(arrived);
       return true;
     }
-    const remaining = deadline - Date.now();
-    if (!this.cheap) return remaining > 0 && (await condition(arrived, remaining, { summary }));
     if (this.window?.deadline !== deadline || this.window.summary !== summary) {
       this.closeWindow();
+      const remaining = deadline - Date.now();
       if (remaining <= 0) return false;
       const window = { deadline, summary: summary ?? 'wait', scope: new CancellationScope(), passed: false };
       window.scope.run(() => sleep(remaining, { summary })).then(
@@ -532,68 +515,15 @@ class OrderRun {
     return false;
   }
 
-  /** Cancels the window's timer when the order left the status it was for (cheaper-orders). */
+  /** Cancels the window's timer when the order left the status it was for. */
   private closeWindow(): void {
     if (this.window && !this.window.passed) this.window.scope.cancel();
     this.window = undefined;
   }
 
-  private async report(event: OrderEvent, outcome: EventOutcomeReport, layer: 'workflow' | 'store', detail?: string): Promise<void> {
-    if (this.cheap) {
-      const { eventId, type, tenantId, orderId, orderVersion, correlationId, occurredAt } = event;
-      outcomes.report({ event: { eventId, type, tenantId, orderId, orderVersion, correlationId, occurredAt }, outcome, layer, detail } satisfies OutcomeReport);
-      return;
-    }
-    await reporting.reportOutcome({ event, outcome, layer, detail }).catch(() => undefined);
+  /** Logs and counts an outcome the workflow decided itself, through the worker's sink (not again on replay). */
+  private report(event: OrderEvent, outcome: 'duplicate' | 'stale' | 'refused', detail?: string): void {
+    const { eventId, type, tenantId, orderId, orderVersion, correlationId, occurredAt } = event;
+    outcomes.report({ event: { eventId, type, tenantId, orderId, orderVersion, correlationId, occurredAt }, outcome, layer: 'workflow', detail });
   }
-}
-
-/**
- * A store effect as a local activity first; when its quick attempts gave up on a transient failure, the same effect
- * as an activity with the full policy (a database restart outlasts a workflow task). Refusals are thrown.
- */
-async function quickThenDurable<T>(quick: () => Promise<T>, durable: () => Promise<T>): Promise<T> {
-  try {
-    return await quick();
-  } catch (err) {
-    if (isNonRetryable(err) || isCancellation(err)) throw err;
-    return durable();
-  }
-}
-
-/** The shipment id of a shipment the warehouse made but the store did not record (ShipmentUnrecorded), if `err` is one. */
-function unrecordedShipmentId(err: unknown): string | undefined {
-  const failure = applicationFailure(err);
-  if (failure?.type !== 'ShipmentUnrecorded') return undefined;
-  const [id] = failure.details ?? [];
-  return typeof id === 'string' ? id : undefined;
-}
-
-function notFailed(tenantId: string, orderId: string, status: string): string {
-  return `order ${tenantId}/${orderId} is ${status}, not failed: only an order held as failed can be retried`;
-}
-
-/** The ApplicationFailure an activity failed with: the cause of its ActivityFailure, or (a local activity's) itself. */
-function applicationFailure(err: unknown): ApplicationFailure | undefined {
-  if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure) return err.cause;
-  return err instanceof ApplicationFailure ? err : undefined;
-}
-
-function isNonRetryable(err: unknown): boolean {
-  return applicationFailure(err)?.nonRetryable === true;
-}
-
-/** The error type an activity failed with (the ApplicationFailure's type), else the error's name. */
-function failureType(err: unknown): string {
-  return applicationFailure(err)?.type || (err instanceof Error ? err.name : 'Error');
-}
-
-function failureReason(err: unknown): string {
-  let e: unknown = err;
-  const parts: string[] = [];
-  while (e instanceof Error && parts.length < 4) {
-    parts.push(e.message);
-    e = (e as Error & { cause?: unknown }).cause;
-  }
-  return parts.filter(Boolean).join(': ') || 'unknown failure';
 }

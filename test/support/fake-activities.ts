@@ -17,7 +17,8 @@ export interface FakeRow {
 
 export interface FakeCalls {
   record: OrderEvent[];
-  ship: { input: ShipInput; attempt: number; atMs: number }[];
+  /** Every attempt to ship; `local`: the quick attempt, a local activity inside the workflow task. */
+  ship: { input: ShipInput; attempt: number; atMs: number; local: boolean }[];
   shipped: string[];
   failed: string[];
   /** reopenFailedOrder calls (operator retries), with what the fake store answered. */
@@ -69,7 +70,7 @@ export function fakeActivities(opts: FakeOptions = {}): { activities: OrderActiv
     },
     async shipOrder(input: ShipInput): Promise<string> {
       const info = Context.current().info;
-      calls.ship.push({ input, attempt: info.attempt, atMs: opts.now ? await opts.now() : Date.now() });
+      calls.ship.push({ input, attempt: info.attempt, atMs: opts.now ? await opts.now() : Date.now(), local: info.isLocal });
       return opts.ship ? opts.ship(input, info.attempt) : `shp-${input.orderId}`;
     },
     async markOrderShipped(input: { tenantId: string; orderId: string; shipmentId: string }): Promise<StoredOrder> {
@@ -78,6 +79,15 @@ export function fakeActivities(opts: FakeOptions = {}): { activities: OrderActiv
       if (row.status !== 'pending') return stored(row, 'stale');
       row.status = 'shipped';
       return stored(row, 'applied');
+    },
+    async placeAndShip(event: OrderEvent, input: ShipInput): Promise<{ stored: StoredOrder; shipped?: { shipmentId: string; stored: StoredOrder } }> {
+      const stored: StoredOrder = await activities.recordOrderEvent(event);
+      if (stored.status !== 'pending' || !stored.placed) return { stored };
+      try {
+        return { stored, shipped: await activities.shipAndRecordOrder(input) };
+      } catch {
+        return { stored };
+      }
     },
     async shipAndRecordOrder(input: ShipInput): Promise<{ shipmentId: string; stored: StoredOrder }> {
       const shipmentId: string = await activities.shipOrder(input);

@@ -9,7 +9,7 @@ import { writeFile } from 'node:fs/promises';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { temporalCliPath } from '../../tools/stack/index.js';
-import { orderEventSignal, orderStatusQuery, orderWorkflowId, retryShipmentUpdate, type OrderEvent } from '../../workflows/api.js';
+import { orderEventSignal, orderEventsSignal, orderStatusQuery, orderWorkflowId, retryShipmentUpdate, type OrderEvent } from '../../workflows/api.js';
 import { parseRecord } from '../../src/events/envelope.js';
 import { events, scenario, waitFor, type Scenario } from './harness.js';
 import type { App } from '../../src/app.js';
@@ -21,7 +21,7 @@ interface Story {
   /** Environment of the story's instance (on top of a 2 s linger). */
   env?: Record<string, string>;
   /** Drives the order; the run must then close by itself. Resolves with the run to export when not the last one. */
-  drive(ctx: { s: Scenario; app: App; tenant: string; order: string; send(value: object, direct?: boolean): Promise<void> }): Promise<string | void>;
+  drive(ctx: { s: Scenario; app: App; tenant: string; order: string; send(value: object, direct?: boolean): Promise<void>; sendTogether(values: object[]): Promise<void> }): Promise<string | void>;
 }
 
 const handleOf = (app: App, tenant: string, order: string) => app.client.workflow.getHandle(orderWorkflowId(tenant, order));
@@ -102,6 +102,49 @@ const stories: Record<string, Story> = {
       throw new Error('the run did not continue as new');
     },
   },
+  // orderFulfilmentV2 (the stories' instance runs both roles: runs start eagerly, events in their input).
+  'v2-shipped-in-one-task': {
+    order: 'o-v2',
+    env: { ORDER_LINGER_SECONDS: '0' },
+    async drive({ send, tenant, order }) {
+      await send(events.placed(tenant, order));
+    },
+  },
+  'v2-burst-in-one-signal-while-lingering': {
+    order: 'o-v2-burst',
+    env: { ORDER_LINGER_SECONDS: '4' },
+    async drive({ app, tenant, order, send, sendTogether }) {
+      const placed = events.placed(tenant, order, { orderVersion: 2 });
+      await send(placed);
+      await settledAs(app, tenant, order, 'shipped');
+      // What the bridge sends for one order's events queued together: a duplicate, a stale and a late cancellation.
+      await sendTogether([placed, events.cancelled(tenant, order, { orderVersion: 1 }), events.cancelled(tenant, order, { orderVersion: 3 })]);
+      await waitFor('the late cancellation to be refused', async () => (await view(app, tenant, order)).cancelRefused, 30_000, 100);
+    },
+  },
+  'v2-cancel-before-placement': {
+    order: 'o-v2-tombstone',
+    env: { CANCEL_GRACE_SECONDS: '600', ORDER_LINGER_SECONDS: '0' },
+    async drive({ app, tenant, order, send }) {
+      await send(events.cancelled(tenant, order, { orderVersion: 2 }));
+      await settledAs(app, tenant, order, 'awaiting-placement');
+      await send(events.placed(tenant, order, { orderVersion: 1 }));
+    },
+  },
+  'v2-cancelled-during-shipment': { order: 'o-v2-compensated', env: { ORDER_LINGER_SECONDS: '0' }, drive: (ctx) => cancelDuringShipment(ctx) },
+  'v2-held-as-failed': {
+    order: 'o-v2-failed',
+    env: { ORDER_LINGER_SECONDS: '0' },
+    async drive({ s, tenant, order, send }) {
+      await fault(s, { rejectOrders: [order] });
+      try {
+        await send(events.placed(tenant, order));
+        await waitFor(`${order} to be failed`, async () => (await s.row(tenant, order))?.status === 'failed', 120_000, 200);
+      } finally {
+        await fault(s, { rejectOrders: [] });
+      }
+    },
+  },
 };
 
 /** A slow warehouse, a placement, and its cancellation while the shipment is in flight: compensated. */
@@ -149,6 +192,7 @@ for (const [name, story] of Object.entries(stories)) {
         if (direct) await handle.signal(orderEventSignal, parsed(value));
         else await s.produce([{ value }]);
       },
+      sendTogether: (values) => handle.signal(orderEventsSignal, values.map(parsed)),
     });
     await waitFor(`${name}: run closed`, async () => (await handle.describe()).status.name !== 'RUNNING', 120_000, 250);
     // The same export a person makes to debug a workflow: temporal workflow show --output json.

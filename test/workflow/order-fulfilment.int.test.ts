@@ -5,12 +5,16 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { WorkflowFailedError } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { workflowBundle } from '../../src/temporal.js';
 import {
+  FailureType,
   ORDER_WORKFLOW_TYPE,
   orderEventSignal,
+  orderEventsSignal,
   orderStatusQuery,
   orderWorkflowId,
   retryShipmentUpdate,
@@ -20,7 +24,7 @@ import {
   type OrderWorkflowSettings,
 } from '../../workflows/api.js';
 import { SHIPMENT_BACKOFF, jitteredDelayMs } from '../../activities/index.js';
-import type { orderFulfilment } from '../../workflows/order-fulfilment.js';
+import type { orderFulfilmentV2 } from '../../workflows/order-fulfilment.js';
 import { fakeActivities, retryable, shipUntilCancelled, type FakeOptions } from '../support/fake-activities.js';
 import { events } from '../support/harness.js';
 import { startTimeSkipping, type TimeSkippingServer } from '../support/time-skipping.js';
@@ -37,7 +41,15 @@ afterAll(async () => server?.teardown());
 const settings: OrderWorkflowSettings = { cancelGraceSeconds: 30 * DAY, lingerSeconds: DAY };
 
 /** Runs a worker with fake activities while `body` drives one order through signals. */
-async function withOrder<T>(fakes: FakeOptions, body: (o: { start: (e: object) => Promise<void>; signal: (e: object) => Promise<void>; result: () => Promise<OrderView>; query: () => Promise<OrderView> }) => Promise<T>, s = settings) {
+interface OrderDriver {
+  /** Signal-with-start with one event on orderEvent, or several on orderEvents (as the bridge sends a burst). */
+  start: (...e: object[]) => Promise<void>;
+  signal: (e: object) => Promise<void>;
+  result: () => Promise<OrderView>;
+  query: () => Promise<OrderView>;
+}
+
+async function withOrder<T>(fakes: FakeOptions, body: (o: OrderDriver) => Promise<T>, s = settings) {
   const taskQueue = `wf-${randomUUID()}`;
   const tenantId = 'acme';
   const orderId = `o-${randomUUID().slice(0, 8)}`;
@@ -54,12 +66,14 @@ async function withOrder<T>(fakes: FakeOptions, body: (o: { start: (e: object) =
   const withIds = (e: object) => ({ ...e, tenantId, orderId }) as OrderEvent;
   const out = await worker.runUntil(
     body({
-      start: async (e) => {
+      start: async (...es) => {
         const input: OrderWorkflowInput = { tenantId, orderId, settings: s };
-        await env.client.workflow.signalWithStart<typeof orderFulfilment, [OrderEvent]>(ORDER_WORKFLOW_TYPE, { workflowId, taskQueue, args: [input], signal: orderEventSignal, signalArgs: [withIds(e)] });
+        const signal = es.length === 1 ? { signal: orderEventSignal, signalArgs: [withIds(es[0]!)] as [OrderEvent] } : { signal: orderEventsSignal, signalArgs: [es.map(withIds)] as [OrderEvent[]] };
+        await env.client.workflow.signalWithStart<typeof orderFulfilmentV2, [OrderEvent] | [OrderEvent[]]>(ORDER_WORKFLOW_TYPE, { workflowId, taskQueue, args: [input], ...signal });
       },
       signal: (e) => handle().signal(orderEventSignal, withIds(e)),
-      result: () => handle().result() as Promise<OrderView>,
+      // A failed order's run fails (OrderFailed) with the order's view in its details: the view either way.
+      result: () => (handle().result() as Promise<OrderView>).catch(viewOfFailedRun),
       query: () => handle().query(orderStatusQuery),
     }),
   );
@@ -109,10 +123,11 @@ describe('order workflow (time-skipping)', () => {
   });
 
   it('retries a failing warehouse with growing, jittered backoff (2s, 4s, 8s... each halved at most), all in skipped time', async () => {
+    let tries = 0;
     const { out, calls } = await withOrder(
       {
         ship: async (_input, attempt) => {
-          if (attempt < 5) throw retryable(`warehouse 503 (attempt ${attempt})`, jitteredDelayMs(attempt, SHIPMENT_BACKOFF));
+          if ((tries += 1) < 5) throw retryable(`warehouse 503 (attempt ${attempt})`, jitteredDelayMs(attempt, SHIPMENT_BACKOFF));
           return 'shp-ok';
         },
         now: () => env.currentTimeMs(),
@@ -123,8 +138,10 @@ describe('order workflow (time-skipping)', () => {
       },
     );
     expect(out.status).toBe('shipped');
-    expect(calls.ship.map((c) => c.attempt)).toEqual([1, 2, 3, 4, 5]);
-    const gaps = calls.ship.slice(1).map((c, i) => (c.atMs - calls.ship[i]!.atMs) / 1000);
+    // The quick attempt (with the placement, a local activity) failed, then the activity's attempts backed off.
+    expect(calls.ship.map((c) => `${c.local ? 'quick' : 'activity'} ${c.attempt}`)).toEqual(['quick 1', 'activity 1', 'activity 2', 'activity 3', 'activity 4']);
+    const attempts = calls.ship.filter((c) => !c.local);
+    const gaps = attempts.slice(1).map((c, i) => (c.atMs - attempts[i]!.atMs) / 1000);
     // Each wait lies between half and all of the exponential step, and never beyond the 60 s cap.
     for (const [i, gap] of gaps.entries()) {
       expect(gap).toBeGreaterThanOrEqual(2 ** i);
@@ -140,7 +157,9 @@ describe('order workflow (time-skipping)', () => {
         return o.result();
       },
     );
-    expect(calls.ship).toHaveLength(8);
+    // The quick attempt, then the activity's 8 (WAREHOUSE_ACTIVITY).
+    expect(calls.ship.map((c) => c.local)).toEqual([true, ...Array<boolean>(8).fill(false)]);
+    // Its run ended failed (OrderFailed), the order's view in the failure: the order's id may start again.
     expect(out.status).toBe('failed');
     expect(out.failureReason).toContain('warehouse down');
     expect(calls.failed).toHaveLength(1);
@@ -161,6 +180,40 @@ describe('order workflow (time-skipping)', () => {
     expect(calls.shipped).toHaveLength(0);
     expect(calls.recalled).toHaveLength(1);
     expect(out.notes.join('\n')).toContain('compensated');
+  });
+
+  it('ships and closes in the first workflow task with no linger: the record and the shipment are local activities', async () => {
+    const { out, calls } = await withOrder(
+      {},
+      async (o) => {
+        await o.start(events.placed('x', 'x'));
+        return o.result();
+      },
+      { ...settings, lingerSeconds: 0 },
+    );
+    expect(out.status).toBe('shipped');
+    expect(calls.ship.map((c) => c.local)).toEqual([true]);
+  });
+
+  it('a cancellation delivered with its placement in one orderEvents signal wins: never shipped', async () => {
+    const { out, calls } = await withOrder({}, async (o) => {
+      await o.start(events.placed('x', 'x'), events.cancelled('x', 'x', { orderVersion: 2 }));
+      return o.result();
+    });
+    expect(out).toMatchObject({ status: 'cancelled', appliedEvents: 2 });
+    expect(calls.ship).toHaveLength(0);
+  });
+
+  it('a burst of one order\'s events in one orderEvents signal is applied in order, each once', async () => {
+    const placed = events.placed('x', 'x');
+    const storm = Array.from({ length: 300 }, (_, i) => ({ ...placed, eventId: `${placed.eventId}-again-${i}` }));
+    const { out, calls } = await withOrder({}, async (o) => {
+      await o.start(placed, placed, ...storm, events.placed('x', 'x', { orderVersion: 2 }));
+      return o.result();
+    });
+    expect(out).toMatchObject({ status: 'shipped', orderVersion: 2, appliedEvents: 2, duplicatesSuppressed: 1, staleIgnored: 300 });
+    expect(calls.record.map((e) => e.orderVersion)).toEqual([1, 2]);
+    expect(calls.ship).toHaveLength(1);
   });
 
   it('applies a duplicate signal once', async () => {
@@ -229,7 +282,7 @@ describe('order workflow (time-skipping)', () => {
         return o.result();
       },
     );
-    expect(calls.ship).toHaveLength(9); // 8 failed attempts, then the retry's one
+    expect(calls.ship).toHaveLength(10); // the quick attempt and 8 failed ones, then the retry's (quick, and it ships)
     expect(calls.failed).toHaveLength(1);
     expect(calls.reopened).toEqual([{ retry: 1, reason, outcome: 'applied' }]);
     expect(calls.shipped).toHaveLength(1);
@@ -238,6 +291,13 @@ describe('order workflow (time-skipping)', () => {
     expect(out.notes.join('\n')).toContain(`retry 1: failed → pending (${reason})`);
   });
 });
+
+/** The order's view a run that ended with the order held as failed carries (FailureType.orderFailed); else rethrows. */
+function viewOfFailedRun(err: unknown): OrderView {
+  const cause = err instanceof WorkflowFailedError ? err.cause : undefined;
+  if (cause instanceof ApplicationFailure && cause.type === FailureType.orderFailed) return cause.details?.[0] as OrderView;
+  throw err;
+}
 
 async function waitUntil(check: () => boolean): Promise<void> {
   while (!check()) await new Promise((r) => setTimeout(r, 20));

@@ -1,5 +1,5 @@
 /**
- * Changing the workflow safely (README "Changing the workflow"): a change to its commands goes in behind
+ * Changing the workflow safely (docs/changing-the-workflow.md): a change to its commands goes in behind
  * patched(), so runs recorded before it replay the old path and running orders take the new one from the point
  * they reach it. Shown with the real example in the code, `dead-letter-refused-events` (an event the store refuses
  * for good is dead-lettered), against the workflow as it was just before that change (commit 74af5af), on the
@@ -10,8 +10,8 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { workflowBundle } from '../../src/temporal.js';
-import { ORDER_WORKFLOW_TYPE, orderEventSignal, orderStatusQuery, orderWorkflowId, type OrderEvent, type OrderWorkflowInput } from '../../workflows/api.js';
-import type { orderFulfilment } from '../../workflows/order-fulfilment.js';
+import { ORDER_WORKFLOW_TYPE, ORDER_WORKFLOW_TYPE_V1, orderEventSignal, orderEventsSignal, orderStatusQuery, orderWorkflowId, type OrderEvent, type OrderWorkflowInput } from '../../workflows/api.js';
+import type { orderFulfilment } from '../../workflows/order-fulfilment-v1.js';
 import { events } from '../support/events.js';
 import { fakeActivities } from '../support/fake-activities.js';
 import { startTimeSkipping, type TimeSkippingServer } from '../support/time-skipping.js';
@@ -46,7 +46,7 @@ function order() {
   const refused = events.placed('acme', orderId, { orderVersion: 1 }) as OrderEvent;
   const fake = fakeActivities({ refuse: (e) => (e.eventId === refused.eventId ? 'value out of range (SQLSTATE 22003)' : undefined) });
   const start = (e: OrderEvent) =>
-    env.client.workflow.signalWithStart<typeof orderFulfilment, [OrderEvent]>(ORDER_WORKFLOW_TYPE, {
+    env.client.workflow.signalWithStart<typeof orderFulfilment, [OrderEvent]>(ORDER_WORKFLOW_TYPE_V1, {
       workflowId,
       taskQueue,
       args: [{ tenantId: 'acme', orderId, settings } satisfies OrderWorkflowInput],
@@ -57,7 +57,7 @@ function order() {
   // time-skipping server does not hand a sticky queue's tasks on when its worker leaves).
   const worker = (bundle: WorkflowBundleWithSourceMap) =>
     Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: bundle, activities: fake.activities, maxCachedWorkflows: 0 });
-  return { orderId, workflowId, refused, fake, start, worker, handle: () => env.client.workflow.getHandle(workflowId) };
+  return { orderId, workflowId, taskQueue, refused, fake, start, worker, handle: () => env.client.workflow.getHandle(workflowId) };
 }
 
 describe('changing the workflow behind patched()', () => {
@@ -145,5 +145,66 @@ describe('the cheaper order shape behind patched("cheaper-orders")', () => {
     expect(await scheduledActivities(o.workflowId)).toEqual(['shipAndRecordOrder']);
     expect(await replayError(current, o.workflowId)).toBeUndefined();
     expect(String(await replayError(beforeCheaper, o.workflowId))).toMatch(/[Nn]ondeterminism|TMPRL1100/);
+  });
+});
+
+/** The last commit before orderFulfilmentV2: new orders started orderFulfilment there. */
+const BEFORE_V2 = '7bceeef';
+
+describe('the one-task order type, orderFulfilmentV2, beside the earlier type', () => {
+  let beforeV2: WorkflowBundleWithSourceMap;
+  beforeAll(async () => {
+    beforeV2 = await workflowBundleAt(BEFORE_V2);
+  });
+
+  const historyOf = async (workflowId: string) => (await env.client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
+
+  it('an order started as orderFulfilment before the change finishes on the current code in its own shape, a burst signal included', async () => {
+    const o = order();
+    const old = await o.worker(beforeV2);
+    await old.runUntil(async () => {
+      await o.start(events.placed('acme', o.orderId, { orderVersion: 1 }) as OrderEvent);
+      for (;;) {
+        if ((await o.handle().query(orderStatusQuery)).status === 'shipped') break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    });
+    const next = await o.worker(current);
+    const out = await next.runUntil(async () => {
+      // The current bridge sends several events of one order in one orderEvents signal: the earlier type takes them.
+      await o.handle().signal(orderEventsSignal, [
+        events.placed('acme', o.orderId, { orderVersion: 1 }) as OrderEvent,
+        events.cancelled('acme', o.orderId, { orderVersion: 2 }) as OrderEvent,
+      ]);
+      return o.handle().result();
+    });
+    expect(out).toMatchObject({ status: 'shipped', cancelRefused: true, staleIgnored: 1 });
+    expect((await o.handle().describe()).type).toBe(ORDER_WORKFLOW_TYPE_V1);
+    expect(await replayError(current, o.workflowId)).toBeUndefined();
+  });
+
+  it('a new order runs as orderFulfilmentV2: recorded, shipped and closed in its first workflow task', async () => {
+    const o = order();
+    const next = await o.worker(current);
+    const out = await next.runUntil(async () => {
+      await env.client.workflow.signalWithStart(ORDER_WORKFLOW_TYPE, {
+        workflowId: o.workflowId,
+        taskQueue: o.taskQueue,
+        args: [{ tenantId: 'acme', orderId: o.orderId, settings: { ...settings, lingerSeconds: 0 } } satisfies OrderWorkflowInput],
+        signal: orderEventSignal,
+        signalArgs: [events.placed('acme', o.orderId, { orderVersion: 1 }) as OrderEvent],
+      });
+      return o.handle().result();
+    });
+    expect(out.status).toBe('shipped');
+    const history = await historyOf(o.workflowId);
+    expect(history.filter((e) => e.workflowTaskCompletedEventAttributes)).toHaveLength(1);
+    expect(history.filter((e) => e.activityTaskScheduledEventAttributes)).toHaveLength(0);
+    // Seven: started, signalled, one task (scheduled, started, completed) whose completion carries the placement and
+    // its shipment as one local-activity marker, and completed. The time-skipping server has no OrderStatus attribute,
+    // so the upsert at settling (the eighth on a stack) is skipped.
+    expect(history).toHaveLength(7);
+    expect(await replayError(current, o.workflowId)).toBeUndefined();
+    expect(String(await replayError(beforeV2, o.workflowId))).toMatch(/not registered|not found|orderFulfilmentV2/i);
   });
 });
