@@ -13,6 +13,8 @@ const port = z.coerce.number({ invalid_type_error: 'a port number 0–65535' }).
 const positiveInt = z.coerce.number({ invalid_type_error: 'a whole number ≥ 1' }).int('a whole number ≥ 1').min(1, 'a whole number ≥ 1');
 const atLeastTwo = z.coerce.number({ invalid_type_error: 'a whole number ≥ 2' }).int('a whole number ≥ 2').min(2, 'a whole number ≥ 2');
 const nonEmpty = z.string().trim().min(1);
+/** A switch: true, false, 1 or 0, read as a boolean. */
+const booleanFlag = z.enum(['true', 'false', '1', '0'], { message: 'true, false, 1 or 0' }).transform((v) => v === 'true' || v === '1');
 
 const url = (protocols: string[]) =>
   nonEmpty.refine((v) => {
@@ -266,8 +268,14 @@ export const configSchema = {
   WAREHOUSE_BREAKER_HALF_OPEN_MS: positiveInt.default(10_000),
   /** How long (seconds) a cancellation that arrived before its placement waits for it. Default 1 hour. */
   CANCEL_GRACE_SECONDS: positiveInt.default(3600),
-  /** How long (seconds) a finished order's workflow stays open to absorb late events. Default 1 day. */
-  ORDER_LINGER_SECONDS: z.coerce.number({ invalid_type_error: 'a whole number of seconds ≥ 0' }).int().min(0).default(86400),
+  /**
+   * How long (seconds) an order's run stays open after it settled, to record late events in the run (a late
+   * cancellation as refused, a newer version, an operator's retry of a failed order). Default 0: the run closes in the
+   * task that settled it. A later event for a shipped or cancelled order is then refused by Temporal's id reuse policy
+   * and counted stale (the order is final: nothing an event could change); one for a failed order, whose run ends
+   * failed, starts a new run that records it. Each second of linger costs every order a timer and a workflow task.
+   */
+  ORDER_LINGER_SECONDS: z.coerce.number({ invalid_type_error: 'a whole number of seconds ≥ 0' }).int().min(0).default(0),
   /**
    * Continue an order's workflow as new once its history has this many events (unset: only when Temporal suggests
    * it, at about 10,000 events). Keeps histories short for long-lived orders; state and pending events carry over.
@@ -280,6 +288,18 @@ export const configSchema = {
   BRIDGE_LANES: positiveInt.default(32),
   /** Signal-with-start calls one bridge has in flight at once, over all its partitions (lanes × partitions are capped by it). */
   BRIDGE_MAX_DELIVERIES: positiveInt.default(32),
+  /**
+   * Most events of one order, queued together in its lane, that the bridge hands over in one signal (orderEvents,
+   * at most 256 KiB of them): a burst on one order costs a workflow task per signal, not per event. 1 hands every
+   * event over alone (the orderEvent signal, which workers of every version know).
+   */
+  BRIDGE_COALESCE_MAX_EVENTS: positiveInt.default(100),
+  /**
+   * Where one process runs both roles: the bridge starts an order's run with eager workflow start on the worker's
+   * own connection (workflow.start with the events in its input; Temporal hands the first task straight to this
+   * worker), and signals runs that exist. Ignored by a bridge-only process.
+   */
+  BRIDGE_EAGER_START: booleanFlag.default('true'),
   /** Kafka consumer session timeout, milliseconds: how long a crashed bridge holds its partitions. */
   BRIDGE_SESSION_TIMEOUT_MS: z.coerce.number({ invalid_type_error: 'milliseconds, 6000–300000' }).int().min(6000, 'milliseconds, 6000–300000').max(300_000, 'milliseconds, 6000–300000').default(30_000),
   /** Port of the Prometheus /metrics endpoint; 0 disables it. */

@@ -23,15 +23,22 @@ import type { PayloadKeys } from '../codec/keys.js';
 import { BackoffGate, DelaySequence } from './backoff-gate.js';
 import type { OrderStarter } from './order-starter.js';
 import { PartitionRun } from './partition-run.js';
-import { processRecord, type PipelineDeps } from './record-pipeline.js';
+import { processOrderEvents, processRecord, type OrderEventRecord, type PipelineDeps } from './record-pipeline.js';
 import type { Tracer } from '@opentelemetry/api';
-import { traceRecord } from '../tracing/record-span.js';
+import { traceRecord, traceRecords } from './record-span.js';
 
 export type { TransientRetry } from '../retry-policies.js';
 
 export const DEFAULT_LANES = 32;
 export const DEFAULT_MAX_DELIVERIES = 32;
 export const DEFAULT_PARTITIONS_CONCURRENTLY = 4;
+/** Most events of one order handed over in one signal by default (BRIDGE_COALESCE_MAX_EVENTS). */
+export const DEFAULT_COALESCE_MAX_EVENTS = 100;
+/**
+ * Most bytes of record values handed over in one signal: well under Temporal's payload size warning (512 KiB) and
+ * error (2 MiB) limits, so a group is never refused for its size while each of its events alone would not be.
+ */
+export const COALESCE_MAX_BYTES = 256 * 1024;
 
 /**
  * Signal-with-start calls one bridge keeps in flight on a topic of `partitions` partitions (all assigned to it):
@@ -82,6 +89,11 @@ export interface BridgeOptions {
   maxBytesPerPartition?: number;
   /** Most bytes one fetch returns over all partitions; bounds memory. Default 512 KiB. */
   maxBytes?: number;
+  /**
+   * Most events of one order queued together in a lane that are handed over in one signal (orderEvents); 1 hands
+   * every event over alone. Default 100.
+   */
+  coalesceMaxEvents?: number;
   /** Partitions processed at once by this instance. Default 4. */
   partitionsConcurrently?: number;
   retry?: Partial<TransientRetry>;
@@ -91,7 +103,7 @@ export interface BridgeOptions {
   dedupeHintSize?: number;
   /** How often the finished prefix is committed while a batch runs, milliseconds. Default 1000. */
   commitIntervalMs?: number;
-  /** Tracing on: each record runs in a `kafka.record <type>` span (src/tracing/record-span.ts). */
+  /** Tracing on: each record runs in a `kafka.record <type>` span (src/bridge/record-span.ts). */
   tracer?: Tracer;
   /** Keys that encrypt dead-letter values (PAYLOAD_ENCRYPTION_KEYS); unset: values are kept as they came. */
   dlqEncryption?: PayloadKeys;
@@ -165,6 +177,9 @@ export function createBridge(opts: BridgeOptions): Bridge {
         heartbeatIntervalMs: consumer.heartbeatIntervalMs,
         stopping: stopping.signal,
         process: (r, ctx) => traceRecord(opts.tracer, groupId, r, () => processRecord(r, deps, ctx)),
+        // Lanes group only records of one order (laneKey), so a group is always one order's events.
+        processGroup: (rs, ctx) => traceRecords(opts.tracer, groupId, rs, () => processOrderEvents(rs as OrderEventRecord[], deps, ctx)),
+        coalesce: { maxEvents: opts.coalesceMaxEvents ?? DEFAULT_COALESCE_MAX_EVENTS, maxBytes: COALESCE_MAX_BYTES },
         log,
       });
       active.add(work);

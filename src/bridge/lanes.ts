@@ -3,6 +3,9 @@
  * and run one after another in offset order; different lanes run concurrently, so one slow order does not
  * hold up the others. Concurrency per partition is at most the number of lanes.
  *
+ * A burst of one order's records (neighbours in their lane) may be started as one group and handed over in one go
+ * (`group`): one call, one workflow task, for many records.
+ *
  * Rule a reader must not break: a record may start only while it is fewer than `maxInFlight` records past the
  * oldest unfinished one. Only the contiguous finished prefix can be committed, so this window bounds what a
  * stuck lane makes the others hold back: records finished but not committable, all redelivered after a crash.
@@ -28,6 +31,12 @@ export interface LaneRun<T> {
   run(item: T): Promise<boolean>;
   /** Called once per finished record, in the order records finish. */
   onFinished(item: T): void;
+  /**
+   * Records of one key that stand next to each other in their lane are taken together, up to `max` of them, while
+   * `fits` says the next one may join and the window (`maxInFlight`) already lets it start, and run by `run` in
+   * one go: true when all finished, false when abandoned (none did). Absent: one record at a time.
+   */
+  group?: { max: number; fits(group: readonly T[], next: T): boolean; run(items: T[]): Promise<boolean> };
   /** When aborted, lanes start nothing more; records already running finish or are abandoned by `run`. */
   signal: AbortSignal;
 }
@@ -54,16 +63,34 @@ export async function runInLanes<T>(opts: LaneRun<T>): Promise<void> {
   const lanes: number[][] = Array.from({ length: Math.max(1, opts.lanes) }, () => []);
   items.forEach((item, i) => lanes[laneFor(opts.keyOf(item), lanes.length)]!.push(i));
 
+  /** The records a lane starts at its position `p`: one, or a group of one key's neighbours (`opts.group`). */
+  const take = (lane: number[], p: number): number[] => {
+    const first = lane[p]!;
+    const taken = [first];
+    const group = opts.group;
+    if (!group) return taken;
+    const key = opts.keyOf(items[first]!);
+    while (taken.length < group.max && p + taken.length < lane.length) {
+      const next = lane[p + taken.length]!;
+      if (next >= head + maxInFlight || opts.keyOf(items[next]!) !== key) break;
+      if (!group.fits(taken.map((j) => items[j]!), items[next]!)) break;
+      taken.push(next);
+    }
+    return taken;
+  };
+
   let failure: { error: unknown } | undefined;
   try {
     await Promise.all(
       lanes.map(async (lane) => {
-        for (const i of lane) {
+        for (let p = 0; p < lane.length; ) {
+          const i = lane[p]!;
           while (i >= head + maxInFlight && !stopped()) await new Promise<void>((resolve) => waiters.push(resolve));
           if (stopped()) return;
+          const taken = take(lane, p);
           let done: boolean;
           try {
-            done = await opts.run(items[i]!);
+            done = taken.length === 1 ? await opts.run(items[i]!) : await opts.group!.run(taken.map((j) => items[j]!));
           } catch (error) {
             failure ??= { error };
             stop.abort();
@@ -76,10 +103,11 @@ export async function runInLanes<T>(opts: LaneRun<T>): Promise<void> {
             wakeAll();
             return;
           }
-          finished[i] = 1;
+          for (const j of taken) finished[j] = 1;
           while (head < items.length && finished[head]) head += 1;
-          opts.onFinished(items[i]!);
+          for (const j of taken) opts.onFinished(items[j]!);
           wakeAll();
+          p += taken.length;
         }
       }),
     );

@@ -1,16 +1,19 @@
 /**
- * Starts the order's workflow or signals the running one — one call, signal-with-start, carrying the whole
- * event on the one orderEvent signal. The event id is the dedupe token inside the workflow; the workflow id
- * is the order's. A closed run is never reopened (REJECT_DUPLICATE): a late redelivery is reported as such.
+ * Starts the order's workflow or signals the running one — one call, signal-with-start, carrying the whole event on
+ * the orderEvent signal, or several events of the order queued together on the orderEvents signal. The event id is
+ * the dedupe token inside the workflow; the workflow id is the order's. A completed run (a shipped or cancelled order)
+ * is never reopened: a late redelivery is reported as such; a failed one's id may start again
+ * (ALLOW_DUPLICATE_FAILED_ONLY), so a late cancellation of a failed order reaches the store.
  */
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
-import { WorkflowIdReusePolicy } from '@temporalio/common';
+import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy, WorkflowNotFoundError } from '@temporalio/common';
 import {
   ORDER_WORKFLOW_TYPE,
   OrderIdAttribute,
   OrderStatusAttribute,
   TenantIdAttribute,
   orderEventSignal,
+  orderEventsSignal,
   orderWorkflowId,
   orderWorkflowMetadata,
   type OrderEvent,
@@ -18,7 +21,7 @@ import {
   type OrderWorkflowSettings,
 } from '../../workflows/api.js';
 import { DependencyUnavailableError, PermanentError } from '../errors.js';
-import type { orderFulfilment } from '../../workflows/order-fulfilment.js';
+import type { orderFulfilmentV2 } from '../../workflows/order-fulfilment.js';
 
 /** Thrown when Temporal refuses the event itself (e.g. too large); retrying cannot help. */
 export class EventRejectedByTemporalError extends PermanentError {}
@@ -26,7 +29,8 @@ export class EventRejectedByTemporalError extends PermanentError {}
 export type StartOutcome = 'accepted' | 'order-closed';
 
 export interface OrderStarter {
-  deliver(event: OrderEvent): Promise<StartOutcome>;
+  /** Hands one order's events (at least one, oldest first) to its workflow in one call. */
+  deliver(events: readonly OrderEvent[]): Promise<StartOutcome>;
 }
 
 export interface OrderStarterOptions {
@@ -35,35 +39,75 @@ export interface OrderStarterOptions {
    * failure like any other: retried, and absorbed by the workflow's dedupe if it did land.
    */
   callTimeoutMs?: number;
+  /**
+   * Eager workflow start (the client must be built on the worker's own NativeConnection, in the same process): an
+   * order's run is started with workflow.start and its events in the input, and Temporal hands the first workflow
+   * task straight back to this process's worker instead of through a task queue poll. When the run exists already,
+   * the events are signalled to it (a second call). Default false: one signal-with-start call.
+   */
+  eager?: boolean;
 }
 
 export function createOrderStarter(client: Client, taskQueue: string, settings: OrderWorkflowSettings, opts: OrderStarterOptions = {}): OrderStarter {
   const callTimeoutMs = opts.callTimeoutMs ?? 15_000;
-  return {
-    async deliver(event) {
-      const input: OrderWorkflowInput = { tenantId: event.tenantId, orderId: event.orderId, settings };
-      try {
-        await client.connection.withDeadline(Date.now() + callTimeoutMs, () => client.workflow.signalWithStart<typeof orderFulfilment, [OrderEvent]>(ORDER_WORKFLOW_TYPE, {
-          workflowId: orderWorkflowId(event.tenantId, event.orderId),
-          taskQueue,
-          args: [input],
-          signal: orderEventSignal,
-          signalArgs: [event],
-          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-          ...orderWorkflowMetadata(event),
-          typedSearchAttributes: [
-            { key: TenantIdAttribute, value: event.tenantId },
-            { key: OrderIdAttribute, value: event.orderId },
-            { key: OrderStatusAttribute, value: 'new' },
-          ],
-        }));
-        return 'accepted';
-      } catch (err) {
-        if (err instanceof WorkflowExecutionAlreadyStartedError) return 'order-closed';
-        throw classify(err);
-      }
-    },
-  };
+  const within = <T>(call: () => Promise<T>) => client.connection.withDeadline(Date.now() + callTimeoutMs, call);
+  /** What every start of an order's run carries, whichever call starts it. */
+  const startOptions = (event: OrderEvent) => ({
+    workflowId: orderWorkflowId(event.tenantId, event.orderId),
+    taskQueue,
+    // A shipped or cancelled order's closed run is never reopened; a failed order's run ends failed, and a late event
+    // for it starts a new run that records it (a cancellation must reach the store before any repair).
+    workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
+    ...orderWorkflowMetadata(event),
+    typedSearchAttributes: [
+      { key: TenantIdAttribute, value: event.tenantId },
+      { key: OrderIdAttribute, value: event.orderId },
+      { key: OrderStatusAttribute, value: 'new' },
+    ],
+  });
+  // One event keeps the signal every worker knows; several need workers that know orderEvents (upgrade them first).
+  const signalOf = (events: readonly OrderEvent[]) =>
+    events.length === 1 ? { signal: orderEventSignal, signalArgs: [events[0]!] as [OrderEvent] } : { signal: orderEventsSignal, signalArgs: [[...events]] as [OrderEvent[]] };
+
+  /** One call: starts the run with the events signalled, or signals the running one; a closed run refuses. */
+  async function signalWithStart(events: readonly OrderEvent[]): Promise<StartOutcome> {
+    const event = events[0]!;
+    const input: OrderWorkflowInput = { tenantId: event.tenantId, orderId: event.orderId, settings };
+    try {
+      await within(() => client.workflow.signalWithStart<typeof orderFulfilmentV2, [OrderEvent] | [OrderEvent[]]>(ORDER_WORKFLOW_TYPE, { ...startOptions(event), args: [input], ...signalOf(events) }));
+      return 'accepted';
+    } catch (err) {
+      if (err instanceof WorkflowExecutionAlreadyStartedError) return 'order-closed';
+      throw classify(err);
+    }
+  }
+
+  /**
+   * An eager start with the events in the input; when a run of the order exists (running: FAIL, completed: the reuse
+   * policy), the events are signalled to it, and a run that has closed refuses them.
+   */
+  async function eagerStart(events: readonly OrderEvent[]): Promise<StartOutcome> {
+    const event = events[0]!;
+    const input: OrderWorkflowInput = { tenantId: event.tenantId, orderId: event.orderId, settings, events: [...events] };
+    try {
+      await within(() =>
+        client.workflow.start<typeof orderFulfilmentV2>(ORDER_WORKFLOW_TYPE, { ...startOptions(event), args: [input], requestEagerStart: true, workflowIdConflictPolicy: WorkflowIdConflictPolicy.FAIL }),
+      );
+      return 'accepted';
+    } catch (err) {
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw classify(err);
+    }
+    const { signal, signalArgs } = signalOf(events);
+    try {
+      await within(() => client.workflow.getHandle(startOptions(event).workflowId).signal(signal, ...signalArgs));
+      return 'accepted';
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) return 'order-closed';
+      throw classify(err);
+    }
+  }
+
+  return { deliver: opts.eager ? eagerStart : signalWithStart };
 }
 
 /** gRPC status code 3. */

@@ -45,6 +45,12 @@ export interface BatchRunOptions {
   stopping: AbortSignal;
   /** One record's path (record-pipeline.ts processRecord with its dependencies). */
   process(r: RecordInPartition, ctx: PartitionContext): Promise<RecordOutcome>;
+  /**
+   * One order's events queued together in a lane, handed over in one call (record-pipeline.ts processOrderEvents);
+   * with `coalesce`, at most `maxEvents` records whose values add up to at most `maxBytes`. Absent: one at a time.
+   */
+  processGroup?(rs: RecordInPartition[], ctx: PartitionContext): Promise<RecordOutcome[]>;
+  coalesce?: { maxEvents: number; maxBytes: number };
   log: Logger;
 }
 
@@ -143,6 +149,25 @@ export class PartitionRun {
     })();
 
     const ctx: PartitionContext = { gates: this.gates, signal: leave.signal };
+    // A record left unfinished on purpose (Abandoned) stops its lane; anything else is a bug and stops the batch.
+    const settled = (work: Promise<unknown>) =>
+      work.then(
+        () => true,
+        (err: unknown) => {
+          if (err instanceof Abandoned) return false;
+          throw err;
+        },
+      );
+    const { processGroup, coalesce } = opts;
+    const group =
+      processGroup && coalesce && coalesce.maxEvents > 1
+        ? {
+            max: coalesce.maxEvents,
+            fits: (taken: readonly RecordInPartition[], next: RecordInPartition) =>
+              taken.reduce((bytes, r) => bytes + (r.record.value?.length ?? 0), next.record.value?.length ?? 0) <= coalesce.maxBytes,
+            run: (rs: RecordInPartition[]) => settled(processGroup(rs, ctx)),
+          }
+        : undefined;
     let failure: { error: unknown } | undefined;
     try {
       await runInLanes({
@@ -151,13 +176,8 @@ export class PartitionRun {
         maxInFlight: opts.maxInFlight,
         keyOf: laneKey,
         signal: leave.signal,
-        run: (r) => opts.process(r, ctx).then(
-          () => true,
-          (err: unknown) => {
-            if (err instanceof Abandoned) return false;
-            throw err;
-          },
-        ),
+        run: (r) => settled(opts.process(r, ctx)),
+        ...(group ? { group } : {}),
         onFinished: (r) => {
           const position = tracker.finish(r.record.offset);
           if (position !== undefined) batch.resolve(position);

@@ -5,8 +5,9 @@
  *   2. route       — an unknown type is ignored and counted, never an error; a malformed record goes to step 5
  *   3. dedupe hint — an event id this bridge recently handed over is skipped (an optimisation only: the
  *                    workflow and the store dedupe for real)
- *   4. deliver     — signal-with-start the order's workflow through the partition's deliver gate: a transient
- *                    failure backs off (the partition is parked), a permanent one goes to step 5
+ *   4. deliver     — signal-with-start the order's workflow through the partition's deliver gate, carrying the
+ *                    event, or every event of the order queued together in its lane (one call for a burst): a
+ *                    transient failure backs off (the partition is parked), a permanent one goes to step 5
  *   5. dead-letter — the record's own bytes and headers to the DLQ, through the dead-letter gate
  *
  * What happens around it — lanes, offsets, commits, parking — is the partition run's (partition-run.ts).
@@ -96,15 +97,41 @@ export async function processRecord(r: RecordInPartition, deps: PipelineDeps, ct
     return deadLetter(r, { error: classified.error, attempts: 1, firstFailureAt: new Date(), type: 'malformed' }, deps, ctx);
   }
   if (classified.kind === 'unknown-type') return ignoreUnknownType(r, classified, deps);
-  const { event } = classified;
-  for (const field of classified.unknownFields ?? []) deps.metrics.unknownFields.inc(field); // dropped at the edge, counted here
-  // 3. dedupe hint
-  if (isRecentDuplicate(event, deps)) return 'duplicate';
+  const [outcome] = await processOrderEvents([r as OrderEventRecord], deps, ctx);
+  return outcome!;
+}
+
+/** A record the edge judged an order event. */
+export type OrderEventRecord = RecordInPartition & { classified: Extract<Classified, { kind: 'order-event' }> };
+
+/**
+ * Steps 3–5 for one order's events queued together in its lane (lanes.ts groups them; one record is a group of
+ * one): the hint per event, then one delivery carrying every event it did not skip. When Temporal refuses such a
+ * delivery for good, each event is delivered on its own, so only the one at fault is dead-lettered. The outcomes
+ * are the records', in their order.
+ */
+export async function processOrderEvents(rs: readonly OrderEventRecord[], deps: PipelineDeps, ctx: PartitionContext): Promise<RecordOutcome[]> {
+  const outcomes = new Map<OrderEventRecord, RecordOutcome>();
+  const fresh: OrderEventRecord[] = [];
+  for (const r of rs) {
+    for (const field of r.classified.unknownFields ?? []) deps.metrics.unknownFields.inc(field); // dropped at the edge, counted here
+    // 3. dedupe hint
+    if (isRecentDuplicate(r.classified.event, deps)) outcomes.set(r, 'duplicate');
+    else fresh.push(r);
+  }
   // 4. deliver
-  const delivery = await deliver(r, event, deps, ctx);
-  if (delivery.kind === 'delivered') return delivery.outcome;
-  // 5. dead-letter
-  return deadLetter(r, { ...delivery, type: event.type }, deps, ctx);
+  const delivery = fresh.length > 0 ? await deliver(fresh, deps, ctx) : undefined;
+  if (delivery?.kind === 'delivered') for (const r of fresh) outcomes.set(r, delivery.outcome);
+  else if (delivery && fresh.length === 1) outcomes.set(fresh[0]!, await deadLetter(fresh[0]!, { ...delivery, type: fresh[0]!.classified.event.type }, deps, ctx));
+  else if (delivery) {
+    deps.log.info({ partition: fresh[0]!.partition, events: fresh.length, err: delivery.error.message }, 'Temporal refused events delivered together; delivering each on its own');
+    for (const r of fresh) {
+      const alone = await deliver([r], deps, ctx);
+      // 5. dead-letter
+      outcomes.set(r, alone.kind === 'delivered' ? alone.outcome : await deadLetter(r, { ...alone, type: r.classified.event.type }, deps, ctx));
+    }
+  }
+  return rs.map((r) => outcomes.get(r)!);
 }
 
 /** Longest unknown type name kept as a label value: the name comes from the producer. */
@@ -133,28 +160,36 @@ type Delivery =
   | { kind: 'delivered'; outcome: StartOutcome }
   | { kind: 'refused'; error: PermanentError; attempts: number; firstFailureAt: Date };
 
-/** 4. deliver: hands the event to its order's workflow, every attempt logged; a permanent refusal is returned. */
-export async function deliver(r: RecordInPartition, event: OrderEvent, deps: PipelineDeps, ctx: PartitionContext): Promise<Delivery> {
+/**
+ * 4. deliver: hands one order's events (one, or several queued together) to its workflow in one call, every attempt
+ * logged for each event; a permanent refusal is returned.
+ */
+export async function deliver(rs: readonly OrderEventRecord[], deps: PipelineDeps, ctx: PartitionContext): Promise<Delivery> {
+  const events = rs.map((r) => r.classified.event);
   let attempt = 0;
   let firstFailureAt: Date | undefined;
   try {
     const outcome = await ctx.gates.deliver.run(async () => {
       attempt += 1;
-      deps.log.info(
-        { eventId: event.eventId, type: event.type, orderVersion: event.orderVersion, attempt, correlationId: event.correlationId, tenantId: event.tenantId, orderId: event.orderId, partition: r.partition, offset: r.record.offset },
-        'delivering event to order workflow',
-      );
-      return deps.starter.deliver(event).catch((err: unknown) => {
+      for (const [i, event] of events.entries()) {
+        deps.log.info(
+          { eventId: event.eventId, type: event.type, orderVersion: event.orderVersion, attempt, correlationId: event.correlationId, tenantId: event.tenantId, orderId: event.orderId, partition: rs[i]!.partition, offset: rs[i]!.record.offset, ...(events.length > 1 ? { deliveredWith: events.length } : {}) },
+          'delivering event to order workflow',
+        );
+      }
+      return deps.starter.deliver(events).catch((err: unknown) => {
         firstFailureAt ??= new Date();
         throw err;
       });
     }, ctx.signal);
-    if (outcome === 'accepted') {
-      deps.hint.set(hintKey(event), true);
-      deps.metrics.bridgeRecords.inc({ type: event.type, outcome: 'accepted' });
-    } else {
-      deps.metrics.bridgeRecords.inc({ type: event.type, outcome: 'stale' });
-      deps.log.info({ eventId: event.eventId, type: event.type, orderVersion: event.orderVersion, correlationId: event.correlationId }, 'order run already closed; event not applied');
+    for (const event of events) {
+      if (outcome === 'accepted') {
+        deps.hint.set(hintKey(event), true);
+        deps.metrics.bridgeRecords.inc({ type: event.type, outcome: 'accepted' });
+      } else {
+        deps.metrics.bridgeRecords.inc({ type: event.type, outcome: 'stale' });
+        deps.log.info({ eventId: event.eventId, type: event.type, orderVersion: event.orderVersion, correlationId: event.correlationId }, 'order run already closed; event not applied');
+      }
     }
     return { kind: 'delivered', outcome };
   } catch (err) {

@@ -141,7 +141,7 @@ describe('defence behind the edge (events that reach the workflow without passin
     const tenant = s.tenant();
     const starter = createOrderStarter(app.client, s.config.TEMPORAL_TASK_QUEUE, workflowSettings(s.config));
     const bad = events.placed(tenant, 'unstorable', { orderVersion: 3_000_000_000, origin: { topic: s.config.ORDERS_TOPIC, partition: 2, offset: '900001', timestamp: '1796000000000' } }) as OrderEvent;
-    expect(await starter.deliver(bad)).toBe('accepted');
+    expect(await starter.deliver([bad])).toBe('accepted');
     await canariesFlow(tenant, 'unstorable');
     const dl = await deadLetterOf(2, '900001');
     expect(dl.headers).toMatchObject({
@@ -170,7 +170,7 @@ describe('defence behind the edge (events that reach the workflow without passin
     const starter = createOrderStarter(app.client, s.config.TEMPORAL_TASK_QUEUE, workflowSettings(s.config));
     const badIds = Array.from({ length: 6 }, (_, i) => `bad-corr-${i}`);
     for (const [i, id] of badIds.entries()) {
-      await starter.deliver(events.placed(tenant, id, { correlationId: ['a\r\nb', 'nul\u0000', '\u{1F600}', 'caf\u00e9', 'x\ny', 'tab\there'][i] }) as OrderEvent);
+      await starter.deliver([events.placed(tenant, id, { correlationId: ['a\r\nb', 'nul\u0000', '\u{1F600}', 'caf\u00e9', 'x\ny', 'tab\there'][i] }) as OrderEvent]);
     }
     const good = Array.from({ length: 30 }, (_, i) => `good-${i}`);
     await s.produce(good.map((id, i) => ({ partition: i % PARTITIONS, key: id, value: events.placed(tenant, id) })));

@@ -34,7 +34,7 @@ describe('fulfilment order retry', () => {
   const cli = async (...argv: string[]) => {
     const out = memoryOutput();
     const code = await runCli(argv, { out, config: s.config });
-    // The command's real output, for the README.
+    // The command's real output, for docs/cli.md.
     console.log(`$ npx fulfilment ${argv.map((a) => (/[\s"]/.test(a) ? `'${a}'` : a)).join(' ')}\n${out.stdout}${out.stderr}(exit ${code})`);
     return { code, stdout: out.stdout, stderr: out.stderr };
   };

@@ -19,7 +19,7 @@ beforeAll(async () => {
   app = await s.startInstance({
     wrapStarter: (starter) => ({
       async deliver(event) {
-        if (!healthy && event.origin?.partition === HELD) {
+        if (!healthy && event[0]!.origin?.partition === HELD) {
           heldAttempts += 1;
           throw new DependencyUnavailableError(`partition ${HELD}'s dependency is down (test)`);
         }

@@ -39,7 +39,8 @@ function watchBridge(bridge: Bridge, clock: { seq: number }) {
 describe('per-order lanes within one partition', () => {
   let s: Scenario;
   beforeAll(async () => {
-    s = await scenario('lanes', { BRIDGE_LANES: '4', BRIDGE_MAX_IN_FLIGHT: '6' });
+    // One event per delivery: this is about lanes and the window (coalescing is lanes.unit.test.ts's and pipeline.int.test.ts's).
+    s = await scenario('lanes', { BRIDGE_LANES: '4', BRIDGE_MAX_IN_FLIGHT: '6', BRIDGE_COALESCE_MAX_EVENTS: '1' });
   });
   afterAll(async () => s?.close());
 
@@ -65,12 +66,12 @@ describe('per-order lanes within one partition', () => {
     const app = await s.startInstance({
       onBridge: (bridge) => (watched = watchBridge(bridge, clock)),
       wrapStarter: (starter) => ({
-        async deliver(event) {
-          const index = indexOf.get(event.eventId)!;
-          log.push({ seq: (clock.seq += 1), index, phase: 'start' });
-          if (index === 1) await released;
-          const outcome = await starter.deliver(event);
-          log.push({ seq: (clock.seq += 1), index, phase: 'end' });
+        async deliver(delivered) {
+          const indexes = delivered.map((event) => indexOf.get(event.eventId)!);
+          for (const index of indexes) log.push({ seq: (clock.seq += 1), index, phase: 'start' });
+          if (indexes.includes(1)) await released;
+          const outcome = await starter.deliver(delivered);
+          for (const index of indexes) log.push({ seq: (clock.seq += 1), index, phase: 'end' });
           return outcome;
         },
       }),
@@ -193,7 +194,7 @@ function spawnBridge(env: Record<string, string>): Child {
   proc.stdout!.on('data', (d: Buffer) => {
     const text = d.toString();
     out += text.includes('ready') || text.includes('stopped') ? text : '';
-    delivered += text.split('\n').filter((l) => l.startsWith('delivered ')).length;
+    delivered += text.split('\n').filter((l) => l.startsWith('delivered ')).reduce((n, l) => n + l.split(' ').length - 1, 0);
   });
   const exited = new Promise<NodeJS.Signals | number | null>((resolve) => proc.on('exit', (code, signal) => resolve(signal ?? code)));
   return { proc, output: () => out, delivered: () => delivered, exited };

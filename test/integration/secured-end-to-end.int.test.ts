@@ -55,10 +55,10 @@ describe('Kafka SASL_SSL and Temporal mTLS with an API key, in one service proce
       const [dead] = await s.readTopic(s.config.DLQ_TOPIC, 1);
       expect(dead?.headers).toMatchObject({ 'dlq-error-class': 'MalformedEventError' });
       await waitFor('the group committed every record', () => caughtUp(s.admin, s.config.CONSUMER_GROUP, s.config.ORDERS_TOPIC), 60_000, 200);
-      // Every Temporal call — the bridge's starts, the worker's polls and completions — came through the proxy with
-      // the client certificate and the key.
+      // Every Temporal call — the bridge's eager starts on the worker's connection, the worker's polls and completions —
+      // came through the proxy with the client certificate and the key.
       const paths = new Set(proxy.calls.map((c) => c.path.split('/').at(-1)));
-      for (const rpc of ['SignalWithStartWorkflowExecution', 'PollWorkflowTaskQueue', 'PollActivityTaskQueue', 'RespondWorkflowTaskCompleted']) expect(paths).toContain(rpc);
+      for (const rpc of ['StartWorkflowExecution', 'PollWorkflowTaskQueue', 'PollActivityTaskQueue', 'RespondWorkflowTaskCompleted']) expect(paths).toContain(rpc);
       expect(new Set(proxy.calls.map((c) => c.clientCn))).toEqual(new Set(['fulfilment-client']));
       expect(proxy.calls.every((c) => c.authorization === `Bearer ${API_KEY}`)).toBe(true);
       console.log(`secured end to end: ${ids.length} orders shipped, 1 dead letter, ${proxy.calls.length} Temporal calls over mTLS with the key`);

@@ -82,11 +82,11 @@ describe('one trace per event, bridge → workflow → activities → warehouse'
     const names = spans.map((sp) => sp.name).sort();
     // Printed for the record: span names and ids of one event's trace.
     console.log(`trace ${traceId}\n${spans.map((sp) => `  ${sp.spanId} parent ${sp.parentSpanId ?? '-'}  ${sp.name}`).join('\n')}`);
+    // One process with both roles: the bridge starts the run eagerly, with the event in its input (no signal).
     expect(names).toEqual(expect.arrayContaining([
       'kafka.record orders.OrderPlaced',
-      'SignalWithStartWorkflow:orderFulfilment',
-      'RunWorkflow:orderFulfilment',
-      'HandleSignal:orderEvent',
+      'StartWorkflow:orderFulfilmentV2',
+      'RunWorkflow:orderFulfilmentV2',
       'StartActivity:recordOrderEvent',
       'RunActivity:recordOrderEvent',
       'StartActivity:shipAndRecordOrder',
@@ -101,13 +101,12 @@ describe('one trace per event, bridge → workflow → activities → warehouse'
     expect(record.parentSpanId).toBe(producerSpanId);
     expect(record.kind).toBe(5); // CONSUMER
     expect(record.attributes).toMatchObject({ 'messaging.system': 'kafka', 'messaging.destination.name': s.config.ORDERS_TOPIC, 'fulfilment.tenant_id': tenant, 'fulfilment.order_id': 'o-1', 'fulfilment.outcome': 'accepted' });
-    const start = one('SignalWithStartWorkflow:orderFulfilment');
+    const start = one('StartWorkflow:orderFulfilmentV2');
     expect(start.parentSpanId).toBe(record.spanId);
-    const run = one('RunWorkflow:orderFulfilment');
+    const run = one('RunWorkflow:orderFulfilmentV2');
     expect(run.parentSpanId).toBe(start.spanId);
-    expect(one('HandleSignal:orderEvent').parentSpanId).toBe(start.spanId);
     const ids = new Set(trace().map((sp) => sp.spanId));
-    // recordOrderEvent is a local activity (cheaper orders): traced the same way as the warehouse activity.
+    // Both are local activities inside the first workflow task, traced the same way as an activity.
     for (const activity of ['recordOrderEvent', 'shipAndRecordOrder']) {
       const scheduled = one(`StartActivity:${activity}`);
       expect(ids.has(scheduled.parentSpanId!), `${activity} scheduled within the trace`).toBe(true);

@@ -60,7 +60,7 @@ describe('SIGTERM shutdown deadline', () => {
     const client = await connectClient(s.config);
     try {
       await p.said('service ready');
-      await createOrderStarter(client, s.config.TEMPORAL_TASK_QUEUE, workflowSettings(s.config)).deliver(events.placed(tenant, 'slow') as OrderEvent);
+      await createOrderStarter(client, s.config.TEMPORAL_TASK_QUEUE, workflowSettings(s.config)).deliver([events.placed(tenant, 'slow') as OrderEvent]);
       await waitFor('the shipment request to reach the warehouse', async () => {
         const stats = (await (await fetch(`${s.warehouse.url}/admin/stats`)).json()) as { shipmentRequests: number };
         return stats.shipmentRequests > 0;

@@ -50,7 +50,7 @@ async function worksMeanwhile(s: Scenario, role: Role, tenant: string): Promise<
   const client = await connectClient(s.config);
   try {
     const starter = createOrderStarter(client, s.config.TEMPORAL_TASK_QUEUE, workflowSettings(s.config));
-    await starter.deliver(events.placed(tenant, 'during') as OrderEvent);
+    await starter.deliver([events.placed(tenant, 'during') as OrderEvent]);
     await waitFor('the worker to ship an order', async () => (await s.row(tenant, 'during'))?.status === 'shipped', 120_000);
   } finally {
     await client.connection.close();

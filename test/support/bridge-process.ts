@@ -13,9 +13,9 @@ const app = await startApp(loadConfig(), {
   roles: { worker: false, bridge: true },
   serveMetrics: false,
   wrapStarter: (starter) => ({
-    async deliver(event) {
-      const outcome = await starter.deliver(event);
-      process.stdout.write(`delivered ${event.eventId}\n`);
+    async deliver(delivered) {
+      const outcome = await starter.deliver(delivered);
+      process.stdout.write(`delivered ${delivered.map((e) => e.eventId).join(' ')}\n`);
       return outcome;
     },
   }),

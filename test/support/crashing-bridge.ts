@@ -11,9 +11,9 @@ await startApp(loadConfig(), {
   roles: { worker: false, bridge: true },
   serveMetrics: false,
   wrapStarter: (starter) => ({
-    async deliver(event) {
-      const outcome = await starter.deliver(event);
-      process.stdout.write(`delivered ${event.eventId}\n`, () => process.kill(process.pid, 'SIGKILL'));
+    async deliver(delivered) {
+      const outcome = await starter.deliver(delivered);
+      process.stdout.write(`delivered ${delivered.map((e) => e.eventId).join(' ')}\n`, () => process.kill(process.pid, 'SIGKILL'));
       await new Promise(() => undefined); // never reaches the commit
       return outcome;
     },

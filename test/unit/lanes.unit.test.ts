@@ -443,3 +443,70 @@ describe('laneFor', () => {
     for (const n of counts) expect(n).toBeGreaterThan(500);
   });
 });
+
+describe('groups of one order (coalescing)', () => {
+  /** Runs `keys` in one lane with `group` limits; every record finishes at once. The groups `run` was handed. */
+  async function groups(keys: string[], opts: { max: number; maxInFlight: number; fits?: (g: readonly Rec[], next: Rec) => boolean }) {
+    const runs: number[][] = [];
+    const finished: number[] = [];
+    await runInLanes<Rec>({
+      items: records(keys),
+      lanes: 1,
+      maxInFlight: opts.maxInFlight,
+      keyOf: (r) => r.key,
+      signal: new AbortController().signal,
+      run: async (r) => {
+        runs.push([r.index]);
+        return true;
+      },
+      onFinished: (r) => finished.push(r.index),
+      group: {
+        max: opts.max,
+        fits: opts.fits ?? (() => true),
+        run: async (rs) => {
+          runs.push(rs.map((r) => r.index));
+          return true;
+        },
+      },
+    });
+    return { runs, finished };
+  }
+
+  it('takes neighbours of one key together, in offset order, never past another key or the group limit', async () => {
+    const { runs, finished } = await groups(['a', 'a', 'a', 'b', 'a', 'a', 'a', 'a', 'a'], { max: 3, maxInFlight: 100 });
+    expect(runs).toEqual([[0, 1, 2], [3], [4, 5, 6], [7, 8]]);
+    expect(finished).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8]);
+  });
+
+  it('a group never reaches past the window, and stops where `fits` says the next record would not fit', async () => {
+    expect((await groups(['a', 'a', 'a', 'a', 'a'], { max: 10, maxInFlight: 2 })).runs).toEqual([[0, 1], [2, 3], [4]]);
+    expect((await groups(['a', 'a', 'a', 'a', 'a'], { max: 10, maxInFlight: 100, fits: (g) => g.length < 2 })).runs).toEqual([[0, 1], [2, 3], [4]]);
+  });
+
+  it('an abandoned group leaves every record of it unfinished and stops the lane', async () => {
+    const finished: number[] = [];
+    const ran: number[][] = [];
+    await runInLanes<Rec>({
+      items: records(['a', 'a', 'b']),
+      lanes: 1,
+      maxInFlight: 100,
+      keyOf: (r) => r.key,
+      signal: new AbortController().signal,
+      run: async (r) => {
+        ran.push([r.index]);
+        return true;
+      },
+      onFinished: (r) => finished.push(r.index),
+      group: {
+        max: 10,
+        fits: () => true,
+        run: async (rs) => {
+          ran.push(rs.map((r) => r.index));
+          return false;
+        },
+      },
+    });
+    expect(ran).toEqual([[0, 1]]);
+    expect(finished).toEqual([]);
+  });
+});

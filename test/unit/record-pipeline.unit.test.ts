@@ -10,8 +10,10 @@ import {
   ignoreUnknownType,
   isRecentDuplicate,
   laneKey,
+  processOrderEvents,
   processRecord,
   type Gate,
+  type OrderEventRecord,
   type PipelineDeps,
   type RecordInPartition,
 } from '../../src/bridge/record-pipeline.js';
@@ -31,9 +33,9 @@ function fakes(deliverAs: (e: OrderEvent) => Promise<StartOutcome> = async () =>
   const delivered: OrderEvent[] = [];
   const sent: { topic: string; records: OutgoingRecord[] }[] = [];
   const starter: OrderStarter = {
-    async deliver(e) {
-      delivered.push(e);
-      return deliverAs(e);
+    async deliver(es) {
+      delivered.push(...es);
+      return deliverAs(es[0]!);
     },
   };
   const metrics = createMetrics();
@@ -129,7 +131,7 @@ describe('record pipeline', () => {
     });
     const r = record(events.placed('acme', 'o1'));
     if (r.classified.kind !== 'order-event') throw new Error('expected an order event');
-    await expect(deliver(r, r.classified.event, f.deps, f.ctx)).rejects.toBeInstanceOf(DependencyUnavailableError);
+    await expect(deliver([r as OrderEventRecord], f.deps, f.ctx)).rejects.toBeInstanceOf(DependencyUnavailableError);
     await expect(processRecord(r, f.deps, { ...f.ctx, gates: { deliver: abandoning, deadLetter: passThrough } })).rejects.toBeInstanceOf(Abandoned);
     expect(f.sent).toHaveLength(0);
   });
@@ -153,6 +155,40 @@ describe('record pipeline', () => {
       'dlq-stage': 'edge',
       'dlq-consumer-group': 'g',
     });
+  });
+
+  it('one order\'s events queued together: the hint skips what it knows, the rest go in one delivery, each counted', async () => {
+    const calls: OrderEvent[][] = [];
+    const f = fakes();
+    f.deps.starter = {
+      async deliver(es) {
+        calls.push([...es]);
+        return 'accepted';
+      },
+    };
+    const rs = [1, 2, 3].map((v) => record(events.placed('acme', 'o1', { orderVersion: v })) as OrderEventRecord);
+    f.deps.hint.set(`acme/${rs[1]!.classified.event.eventId}`, true);
+    expect(await processOrderEvents(rs, f.deps, f.ctx)).toEqual(['accepted', 'duplicate', 'accepted']);
+    expect(calls.map((c) => c.map((e) => e.orderVersion))).toEqual([[1, 3]]);
+    expect(await f.count('fulfilment_bridge_records_total', { outcome: 'accepted' })).toBe(2);
+    expect(await f.count('fulfilment_bridge_records_total', { outcome: 'duplicate' })).toBe(1);
+  });
+
+  it('one order\'s events Temporal refuses together are delivered one by one: only the one at fault is dead-lettered', async () => {
+    const calls: number[] = [];
+    const f = fakes();
+    const rs = [1, 2, 3].map((v) => record(events.placed('acme', 'o1', { orderVersion: v })) as OrderEventRecord);
+    f.deps.starter = {
+      async deliver(es) {
+        calls.push(es.length);
+        if (es.some((e) => e.orderVersion === 2)) throw new EventRejectedByTemporalError('Temporal rejected the event: too large');
+        return 'accepted';
+      },
+    };
+    expect(await processOrderEvents(rs, f.deps, f.ctx)).toEqual(['accepted', 'dead-lettered', 'accepted']);
+    expect(calls).toEqual([3, 1, 1, 1]);
+    expect(f.sent).toHaveLength(1);
+    expect(f.sent[0]!.records[0]!.value).toEqual(rs[1]!.record.value);
   });
 
   it('dead-letter: a malformed record goes to the DLQ at once, counted; a DLQ that is down leaves it unfinished', async () => {

@@ -193,7 +193,7 @@ export async function replay(ctx: CliContext, opts: ReplayOptions): Promise<Repl
         try {
           const outcome = await transient.execute(async ({ attempt }) => {
             if (attempt > 0) await heartbeat();
-            return starter!.deliver(event);
+            return starter!.deliver([event]);
           });
           if (outcome === 'accepted') s.delivered += 1;
           else s.orderClosed += 1;
