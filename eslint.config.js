@@ -24,7 +24,7 @@ const forbiddenOutsideKafkaPort = {
 };
 
 export default tseslint.config(
-  { ignores: ['node_modules/', '.stack/', '.stack-outage/', '.cache/', 'coverage/'] },
+  { ignores: ['node_modules/', '.stack/', '.stack-outage/', '.cache/', 'coverage/', 'dist/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -5,12 +5,14 @@
  * bundle is built once per process and reused. Every Client and the worker take their data converter from
  * dataConverter: with PAYLOAD_ENCRYPTION_KEYS set, payloads are encrypted (src/codec/payload-codec.ts).
  */
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { Client, Connection, type ClientOptions } from '@temporalio/client';
 import type { DataConverter } from '@temporalio/common';
 import { EncryptionCodec } from './codec/payload-codec.js';
 // The worker SDK (its Rust core, the bundler) is loaded only where a worker or a replay runs: a bridge-only process
-// never loads it, which keeps its memory small (README "Performance").
+// never loads it, which keeps its memory small (docs/performance.md).
 import type { InjectedSinks, LogLevel, NativeConnection, ReplayWorkerOptions, WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { Config, TemporalTls } from './config.js';
 import type { Logger } from './log.js';
@@ -18,9 +20,20 @@ import { PermanentStartupError } from './startup.js';
 import type { Tracing } from './tracing/index.js';
 import type { OrderSinks, OutcomeReport } from '../workflows/api.js';
 
-export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
+/** `.ts` when this code runs from its sources (tsx), `.js` when it runs as what `npm run build` emitted (dist/). */
+const EXT = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
+export const WORKFLOWS_PATH = fileURLToPath(new URL(`../workflows/index${EXT}`, import.meta.url));
 /** The OpenTelemetry workflow interceptors, in the bundle only when tracing is on. */
-export const TRACING_INTERCEPTORS_PATH = fileURLToPath(new URL('../workflows/tracing-interceptors.ts', import.meta.url));
+export const TRACING_INTERCEPTORS_PATH = fileURLToPath(new URL(`../workflows/tracing-interceptors${EXT}`, import.meta.url));
+
+/**
+ * The workflow bundles `npm run build` prebuilds beside the emitted JavaScript (dist/workflows/bundle*.js), plain and
+ * with the tracing interceptors: a worker run from dist/ loads one instead of bundling at start-up (seconds, and
+ * the bundler's memory). Sources always bundle afresh, so a developer's edit is never hidden by a stale bundle.
+ */
+export function prebuiltBundlePath(tracing: boolean): string {
+  return fileURLToPath(new URL(`../workflows/bundle${tracing ? '-traced' : ''}.js`, import.meta.url));
+}
 
 const bundles = new Map<string, Promise<WorkflowBundleWithSourceMap>>();
 
@@ -36,10 +49,13 @@ export function workflowBundle(opts: { workflowsPath?: string; tracing?: boolean
   const tracing = opts.tracing ?? false;
   const key = `${tracing ? 'traced' : 'plain'}:${workflowsPath}`;
   let bundle = bundles.get(key);
+  const prebuilt = prebuiltBundlePath(tracing);
+  if (!bundle && EXT === '.js' && workflowsPath === WORKFLOWS_PATH && existsSync(prebuilt)) {
+    bundle = readFile(prebuilt, 'utf8').then(async (code) => ({ code, sourceMap: existsSync(`${prebuilt}.map`) ? await readFile(`${prebuilt}.map`, 'utf8') : '' }));
+    bundles.set(key, bundle);
+  }
   if (!bundle) {
-    bundle = import('@temporalio/worker').then(({ bundleWorkflowCode }) =>
-      bundleWorkflowCode({ workflowsPath, logger: quietBundlerLogger, ...(tracing ? { workflowInterceptorModules: [TRACING_INTERCEPTORS_PATH] } : {}) }),
-    );
+    bundle = buildWorkflowBundle(workflowsPath, tracing);
     bundles.set(key, bundle);
     // A failed build (a path without workflows) is not kept: the next call tries again.
     bundle.catch(() => bundles.delete(key));
@@ -72,6 +88,12 @@ export async function workflowCodeOptions(
     ...(tracing ? { interceptors: tracing.workerInterceptors() } : {}),
     sinks: { ...outcomes, ...(tracing ? tracing.workerSinks() : {}) },
   };
+}
+
+/** Bundles the workflow code at `workflowsPath` (with the tracing interceptors when `tracing`): what a worker runs. */
+export async function buildWorkflowBundle(workflowsPath: string, tracing: boolean): Promise<WorkflowBundleWithSourceMap> {
+  const { bundleWorkflowCode } = await import('@temporalio/worker');
+  return bundleWorkflowCode({ workflowsPath, logger: quietBundlerLogger, ...(tracing ? { workflowInterceptorModules: [TRACING_INTERCEPTORS_PATH] } : {}) });
 }
 
 const quietBundlerLogger = {
@@ -170,7 +192,7 @@ export function dataConverter(config: Pick<Config, 'payloadEncryption'>): DataCo
 }
 
 /** A Client on `connection` for the configured namespace, with the configured data converter. */
-export function temporalClient(config: TemporalClientConfig, connection: Connection, extra: Pick<ClientOptions, 'interceptors'> = {}): Client {
+export function temporalClient(config: TemporalClientConfig, connection: Connection | NativeConnection, extra: Pick<ClientOptions, 'interceptors'> = {}): Client {
   const converter = dataConverter(config);
   return new Client({ connection, namespace: config.temporal.namespace, ...extra, ...(converter ? { dataConverter: converter } : {}) });
 }

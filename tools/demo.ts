@@ -144,7 +144,7 @@ async function tell(config: Config, app: App): Promise<void> {
   }
 }
 
-const row = (app: App, tenant: string, order: string) => inTenantTransaction(app.db, tenant, (tx) => readFulfilment(tx, tenant, order));
+const row = (app: App, tenant: string, order: string) => inTenantTransaction(app.db!, tenant, (tx) => readFulfilment(tx, tenant, order));
 
 async function view(app: App, tenant: string, order: string): Promise<OrderView | undefined> {
   return app.client.workflow.getHandle(orderWorkflowId(tenant, order)).query(orderStatusQuery).catch(() => undefined);

@@ -1,5 +1,5 @@
 /**
- * `npm test`: brings up the local stack, provisions it (`fulfilment provision`), then runs every suite. Unit and integration tests share the local
+ * `npm test`: builds the JavaScript (`npm run build`), brings up the local stack, provisions it (`fulfilment provision`), then runs every suite. Unit and integration tests share the local
  * stack. Outage tests stop and restart services, so they must have a stack to themselves: where a network
  * namespace can be made (root and `ip`, as on CI), they run at the same time as the others, in a namespace of
  * their own with a second stack on the same ports (state in `.stack-outage/`); elsewhere, or with
@@ -61,6 +61,9 @@ function outageNamespace(): string | undefined {
 
 async function main(): Promise<number> {
   announceRuntime('test');
+  // The JavaScript production runs (dist/): the tests of the built service and the bench's children run it.
+  const built = await run(node, ['--import', 'tsx', join(repoRoot, 'tools', 'build.ts')]);
+  if (built.code !== 0) return built.code;
   const up = await run(node, ['--import', 'tsx', stackCli, 'up', '--for-tests']);
   if (up.code !== 0) return up.code;
   // What the service never creates itself (topics, search attributes, schema, the runtime role's grants); the stack
@@ -79,11 +82,18 @@ async function main(): Promise<number> {
   const env = { ...process.env, STACK_DIR: join(repoRoot, '.stack-outage') };
   const inNs = (args: string[]) => ['netns', 'exec', ns, node, ...args];
   const outage = (async () => {
-    const stack = await run('ip', inNs(['--import', 'tsx', stackCli, 'up']), { env, prefix: '[outage] ' });
-    if (stack.code !== 0) return stack;
-    const provisioned = await run('ip', inNs([fulfilmentCli, 'provision']), { env, prefix: '[outage] ' });
-    if (provisioned.code !== 0) return provisioned;
-    return run('ip', inNs([vitest, 'run', '--project', 'outage']), { env, prefix: '[outage] ' });
+    try {
+      const stack = await run('ip', inNs(['--import', 'tsx', stackCli, 'up']), { env, prefix: '[outage] ' });
+      if (stack.code !== 0) return stack;
+      const provisioned = await run('ip', inNs([fulfilmentCli, 'provision']), { env, prefix: '[outage] ' });
+      if (provisioned.code !== 0) return provisioned;
+      return await run('ip', inNs([vitest, 'run', '--project', 'outage']), { env, prefix: '[outage] ' });
+    } finally {
+      // The outage tests' stack is theirs alone: nothing of it outlives the run (only the shared stack stays up).
+      await run('ip', inNs(['--import', 'tsx', stackCli, 'down']), { env, prefix: '[outage] ' });
+      spawnSync('ip', ['netns', 'delete', ns]);
+      process.stdout.write(`[test] outage stack stopped, network namespace ${ns} removed\n`);
+    }
   })();
   const rest = run(node, [vitest, 'run', '--project', 'unit', '--project', 'int']);
   const results = await Promise.all([rest, outage]);

@@ -5,11 +5,11 @@
  * runs at once apply each file exactly once and never grant concurrently. Schema changes happen only here.
  */
 import { readdir, readFile } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { packagePath } from '../package-root.js';
 import { syncRuntimeGrants, type GrantChanges } from './grants.js';
 
-const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations/', import.meta.url));
+const MIGRATIONS_DIR = packagePath('migrations');
 /** Arbitrary constant naming this project's migration lock. */
 const LOCK_KEY = 74_110_203;
 

@@ -10,7 +10,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type App } from '../../src/app.js';
 import { durationMs, loadConfig, type Config } from '../../src/config.js';
-import { ensureLedgerRetentionSchedule } from '../../src/ledger-retention-schedule.js';
+import { ensureLedgerRetentionSchedule } from '../../src/worker/ledger-retention-schedule.js';
 import { metricValue } from '../../src/metrics.js';
 import { inTenantTransaction } from '../../src/store/db.js';
 import { provisionPostgres } from '../../src/provision/postgres.js';
@@ -59,7 +59,7 @@ async function sharedQuery(sql: string): Promise<void> {
 
 /** Ledger rows of `tenant`, `daysAgo` each; processed_at is set explicitly inside the tenant's own transaction. */
 async function insertRows(tenant: string, daysAgo: number[]): Promise<void> {
-  await inTenantTransaction(app.db, tenant, async (tx) => {
+  await inTenantTransaction(app.db!, tenant, async (tx) => {
     for (const [i, days] of daysAgo.entries()) {
       await tx.query(
         `INSERT INTO processed_events (consumer, event_id, tenant_id, processed_at)
@@ -71,7 +71,7 @@ async function insertRows(tenant: string, daysAgo: number[]): Promise<void> {
 }
 
 async function eventIds(tenant: string): Promise<string[]> {
-  return inTenantTransaction(app.db, tenant, async (tx) =>
+  return inTenantTransaction(app.db!, tenant, async (tx) =>
     (await tx.query<{ event_id: string }>('SELECT event_id FROM processed_events ORDER BY event_id')).rows.map((r) => r.event_id),
   );
 }

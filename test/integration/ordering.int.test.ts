@@ -79,7 +79,7 @@ describe('order, versions and tenants', () => {
     expect(await s.shipments(b)).toHaveLength(0);
 
     // The store enforces the scope: a transaction for tenant a cannot see or change b's row, whatever its SQL.
-    const { seen, changed } = await inTenantTransaction(app.db, a, async (tx) => {
+    const { seen, changed } = await inTenantTransaction(app.db!, a, async (tx) => {
       const seenRows = await tx.query('SELECT tenant_id FROM fulfilments WHERE order_id = $1', ['shared-1']);
       const upd = await tx.query("UPDATE fulfilments SET status = 'failed' WHERE tenant_id = $1 AND order_id = $2", [b, 'shared-1']);
       return { seen: seenRows.rows.map((r: { tenant_id: string }) => r.tenant_id), changed: upd.rowCount };

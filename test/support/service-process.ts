@@ -7,6 +7,8 @@ import { fileURLToPath } from 'node:url';
 import { waitFor } from './harness.js';
 
 const SERVICE = fileURLToPath(new URL('../../src/service.ts', import.meta.url));
+/** What `npm run build` emitted for it (npm test builds before it runs the suites). */
+export const BUILT_SERVICE = fileURLToPath(new URL('../../dist/src/service.js', import.meta.url));
 
 export interface ServiceProcess {
   child: ChildProcess;
@@ -24,8 +26,10 @@ export interface ServiceProcess {
   stop(): Promise<number | string>;
 }
 
-export function startServiceProcess(env: Record<string, string>): ServiceProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', SERVICE], {
+/** The service from its sources (tsx), or with `built` as production runs it: dist/src/service.js, after `nodeArgs`. */
+export function startServiceProcess(env: Record<string, string>, opts: { built?: boolean; nodeArgs?: string[] } = {}): ServiceProcess {
+  const args = opts.built ? [...(opts.nodeArgs ?? []), BUILT_SERVICE] : [...(opts.nodeArgs ?? []), '--import', 'tsx', SERVICE];
+  const child = spawn(process.execPath, args, {
     env: { ...env, LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -265,7 +265,8 @@ describe('docker-compose.yml', () => {
     const files = appServices.flatMap(([, s]) => commandTokens(s).filter((t) => /\.(ts|mjs)$/.test(t)));
     const cmd = /^CMD\s+(\[.*\])\s*$/m.exec(dockerfile)?.[1];
     expect(cmd, 'Dockerfile has an exec-form CMD').toBeDefined();
-    files.push(...(JSON.parse(cmd ?? '[]') as string[]).filter((t) => t.endsWith('.ts')));
+    // The image runs what its build stage emitted: dist/x.js is built from x.ts.
+    files.push(...(JSON.parse(cmd ?? '[]') as string[]).filter((t) => t.endsWith('.js')).map((t) => t.replace(/^dist\//, '').replace(/\.js$/, '.ts')));
     expect(files).toEqual(expect.arrayContaining(['src/service.ts', 'bin/fulfilment.mjs', 'tools/warehouse/main.ts']));
     for (const f of files) expect(existsSync(join(root, f)), f).toBe(true);
   });
@@ -291,7 +292,11 @@ describe('Dockerfile', () => {
   });
 
   it('runs the service alone, in production mode, as a non-root user', () => {
-    expect(JSON.parse(/^CMD\s+(\[.*\])\s*$/m.exec(dockerfile)?.[1] ?? '[]')).toEqual(['node', '--import', 'tsx', 'src/service.ts']);
+    expect(JSON.parse(/^CMD\s+(\[.*\])\s*$/m.exec(dockerfile)?.[1] ?? '[]')).toEqual(['node', 'dist/src/service.js']);
+    // dist/ comes from the build stage (`npm run build`), never from the machine that builds the image.
+    expect(dockerfile).toMatch(/^RUN npm run build$/m);
+    expect(dockerfile).toMatch(/^COPY --from=build .*\/dist \.\/dist$/m);
+    expect(readFileSync(join(root, '.dockerignore'), 'utf8')).toMatch(/^dist$/m);
     expect(dockerfile).toMatch(/^ENV NODE_ENV=production$/m);
     const user = [...dockerfile.matchAll(/^USER\s+(\S+)/gm)].at(-1)?.[1] ?? 'root';
     // Numeric, so Kubernetes' runAsNonRoot can verify it; and not root.

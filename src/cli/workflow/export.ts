@@ -8,10 +8,10 @@
 import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
 import { decryptPayloadsIn } from '../../codec/payload-codec.js';
+import { packagePath } from '../../package-root.js';
 import type { CliContext } from '../context.js';
 import { NotFoundError } from '../errors.js';
 import { println } from '../output.js';
@@ -22,7 +22,7 @@ import { notFound } from './replay.js';
 export { checkExportOptions, type ExportOptions } from './options.js';
 
 /** The replay gate's directory in this checkout. */
-export const HISTORIES_DIR = fileURLToPath(new URL('../../../test/histories/', import.meta.url));
+export const HISTORIES_DIR = packagePath('test', 'histories');
 
 export interface ExportSummary {
   workflowId: string;

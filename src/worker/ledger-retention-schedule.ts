@@ -14,9 +14,9 @@ import {
   type ScheduleOptions,
   type ScheduleOptionsStartWorkflowAction,
 } from '@temporalio/client';
-import { durationMs, type Config } from './config.js';
-import type { Logger } from './log.js';
-import type { PruneLedgerInput, pruneLedger } from '../workflows/ledger-retention.js';
+import { durationMs, type Config } from '../config.js';
+import type { Logger } from '../log.js';
+import type { PruneLedgerInput, pruneLedger } from '../../workflows/ledger-retention.js';
 
 export type LedgerScheduleSync = 'created' | 'updated' | 'unchanged' | 'disabled';
 
@@ -42,7 +42,7 @@ export function ledgerRetentionSchedule(config: Config): Wanted & { note: string
     note: `Kept in step with LEDGER_PRUNE_INTERVAL, LEDGER_RETENTION_DAYS and LEDGER_PRUNE_BATCH by every worker at start-up`,
     memo: {
       purpose: 'Deletes dedupe-ledger (processed_events) rows older than LEDGER_RETENTION_DAYS across every tenant, through prune_processed_events',
-      managedBy: 'the fulfilment worker at start-up (src/ledger-retention-schedule.ts); README "Dedupe ledger retention"',
+      managedBy: 'the fulfilment worker at start-up (src/worker/ledger-retention-schedule.ts); docs/how-it-works.md "Decisions worth knowing"',
     },
   };
 }

@@ -1,0 +1,106 @@
+/**
+ * The bridge role: the Kafka consumer that hands each order event to its order's workflow (src/bridge/bridge.ts).
+ * Beside a worker in the same process it starts runs eagerly on the worker's own connection (BRIDGE_EAGER_START);
+ * alone it has a Temporal connection of its own. It waits for Kafka at start-up — a refused credential or an untrusted
+ * certificate stops it at once — and returns what to stop (first of all: nothing new is handed to workflows while a
+ * worker drains) and a promise that resolves if its consumer gives up for good.
+ */
+import { defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
+import type { NativeConnection } from '@temporalio/worker';
+import { createKafka, probeKafka } from '../kafka/client.js';
+import { BRIDGE_TEMPORAL_RPC, KAFKA_RETRY, type TransientRetry } from '../retry-policies.js';
+import { asPermanentKafkaFailure, type RoleContext, type StartedRole } from '../role.js';
+import { waitForDependency } from '../startup.js';
+import { connectTemporal, temporalClient } from '../temporal.js';
+import { workflowSettings } from '../workflow-settings.js';
+import { createBridge, type Bridge } from './bridge.js';
+import { createOrderStarter, type OrderStarter } from './order-starter.js';
+
+export interface BridgeRoleOptions {
+  /** The worker's connection when a worker runs in this process (eager starts); undefined for a bridge alone. */
+  workerConnection?: NativeConnection;
+  bridgeRetry?: Partial<TransientRetry>;
+  /** Decorates the bridge's order starter (tests use it to crash between delivery and commit). */
+  wrapStarter?: (starter: OrderStarter) => OrderStarter;
+  /** Called with the bridge before it starts consuming (tests use it to watch the consumer from its first join). */
+  onBridge?: (bridge: Bridge) => void;
+}
+
+export async function startBridgeRole(ctx: RoleContext, opts: BridgeRoleOptions): Promise<StartedRole & { bridge: Bridge }> {
+  const { config, logger, metrics, health, tracing, signal, permanent } = ctx;
+  const stops: StartedRole['stops'] = [];
+  // kafkajs rides out a broker outage of about 30 s itself (10 retries up to 5 s apart), keeping the consumer's group
+  // membership, so the bridge resumes within seconds of the broker's return; every failed attempt is counted. A longer
+  // outage crashes the consumer, which is restarted as a new member (bridge.ts).
+  const onConnectionError = () => {
+    metrics.retries.inc({ operation: 'kafka-connect' });
+    metrics.failures.inc({ operation: 'kafka-connect', error_class: 'KafkaJSConnectionError' });
+  };
+  const kafka = createKafka(config, logger, { retries: KAFKA_RETRY.consumer, onConnectionError });
+  const senderKafka = createKafka(config, logger, { clientId: `${config.KAFKA_CLIENT_ID}-dlq`, retries: KAFKA_RETRY.requests, onConnectionError });
+  // Beside a worker, orders start eagerly on the worker's own connection: their first task never waits for a poll.
+  const eager = opts.workerConnection !== undefined && config.BRIDGE_EAGER_START;
+  const temporal = `Temporal at ${config.TEMPORAL_ADDRESS}`;
+  // Otherwise the bridge's own Temporal connection: few in-client retries, so an outage reaches the bridge's backoff
+  // gate (partition paused, counted, abandonable on shutdown) instead of hiding inside one call, and a reconnect
+  // backoff capped at 5 s, so delivery resumes within seconds of Temporal coming back.
+  const connection = eager
+    ? opts.workerConnection!
+    : await waitForDependency(temporal, health.attempting(temporal, () => connectTemporal(config, {
+        interceptors: [makeGrpcRetryInterceptor(defaultGrpcRetryOptions({ maxAttempts: BRIDGE_TEMPORAL_RPC.maxAttempts }))],
+        channelArgs: {
+          'grpc.initial_reconnect_backoff_ms': BRIDGE_TEMPORAL_RPC.initialReconnectBackoffMs,
+          'grpc.max_reconnect_backoff_ms': BRIDGE_TEMPORAL_RPC.maxReconnectBackoffMs,
+        },
+      })), logger, signal, permanent);
+  if (!eager) stops.push({ name: 'bridge Temporal connection', stop: () => connection.close() });
+  // With tracing, the start or signal carries the record's span context to the workflow (its headers).
+  const client = temporalClient(config, connection, tracing ? { interceptors: { workflow: tracing.clientInterceptors() } } : {});
+  const starter = createOrderStarter(client, config.TEMPORAL_TASK_QUEUE, workflowSettings(config), { eager });
+  const bridge = createBridge({
+    kafka,
+    senderKafka,
+    topic: config.ORDERS_TOPIC,
+    dlqTopic: config.DLQ_TOPIC,
+    groupId: config.CONSUMER_GROUP,
+    starter: opts.wrapStarter ? opts.wrapStarter(starter) : starter,
+    logger,
+    metrics,
+    lanes: config.BRIDGE_LANES,
+    maxInFlight: config.BRIDGE_MAX_IN_FLIGHT,
+    maxDeliveries: config.BRIDGE_MAX_DELIVERIES,
+    coalesceMaxEvents: config.BRIDGE_COALESCE_MAX_EVENTS,
+    maxBytesPerPartition: config.BRIDGE_MAX_BYTES_PER_PARTITION,
+    maxBytes: config.BRIDGE_MAX_BYTES,
+    sessionTimeoutMs: config.BRIDGE_SESSION_TIMEOUT_MS,
+    retry: opts.bridgeRetry,
+    tracer: tracing?.tracer,
+    dlqEncryption: config.payloadEncryption,
+  });
+  opts.onBridge?.(bridge);
+  let stopping = false;
+  const failed = new Promise<Error>((resolve) =>
+    bridge.events.on('failed', (err) => {
+      if (stopping) return;
+      logger.fatal({ err: err.message }, 'Kafka consumer gave up; this instance no longer consumes');
+      resolve(new Error(`Kafka consumer gave up: ${err.message}`, { cause: err }));
+    }),
+  );
+  // One connection without kafkajs's own retries first: a refused credential or an untrusted certificate stops
+  // start-up at once (the process exits non-zero), while a broker that is down is waited for.
+  const kafkaName = `Kafka at ${config.KAFKA_BROKERS.join(',')}`;
+  await waitForDependency(kafkaName, health.attempting(kafkaName, async () => {
+    await probeKafka(config, logger, { clientId: `${config.KAFKA_CLIENT_ID}-probe`, onConnectionError });
+    await bridge.start();
+  }), logger, signal, { permanent: (err) => asPermanentKafkaFailure(err, config) });
+  health.set('kafka', () => bridge.kafkaStatus());
+  // The bridge stops first: nothing new is handed to workflows while the worker drains.
+  stops.unshift({
+    name: 'bridge',
+    stop: () => {
+      stopping = true;
+      return bridge.stop();
+    },
+  });
+  return { bridge, failed, stops };
+}

@@ -1,0 +1,67 @@
+/**
+ * What a role (the worker, src/worker/role.ts; the bridge, src/bridge/role.ts) is given to start and hands back to
+ * the composition (src/app.ts): the shared configuration, logger, metrics, readiness and Temporal client in; what to
+ * stop, in order, and whether it stopped for good on its own, out. Readiness checks a role registers on `health`.
+ */
+import type { Client } from '@temporalio/client';
+import type { NativeConnection } from '@temporalio/worker';
+import type { Config } from './config.js';
+import { withTimeout, type CheckResult, type Health } from './health.js';
+import { permanentKafkaFailure } from './kafka/client.js';
+import type { Logger } from './log.js';
+import type { Metrics } from './metrics.js';
+import { PermanentStartupError } from './startup.js';
+import type { Db } from './store/db.js';
+import type { Tracing } from './tracing/index.js';
+
+export interface RoleContext {
+  config: Config;
+  logger: Logger;
+  metrics: Metrics;
+  health: Health;
+  /** The process's shared Temporal client (readiness, schedules). */
+  client: Client;
+  /** Tracing as configured by the OTEL_* variables; undefined when off. */
+  tracing?: Tracing;
+  /** Aborting it gives up start-up while a dependency is still down (StartupAborted). */
+  signal?: AbortSignal;
+  /** Tells a Temporal failure no wait can cure (an untrusted certificate, a refused key) from an outage. */
+  permanent: { permanent: (err: unknown) => PermanentStartupError | undefined };
+}
+
+/** One thing a role stops, named so a shutdown past its deadline can say what was still stopping. */
+export interface Stop {
+  name: string;
+  stop: () => Promise<unknown>;
+}
+
+export interface StartedRole {
+  /** What to stop, in this order. */
+  stops: Stop[];
+  /** Resolves (never rejects) once the role stopped for good on its own, with why. */
+  failed?: Promise<Error>;
+  /** The worker's own connection (a bridge beside it starts runs eagerly on it). */
+  connection?: NativeConnection;
+  /** The worker's PostgreSQL pool. */
+  db?: Db;
+}
+
+/** Longest a readiness check's own call (SELECT 1, a Temporal RPC) may take, ms. */
+export const CHECK_TIMEOUT_MS = 1500;
+
+/** One readiness probe, bounded by CHECK_TIMEOUT_MS; a failure's reason names `what`. */
+export async function probeWithin(what: string, work: Promise<unknown>): Promise<CheckResult> {
+  try {
+    await withTimeout(work, CHECK_TIMEOUT_MS, what);
+    return { ok: true };
+  } catch (err) {
+    const message = (err as Error).message ?? String(err);
+    return { ok: false, reason: message.startsWith(what) ? message : `${what}: ${message}` };
+  }
+}
+
+/** A PermanentStartupError for a Kafka failure no wait can cure (permanentKafkaFailure), else undefined. */
+export function asPermanentKafkaFailure(err: unknown, config: Config): PermanentStartupError | undefined {
+  const why = permanentKafkaFailure(err, config);
+  return why === undefined ? undefined : new PermanentStartupError(why, { cause: err });
+}

@@ -1,0 +1,34 @@
+/**
+ * `npm run build`: the JavaScript production runs. Emits src/, workflows/, activities/ and the bench's child process
+ * into dist/ with tsc (incremental: an unchanged tree builds in about a second), then prebuilds the workflow bundles a
+ * worker run from dist/ loads instead of bundling at start-up (src/temporal.ts prebuiltBundlePath): plain, and with
+ * the OpenTelemetry workflow interceptors. `npm start`, the bench and the image run dist/; tsx is for sources only.
+ */
+import { spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { repoRoot } from './stack/paths.js';
+
+const dist = join(repoRoot, 'dist');
+const say = (line: string) => process.stdout.write(`[build] ${line}\n`);
+
+let t0 = Date.now();
+say('tsc -p tsconfig.build.json → dist/');
+const tsc = spawnSync(process.execPath, [join(repoRoot, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(repoRoot, 'tsconfig.build.json')], { stdio: 'inherit' });
+if (tsc.status !== 0) process.exit(tsc.status ?? 1);
+say(`  emitted in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+
+const quiet = { log: () => undefined, trace: () => undefined, debug: () => undefined, info: () => undefined, warn: console.warn, error: console.error };
+for (const traced of [false, true]) {
+  t0 = Date.now();
+  const out = join(dist, 'workflows', `bundle${traced ? '-traced' : ''}.js`);
+  const { code, sourceMap } = await bundleWorkflowCode({
+    workflowsPath: join(dist, 'workflows', 'index.js'),
+    logger: quiet,
+    ...(traced ? { workflowInterceptorModules: [join(dist, 'workflows', 'tracing-interceptors.js')] } : {}),
+  });
+  writeFileSync(out, code);
+  writeFileSync(`${out}.map`, sourceMap);
+  say(`  workflow bundle${traced ? ' (traced)' : ''} → ${out.slice(repoRoot.length + 1)} (${(code.length / 2 ** 20).toFixed(1)} MB) in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+}
