@@ -1,6 +1,6 @@
 /**
  * A process under measurement (bench/main.ts starts it): by default one bridge-only instance with the environment
- * it was given; `BENCH_ROLES=worker` makes it a worker-only one. Every 250 ms it prints one JSON line with its
+ * it was given; `BENCH_ROLES=worker` makes it a worker-only one, `both` one process with both roles. Every 250 ms it prints one JSON line with its
  * memory and how many records it has handled, so the parent can follow heap as well as RSS (which it also reads
  * from /proc) and its CPU (from /proc as well) apart from the bench's own.
  */
@@ -10,7 +10,7 @@ import { createLogger } from '../src/log.js';
 
 const app = await startApp(loadConfig(), {
   logger: createLogger(process.env.BENCH_LOG_LEVEL ?? 'warn'),
-  roles: process.env.BENCH_ROLES === 'worker' ? { worker: true, bridge: false } : { worker: false, bridge: true },
+  roles: { worker: ['worker', 'both'].includes(process.env.BENCH_ROLES ?? ''), bridge: process.env.BENCH_ROLES !== 'worker' },
   serveMetrics: false,
 });
 

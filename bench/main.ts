@@ -7,18 +7,25 @@
  *   drain6  one bridge child drains a backlog on 6 partitions: until committed (delivery), until shipped (end to end)
  *   drain1  the same on 1 partition
  *   dup     the 6-partition backlog with 10 % duplicate records
+ *   life    the 6-partition backlog until every order's run has closed (life-phases.ts), at the default linger
+ *   linger  the same with a 1 s linger
+ *   eager   the life phase in one process with both roles, runs started eagerly on the worker's connection
+ *   burst   a retry storm of 6,000 events on one order, then other orders on its partition and the others
+ *   cache   1,000 runs left open in the worker's cache: its RSS per cached run
  *   plain   a plain transactional kafkajs consumer on the same backlog (the "obvious build")
  *   memory  (`--memory N`, once per Temporal) one bridge child over an N-record backlog, peak RSS
  *
  * with CPU per process (Temporal server, Kafka, PostgreSQL, worker, bridge, warehouse, the bench) and the 1-minute
  * load for each phase. Prints a table (or Markdown, `--markdown`) and writes JSON (`--json path`).
  *
- *   npm run bench -- [--orders 3000] [--reps 2] [--temporal current|dev|server|dev,server] [--memory 100000]
- *                    [--phases bare,raw,drain6,drain1,dup,plain|none] [--json out.json] [--markdown]
+ *   npm run bench -- [--orders 3000] [--reps 2] [--burst 6000] [--cache 1000] [--quiet-wait 120] [--fresh-temporal] [--temporal current|dev|server|dev,server] [--memory 100000]
+ *                    [--phases bare,raw,drain6,drain1,dup,life,linger,eager,burst,cache,plain|none] [--json out.json] [--markdown]
  *   npm run bench -- --from-json out.json [--markdown]     prints the tables of an earlier run again, runs nothing
  *
  * `--temporal dev,server` brings the stack's Temporal up as each in turn (STACK_TEMPORAL, same ports) and runs
- * every phase on it; `current` (the default) uses whatever the stack runs. Run inside the stack's network.
+ * every phase on it; `current` (the default) uses whatever the stack runs. `--fresh-temporal` empties the store of the
+ * stack's Temporal first (every workflow in it is lost): a store grown by earlier runs is slower, so figures of two runs
+ * compare only from the same start. Run inside the stack's network.
  */
 import { cpus } from 'node:os';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -30,7 +37,7 @@ import { createLogger } from '../src/log.js';
 import { provision } from '../src/provision/index.js';
 import { connectClient } from '../src/temporal.js';
 import { bridgeConcurrency } from '../src/bridge/bridge.js';
-import { stackStatus, stackUp } from '../tools/stack/index.js';
+import { stackResetTemporal, stackStatus, stackUp } from '../tools/stack/index.js';
 import {
   bareStarts,
   bridgeDrain,
@@ -38,6 +45,7 @@ import {
   memoryRun,
   newSuffix,
   plainConsumer,
+  quietTemporal,
   rawLoop,
   runtimeConnection,
   startChild,
@@ -45,10 +53,11 @@ import {
   type Env,
   type PhaseResult,
 } from './phases.js';
+import { BURST_EVENTS, CACHE_RUNS, burst, cachedRuns, lifeLinger, wholeLife } from './life-phases.js';
 import { load1 } from './procs.js';
 import { render, type KindRun } from './report.js';
 
-const PHASES = ['bare', 'raw', 'drain6', 'drain1', 'dup', 'plain'] as const;
+const PHASES = ['bare', 'raw', 'drain6', 'drain1', 'dup', 'life', 'linger', 'eager', 'burst', 'cache', 'plain'] as const;
 
 const { values: args } = parseArgs({
   options: {
@@ -56,6 +65,10 @@ const { values: args } = parseArgs({
     reps: { type: 'string', default: '2' },
     temporal: { type: 'string', default: 'current' },
     memory: { type: 'string' },
+    burst: { type: 'string', default: String(BURST_EVENTS) },
+    cache: { type: 'string', default: String(CACHE_RUNS) },
+    'quiet-wait': { type: 'string', default: '120' },
+    'fresh-temporal': { type: 'boolean', default: false },
     phases: { type: 'string', default: PHASES.join(',') },
     json: { type: 'string' },
     markdown: { type: 'boolean', default: false },
@@ -70,6 +83,12 @@ function wholeNumber(name: string, text: string | undefined, min: number): numbe
 }
 const ORDERS = wholeNumber('orders', args.orders, 10);
 const REPS = wholeNumber('reps', args.reps, 1);
+const BURST = wholeNumber('burst', args.burst, 10);
+const CACHE = wholeNumber('cache', args.cache, 1);
+/** Longest wait before a phase for the Temporal server to go idle, seconds (0: none). */
+const QUIET_WAIT = wholeNumber('quiet-wait', args['quiet-wait'], 0);
+/** Other orders of the burst phase: as many as --orders, at most 600, a multiple of the 6 partitions. */
+const BURST_OTHERS = 6 * Math.ceil(Math.min(600, ORDERS) / 6);
 const MEMORY = args.memory === undefined ? undefined : wholeNumber('memory', args.memory, 1000);
 const kinds = args.temporal.split(',').map((k) => k.trim());
 for (const k of kinds) if (!['current', 'dev', 'server'].includes(k)) throw new Error(`--temporal takes current, dev or server (comma-separated), got ${JSON.stringify(k)}`);
@@ -92,9 +111,13 @@ function baseEnv(suffix: string): Env {
 }
 
 async function runKind(kind: string): Promise<KindRun> {
-  if (kind !== 'current') {
-    say(`\n== bringing the stack's Temporal up as STACK_TEMPORAL=${kind}`);
-    process.env.STACK_TEMPORAL = kind;
+  if (kind !== 'current') process.env.STACK_TEMPORAL = kind;
+  if (args['fresh-temporal']) {
+    say(`\n== emptying the store of the stack's Temporal (--fresh-temporal)`);
+    await stackResetTemporal();
+  }
+  if (kind !== 'current' || args['fresh-temporal']) {
+    say(`\n== bringing the stack's Temporal up${kind === 'current' ? '' : ` as STACK_TEMPORAL=${kind}`}`);
     await stackUp();
   }
   const stack = await stackStatus();
@@ -134,7 +157,8 @@ async function runKind(kind: string): Promise<KindRun> {
       const results: Record<string, PhaseResult> = {};
       const step = async (name: string, fn: () => Promise<PhaseResult>) => {
         if (!phases.includes(name)) return;
-        say(`-- ${label} rep ${rep}/${REPS}: ${name} (load ${load1().toFixed(1)})`);
+        const waited = await quietTemporal(ctx, 0.15, QUIET_WAIT * 1000);
+        say(`-- ${label} rep ${rep}/${REPS}: ${name} (load ${load1().toFixed(1)}; waited ${waited.toFixed(0)} s for an idle Temporal)`);
         results[name] = await fn();
         const f = results[name].figures;
         say(`   ${Object.entries(f).map(([k, v]) => `${k} ${Number.isInteger(v) ? v : v.toFixed(2)}`).join(', ')}; ${results[name].wallSeconds.toFixed(1)} s`);
@@ -144,6 +168,11 @@ async function runKind(kind: string): Promise<KindRun> {
       await step('drain6', () => bridgeDrain(ctx, 'drain6', rep, ORDERS, 6));
       await step('drain1', () => bridgeDrain(ctx, 'drain1', rep, ORDERS, 1));
       await step('dup', () => bridgeDrain(ctx, 'dup', rep, ORDERS, 6, Math.round(ORDERS / 10)));
+      await step('life', () => wholeLife(ctx, 'life', rep, ORDERS, lifeLinger(ctx)));
+      await step('linger', () => wholeLife(ctx, 'linger', rep, ORDERS, 1));
+      await step('eager', () => wholeLife(ctx, 'eager', rep, ORDERS, lifeLinger(ctx), { eager: true }));
+      await step('burst', () => burst(ctx, rep, BURST, BURST_OTHERS));
+      await step('cache', () => cachedRuns(ctx, rep, CACHE));
       await step('plain', () => plainConsumer(ctx, rep, ORDERS));
       run.reps.push(results);
     }

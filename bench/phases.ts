@@ -72,16 +72,19 @@ export interface Child {
 }
 
 /**
- * V8 flags of the bridge child, as README "Performance" recommends for a bridge-only process: a 1 MiB young
+ * V8 flags of the bridge child, as docs/performance.md recommends for a bridge-only process: a 1 MiB young
  * generation (V8's default of up to 16 MiB per semi-space is about 30 MB of a bridge's RSS), a 64 MB old space (its
  * heap peaks near 55 MB on a 100,000-record backlog) and V8's optimise-for-size mode.
  * BENCH_BRIDGE_NODE_FLAGS replaces them (empty: Node's defaults).
  */
 export const BRIDGE_NODE_FLAGS = (process.env.BENCH_BRIDGE_NODE_FLAGS ?? '--max-semi-space-size=1 --max-old-space-size=64 --optimize-for-size').split(' ').filter(Boolean);
+/** Node flags of the worker children (and of a child with both roles), e.g. `--cpu-prof` to profile one; none by default. */
+export const WORKER_NODE_FLAGS = (process.env.BENCH_WORKER_NODE_FLAGS ?? '').split(' ').filter(Boolean);
 
-export async function startChild(role: 'bridge' | 'worker', env: Env): Promise<Child> {
-  const flags = role === 'bridge' ? BRIDGE_NODE_FLAGS : [];
-  const proc = spawn(process.execPath, [...flags, '--import', 'tsx', 'bench/bridge-child.ts'], { env: { ...env, BENCH_ROLES: role }, stdio: ['ignore', 'pipe', 'inherit'] });
+export async function startChild(role: 'bridge' | 'worker' | 'both', env: Env): Promise<Child> {
+  const flags = role === 'bridge' ? BRIDGE_NODE_FLAGS : WORKER_NODE_FLAGS;
+  // What production runs: the JavaScript `npm run build` emitted (npm run bench builds first).
+  const proc = spawn(process.execPath, [...flags, 'dist/bench/bridge-child.js'], { env: { ...env, BENCH_ROLES: role }, stdio: ['ignore', 'pipe', 'inherit'] });
   const exited = new Promise<void>((resolve) => proc.on('exit', () => resolve()));
   const samples: Child['samples'] = [];
   let buffered = '';
@@ -227,7 +230,7 @@ export async function rawLoop(ctx: Context, rep: number, n: number, concurrency:
     const ticker = setInterval(() => ctx.progress(`raw loop: ${done}/${n} calls`), 10_000);
     try {
       await pool(n, concurrency, async (i) => {
-        await starter.deliver(placement(tenant, i));
+        await starter.deliver([placement(tenant, i)]);
         done += 1;
       });
     } finally {
@@ -259,7 +262,7 @@ export async function bareStarts(ctx: Context, rep: number, n: number, concurren
         args: [{ tenantId: tenant, orderId: event.orderId, settings }],
         signal: orderEventSignal,
         signalArgs: [event],
-        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+        workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
         workflowRunTimeout: '3 minutes',
         typedSearchAttributes: [
           { key: TenantIdAttribute, value: tenant },
@@ -270,17 +273,38 @@ export async function bareStarts(ctx: Context, rep: number, n: number, concurren
     });
     const seconds = (Date.now() - t0) / 1000;
     return { calls: n, concurrency, seconds, callsPerSecond: n / seconds };
-  });
+  }).finally(() =>
+    // Terminated now, outside the measurement: left to their run timeout they would close inside a later phase.
+    pool(n, 16, async (i) => {
+      await ctx.client.workflow.getHandle(orderWorkflowId(tenant, orderId(i))).terminate('bench clean-up').catch(() => undefined);
+    }),
+  );
 }
 
-/** Produces `records` onto `topic` in batches of 5,000, four sends in flight. */
-export async function produce(ctx: Context, topic: string, records: { key: string; value: string }[]): Promise<void> {
+/**
+ * Waits (at most `maxMs`) until the Temporal server has used less than `share` of one core over a whole second, so a
+ * phase starts on an idle Temporal rather than on the tail of the one before (timers, closes, visibility); the
+ * seconds waited.
+ */
+export async function quietTemporal(ctx: Context, share = 0.15, maxMs = 120_000): Promise<number> {
+  const t0 = Date.now();
+  const roots = { temporal: ctx.stackPids.temporal };
+  while (Date.now() - t0 < maxMs) {
+    const before = cpuSeconds(roots);
+    await sleep(1_000);
+    if ((cpuDelta(before, cpuSeconds(roots)).temporal ?? 0) < share) break;
+  }
+  return (Date.now() - t0) / 1000;
+}
+
+/** Produces `records` onto `topic` (by key, or to the partition a record names) in batches of 1,000 (a batch to one partition stays under the broker's 1 MB message limit), four sends in flight. */
+export async function produce(ctx: Context, topic: string, records: { key: string; value: string; partition?: number }[]): Promise<void> {
   const producer = ctx.kafka.producer({ allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner });
   await producer.connect();
   try {
     const inFlight = new Set<Promise<unknown>>();
-    for (let start = 0; start < records.length; start += 5_000) {
-      const send = producer.send({ topic, acks: -1, messages: records.slice(start, start + 5_000) }).finally(() => inFlight.delete(send));
+    for (let start = 0; start < records.length; start += 1_000) {
+      const send = producer.send({ topic, acks: -1, messages: records.slice(start, start + 1_000) }).finally(() => inFlight.delete(send));
       inFlight.add(send);
       if (inFlight.size >= 4) await Promise.race(inFlight);
     }
@@ -343,15 +367,9 @@ export async function bridgeDrain(ctx: Context, phase: string, rep: number, n: n
     bridge = await startChild('bridge', env);
     const b = bridge;
     b.resetPeak();
+    ctx.worker?.resetPeak();
     const result = await measured(ctx, phase, () => ({ bridge: b.pid }), async () => {
-      const deadline = Date.now() + 600_000;
-      while (!b.samples.some((s) => s.handled > 0)) {
-        if (Date.now() > deadline) throw new Error(`${phase}: the bridge handed nothing over within 10 minutes`);
-        await sleep(50);
-      }
-      const first = b.samples.find((s) => s.handled > 0)!;
-      // The first record's sample is up to 250 ms late: count from the sample before it.
-      const t0 = b.samples[b.samples.indexOf(first) - 1]?.t ?? first.t;
+      const t0 = await firstHandled(b, phase);
       let last = Date.now();
       while (!(await caughtUp(ctx.admin, topic, group).catch(() => false))) {
         if (Date.now() - last > 10_000) {
@@ -374,6 +392,7 @@ export async function bridgeDrain(ctx: Context, phase: string, rep: number, n: n
         shippedPerSecond: n / shipped,
         bridgePeakRss: b.peakRss(),
         bridgeWorkPeakRss: b.workPeakRss(),
+        ...(ctx.worker ? { workerWorkPeakRss: ctx.worker.workPeakRss() } : {}),
       };
     });
     if (phase === 'drain6') result.figures.historyEvents = await historyEvents(ctx, tenant, n);
@@ -384,8 +403,19 @@ export async function bridgeDrain(ctx: Context, phase: string, rep: number, n: n
   }
 }
 
-/** Median number of history events of a few shipped orders (counted from their histories). */
-async function historyEvents(ctx: Context, tenant: string, n: number): Promise<number> {
+/** When the bridge child handed its first record over: the sample before it, as samples come every 250 ms. */
+export async function firstHandled(b: Child, phase: string): Promise<number> {
+  const deadline = Date.now() + 600_000;
+  while (!b.samples.some((s) => s.handled > 0)) {
+    if (Date.now() > deadline) throw new Error(`${phase}: the bridge handed nothing over within 10 minutes`);
+    await sleep(50);
+  }
+  const first = b.samples.find((s) => s.handled > 0)!;
+  return b.samples[b.samples.indexOf(first) - 1]?.t ?? first.t;
+}
+
+/** Median number of history events of three orders (first, middle, last), counted from their histories. */
+export async function historyEvents(ctx: Context, tenant: string, n: number): Promise<number> {
   const counts: number[] = [];
   for (const i of [0, Math.floor(n / 2), n - 1]) {
     const history = await ctx.client.workflow.getHandle(orderWorkflowId(tenant, orderId(i))).fetchHistory();

@@ -9,7 +9,7 @@ import { formatStatus } from './format.js';
 import { StackError } from './log.js';
 import { serviceLog } from './paths.js';
 import { tailFile } from './proc.js';
-import { stackDown, stackStatus, stackUp, temporalCliPath, testServerExecutablePath } from './index.js';
+import { stackDown, stackResetTemporal, stackStatus, stackUp, temporalCliPath, testServerExecutablePath } from './index.js';
 
 async function out(text: string): Promise<void> {
   await new Promise<void>((resolve) => process.stdout.write(text, () => resolve()));
@@ -51,6 +51,13 @@ program
   .option('-q, --quiet', 'no progress lines')
   .action(async (o: { only?: string; quiet?: boolean }) => {
     await stackDown({ services: parseServices(o.only), quiet: !!o.quiet });
+  });
+
+program
+  .command('reset-temporal')
+  .description("stop the stack's Temporal and empty its store (every workflow in it is lost); the next `up` starts it afresh")
+  .action(async () => {
+    await stackResetTemporal();
   });
 
 program

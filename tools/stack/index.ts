@@ -8,6 +8,7 @@
  *   await stackStatus();                   // same shape, starts nothing
  *   await stackDown();                     // stops only what this stack started
  */
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { planFromEnv, SERVICE_NAMES, type ServiceName, type StackPlan } from './addresses.js';
 import { isQuiet, say, setQuiet, StackError, warn, fmtSeconds } from './log.js';
@@ -17,7 +18,7 @@ import { ensureUp, portOwner, type Service, type ServiceInfo } from './service.j
 import { kafkaSaslSsl, kafkaService, type KafkaSaslSslInfo } from './services/kafka.js';
 import { postgresService } from './services/postgres.js';
 import { temporalService } from './services/temporal.js';
-import { temporalDescription, temporalKindOf } from './services/temporal-server.js';
+import { dropServerStore, temporalDescription, temporalKindOf } from './services/temporal-server.js';
 import { warehouseService } from './services/warehouse.js';
 import { kubeconformPath, kustomizePath, temporalCliPath, testServerExecutablePath } from './tools.js';
 
@@ -171,6 +172,23 @@ async function stopOne(s: ServiceName): Promise<void> {
   const t0 = Date.now();
   await stopDaemon(s, svc.stopSignal, svc.stopGraceMs);
   say(`${s}: stopped (${fmtSeconds(Date.now() - t0)})`);
+}
+
+/**
+ * Stops the stack's Temporal and empties its store — the dev server's SQLite file, or the Temporal server's two
+ * databases on the stack's PostgreSQL — so the next `up` starts it on an empty one (the bench's `--fresh-temporal`: a
+ * store that grew with earlier runs is slower, and figures taken on different sizes do not compare). Every workflow in
+ * it is lost; an external Temporal is never touched.
+ */
+export async function stackResetTemporal(): Promise<void> {
+  const plan = planFromEnv();
+  if (plan.temporal.external) throw new StackError('temporal: TEMPORAL_ADDRESS points at an external Temporal, which the stack never resets');
+  await stackDown({ services: ['temporal'] });
+  await withLock(lockDir(), 'another `stack up`/`down` in this checkout', async () => {
+    if (plan.temporal.kind === 'server') await dropServerStore(plan);
+    else for (const f of ['temporal.db', 'temporal.db-wal', 'temporal.db-shm']) rmSync(join(stateDir(), 'temporal', f), { force: true });
+    say(`temporal: store emptied (${plan.temporal.kind === 'server' ? 'databases dropped' : 'SQLite file removed'})`);
+  });
 }
 
 /** Addresses and state of every service; starts nothing. */
