@@ -16,7 +16,7 @@
  *   create`), the search attributes by the provisioning code, as for the dev server.
  */
 import { execFile } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { StackPlan } from '../addresses.js';
@@ -74,6 +74,17 @@ export function kindMismatch(plan: StackPlan, rec: PidRecord): string | undefine
   return undefined;
 }
 
+/** Drops both databases of the Temporal server's store (the server must be stopped) and forgets their shard count. */
+export async function dropServerStore(plan: StackPlan): Promise<void> {
+  const c = await superuserClient(plan);
+  try {
+    for (const db of [TEMPORAL_DB.persistence, TEMPORAL_DB.visibility]) await c.query(`DROP DATABASE IF EXISTS ${quoteIdent(db)} WITH (FORCE)`);
+  } finally {
+    await c.end().catch(() => undefined);
+  }
+  rmSync(join(serverDir(), 'shards'), { force: true });
+}
+
 /** The role and both databases, made once through the superuser socket. */
 async function ensureDatabases(plan: StackPlan): Promise<void> {
   const c = await superuserClient(plan);
@@ -87,6 +98,8 @@ async function ensureDatabases(plan: StackPlan): Promise<void> {
         await c.query(`CREATE DATABASE ${quoteIdent(db)} OWNER ${quoteIdent(TEMPORAL_DB.user)}`);
         say(`temporal: created database ${db} (owner ${TEMPORAL_DB.user})`);
       }
+      // New sessions take it: the server's connections are opened after this.
+      await c.query(`ALTER DATABASE ${quoteIdent(db)} SET synchronous_commit = ${pgSynchronousCommit()}`);
     }
   } finally {
     await c.end().catch(() => undefined);
@@ -162,6 +175,7 @@ export function serverConfig(plan: StackPlan): Record<string, unknown> {
       datastores: { 'postgres-default': store(TEMPORAL_DB.persistence, 20), 'postgres-visibility': store(TEMPORAL_DB.visibility, 10) },
     },
     global: { membership: { maxJoinDuration: '30s', broadcastAddress: t.host } },
+    dynamicConfigClient: { filepath: join(serverDir(), 'config', 'dynamicconfig.yaml'), pollInterval: '10s' },
     services: { frontend: rpc(p.frontend), history: rpc(p.history), matching: rpc(p.matching), worker: rpc(p.worker) },
     clusterMetadata: {
       enableGlobalNamespace: false,
@@ -174,6 +188,35 @@ export function serverConfig(plan: StackPlan): Record<string, unknown> {
     archival: { history: { state: 'disabled' }, visibility: { state: 'disabled' } },
     namespaceDefaults: { archival: { history: { state: 'disabled' }, visibility: { state: 'disabled' } } },
   };
+}
+
+/**
+ * Eager activity dispatch (STACK_TEMPORAL_EAGER_ACTIVITIES, default true): the server's dynamic configuration
+ * `system.enableActivityEagerExecution`, off by default in Temporal 1.29. On, an activity a workflow task schedules is
+ * handed back with that task's completion to the worker that completed it (the TypeScript worker asks for up to 3),
+ * instead of going through a task queue poll. Both stack Temporals take it.
+ */
+export function eagerActivities(env: NodeJS.ProcessEnv = process.env): boolean {
+  const v = (env.STACK_TEMPORAL_EAGER_ACTIVITIES ?? '').trim().toLowerCase() || 'true';
+  if (!['true', 'false'].includes(v)) throw new StackError(`STACK_TEMPORAL_EAGER_ACTIVITIES must be true or false, got ${JSON.stringify(env.STACK_TEMPORAL_EAGER_ACTIVITIES)}`);
+  return v === 'true';
+}
+
+/** The server's dynamic configuration (polled every 10 s, so an edit applies without a restart). */
+export function dynamicConfig(): Record<string, { value: unknown }[]> {
+  return { 'system.enableActivityEagerExecution': [{ value: eagerActivities() }] };
+}
+
+/**
+ * PostgreSQL's `synchronous_commit` for the Temporal server's databases (STACK_TEMPORAL_PG_SYNCHRONOUS_COMMIT, on or
+ * off, default on). Off, a commit returns before its WAL reaches the disk: a crash of PostgreSQL or the machine may
+ * lose the last few hundred milliseconds of Temporal's writes (never corrupt them), in exchange for one fsync less
+ * per write. The service's own database keeps `on` whatever this says.
+ */
+export function pgSynchronousCommit(env: NodeJS.ProcessEnv = process.env): 'on' | 'off' {
+  const v = (env.STACK_TEMPORAL_PG_SYNCHRONOUS_COMMIT ?? '').trim().toLowerCase() || 'on';
+  if (v !== 'on' && v !== 'off') throw new StackError(`STACK_TEMPORAL_PG_SYNCHRONOUS_COMMIT must be on or off, got ${JSON.stringify(env.STACK_TEMPORAL_PG_SYNCHRONOUS_COMMIT)}`);
+  return v;
 }
 
 function uiConfig(plan: StackPlan): Record<string, unknown> {
@@ -237,6 +280,7 @@ export async function prepareServer(plan: StackPlan): Promise<DaemonSpec> {
   writeFileSync(shardsFile, `${t.shards}\n`);
   writePrivate(join(dir, 'config', 'development.yaml'), `${JSON.stringify(serverConfig(plan), null, 2)}\n`);
   writePrivate(join(dir, 'ui', 'config', 'development.yaml'), `${JSON.stringify(uiConfig(plan), null, 2)}\n`);
+  writePrivate(join(dir, 'config', 'dynamicconfig.yaml'), `${JSON.stringify(dynamicConfig(), null, 2)}\n`);
   const start = (service?: string) => `${shellQuote(server)} --root ${shellQuote(dir)} --config config --env development --allow-no-auth start${service ? ` --service ${service}` : ''}`;
   const lines = ['#!/bin/sh', '# Generated by tools/stack/services/temporal-server.ts: the Temporal server (and its Web UI) in one process group.'];
   if (ui) lines.push(`${shellQuote(ui)} --root ${shellQuote(join(dir, 'ui'))} --config config --env development start &`);

@@ -16,7 +16,7 @@ import type { Service } from '../service.js';
 import type { PidRecord } from '../proc.js';
 import { temporalCliPath } from '../tools.js';
 import { uiCodecEndpoint } from '../ui-codec.js';
-import { ensureNamespace, kindMismatch, prepareServer, serverRunsUi } from './temporal-server.js';
+import { eagerActivities, ensureNamespace, kindMismatch, prepareServer, serverRunsUi } from './temporal-server.js';
 
 /** A running dev server started with another codec endpoint than STACK_UI_CODEC_ENDPOINT asks for is restarted. */
 function codecMismatch(rec: { command: string }): string | undefined {
@@ -82,11 +82,13 @@ export function sqliteSynchronous(env: NodeJS.ProcessEnv = process.env): (typeof
   return v as (typeof SQLITE_SYNCHRONOUS)[number];
 }
 
-/** A dev server started with another `synchronous` pragma (or before it was passed) is restarted. */
-function synchronousMismatch(plan: StackPlan, rec: PidRecord): string | undefined {
+/** A dev server started with another `synchronous` pragma or eager-activity setting (or before either was passed) is restarted. */
+function devSettingsMismatch(plan: StackPlan, rec: PidRecord): string | undefined {
   if (plan.temporal.kind !== 'dev' || rec.command.includes('temporal-server')) return undefined;
-  const want = `synchronous=${sqliteSynchronous()}`;
-  return rec.command.includes(want) ? undefined : `STACK_TEMPORAL_SQLITE_SYNCHRONOUS asks for ${want}`;
+  const synchronous = `synchronous=${sqliteSynchronous()}`;
+  if (!rec.command.includes(synchronous)) return `STACK_TEMPORAL_SQLITE_SYNCHRONOUS asks for ${synchronous}`;
+  const eager = `system.enableActivityEagerExecution=${eagerActivities()}`;
+  return rec.command.includes(eager) ? undefined : `STACK_TEMPORAL_EAGER_ACTIVITIES asks for ${eager}`;
 }
 
 export const temporalService: Service = {
@@ -102,7 +104,7 @@ export const temporalService: Service = {
   stopSignal: 'SIGTERM',
   stopGraceMs: 20_000,
 
-  restartReason: (rec, plan) => kindMismatch(plan, rec) ?? synchronousMismatch(plan, rec) ?? (plan.temporal.kind === 'dev' ? codecMismatch(rec) : undefined),
+  restartReason: (rec, plan) => kindMismatch(plan, rec) ?? devSettingsMismatch(plan, rec) ?? (plan.temporal.kind === 'dev' ? codecMismatch(rec) : undefined),
 
   async prepare(plan) {
     if (plan.temporal.kind === 'server') return prepareServer(plan);
@@ -127,6 +129,8 @@ export const temporalService: Service = {
       'journal_mode=WAL',
       '--sqlite-pragma',
       `synchronous=${sqliteSynchronous()}`,
+      '--dynamic-config-value',
+      `system.enableActivityEagerExecution=${eagerActivities()}`,
       '--log-level',
       'warn',
       '--color',
