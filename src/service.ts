@@ -25,7 +25,7 @@ export interface RunningService {
   stop(): Promise<void>;
 }
 
-/** Exit codes of the service process (README "Health and lifecycle"). */
+/** Exit codes of the service process (docs/operating.md "Health and lifecycle"). */
 export const EXIT = {
   /** Stopped by SIGTERM/SIGINT within SHUTDOWN_DEADLINE_MS. */
   stopped: 0,

@@ -4,7 +4,7 @@
  * upcasts it to the internal model; a version not listed here is malformed, never read as another.
  *
  * Adding version N: write schema-vN.ts (built from rules.ts and, where unchanged, the previous version's parts),
- * add upcastVN to upcast.ts, list it below, and document it in the README's input contract. Keep every older
+ * add upcastVN to upcast.ts, list it below, and document it in docs/how-it-works.md (the input contract). Keep every older
  * version for as long as producers may still send it (and the DLQ may still hold it).
  */
 import { z } from 'zod';

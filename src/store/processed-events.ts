@@ -4,7 +4,7 @@
  * Keys are scoped by tenant (migration 002): one tenant's ids can never suppress or collide with another's.
  *
  * Retention: rows must outlive Kafka retention plus the longest redelivery window (DLQ redrive, replays);
- * see README "Dedupe ledger retention". pruneProcessedEvents deletes only rows older than that.
+ * see docs/how-it-works.md "Decisions worth knowing". pruneProcessedEvents deletes only rows older than that.
  */
 import { inTenantTransaction, type Db, type Tx } from './db.js';
 

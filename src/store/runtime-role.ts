@@ -17,7 +17,7 @@ export const SERVICE_TABLES = ['fulfilments', 'processed_events', 'schema_migrat
 
 const WHAT_TO_DO =
   'Point DATABASE_URL at the runtime role (LOGIN, NOSUPERUSER, NOBYPASSRLS, owning nothing) and let `fulfilment provision` ' +
-  '(as DATABASE_MIGRATION_URL, the owner) grant it what it needs; see README "PostgreSQL roles".';
+  '(as DATABASE_MIGRATION_URL, the owner) grant it what it needs; see docs/security.md "PostgreSQL roles".';
 
 /** Refuses (PermanentStartupError) a role row-level security does not bind; resolves with the role's name otherwise. */
 export async function checkRuntimeRole(db: Queryable): Promise<string> {

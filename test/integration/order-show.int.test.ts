@@ -52,7 +52,7 @@ describe('fulfilment order show', () => {
   const cli = async (argv: string[], config = s.config) => {
     const out = memoryOutput();
     const code = await runCli(argv, { out, config });
-    // The command's real output, for the README.
+    // The command's real output, for docs/cli.md.
     console.log(`$ npx fulfilment ${argv.map((a) => (/[\s"]/.test(a) ? `'${a}'` : a)).join(' ')}\n${out.stdout}${out.stderr}(exit ${code})`);
     return { code, stdout: out.stdout, stderr: out.stderr };
   };

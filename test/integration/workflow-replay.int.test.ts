@@ -50,7 +50,7 @@ describe('fulfilment workflow export and replay', () => {
   const cli = async (...argv: string[]) => {
     const out = memoryOutput();
     const code = await runCli(argv, { out, config: s.config });
-    // The command's real output, for the README.
+    // The command's real output, for docs/cli.md.
     console.log(`$ npx fulfilment ${argv.join(' ')}\n${out.stdout}${out.stderr}(exit ${code})`);
     return { code, stdout: out.stdout, stderr: out.stderr };
   };

@@ -221,7 +221,7 @@ function describeFailure(o: ReplayOutcome): string[] {
     `${o.workflowId} run ${o.runId ?? 'unknown'} (${o.events} events from ${o.source}) does not replay on ${shownPath(o.workflowsPath)}: ${what}`,
     `  SDK: ${o.message}`,
     o.failure === 'nondeterminism'
-      ? '  the code now issues other commands than the history recorded; a change to running workflows goes behind patched() (README "Changing the workflow")'
+      ? '  the code now issues other commands than the history recorded; a change to running workflows goes behind patched() (docs/changing-the-workflow.md)'
       : '  see the SDK message for the failure the workflow code raised while replaying',
   ];
 }

@@ -1,0 +1,51 @@
+/**
+ * The README is the map: every file in docs/ is linked from it, and every relative link in the README and in docs/
+ * leads to a file of this repository — and, where it names a heading (`#anchor`), to a heading that exists there.
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const docs = readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')).map((f) => join('docs', f));
+const pages = ['README.md', ...docs, 'tools/stack/README.md'];
+
+/** GitHub's heading anchors: lower case, punctuation dropped, spaces as hyphens. */
+function anchors(markdown: string): Set<string> {
+  const out = new Set<string>();
+  let inCode = false;
+  for (const line of markdown.split('\n')) {
+    if (line.startsWith('```')) inCode = !inCode;
+    const m = !inCode && /^#{1,6} (.*)$/.exec(line);
+    if (m) out.add(m[1]!.trim().toLowerCase().replace(/[^\w\- ]/g, '').replace(/ /g, '-'));
+  }
+  return out;
+}
+
+/** Relative markdown links of a page, outside code blocks: [text](target). */
+function links(markdown: string): string[] {
+  const prose = markdown.replace(/```[\s\S]*?```/g, '');
+  return [...prose.matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1]!).filter((t) => !/^[a-z]+:/.test(t));
+}
+
+describe('the README and docs/', () => {
+  it('the README is under 300 lines and links every file in docs/', () => {
+    const readme = readFileSync(join(root, 'README.md'), 'utf8');
+    expect(readme.split('\n').length).toBeLessThanOrEqual(300);
+    const linked = new Set(links(readme).map((l) => l.split('#')[0]!));
+    expect(docs.filter((d) => !linked.has(d))).toEqual([]);
+  });
+
+  it.each(pages)('every relative link of %s leads to a file and heading that exist', (page) => {
+    const text = readFileSync(join(root, page), 'utf8');
+    const broken: string[] = [];
+    for (const link of links(text)) {
+      const [path, anchor] = link.split('#') as [string, string | undefined];
+      const target = path === '' ? join(root, page) : join(root, dirname(page), decodeURI(path));
+      if (!existsSync(target)) broken.push(`${link} (no ${relative(root, target)})`);
+      else if (anchor && target.endsWith('.md') && !anchors(readFileSync(target, 'utf8')).has(anchor)) broken.push(`${link} (no heading #${anchor})`);
+    }
+    expect(broken).toEqual([]);
+  });
+});
