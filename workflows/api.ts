@@ -95,15 +95,19 @@ export function shipmentKey(tenantId: string, orderId: string): string {
   return `ship/${tenantId}/${orderId}`;
 }
 
-/** One order event; every event of an order travels on this signal or on orderEvents, so Temporal keeps them in arrival order. */
-export const orderEventSignal = defineSignal<[OrderEvent]>('orderEvent');
-
 /**
- * Several events of one order in one signal, oldest first: what the bridge sends when an order's events were queued
- * together (a burst costs one workflow task per signal, not per event). Handled exactly as that many orderEvent
- * signals, by both workflow types. Workers must know it before a bridge sends it: upgrade workers first.
+ * Every event of an order travels on this one signal — one event, or several of one order, oldest first, when the
+ * bridge hands over events queued together (a burst costs one workflow task per signal, not per event). One signal
+ * name on purpose: Temporal keeps signals in order, but a workflow registers its handlers one by one, and signals that
+ * arrived before were dispatched per name as each handler appeared — two names would let a later event overtake an
+ * earlier one. A list needs workers that read lists (this code): upgrade workers before bridges.
  */
-export const orderEventsSignal = defineSignal<[OrderEvent[]]>('orderEvents');
+export const orderEventSignal = defineSignal<[OrderEvent | readonly OrderEvent[]]>('orderEvent');
+
+/** The events one orderEvent signal carries, oldest first. */
+export function signalledEvents(arg: OrderEvent | readonly OrderEvent[]): readonly OrderEvent[] {
+  return Array.isArray(arg) ? arg : [arg as OrderEvent];
+}
 
 /** Answers with the order's current view; safe to call at any time, including on a closed run. */
 export const orderStatusQuery = defineQuery<OrderView>('status');

@@ -49,11 +49,11 @@ import {
   OrderStatusAttribute,
   TenantIdAttribute,
   orderEventSignal,
-  orderEventsSignal,
   orderStatusQuery,
   retryReasonProblem,
   retryShipmentUpdate,
   shipmentKey,
+  signalledEvents,
   type OrderEvent,
   type OrderSinks,
   type OrderView,
@@ -173,12 +173,9 @@ class OrderRun {
     this.settings = input.settings;
     this.state = (input.carried?.state as OrderState | undefined) ?? initialOrderState(input.tenantId, input.orderId);
     this.inbox = [...(input.carried?.inbox ?? [])];
-    setHandler(orderEventSignal, (event) => {
-      this.inbox.push(event);
-    });
-    // The bridge's signal for several events at once (added after this type was frozen; a handler is no command).
-    setHandler(orderEventsSignal, (events) => {
-      this.inbox.push(...events);
+    // One event, or several of the order (oldest first); a list reaches the earlier type too (a handler is no command).
+    setHandler(orderEventSignal, (arg) => {
+      this.inbox.push(...signalledEvents(arg));
     });
     setHandler(orderStatusQuery, () => toView(this.state));
     // Handlers only enqueue: the main loop applies the retry between events, and the handler returns its answer.

@@ -1,6 +1,6 @@
 /**
  * One workflow per order (id from orderWorkflowId, type ORDER_WORKFLOW_TYPE). Every event for the order arrives on
- * the orderEvent or orderEvents signal (or with the start itself, when it was started eagerly), so Temporal
+ * the orderEvent signal, one or several at a time (or with the start itself, when it was started eagerly), so Temporal
  * serialises them across partitions and bridge instances; the pure state machine (order-state.ts) decides what each
  * means, and activities apply it to PostgreSQL and the warehouse.
  *
@@ -54,11 +54,11 @@ import {
   OrderStatusAttribute,
   TenantIdAttribute,
   orderEventSignal,
-  orderEventsSignal,
   orderStatusQuery,
   retryReasonProblem,
   retryShipmentUpdate,
   shipmentKey,
+  signalledEvents,
   type OrderEvent,
   type OrderPlacedData,
   type OrderSinks,
@@ -174,11 +174,9 @@ class OrderRun {
     this.inbox = [...(input.carried?.inbox ?? []), ...(input.events ?? [])];
     // A settled order carried across continue-as-new keeps its linger deadline.
     if (isSettled(this.state) && this.state.lingerEndsAt !== undefined) this.lingerFor = this.state.status;
-    setHandler(orderEventSignal, (event) => {
-      this.inbox.push(event);
-    });
-    setHandler(orderEventsSignal, (events) => {
-      this.inbox.push(...events);
+    // One event, or several of the order (oldest first); a list reaches the earlier type too (a handler is no command).
+    setHandler(orderEventSignal, (arg) => {
+      this.inbox.push(...signalledEvents(arg));
     });
     setHandler(orderStatusQuery, () => toView(this.state));
     // Handlers only enqueue: the main loop applies the retry between events, and the handler returns its answer.
@@ -221,6 +219,8 @@ class OrderRun {
   /** The step the order's status calls for; 'done' once a settled order lingered (or not at all) without a new event. */
   async step(): Promise<'continue' | 'done'> {
     const { state } = this;
+    // Out of a settled status (a retry reopened it): its next settling lingers anew.
+    if (!isSettled(state)) this.lingerFor = undefined;
     if (state.status === 'new') {
       await this.waitForEvent();
     } else if (state.status === 'awaiting-placement') {

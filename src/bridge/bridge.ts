@@ -90,7 +90,7 @@ export interface BridgeOptions {
   /** Most bytes one fetch returns over all partitions; bounds memory. Default 512 KiB. */
   maxBytes?: number;
   /**
-   * Most events of one order queued together in a lane that are handed over in one signal (orderEvents); 1 hands
+   * Most events of one order queued together in a lane that are handed over in one signal (a list on orderEvent); 1 hands
    * every event over alone. Default 100.
    */
   coalesceMaxEvents?: number;

@@ -1,6 +1,6 @@
 /**
  * Starts the order's workflow or signals the running one — one call, signal-with-start, carrying the whole event on
- * the orderEvent signal, or several events of the order queued together on the orderEvents signal. The event id is
+ * the orderEvent signal, or several events of the order queued together as a list on the same signal. The event id is
  * the dedupe token inside the workflow; the workflow id is the order's. A completed run (a shipped or cancelled order)
  * is never reopened: a late redelivery is reported as such; a failed one's id may start again
  * (ALLOW_DUPLICATE_FAILED_ONLY), so a late cancellation of a failed order reaches the store.
@@ -13,7 +13,6 @@ import {
   OrderStatusAttribute,
   TenantIdAttribute,
   orderEventSignal,
-  orderEventsSignal,
   orderWorkflowId,
   orderWorkflowMetadata,
   type OrderEvent,
@@ -65,16 +64,15 @@ export function createOrderStarter(client: Client, taskQueue: string, settings: 
       { key: OrderStatusAttribute, value: 'new' },
     ],
   });
-  // One event keeps the signal every worker knows; several need workers that know orderEvents (upgrade them first).
-  const signalOf = (events: readonly OrderEvent[]) =>
-    events.length === 1 ? { signal: orderEventSignal, signalArgs: [events[0]!] as [OrderEvent] } : { signal: orderEventsSignal, signalArgs: [[...events]] as [OrderEvent[]] };
+  // One event is signalled as itself, which workers of every version read; several as a list (upgrade workers first).
+  const signalArg = (events: readonly OrderEvent[]): OrderEvent | readonly OrderEvent[] => (events.length === 1 ? events[0]! : events);
 
   /** One call: starts the run with the events signalled, or signals the running one; a closed run refuses. */
   async function signalWithStart(events: readonly OrderEvent[]): Promise<StartOutcome> {
     const event = events[0]!;
     const input: OrderWorkflowInput = { tenantId: event.tenantId, orderId: event.orderId, settings };
     try {
-      await within(() => client.workflow.signalWithStart<typeof orderFulfilmentV2, [OrderEvent] | [OrderEvent[]]>(ORDER_WORKFLOW_TYPE, { ...startOptions(event), args: [input], ...signalOf(events) }));
+      await within(() => client.workflow.signalWithStart<typeof orderFulfilmentV2, [OrderEvent | readonly OrderEvent[]]>(ORDER_WORKFLOW_TYPE, { ...startOptions(event), args: [input], signal: orderEventSignal, signalArgs: [signalArg(events)] }));
       return 'accepted';
     } catch (err) {
       if (err instanceof WorkflowExecutionAlreadyStartedError) return 'order-closed';
@@ -97,9 +95,8 @@ export function createOrderStarter(client: Client, taskQueue: string, settings: 
     } catch (err) {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw classify(err);
     }
-    const { signal, signalArgs } = signalOf(events);
     try {
-      await within(() => client.workflow.getHandle(startOptions(event).workflowId).signal(signal, ...signalArgs));
+      await within(() => client.workflow.getHandle(startOptions(event).workflowId).signal(orderEventSignal, signalArg(events)));
       return 'accepted';
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) return 'order-closed';

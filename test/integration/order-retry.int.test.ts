@@ -95,7 +95,7 @@ describe('fulfilment order retry', () => {
 
     await faults({ rejectOrders: [] });
     const second = await cli('order', 'retry', `${tenant}/o-2`, '--reason', 'fixed now', '--request-id', 'INC-2042-retry', '--json');
-    expect(second.code).toBe(0);
+    expect(second.code, second.stderr).toBe(0);
     expect(JSON.parse(second.stdout)).toMatchObject({ outcome: 'retried', retry: 2, updateId: 'INC-2042-retry' });
     const repeat = await cli('order', 'retry', `${tenant}/o-2`, '--reason', 'fixed now', '--request-id', 'INC-2042-retry');
     expect(repeat.code).toBe(0);

@@ -9,7 +9,7 @@ import { writeFile } from 'node:fs/promises';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { temporalCliPath } from '../../tools/stack/index.js';
-import { orderEventSignal, orderEventsSignal, orderStatusQuery, orderWorkflowId, retryShipmentUpdate, type OrderEvent } from '../../workflows/api.js';
+import { orderEventSignal, orderStatusQuery, orderWorkflowId, retryShipmentUpdate, type OrderEvent } from '../../workflows/api.js';
 import { parseRecord } from '../../src/events/envelope.js';
 import { events, scenario, waitFor, type Scenario } from './harness.js';
 import type { App } from '../../src/app.js';
@@ -192,7 +192,7 @@ for (const [name, story] of Object.entries(stories)) {
         if (direct) await handle.signal(orderEventSignal, parsed(value));
         else await s.produce([{ value }]);
       },
-      sendTogether: (values) => handle.signal(orderEventsSignal, values.map(parsed)),
+      sendTogether: (values) => handle.signal(orderEventSignal, values.map(parsed)),
     });
     await waitFor(`${name}: run closed`, async () => (await handle.describe()).status.name !== 'RUNNING', 120_000, 250);
     // The same export a person makes to debug a workflow: temporal workflow show --output json.

@@ -14,7 +14,6 @@ import {
   FailureType,
   ORDER_WORKFLOW_TYPE,
   orderEventSignal,
-  orderEventsSignal,
   orderStatusQuery,
   orderWorkflowId,
   retryShipmentUpdate,
@@ -42,7 +41,7 @@ const settings: OrderWorkflowSettings = { cancelGraceSeconds: 30 * DAY, lingerSe
 
 /** Runs a worker with fake activities while `body` drives one order through signals. */
 interface OrderDriver {
-  /** Signal-with-start with one event on orderEvent, or several on orderEvents (as the bridge sends a burst). */
+  /** Signal-with-start with one event, or several as one list (as the bridge sends a burst). */
   start: (...e: object[]) => Promise<void>;
   signal: (e: object) => Promise<void>;
   result: () => Promise<OrderView>;
@@ -68,8 +67,8 @@ async function withOrder<T>(fakes: FakeOptions, body: (o: OrderDriver) => Promis
     body({
       start: async (...es) => {
         const input: OrderWorkflowInput = { tenantId, orderId, settings: s };
-        const signal = es.length === 1 ? { signal: orderEventSignal, signalArgs: [withIds(es[0]!)] as [OrderEvent] } : { signal: orderEventsSignal, signalArgs: [es.map(withIds)] as [OrderEvent[]] };
-        await env.client.workflow.signalWithStart<typeof orderFulfilmentV2, [OrderEvent] | [OrderEvent[]]>(ORDER_WORKFLOW_TYPE, { workflowId, taskQueue, args: [input], ...signal });
+        const arg = es.length === 1 ? withIds(es[0]!) : es.map(withIds);
+        await env.client.workflow.signalWithStart<typeof orderFulfilmentV2, [OrderEvent | readonly OrderEvent[]]>(ORDER_WORKFLOW_TYPE, { workflowId, taskQueue, args: [input], signal: orderEventSignal, signalArgs: [arg] });
       },
       signal: (e) => handle().signal(orderEventSignal, withIds(e)),
       // A failed order's run fails (OrderFailed) with the order's view in its details: the view either way.
@@ -195,7 +194,7 @@ describe('order workflow (time-skipping)', () => {
     expect(calls.ship.map((c) => c.local)).toEqual([true]);
   });
 
-  it('a cancellation delivered with its placement in one orderEvents signal wins: never shipped', async () => {
+  it('a cancellation delivered with its placement in one signal wins: never shipped', async () => {
     const { out, calls } = await withOrder({}, async (o) => {
       await o.start(events.placed('x', 'x'), events.cancelled('x', 'x', { orderVersion: 2 }));
       return o.result();
@@ -204,7 +203,7 @@ describe('order workflow (time-skipping)', () => {
     expect(calls.ship).toHaveLength(0);
   });
 
-  it('a burst of one order\'s events in one orderEvents signal is applied in order, each once', async () => {
+  it('a burst of one order\'s events in one signal is applied in order, each once', async () => {
     const placed = events.placed('x', 'x');
     const storm = Array.from({ length: 300 }, (_, i) => ({ ...placed, eventId: `${placed.eventId}-again-${i}` }));
     const { out, calls } = await withOrder({}, async (o) => {
@@ -214,6 +213,28 @@ describe('order workflow (time-skipping)', () => {
     expect(out).toMatchObject({ status: 'shipped', orderVersion: 2, appliedEvents: 2, duplicatesSuppressed: 1, staleIgnored: 300 });
     expect(calls.record.map((e) => e.orderVersion)).toEqual([1, 2]);
     expect(calls.ship).toHaveLength(1);
+  });
+
+  it('signals that arrived before the run first ran keep their order, a list and a single event alike', async () => {
+    // All of it is in the history before a worker polls: the run meets a list, then a single event, in one activation.
+    const taskQueue = `wf-${randomUUID()}`;
+    const orderId = `o-${randomUUID().slice(0, 8)}`;
+    const workflowId = orderWorkflowId('acme', orderId);
+    const [v1, v2] = [1, 2].map((v) => ({ ...events.placed('acme', orderId, { orderVersion: v }), tenantId: 'acme', orderId }) as OrderEvent);
+    const resent = { ...v1!, eventId: `${v1!.eventId}-resent` } as OrderEvent;
+    await env.client.workflow.signalWithStart<typeof orderFulfilmentV2, [OrderEvent | readonly OrderEvent[]]>(ORDER_WORKFLOW_TYPE, {
+      workflowId,
+      taskQueue,
+      args: [{ tenantId: 'acme', orderId, settings: { ...settings, lingerSeconds: 0 } }],
+      signal: orderEventSignal,
+      signalArgs: [[v1!, v2!]],
+    });
+    await env.client.workflow.getHandle(workflowId).signal(orderEventSignal, resent);
+    const fake = fakeActivities({});
+    const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: await workflowBundle(), activities: fake.activities });
+    const out = (await worker.runUntil(env.client.workflow.getHandle(workflowId).result())) as OrderView;
+    expect(fake.calls.record.map((e) => e.eventId)).toEqual([v1!.eventId, v2!.eventId]);
+    expect(out).toMatchObject({ status: 'shipped', orderVersion: 2, appliedEvents: 2, staleIgnored: 1 });
   });
 
   it('applies a duplicate signal once', async () => {

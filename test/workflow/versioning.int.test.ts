@@ -10,7 +10,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { workflowBundle } from '../../src/temporal.js';
-import { ORDER_WORKFLOW_TYPE, ORDER_WORKFLOW_TYPE_V1, orderEventSignal, orderEventsSignal, orderStatusQuery, orderWorkflowId, type OrderEvent, type OrderWorkflowInput } from '../../workflows/api.js';
+import { ORDER_WORKFLOW_TYPE, ORDER_WORKFLOW_TYPE_V1, orderEventSignal, orderStatusQuery, orderWorkflowId, type OrderEvent, type OrderWorkflowInput } from '../../workflows/api.js';
 import type { orderFulfilment } from '../../workflows/order-fulfilment-v1.js';
 import { events } from '../support/events.js';
 import { fakeActivities } from '../support/fake-activities.js';
@@ -46,7 +46,7 @@ function order() {
   const refused = events.placed('acme', orderId, { orderVersion: 1 }) as OrderEvent;
   const fake = fakeActivities({ refuse: (e) => (e.eventId === refused.eventId ? 'value out of range (SQLSTATE 22003)' : undefined) });
   const start = (e: OrderEvent) =>
-    env.client.workflow.signalWithStart<typeof orderFulfilment, [OrderEvent]>(ORDER_WORKFLOW_TYPE_V1, {
+    env.client.workflow.signalWithStart<typeof orderFulfilment, [OrderEvent | readonly OrderEvent[]]>(ORDER_WORKFLOW_TYPE_V1, {
       workflowId,
       taskQueue,
       args: [{ tenantId: 'acme', orderId, settings } satisfies OrderWorkflowInput],
@@ -159,7 +159,7 @@ describe('the one-task order type, orderFulfilmentV2, beside the earlier type', 
 
   const historyOf = async (workflowId: string) => (await env.client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
 
-  it('an order started as orderFulfilment before the change finishes on the current code in its own shape, a burst signal included', async () => {
+  it('an order started as orderFulfilment before the change finishes on the current code in its own shape, a list of events included', async () => {
     const o = order();
     const old = await o.worker(beforeV2);
     await old.runUntil(async () => {
@@ -171,8 +171,8 @@ describe('the one-task order type, orderFulfilmentV2, beside the earlier type', 
     });
     const next = await o.worker(current);
     const out = await next.runUntil(async () => {
-      // The current bridge sends several events of one order in one orderEvents signal: the earlier type takes them.
-      await o.handle().signal(orderEventsSignal, [
+      // The current bridge sends several events of one order as one list: the earlier type takes them.
+      await o.handle().signal(orderEventSignal, [
         events.placed('acme', o.orderId, { orderVersion: 1 }) as OrderEvent,
         events.cancelled('acme', o.orderId, { orderVersion: 2 }) as OrderEvent,
       ]);
