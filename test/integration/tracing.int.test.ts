@@ -87,10 +87,8 @@ describe('one trace per event, bridge → workflow → activities → warehouse'
       'kafka.record orders.OrderPlaced',
       'StartWorkflow:orderFulfilmentV2',
       'RunWorkflow:orderFulfilmentV2',
-      'StartActivity:recordOrderEvent',
-      'RunActivity:recordOrderEvent',
-      'StartActivity:shipAndRecordOrder',
-      'RunActivity:shipAndRecordOrder',
+      'StartActivity:placeAndShip',
+      'RunActivity:placeAndShip',
       'warehouse.ship',
     ]));
     for (const sp of spans) expect(sp.serviceName, sp.name).toBe('fulfilment-it');
@@ -106,8 +104,8 @@ describe('one trace per event, bridge → workflow → activities → warehouse'
     const run = one('RunWorkflow:orderFulfilmentV2');
     expect(run.parentSpanId).toBe(start.spanId);
     const ids = new Set(trace().map((sp) => sp.spanId));
-    // Both are local activities inside the first workflow task, traced the same way as an activity.
-    for (const activity of ['recordOrderEvent', 'shipAndRecordOrder']) {
+    // The placement and its shipment are one local activity inside the first workflow task, traced as an activity is.
+    for (const activity of ['placeAndShip']) {
       const scheduled = one(`StartActivity:${activity}`);
       expect(ids.has(scheduled.parentSpanId!), `${activity} scheduled within the trace`).toBe(true);
       // One RunActivity span per attempt (a loaded machine may retry one), each a child of the scheduling span.
@@ -115,7 +113,7 @@ describe('one trace per event, bridge → workflow → activities → warehouse'
       expect(attempts.length, activity).toBeGreaterThan(0);
       for (const attempt of attempts) expect(attempt.parentSpanId, activity).toBe(scheduled.spanId);
     }
-    const attemptIds = all('RunActivity:shipAndRecordOrder').map((sp) => sp.spanId);
+    const attemptIds = all('RunActivity:placeAndShip').map((sp) => sp.spanId);
     const calls = all('warehouse.ship');
     expect(calls.length).toBeGreaterThan(0);
     for (const call of calls) {

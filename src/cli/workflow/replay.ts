@@ -169,7 +169,7 @@ const EVENT_IN_MESSAGE = [/HistoryEvent\(id: (\d+)/, /\bevent(?: id)?[ :#]+(\d+)
 /** The event the SDK's message names, and what that event is in the history. */
 export function divergence(history: History, message: string): Divergence {
   const id = EVENT_IN_MESSAGE.map((re) => re.exec(message)?.[1]).find((m) => m !== undefined);
-  const eventId = id === undefined ? patchMarkerEventId(history, message) : Number(id);
+  const eventId = id === undefined ? (patchMarkerEventId(history, message) ?? localActivityMarkerEventId(history, message)) : Number(id);
   const event = eventId === null ? undefined : history.events?.find((e) => Number(e.eventId) === eventId);
   return { eventId, event: event ? describeEvent(event) : null };
 }
@@ -189,6 +189,19 @@ function patchMarkerEventId(history: History, message: string): number | null {
     if (!m || m.markerName !== 'core_patch') return false;
     return Object.values(m.details ?? {}).some((p) => (p.payloads ?? []).some((x) => x.data != null && Buffer.from(x.data).toString('utf8').includes(JSON.stringify(change))));
   });
+  return marker ? Number(marker.eventId) : null;
+}
+
+// A local activity the code no longer runs there: "Missing associated machine for LocalActivity(1)" names the run's n-th
+// local activity (counted from 1), whose result the history keeps as its n-th core_local_activity marker.
+const LOCAL_ACTIVITY_IN_MESSAGE = /machine for LocalActivity\((\d+)\)/;
+
+/** The id of the marker event of the local activity the SDK's message names, or null. */
+function localActivityMarkerEventId(history: History, message: string): number | null {
+  const seq = Number(LOCAL_ACTIVITY_IN_MESSAGE.exec(message)?.[1] ?? NaN);
+  if (!Number.isInteger(seq) || seq < 1) return null;
+  const markers = (history.events ?? []).filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity');
+  const marker = markers[seq - 1];
   return marker ? Number(marker.eventId) : null;
 }
 
