@@ -1,6 +1,6 @@
-// Lint keeps workflow code deterministic: workflows are replayed, so they may not touch I/O, clocks or
-// Node builtins. Product code reaches Kafka only through the port in src/kafka/. Everything else gets the
-// recommended TypeScript rules.
+// Lint keeps workflow code deterministic: workflows are replayed, so they may not touch I/O, clocks or Node builtins.
+// Product code reaches Kafka only through the port in src/kafka/. Imports point down the layers below (a module may
+// import from its own layer or lower ones, never higher). Everything else gets the recommended TypeScript rules.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
@@ -16,12 +16,28 @@ const forbiddenInWorkflows = {
 };
 
 const kafkaPortOnly = 'Product code reaches Kafka through the port in src/kafka/ (client, records, sender, admin, topic-reader); only src/kafka/ and the tooling import kafkajs.';
+const kafkaPort = { paths: [{ name: 'kafkajs', message: kafkaPortOnly }], patterns: [{ group: ['kafkajs/*'], message: kafkaPortOnly }] };
 
-/** kafkajs outside the port; the tooling (src/stack/, src/demo.ts, being moved to tools/) may use it directly. */
-const forbiddenOutsideKafkaPort = {
-  paths: [{ name: 'kafkajs', message: kafkaPortOnly }],
-  patterns: [{ group: ['kafkajs/*'], message: kafkaPortOnly }],
-};
+/**
+ * The layers of the product, top down. A module may import from its own layer and the ones below, never from one
+ * above: each entry lists what the layers below it may not import (import specifiers, gitignore-style).
+ *
+ *   entry     src/service.ts, src/app.ts, src/cli/            what a process runs
+ *   roles     src/worker/, src/bridge/, src/role.ts, src/provision/, src/lag/
+ *   domain    activities/, src/dlq/, workflows/                the order's effects and its workflows
+ *   adapters  src/kafka/, src/store/, src/warehouse/, src/tracing/, src/events/, src/codec/, src/temporal.ts, src/workflow-settings.ts
+ *   base      src/config.ts, src/config/, src/log.ts, src/metrics.ts, src/errors.ts, src/retry-policies.ts, src/health.ts,
+ *             src/startup.ts, src/package-root.ts, and the workflows' contract (workflows/api.ts, identity.ts)
+ */
+const ENTRY = ['**/cli/**', '**/app.js', '**/service.js'];
+const ROLES = ['**/worker/**', '**/bridge/**', '**/role.js', '**/provision/**', '**/lag/**'];
+const DOMAIN = ['**/activities/**', '**/dlq/**', '**/workflows/**', '!**/workflows/api.js', '!**/workflows/identity.js'];
+const ADAPTERS = ['**/kafka/**', '**/store/**', '**/warehouse/**', '**/tracing/**', '**/events/**', '**/codec/**', '**/temporal.js', '**/workflow-settings.js'];
+
+/** The rule for a layer: the Kafka port's, and no import from the layers listed (those above it). */
+function layer(above, why) {
+  return { paths: kafkaPort.paths, patterns: [...kafkaPort.patterns, { group: above, message: `Imports point down the layers (eslint.config.js): ${why}` }] };
+}
 
 export default tseslint.config(
   { ignores: ['node_modules/', '.stack/', '.stack-outage/', '.cache/', 'coverage/', 'dist/'] },
@@ -33,9 +49,35 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/**/*.ts', 'activities/**/*.ts'],
+    files: ['src/**/*.ts'],
     ignores: ['src/kafka/**'],
-    rules: { 'no-restricted-imports': ['error', forbiddenOutsideKafkaPort] },
+    rules: { 'no-restricted-imports': ['error', kafkaPort] },
+  },
+  {
+    files: ['src/worker/**/*.ts', 'src/bridge/**/*.ts', 'src/role.ts', 'src/provision/**/*.ts', 'src/lag/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', layer(ENTRY, 'a role is started by the entry points, and never imports them')] },
+  },
+  // A role does not reach into the other: what they share lies below them.
+  { files: ['src/worker/**/*.ts'], rules: { 'no-restricted-imports': ['error', layer([...ENTRY, '**/bridge/**'], 'the worker role does not import the bridge')] } },
+  { files: ['src/bridge/**/*.ts'], rules: { 'no-restricted-imports': ['error', layer([...ENTRY, '**/worker/**'], 'the bridge role does not import the worker')] } },
+  {
+    files: ['activities/**/*.ts', 'src/dlq/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', layer([...ENTRY, ...ROLES], 'the order\'s effects know nothing of the roles that run them')] },
+  },
+  {
+    files: ['src/kafka/**/*.ts', 'src/store/**/*.ts', 'src/warehouse/**/*.ts', 'src/tracing/**/*.ts', 'src/events/**/*.ts', 'src/codec/**/*.ts', 'src/temporal.ts', 'src/workflow-settings.ts'],
+    rules: {
+      'no-restricted-imports': ['error', layer([...ENTRY, ...ROLES, ...DOMAIN], 'an adapter serves the layers above it and imports none of them')],
+    },
+  },
+  // The Kafka port itself is the one place kafkajs may be imported.
+  {
+    files: ['src/kafka/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: [...ENTRY, ...ROLES, ...DOMAIN], message: 'Imports point down the layers (eslint.config.js): the Kafka port imports nothing above it' }] }] },
+  },
+  {
+    files: ['src/config.ts', 'src/config/**/*.ts', 'src/log.ts', 'src/metrics.ts', 'src/errors.ts', 'src/retry-policies.ts', 'src/health.ts', 'src/startup.ts', 'src/package-root.ts'],
+    rules: { 'no-restricted-imports': ['error', layer([...ENTRY, ...ROLES, ...DOMAIN, ...ADAPTERS, '!**/codec/keys.js'], 'the base layer imports nothing above it')] },
   },
   {
     files: ['workflows/**/*.ts'],

@@ -1,0 +1,36 @@
+/** The bridge: its lanes, deliveries and coalescing, eager starts, fetch bounds and session. */
+import { z } from 'zod';
+import { booleanFlag, positiveInt } from './fields.js';
+
+export const bridgeSchema = {
+  /**
+   * Concurrent lanes per partition in the bridge; events of one order always share a lane. As many as
+   * BRIDGE_MAX_DELIVERIES, so one partition with many orders keeps as many calls in flight as six.
+   */
+  BRIDGE_LANES: positiveInt.default(32),
+  /** Signal-with-start calls one bridge has in flight at once, over all its partitions (lanes × partitions are capped by it). */
+  BRIDGE_MAX_DELIVERIES: positiveInt.default(32),
+  /**
+   * Most events of one order, queued together in its lane, that the bridge hands over in one signal (a list on the
+   * orderEvent signal, at most 256 KiB of them): a burst on one order costs a workflow task per signal, not per event.
+   * 1 hands every event over alone, as itself, which workers of every version read.
+   */
+  BRIDGE_COALESCE_MAX_EVENTS: positiveInt.default(100),
+  /**
+   * Where one process runs both roles: the bridge starts an order's run with eager workflow start on the worker's
+   * own connection (workflow.start with the events in its input; Temporal hands the first task straight to this
+   * worker), and signals runs that exist. Ignored by a bridge-only process.
+   */
+  BRIDGE_EAGER_START: booleanFlag.default('true'),
+  /** Kafka consumer session timeout, milliseconds: how long a crashed bridge holds its partitions. */
+  BRIDGE_SESSION_TIMEOUT_MS: z.coerce.number({ invalid_type_error: 'milliseconds, 6000–300000' }).int().min(6000, 'milliseconds, 6000–300000').max(300_000, 'milliseconds, 6000–300000').default(30_000),
+  /**
+   * Per partition, most records the bridge may start past the oldest unfinished one: finished records behind a
+   * slow one cannot be committed, so this bounds what a crash redelivers and how far lanes run ahead.
+   */
+  BRIDGE_MAX_IN_FLIGHT: positiveInt.default(500),
+  /** Most bytes the bridge fetches per partition at a time (kafkajs maxBytesPerPartition); bounds its memory. */
+  BRIDGE_MAX_BYTES_PER_PARTITION: positiveInt.default(131_072),
+  /** Most bytes one fetch of the bridge returns over all its partitions (kafkajs maxBytes); bounds its memory. */
+  BRIDGE_MAX_BYTES: positiveInt.default(524_288),
+};

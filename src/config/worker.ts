@@ -1,0 +1,59 @@
+/** The worker: the warehouse it ships through, the order workflow's settings, its task slots, pollers and cache. */
+import { z } from 'zod';
+import { atLeastTwo, nonEmpty, port, positiveInt, url } from './fields.js';
+import type { Config } from '../config.js';
+
+export const workerSchema = {
+  /** Base URL of the warehouse HTTP service that ships orders. */
+  WAREHOUSE_URL: url(['http:', 'https:']).default('http://127.0.0.1:18080'),
+  /** Port the local warehouse service listens on when this project runs it. */
+  WAREHOUSE_PORT: port.default(18080),
+  /** Interface the local warehouse service listens on (0.0.0.0 in containers). */
+  WAREHOUSE_HOST: nonEmpty.default('127.0.0.1'),
+  /** Consecutive transient warehouse failures that open its circuit breaker. */
+  WAREHOUSE_BREAKER_FAILURES: positiveInt.default(5),
+  /** Milliseconds the warehouse circuit stays open before one probe is let through. */
+  WAREHOUSE_BREAKER_HALF_OPEN_MS: positiveInt.default(10_000),
+  /** How long (seconds) a cancellation that arrived before its placement waits for it. Default 1 hour. */
+  CANCEL_GRACE_SECONDS: positiveInt.default(3600),
+  /**
+   * How long (seconds) an order's run stays open after it settled, to record late events in the run (a late
+   * cancellation as refused, a newer version, an operator's retry of a failed order). Default 0: the run closes in the
+   * task that settled it. A later event for a shipped or cancelled order is then refused by Temporal's id reuse policy
+   * and counted stale (the order is final: nothing an event could change); one for a failed order, whose run ends
+   * failed, starts a new run that records it. Each second of linger costs every order a timer and a workflow task.
+   */
+  ORDER_LINGER_SECONDS: z.coerce.number({ invalid_type_error: 'a whole number of seconds ≥ 0' }).int().min(0).default(0),
+  /**
+   * Continue an order's workflow as new once its history has this many events (unset: only when Temporal suggests
+   * it, at about 10,000 events). Keeps histories short for long-lived orders; state and pending events carry over.
+   */
+  ORDER_CONTINUE_AS_NEW_AFTER_EVENTS: z.coerce.number({ invalid_type_error: 'a whole number of events ≥ 10' }).int('a whole number of events ≥ 10').min(10, 'a whole number of events ≥ 10').optional(),
+  /** How long (ms) a stopping worker lets running activities finish before cancelling them. Default 10 s. */
+  WORKER_SHUTDOWN_GRACE_MS: z.coerce.number({ invalid_type_error: 'milliseconds ≥ 0' }).int('milliseconds ≥ 0').min(0, 'milliseconds ≥ 0').default(10_000),
+  /** Workflow tasks the worker runs at once (Temporal's maxConcurrentWorkflowTaskExecutions), at least 2. */
+  WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: atLeastTwo.default(40),
+  /** Activities (the shipment, compensation, dead letters, fallbacks of store effects) the worker runs at once. */
+  WORKER_MAX_CONCURRENT_ACTIVITIES: positiveInt.default(100),
+  /** Local activities (the store effects of an order) the worker runs at once. */
+  WORKER_MAX_CONCURRENT_LOCAL_ACTIVITIES: positiveInt.default(100),
+  /** Order workflows kept in the worker's sticky cache (each replayed from its history when evicted); 0 turns it off. */
+  WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number({ invalid_type_error: 'a whole number ≥ 0' }).int('a whole number ≥ 0').min(0, 'a whole number ≥ 0').default(1000),
+  /** Concurrent workflow-task polls, at least 2, at most WORKER_MAX_CONCURRENT_WORKFLOW_TASKS. */
+  WORKER_WORKFLOW_TASK_POLLERS: atLeastTwo.default(10),
+  /** Concurrent activity-task polls, at most WORKER_MAX_CONCURRENT_ACTIVITIES. */
+  WORKER_ACTIVITY_TASK_POLLERS: positiveInt.default(10),
+};
+
+/** The Temporal worker refuses more pollers than task slots; said here, naming both variables. */
+export function workerTuningProblems(c: Partial<Config>): string[] {
+  const pairs = [
+    ['WORKER_WORKFLOW_TASK_POLLERS', 'WORKER_MAX_CONCURRENT_WORKFLOW_TASKS'],
+    ['WORKER_ACTIVITY_TASK_POLLERS', 'WORKER_MAX_CONCURRENT_ACTIVITIES'],
+  ] as const;
+  return pairs.flatMap(([pollers, slots]) =>
+    c[pollers] !== undefined && c[slots] !== undefined && c[pollers] > c[slots]
+      ? [`${pollers}=${c[pollers]} is more than ${slots}=${c[slots]}: expected at most ${c[slots]} pollers (a poll needs a free task slot)`]
+      : [],
+  );
+}

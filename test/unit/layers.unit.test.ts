@@ -1,0 +1,40 @@
+/**
+ * Imports point down the layers (eslint.config.js): the rule `npm run lint` applies, run here on imports that climb —
+ * each must be refused with the layer's message — and on ones that descend, which must pass.
+ */
+import { ESLint } from 'eslint';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const eslint = new ESLint({ cwd: fileURLToPath(new URL('../../', import.meta.url)) });
+
+/** The layer-rule messages ESLint gives `code` as if it were the file at `path`. */
+async function refusals(path: string, code: string): Promise<string[]> {
+  const [result] = await eslint.lintText(code, { filePath: path });
+  return result!.messages.filter((m) => m.ruleId === 'no-restricted-imports').map((m) => m.message);
+}
+
+describe('imports point down the layers', () => {
+  it.each([
+    ['src/kafka/client.ts', "import { createBridge } from '../bridge/bridge.js';", 'the Kafka port imports nothing above it'],
+    ['src/store/db.ts', "import { createActivities } from '../../activities/index.js';", 'an adapter serves the layers above it'],
+    ['src/tracing/spans.ts', "import type { RecordInPartition } from '../bridge/record-pipeline.js';", 'an adapter serves the layers above it'],
+    ['src/dlq/sink.ts', "import { startWorkerRole } from '../worker/role.js';", "the order's effects know nothing of the roles"],
+    ['activities/index.ts', "import { startApp } from '../src/app.js';", "the order's effects know nothing of the roles"],
+    ['src/worker/role.ts', "import { startBridgeRole } from '../bridge/role.js';", 'the worker role does not import the bridge'],
+    ['src/bridge/role.ts', "import { main } from '../cli/main.js';", 'the bridge role does not import the worker'],
+    ['src/config.ts', "import { createKafka } from './kafka/client.js';", 'the base layer imports nothing above it'],
+  ])('%s may not import %s', async (path, code, why) => {
+    expect(await refusals(path, `${code}\nexport {};\n`)).toEqual([expect.stringContaining(why)]);
+  });
+
+  it.each([
+    ['src/bridge/role.ts', "import { createKafka } from '../kafka/client.js';"],
+    ['activities/index.ts', "import type { DeadLetterSink } from '../src/dlq/sink.js';"],
+    ['src/events/envelope.ts', "import { headerString } from '../kafka/records.js';"],
+    ['src/store/db.ts', "import type { OrderEvent } from '../../workflows/api.js';"],
+    ['src/config.ts', "import { PayloadKeys } from './codec/keys.js';"],
+  ])('%s may import %s', async (path, code) => {
+    expect(await refusals(path, `${code}\nexport {};\n`)).toEqual([]);
+  });
+});
