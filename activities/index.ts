@@ -23,15 +23,9 @@ import {
 } from '../src/store/fulfilments.js';
 import { claim } from '../src/store/processed-events.js';
 import { classifySqlError } from '../src/store/sql-errors.js';
-import type { DeadLetter, DeadLetterForm } from '../src/dlq/dead-letter.js';
+import type { DeadLetterForm } from '../src/dlq/dead-letter.js';
+import type { DeadLetterSink } from '../src/dlq/sink.js';
 import type { WarehouseClient } from '../src/warehouse/client.js';
-
-/** Where events refused after the edge are dead-lettered (the same DLQ topic the bridge writes). */
-export interface DeadLetterSink {
-  /** Consumer group named in the dead letters' headers, so every dead letter says whose it was. */
-  group: string;
-  publish(d: DeadLetter): Promise<DeadLetterForm>;
-}
 
 export interface ActivityDeps {
   db: Db;

@@ -11,7 +11,22 @@ import type { Logger } from '../src/log.js';
 import type { Metrics } from '../src/metrics.js';
 import type { Db } from '../src/store/db.js';
 import { isPruneRefusal, pruneLedgerBatch } from '../src/store/ledger-retention.js';
-import type { PruneLedgerInput, PruneLedgerResult } from '../workflows/ledger-retention.js';
+
+export interface PruneLedgerInput {
+  /** Rows older than this many days are deleted, every tenant's. */
+  retentionDays: number;
+  /** Rows per call of prune_processed_events. */
+  batchSize: number;
+}
+
+export interface PruneLedgerResult {
+  /** Rows deleted by this run. */
+  deleted: number;
+  /** ISO 8601: rows processed before this instant are gone (the last batch's cutoff, the database's clock). */
+  cutoff: string;
+  /** Calls of prune_processed_events, the last one finding less than a full batch. */
+  batches: number;
+}
 
 export interface LedgerRetentionDeps {
   db: Db;

@@ -21,9 +21,8 @@
 import { createHash } from 'node:crypto';
 import { CIPHER_NAME, open, seal } from '../codec/cipher.js';
 import type { PayloadKeys } from '../codec/keys.js';
-import { headerString } from '../events/envelope.js';
 import { DependencyUnavailableError } from '../errors.js';
-import { kafkaErrorType, type OutgoingRecord, type RecordHeaders, type RecordSender } from '../kafka/records.js';
+import { headerString, kafkaErrorType, type OutgoingRecord, type RecordHeaders, type RecordSender } from '../kafka/records.js';
 import { TRACEPARENT, TRACESTATE, currentTraceHeaders, isTraceparent } from '../tracing/propagation.js';
 
 /** Header names of the DLQ contract. */

@@ -12,6 +12,7 @@
  */
 import type { z } from 'zod';
 import { MalformedEventError } from '../errors.js';
+import { headerString } from '../kafka/records.js';
 import { ORDER_CANCELLED, ORDER_PLACED, type OrderEvent, type EventOrigin, type OrderEventType } from '../../workflows/api.js';
 import { TOKEN_EXPECTED, cap, describe, isPlainObject, isSafeToken, printable, quote, sanitize, sanitizeName } from './rules.js';
 import { SCHEMA_VERSIONS, SUPPORTED_SCHEMA_VERSIONS, type SchemaVersion } from './versions.js';
@@ -50,13 +51,6 @@ export interface RawRecord {
   value: Buffer | null;
   headers?: Record<string, Buffer | string | (Buffer | string)[] | undefined>;
   origin?: EventOrigin;
-}
-
-export function headerString(headers: RawRecord['headers'], name: string): string | undefined {
-  const raw = headers?.[name];
-  const first: unknown = Array.isArray(raw) ? raw[0] : raw;
-  if (typeof first === 'string') return first;
-  return first instanceof Uint8Array ? Buffer.from(first.buffer, first.byteOffset, first.byteLength).toString('utf8') : undefined;
 }
 
 export function parseRecord(record: RawRecord): ParsedRecord {

@@ -7,6 +7,14 @@
 /** Record headers: each value bytes or text, possibly repeated. */
 export type RecordHeaders = Record<string, Buffer | string | (Buffer | string)[] | undefined>;
 
+/** The first value of header `name` as text (a repeated header's first; bytes read as UTF-8); undefined when absent. */
+export function headerString(headers: RecordHeaders | undefined, name: string): string | undefined {
+  const raw = headers?.[name];
+  const first: unknown = Array.isArray(raw) ? raw[0] : raw;
+  if (typeof first === 'string') return first;
+  return first instanceof Uint8Array ? Buffer.from(first.buffer, first.byteOffset, first.byteLength).toString('utf8') : undefined;
+}
+
 /** A record as fetched from a partition. */
 export interface ConsumedRecord {
   key: Buffer | null;

@@ -4,8 +4,7 @@
  * extracting finds nothing and injecting writes nothing).
  */
 import { ROOT_CONTEXT, context, propagation, trace, type Context, type TextMapGetter } from '@opentelemetry/api';
-import { headerString } from '../events/envelope.js';
-import type { RecordHeaders } from '../kafka/records.js';
+import { headerString, type RecordHeaders } from '../kafka/records.js';
 
 /** The W3C header names of a trace context. */
 export const TRACEPARENT = 'traceparent';

@@ -8,9 +8,9 @@
  */
 import type { PayloadKeys } from '../../codec/keys.js';
 import { decryptDeadLetterValue, DLQ_HEADERS } from '../../dlq/dead-letter.js';
-import { headerString } from '../../events/envelope.js';
 import { withAdmin } from '../../kafka/admin.js';
 import type { Kafka } from '../../kafka/client.js';
+import { headerString } from '../../kafka/records.js';
 import type { OffsetRange } from '../../kafka/topic-reader.js';
 import { NotFoundError } from '../errors.js';
 import { readTopic, topicPartitions } from '../kafka.js';

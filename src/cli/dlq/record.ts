@@ -3,8 +3,7 @@
  * `dlq-*` headers the bridge added (src/dlq/dead-letter.ts DLQ_HEADERS), summarised for listing.
  */
 import { DLQ_HEADERS } from '../../dlq/dead-letter.js';
-import { headerString } from '../../events/envelope.js';
-import type { RecordHeaders } from '../../kafka/records.js';
+import { headerString, type RecordHeaders } from '../../kafka/records.js';
 import { formatPosition } from '../position.js';
 import { displayText } from '../redact.js';
 
