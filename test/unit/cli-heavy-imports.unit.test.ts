@@ -143,7 +143,7 @@ describe('fulfilment: bad input exits 2 without loading kafkajs, Temporal or pg'
     ['src/cli/order/show.ts', ['kafkajs', '@temporalio/client', 'pg']],
     ['src/cli/workflow/replay.ts', ['@temporalio/client', '@temporalio/worker']],
     ['src/cli/workflow/export.ts', ['@temporalio/client']],
-    ['src/cli/provision.ts', ['kafkajs', '@temporalio/client', 'pg']],
+    ['src/cli/provision/provision.ts', ['kafkajs', '@temporalio/client', 'pg']],
   ])('control: importing %s loads %j', async (module, expected) => {
     const url = pathToFileURL(join(root, module)).href;
     const r = await child(['--import', 'tsx', '--input-type=module', '-e', `await import(${JSON.stringify(url)});`]);
