@@ -1,8 +1,7 @@
 /**
- * Composes the running service from the configuration: the roles it runs — the worker (src/worker/role.ts) and the
- * bridge (src/bridge/role.ts), each loaded only when run — their readiness, and one shutdown that stops them in
- * order. `npm start`, the demo and the integration tests all start the service through here, so what is tested is
- * what runs.
+ * Composes the running service: the roles it runs — the worker (src/worker/role.ts), the bridge (src/bridge/role.ts),
+ * each loaded only when run — their readiness, and one shutdown that stops them in order. The service, the demo and
+ * the integration tests all start through here, so what is tested is what runs.
  */
 import type { Client } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
@@ -12,10 +11,9 @@ import type { Config } from './config.js';
 import { Health } from './health.js';
 import type { Logger } from './log.js';
 import { createMetrics, serveMetrics, type Metrics } from './metrics.js';
-import { CHECK_TIMEOUT_MS, probeWithin, type RoleContext, type Stop } from './role.js';
-import { waitForDependency } from './startup.js';
+import { connectSharedClient, type RoleContext, type Stop } from './role.js';
 import type { Db } from './store/db.js';
-import { connectClient, permanentTemporalError } from './temporal.js';
+import { permanentTemporalError } from './temporal.js';
 import { startTracing, type Tracing } from './tracing/index.js';
 
 export interface AppOptions extends Omit<BridgeRoleOptions, 'workerConnection'> {
@@ -59,12 +57,9 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
   const server = !opts.observability && (opts.serveMetrics ?? true) && config.METRICS_PORT > 0 ? await serveMetrics(metrics.registry, config.METRICS_PORT, config.METRICS_HOST, health) : undefined;
   // Off unless configured: then undefined, and nothing makes a span or registers anything.
   const tracing = await startTracing(config, logger);
-  const temporal = `Temporal at ${config.TEMPORAL_ADDRESS}`;
   // An untrusted certificate, a refused client certificate or API key stops start-up at once (src/temporal.ts).
   const permanent = { permanent: (err: unknown) => permanentTemporalError(config, err) };
-  const client = await waitForDependency(temporal, health.attempting(temporal, () => connectClient(config)), logger, signal, permanent);
-  // A cheap RPC on the shared client, bounded by a deadline (the client's own retries stop there).
-  health.set('temporal', () => probeWithin(temporal, client.connection.withDeadline(Date.now() + CHECK_TIMEOUT_MS, () => client.connection.workflowService.getSystemInfo({}))));
+  const client = await connectSharedClient(config, logger, health, signal, permanent);
   const ctx: RoleContext = { config, logger, metrics, health, client, tracing, signal, permanent };
 
   const worker = runWorker ? await (await import('./worker/role.js')).startWorkerRole(ctx, { alone: !runBridge }) : undefined;
@@ -78,7 +73,7 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
 
   let stopped: Promise<void> | undefined;
   let next = stops.length;
-  const app: App = {
+  return {
     config,
     metrics,
     client,
@@ -100,5 +95,4 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
       return stopped;
     },
   };
-  return app;
 }

@@ -10,8 +10,9 @@ import { withTimeout, type CheckResult, type Health } from './health.js';
 import { permanentKafkaFailure } from './kafka/client.js';
 import type { Logger } from './log.js';
 import type { Metrics } from './metrics.js';
-import { PermanentStartupError } from './startup.js';
+import { PermanentStartupError, waitForDependency } from './startup.js';
 import type { Db } from './store/db.js';
+import { connectClient } from './temporal.js';
 import type { Tracing } from './tracing/index.js';
 
 export interface RoleContext {
@@ -58,6 +59,17 @@ export async function probeWithin(what: string, work: Promise<unknown>): Promise
     const message = (err as Error).message ?? String(err);
     return { ok: false, reason: message.startsWith(what) ? message : `${what}: ${message}` };
   }
+}
+
+/**
+ * The process's shared Temporal client, connected once Temporal answers (start-up waits for it), with the `temporal`
+ * readiness check: a cheap RPC on it, bounded by a deadline (the client's own retries stop there).
+ */
+export async function connectSharedClient(config: Config, logger: Logger, health: Health, signal: AbortSignal | undefined, permanent: RoleContext['permanent']): Promise<Client> {
+  const temporal = `Temporal at ${config.TEMPORAL_ADDRESS}`;
+  const client = await waitForDependency(temporal, health.attempting(temporal, () => connectClient(config)), logger, signal, permanent);
+  health.set('temporal', () => probeWithin(temporal, client.connection.withDeadline(Date.now() + CHECK_TIMEOUT_MS, () => client.connection.workflowService.getSystemInfo({}))));
+  return client;
 }
 
 /** A PermanentStartupError for a Kafka failure no wait can cure (permanentKafkaFailure), else undefined. */
