@@ -122,7 +122,7 @@ export async function serveUntilSignalled(opts: { config: Config; logger: Logger
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  const logger = createLogger(config.LOG_LEVEL);
+  const logger = createLogger(config.LOG_LEVEL, undefined, config.LOG_FORMAT);
   // The SDK's runtime routes the worker's own logs; a bridge-only process has no worker and never loads it.
   if (config.FULFILMENT_ROLES.includes('worker')) await installTemporalRuntime(logger);
   await serveUntilSignalled({ config, logger });

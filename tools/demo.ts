@@ -1,7 +1,8 @@
 /**
- * `npm run demo`: brings the stack up if needed, runs the worker and the bridge, publishes a short story of
- * everything a consumer meets, waits until it has settled, and prints what happened to each order — from
- * PostgreSQL, the warehouse, the dead-letter topic, the workflows and the counters — with Web UI links.
+ * `npm run demo`: brings the stack up if needed, runs the worker and the bridge on topics, a consumer group and a task
+ * queue of the demo's own, publishes a short story of everything a consumer meets, waits until it has settled, and
+ * prints what happened to each order — from PostgreSQL, the warehouse, the dead-letter topic, the workflows and the
+ * counters — with Web UI links.
  */
 import { randomUUID } from 'node:crypto';
 import { Partitioners } from 'kafkajs';
@@ -44,7 +45,16 @@ const placed = (t: string, o: string, v = 1) => event('orders.OrderPlaced', t, o
 const cancelled = (t: string, o: string, v: number) => event('orders.OrderCancelled', t, o, v, { reason: 'changed my mind' });
 
 async function main(): Promise<void> {
-  const config = loadConfig();
+  // Topics, group and task queue of its own: a service running beside the demo neither takes its records nor gives
+  // it others, so its table and counters are whole. Removed at the end.
+  const config = loadConfig({
+    ...process.env,
+    ORDERS_TOPIC: `orders.demo.${run}`,
+    DLQ_TOPIC: `orders.demo.${run}.dlq`,
+    CONSUMER_GROUP: `fulfilment-demo-${run}`,
+    TEMPORAL_TASK_QUEUE: `demo-${run}`,
+    LEDGER_PRUNE_INTERVAL: '0',
+  });
   const logger = createLogger(process.env.LOG_LEVEL ?? 'warn');
   await installTemporalRuntime(logger);
   const before = await stackStatus();
@@ -59,6 +69,11 @@ async function main(): Promise<void> {
     await tell(config, app);
   } finally {
     await app.stop();
+    const admin = createKafka(config, createLogger('silent'), { clientId: `demo-${run}` }).admin();
+    await admin.connect();
+    await admin.deleteTopics({ topics: [config.ORDERS_TOPIC, config.DLQ_TOPIC] }).catch(() => undefined);
+    await admin.deleteGroups([config.CONSUMER_GROUP]).catch(() => undefined);
+    await admin.disconnect();
     if (startedHere.length > 0) await stackDown({ services: startedHere });
   }
 }

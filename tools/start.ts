@@ -44,7 +44,7 @@ function banner(config: Config): string {
 async function main(): Promise<number> {
   announceRuntime('start');
   const config = loadConfig();
-  const logger = createLogger(config.LOG_LEVEL);
+  const logger = createLogger(config.LOG_LEVEL, undefined, config.LOG_FORMAT);
   const build = spawnSync(process.execPath, ['--import', 'tsx', join(repoRoot, 'tools', 'build.ts')], { stdio: 'inherit' });
   if (build.status !== 0) return build.status ?? 1;
 

@@ -15,6 +15,7 @@ export type { Kafka } from 'kafkajs';
 import type { KafkaSettings } from '../config.js';
 import type { Logger } from '../log.js';
 import { KAFKA_RETRY } from '../retry-policies.js';
+import { kafkajsLogLevel } from './log-levels.js';
 import { KafkaSettingsError } from './failures.js';
 
 export type { KafkaSettings } from '../config.js';
@@ -108,7 +109,8 @@ export function createKafka(settings: KafkaSettings, logger: Logger, opts: Kafka
     retry: { initialRetryTime: KAFKA_RETRY.initialRetryTime, retries: opts.retries ?? KAFKA_RETRY.requests, maxRetryTime: KAFKA_RETRY.maxRetryTime },
     logCreator: () => (entry: LogEntry) => {
       const { message, ...rest } = entry.log;
-      const level = entry.level === logLevel.ERROR ? 'error' : entry.level === logLevel.WARN ? 'warn' : 'debug';
+      // A rebalance and its kin are what a consumer group does, not errors (log-levels.ts).
+      const level = kafkajsLogLevel(entry);
       // kafkajs reports a failed connection attempt only through its log; one entry per attempt.
       if (entry.namespace === 'Connection' && entry.level === logLevel.ERROR && /^Connection (error|timeout)/.test(message)) opts.onConnectionError?.();
       log[level]({ namespace: entry.namespace, ...rest }, message);
