@@ -164,7 +164,16 @@ function addressProblem(address: unknown): AddressProblem | undefined {
   return bytes > ADDRESS_LIMITS.bytes ? { path: [], expected: ADDRESS_EXPECTED, got: `${bytes} bytes` } : undefined;
 }
 
+/**
+ * Keys a JavaScript consumer that merges objects (Object.assign into a plain object, lodash.merge, a recursive copy)
+ * may turn into a prototype change: refused anywhere in a free-form object, so none is ever stored or sent on.
+ */
+export const PROTOTYPE_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
+
 function addressKeyProblem(key: string | number, path: (string | number)[]): AddressProblem | undefined {
+  if (typeof key === 'string' && PROTOTYPE_KEYS.has(key)) {
+    return { path, expected: `a key other than ${[...PROTOTYPE_KEYS].join(', ')} (a consumer that merges objects could change a prototype with it)`, got: `the key ${quote(key, 40)}` };
+  }
   if (typeof key === 'number' || (key.length >= 1 && key.length <= ADDRESS_LIMITS.keyLength && isSafeText(key))) return undefined;
   return { path, expected: `a key of 1–${ADDRESS_LIMITS.keyLength} characters ${TEXT_RULE}`, got: `the key ${quote(key, 40)}` };
 }

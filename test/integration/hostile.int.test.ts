@@ -82,6 +82,9 @@ describe('hostile records', () => {
     ['lone surrogate in a sku', (t) => events.placed(t, 'sur-sku', { data: { customerId: 'c', lines: [{ sku: 's\ud800', quantity: 1 }] } }), 'data.lines[0].sku'],
     ['NUL in shippingAddress', (t) => events.placed(t, 'nul-addr', { data: { customerId: 'c', lines: [{ sku: 's', quantity: 1 }], shippingAddress: { name: 'a\u0000' } } }), 'data.shippingAddress'],
     ['lone surrogate in shippingAddress', (t) => events.placed(t, 'sur-addr', { data: { customerId: 'c', lines: [{ sku: 's', quantity: 1 }], shippingAddress: { name: '\udc00' } } }), 'data.shippingAddress'],
+    // A key a merging consumer could turn into a prototype change, anywhere in the free-form address.
+    ['a __proto__ key in shippingAddress', (t) => JSON.stringify(events.placed(t, 'proto', { data: { customerId: 'c', lines: [{ sku: 's', quantity: 1 }], shippingAddress: { PROTO: { isAdmin: true } } } })).replace('"PROTO"', '"__proto__"'), 'data.shippingAddress.__proto__'],
+    ['a constructor key nested in shippingAddress', (t) => events.placed(t, 'ctor', { data: { customerId: 'c', lines: [{ sku: 's', quantity: 1 }], shippingAddress: { street: { constructor: { prototype: { x: 1 } } } } } }), 'data.shippingAddress.street.constructor'],
     ['an offset of +25:00 in occurredAt', (t) => events.placed(t, 'tz', { occurredAt: '2026-11-30T12:00:00+25:00' }), 'occurredAt'],
     ['a header-unsafe correlationId', (t) => events.placed(t, 'corr', { correlationId: 'a\r\nx-injected: 1' }), 'correlationId'],
     ['5,000 levels of nesting', (t) => JSON.stringify({ ...events.placed(t, 'deep'), data: 'DEEP' }).replace('"DEEP"', `${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}`), 'nests'],
