@@ -41,7 +41,7 @@ describe('a worker that stops for good', () => {
       const fatal = p.lines.find((l) => l.level === 60 && String(l.msg).includes('Temporal worker stopped unexpectedly'));
       expect(fatal, 'the fatal log line').toBeDefined();
       expect(p.lines.some((l) => l.level === 60 && l.msg === 'a role stopped for good; stopping the rest and exiting non-zero')).toBe(true);
-      expect(p.lines.at(-1)).toMatchObject({ msg: 'stopped', exitCode: 1 });
+      expect(p.lines.at(-1), `the last line; its stderr: ${p.stderr()}`).toMatchObject({ msg: 'stopped', exitCode: 1 });
     } finally {
       if (p.alive()) await p.stop();
       await s.close();
