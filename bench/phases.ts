@@ -321,6 +321,13 @@ export async function caughtUp(admin: Admin, topic: string, group: string): Prom
   return ends.every((e) => BigInt(e.high) === 0n || (done.get(e.partition) ?? -1n) >= BigInt(e.high));
 }
 
+/** The offset `group` committed on `topic`'s `partition` (-1 when none yet). */
+export async function committedOffset(admin: Admin, topic: string, group: string, partition: number): Promise<bigint> {
+  const [committed] = await admin.fetchOffsets({ groupId: group, topics: [topic] });
+  const p = committed?.partitions.find((x) => x.partition === partition);
+  return p ? BigInt(p.offset) : -1n;
+}
+
 /** A private topic with `partitions` partitions, as `fulfilment provision` creates it. */
 export async function privateTopic(ctx: Context, name: string, partitions: number): Promise<{ topic: string; group: string; env: Env }> {
   const topic = `bench.${name}.${ctx.suffix}`;
