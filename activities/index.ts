@@ -7,18 +7,21 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { halfJitterGenerator } from 'cockatiel';
 import { SHIPMENT_BACKOFF, type TransientRetry } from '../src/retry-policies.js';
-import { CONSUMER_NAME, FailureType, ORDER_PLACED, type OrderEvent, type OrderLine, type OutcomeReport, type StoredOrder } from '../workflows/api.js';
+import { CONSUMER_NAME, FailureType, ORDER_PLACED, type OrderEvent, type OrderLine, type OutcomeReport, type RecallResolution, type StoredOrder, type StoredOrderDetail } from '../workflows/api.js';
 import { DependencyUnavailableError, PermanentError } from '../src/errors.js';
 import type { Logger } from '../src/log.js';
 import type { Metrics } from '../src/metrics.js';
 import { inTenantTransaction, type Db, type Tx } from '../src/store/db.js';
 import {
+  loadOrderDetail,
   readFulfilment,
   recordCancellation,
   recordFailed,
   recordPlacement,
+  recordRecallFailed,
   recordShipped,
   reopenFailed,
+  resolveRecallFailed,
   toStored,
 } from '../src/store/fulfilments.js';
 import { claim } from '../src/store/processed-events.js';
@@ -282,10 +285,43 @@ export function createActivities(deps: ActivityDeps) {
      * failure_reason cleared, the reason, time and count recorded. Claimed per retry (`retry/<tenant>/<order>/<n>`),
      * so a repeated attempt of one retry applies once; another status is returned as it is (stale).
      */
-    async reopenFailedOrder(input: { tenantId: string; orderId: string; retry: number; reason: string }): Promise<StoredOrder> {
-      logger.info({ ...attemptFields(input), reason: input.reason }, 'retrying a failed order');
+    async reopenFailedOrder(input: { tenantId: string; orderId: string; retry: number; reason: string; by?: string }): Promise<StoredOrder> {
+      logger.info({ ...attemptFields(input), reason: input.reason, by: input.by }, 'retrying a failed order');
       return claimThen(input.tenantId, input.orderId, `retry/${input.tenantId}/${input.orderId}/${input.retry}`, (tx) =>
-        reopenFailed(tx, input.tenantId, input.orderId, input.reason),
+        reopenFailed(tx, input.tenantId, input.orderId, input.reason, input.by),
+      );
+    },
+
+    /** The order as the store holds it, for a repair run to start from; null when the store holds no such order. */
+    async loadOrder(input: { tenantId: string; orderId: string }): Promise<StoredOrderDetail | null> {
+      logger.info(attemptFields(input), 'loading the order from the store');
+      return permanentAsFailure(() =>
+        inTenantTransaction(db, input.tenantId, async (tx) => (await loadOrderDetail(tx, input.tenantId, input.orderId)) ?? null).catch((err: unknown) => {
+          throw classifySqlError(err, `load ${input.tenantId}/${input.orderId}`);
+        }),
+      );
+    },
+
+    /**
+     * Holds a cancelled order as recall-failed: the warehouse refused for good to recall its shipment. Claimed per
+     * refusal (`recall-failed/<tenant>/<order>/<n>`), so a refusal after a resolution's retried recall is held again.
+     */
+    async markRecallFailed(input: { tenantId: string; orderId: string; reason: string; attempt: number }): Promise<StoredOrder> {
+      const key = `recall-failed/${input.tenantId}/${input.orderId}/${input.attempt}`;
+      logger.warn({ ...attemptFields(input), reason: input.reason }, 'the warehouse refused the recall; holding the order as recall-failed');
+      const stored = await claimThen(input.tenantId, input.orderId, key, (tx) => recordRecallFailed(tx, input.tenantId, input.orderId, input.reason));
+      if (stored.outcome === 'applied' && stored.status === 'recall-failed') metrics?.ordersRecallFailed.inc();
+      return stored;
+    },
+
+    /**
+     * An operator's resolution of a recall-failed order (the resolveRecall update): recall-failed → cancelled, with
+     * the action, reason and who asked. Claimed per refusal it resolves (`resolve/<tenant>/<order>/<n>`).
+     */
+    async resolveRecallFailed(input: { tenantId: string; orderId: string; failures: number; action: RecallResolution; reason: string; by?: string }): Promise<StoredOrder> {
+      logger.info({ ...attemptFields(input), action: input.action, reason: input.reason, by: input.by }, 'resolving a recall-failed order');
+      return claimThen(input.tenantId, input.orderId, `resolve/${input.tenantId}/${input.orderId}/${input.failures}`, (tx) =>
+        resolveRecallFailed(tx, input.tenantId, input.orderId, { action: input.action, reason: input.reason, ...(input.by !== undefined ? { by: input.by } : {}) }),
       );
     },
 

@@ -48,6 +48,21 @@ export interface Metrics {
   malformedRecords: Counter<'error_class'>;
   /** Orders the worker held as failed (shipping gave up), counted once per hold; a retried order can be held again. */
   ordersHeldFailed: Counter<string>;
+  /** Cancelled orders whose shipment the warehouse refused for good to recall (held as recall-failed), once per refusal. */
+  ordersRecallFailed: Counter<string>;
+  /**
+   * Orders of every tenant held for a person now, by status (failed, recall-failed), and how long the oldest has
+   * waited: read from the store by each worker every WORKER_ATTENTION_POLL_SECONDS (counts only, no tenant's rows).
+   */
+  ordersNeedingAttention: Gauge<'status'>;
+  ordersNeedingAttentionOldest: Gauge<'status'>;
+  /**
+   * Seconds each partition this bridge owns has been parked (paused behind a dependency's backoff) without a break; 0
+   * while it flows. Compared with parkedBudget by the alert rule FulfilmentPartitionParked.
+   */
+  partitionParkedSeconds: Gauge<'group' | 'topic' | 'partition'>;
+  /** The bridge's BRIDGE_PARKED_BUDGET_SECONDS: how long a partition may stay parked before it is an alert. */
+  parkedBudget: Gauge<string>;
   /**
    * Fields an order event carried that its schema version does not define (dropped by the tolerant reader), by
    * name (`extra`, `data.extra`): the first MAX_UNKNOWN_FIELD_LABELS distinct names of the process get a label of
@@ -146,6 +161,34 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}): Metrics 
     ordersHeldFailed: new Counter({
       name: 'fulfilment_orders_held_failed_total',
       help: 'Orders held as failed after shipping gave up (each hold once; `fulfilment order retry` re-drives one).',
+      registers,
+    }),
+    ordersRecallFailed: new Counter({
+      name: 'fulfilment_orders_recall_failed_total',
+      help: 'Cancelled orders whose shipment the warehouse refused for good to recall, held as recall-failed (each refusal once; `fulfilment order resolve` resolves one).',
+      registers,
+    }),
+    ordersNeedingAttention: new Gauge({
+      name: 'fulfilment_orders_needing_attention',
+      help: 'Orders of every tenant held for a person now, by status (failed: `fulfilment order retry`; recall-failed: `fulfilment order resolve`), as the store counted them at the last poll.',
+      labelNames: ['status'],
+      registers,
+    }),
+    ordersNeedingAttentionOldest: new Gauge({
+      name: 'fulfilment_orders_needing_attention_oldest_seconds',
+      help: 'Seconds the oldest order held for a person has waited, by status (0 when none), at the last poll.',
+      labelNames: ['status'],
+      registers,
+    }),
+    partitionParkedSeconds: new Gauge({
+      name: 'fulfilment_bridge_partition_parked_seconds',
+      help: "Seconds each partition this bridge owns has been parked behind a dependency's backoff without a break; 0 while it flows.",
+      labelNames: ['group', 'topic', 'partition'],
+      registers,
+    }),
+    parkedBudget: new Gauge({
+      name: 'fulfilment_bridge_parked_budget_seconds',
+      help: 'BRIDGE_PARKED_BUDGET_SECONDS: how long a partition may stay parked before FulfilmentPartitionParked fires.',
       registers,
     }),
     unknownFields: boundedLabelCounter(

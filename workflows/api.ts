@@ -1,10 +1,10 @@
 /**
  * The order workflow's public surface, defined once and imported by the workflow, the bridge, the CLI and the
- * tests: identity, the signal that carries every order event, the status query, the retryShipment update and the
- * search attributes.
+ * tests: identity, the signal that carries every order event, the status query, the operator's updates
+ * (operator-requests.ts: retryShipment, resolveRecall) and the search attributes.
  * Deterministic code only (this file is bundled into the workflow sandbox).
  */
-import { defineQuery, defineSignal, defineUpdate, type Sinks } from '@temporalio/workflow';
+import { defineQuery, defineSignal, type Sinks } from '@temporalio/workflow';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import type { EventOutcome } from '../src/metrics.js';
 
@@ -59,7 +59,9 @@ export type OrderEvent =
 
 /**
  * Order status as stored in `fulfilments.status` and shown in the OrderStatus search attribute.
- * `awaiting-placement` is the tombstone of a cancellation that arrived before its placement.
+ * `awaiting-placement` is the tombstone of a cancellation that arrived before its placement. `failed` (the warehouse
+ * gave up) and `recall-failed` (cancelled, but the warehouse refused for good to recall its shipment) need a person:
+ * `fulfilment order retry` and `fulfilment order resolve`.
  */
 export type OrderStatus =
   | 'new'
@@ -67,9 +69,10 @@ export type OrderStatus =
   | 'pending'
   | 'shipped'
   | 'cancelled'
-  | 'failed';
+  | 'failed'
+  | 'recall-failed';
 
-export { ID_PATTERN, RETRY_REASON_MAX_LENGTH, retryReasonProblem } from './identity.js';
+export { ID_PATTERN, OPERATOR_MAX_LENGTH, RETRY_REASON_MAX_LENGTH, operatorProblem, retryReasonProblem } from './identity.js';
 
 /** The ONE definition of an order's workflow id: readable in the Web UI, unique per (tenant, order). */
 export function orderWorkflowId(tenantId: string, orderId: string): string {
@@ -121,6 +124,8 @@ export interface OrderView {
   failureReason?: string;
   /** Operator retries of a failed shipment applied so far (retryShipment); absent before the first. */
   retries?: number;
+  /** Recalls the warehouse refused for good (recall-failed); absent before the first. */
+  recallFailures?: number;
   cancelRefused: boolean;
   appliedEvents: number;
   duplicatesSuppressed: number;
@@ -129,44 +134,34 @@ export interface OrderView {
 }
 
 
-/** What an operator asks of `retryShipment`. */
-export interface RetryShipmentRequest {
-  /** Why the order is tried again: recorded in the store (`last_retry_reason`) and the order's notes. */
-  reason: string;
-}
-
-/** What an accepted retry did: the order is back to `pending` in the workflow and in the store. */
-export interface RetryShipmentResult {
-  tenantId: string;
-  orderId: string;
-  /** Which retry of this order it was, from 1 (the store's `retry_count` after it). */
-  retry: number;
-  /** Status after the retry: always `pending` (the shipment is tried again under the same key). */
-  status: OrderStatus;
-  /** The failure reason the retry cleared. */
-  clearedFailure?: string;
-  reason: string;
-  /** Workflow time of the retry, ISO 8601. */
-  retriedAt: string;
-  /** The warehouse idempotency key the shipment is tried again under (unchanged: at most one shipment). */
-  shipmentKey: string;
-}
-
-/**
- * Re-drives an order held as `failed` on its running workflow. The validator refuses (nothing is recorded) unless
- * the order is `failed`, naming the status it is in; an accepted retry moves it back to `pending` in the store
- * (claim `retry/<tenant>/<order>/<n>`) and in the workflow, notes the reason, and ships again. Give each request
- * an update id: Temporal applies one id once per run.
- */
-export const retryShipmentUpdate = defineUpdate<RetryShipmentResult, [RetryShipmentRequest]>('retryShipment');
+export * from './operator-requests.js';
 
 /** What the store answered about an order after an effect: the truth the workflow adopts. */
 export interface StoredOrder {
   outcome: 'applied' | 'duplicate' | 'stale';
-  status: 'pending' | 'shipped' | 'cancelled' | 'failed';
+  status: StoredStatus;
   orderVersion: number;
   /** False for the tombstone row a cancellation leaves before its placement arrived. */
   placed: boolean;
+  cancelRefused: boolean;
+}
+
+/** The statuses a `fulfilments` row holds. */
+export type StoredStatus = 'pending' | 'shipped' | 'cancelled' | 'failed' | 'recall-failed';
+
+/**
+ * An order as the store holds it, for a run that starts from the store rather than from an event (a repair: see
+ * OrderWorkflowInput.repair). No customer data but what the warehouse needs to ship again.
+ */
+export interface StoredOrderDetail {
+  status: StoredStatus;
+  orderVersion: number;
+  placement?: OrderPlacedData;
+  shipmentId?: string;
+  failureReason?: string;
+  retries: number;
+  /** Times the warehouse refused the recall of this order's shipment for good (resolutions count them too). */
+  recallFailures: number;
   cancelRefused: boolean;
 }
 
@@ -190,6 +185,11 @@ export interface OrderWorkflowInput {
   events?: OrderEvent[];
   /** Carried across continue-as-new; absent on the first run. */
   carried?: { state: unknown; inbox: OrderEvent[] };
+  /**
+   * A repair run (`fulfilment order retry` or `resolve` after the order's run closed): it loads the order from the
+   * store before anything else, and the operator's request (update-with-start) is applied to what the store holds.
+   */
+  repair?: boolean;
 }
 
 /** An event's outcome as the workflow reports it for logs and metrics (`outcomes` sink, `reportOutcome`). */
@@ -246,9 +246,12 @@ export const FailureType = {
   deadLetterUnavailable: 'DeadLetterUnavailable',
   /** The workflow refused an operator's retry (the retryShipment update). */
   retryRefused: 'RetryRefused',
+  /** The workflow refused an operator's resolution (the resolveRecall update). */
+  resolveRefused: 'ResolveRefused',
   /**
-   * An order's run (orderFulfilmentV2) ends with the order held as failed: the run fails with this type, its details
-   * the order's view, so the id can be used again (ALLOW_DUPLICATE_FAILED_ONLY) by a late event or a repair.
+   * An order's run (orderFulfilmentV2) ends with the order needing a person (failed, recall-failed) or, for a repair
+   * run, not found in the store: the run fails with this type, its details the order's view, so the id can be used
+   * again (ALLOW_DUPLICATE_FAILED_ONLY) by a late event or a repair.
    */
   orderFailed: 'OrderFailed',
 } as const;

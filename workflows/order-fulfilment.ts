@@ -37,6 +37,7 @@ import {
   condition,
   continueAsNew,
   isCancellation,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   proxySinks,
@@ -55,7 +56,7 @@ import {
   TenantIdAttribute,
   orderEventSignal,
   orderStatusQuery,
-  retryReasonProblem,
+  resolveRecallUpdate,
   retryShipmentUpdate,
   shipmentKey,
   signalledEvents,
@@ -64,27 +65,31 @@ import {
   type OrderSinks,
   type OrderView,
   type OrderWorkflowInput,
-  type RetryShipmentRequest,
+  type ResolveRecallResult,
   type RetryShipmentResult,
 } from './api.js';
+import { applyResolve, applyRetry, validateResolve, validateRetry, type OperatorRunPort, type PendingRequest } from './operator-actions.js';
 import {
   applyStored,
   cancelsShipment,
   decide,
   expireTombstone,
+  fromStored,
   initialOrderState,
   isSettled,
   markFailed,
+  markRecallFailed,
   markShipped,
+  needsPerson,
   noteDecision,
-  reopenForRetry,
+  recallFailuresOf,
   retriesOf,
   toView,
   withNote,
   type OrderState,
   type StoredOrder,
 } from './order-state.js';
-import { failureReason, failureType, isNonRetryable, notFailed, quickThenDurable, unrecordedShipmentId } from './failures.js';
+import { failureReason, failureType, isNonRetryable, quickThenDurable, unrecordedShipmentId } from './failures.js';
 import { store, storeEffect } from './store-effects.js';
 
 const nonRetryable = { nonRetryableErrorTypes: [...NON_RETRYABLE_FAILURES] };
@@ -118,12 +123,16 @@ const GRACE_WINDOW = 'cancellation grace window';
 const LINGER = 'linger for late events';
 const HOLD = 'hold before retrying';
 
+/** A recall the warehouse refused for good holds the order as recall-failed (before: the run failed). */
+const HOLD_RECALL_FAILED = 'hold-recall-failed';
+
 /**
  * The workflow: one order from its first event until it settles (and, with a linger, lingers out). Each pass handles
  * what has arrived, then takes the step the order's status calls for; long runs continue as new with their state.
  */
 export async function orderFulfilmentV2(input: OrderWorkflowInput): Promise<OrderView> {
   const run = new OrderRun(input);
+  await run.loadIfRepair();
   for (;;) {
     await run.drainInbox();
     if (run.readyToContinueAsNew()) {
@@ -133,30 +142,36 @@ export async function orderFulfilmentV2(input: OrderWorkflowInput): Promise<Orde
     if ((await run.step()) === 'done') break;
   }
   const view = toView(run.state);
-  // A failed order is not final (an operator may repair it, a late cancellation may settle it): its run ends failed,
-  // which lets a later start reuse the order's id (ALLOW_DUPLICATE_FAILED_ONLY) while shipped and cancelled ones stay closed.
-  if (view.status === 'failed') throw ApplicationFailure.create({ type: FailureType.orderFailed, message: `order ${view.tenantId}/${view.orderId} held as failed: ${view.failureReason ?? 'no reason recorded'}`, nonRetryable: true, details: [view] });
+  // An order that needs a person is not final (an operator may repair it, a late cancellation may settle it): its run
+  // ends failed, which lets a later start reuse the order's id (ALLOW_DUPLICATE_FAILED_ONLY) while shipped and cancelled
+  // ones stay closed. So does a repair run that found no order in the store: the id must stay free for its placement.
+  if (needsPerson(run.state) || view.status === 'new') {
+    throw ApplicationFailure.create({ type: FailureType.orderFailed, message: endedUnsettled(view), nonRetryable: true, details: [view] });
+  }
   return view;
 }
 
-/** A retryShipment request the validator accepted, waiting for the main loop; its handler waits for the answer. */
-interface PendingRetry {
-  request: RetryShipmentRequest;
-  result?: RetryShipmentResult;
-  refusal?: string;
+function endedUnsettled(view: OrderView): string {
+  const order = `order ${view.tenantId}/${view.orderId}`;
+  if (view.status === 'new') return `${order}: nothing to repair, the store holds no such order`;
+  const held = view.status === 'failed' ? 'held as failed' : 'held as recall-failed (its shipment was not recalled)';
+  return `${order} ${held}: ${view.failureReason ?? 'no reason recorded'}`;
 }
 
 /** One run of an order's workflow: its state, its inbox of events, and one method per step. */
-class OrderRun {
+class OrderRun implements OperatorRunPort {
   state: OrderState;
   readonly inbox: OrderEvent[];
-  /** Accepted retryShipment requests, oldest first; the head stays until applied. Never carried (handlers wait). */
-  readonly retries: PendingRetry[] = [];
+  /** Accepted operator requests, oldest first; the head stays until applied. Never carried (handlers wait). */
+  readonly requests: PendingRequest[] = [];
   private readonly settings: OrderWorkflowInput['settings'];
+  /** A repair run (input.repair): it starts from the store's row; `loading` until that is read. */
+  private readonly repair: boolean;
+  private loading: boolean;
   /** Only a run the starter indexed (TenantId set) publishes its status, so servers without these attributes work. */
   private readonly indexed = workflowInfo().typedSearchAttributes.get(TenantIdAttribute) !== undefined;
-  /** The status the search attribute holds: the starter set `new`. */
-  private publishedStatus = 'new';
+  /** The status the search attribute holds: what the starter set (`new`; a repair, the stored status). */
+  private publishedStatus: string = workflowInfo().typedSearchAttributes.get(OrderStatusAttribute) ?? 'new';
   /**
    * What the placement's quick path (placeAndShip) did about the shipment, for the next ship(): the shipment it made
    * and recorded, to settle from; or 'tried' when it asked the warehouse and did not ship, so ship() goes straight to
@@ -170,6 +185,8 @@ class OrderRun {
 
   constructor(input: OrderWorkflowInput) {
     this.settings = input.settings;
+    this.repair = input.repair === true;
+    this.loading = this.repair && input.carried === undefined;
     this.state = (input.carried?.state as OrderState | undefined) ?? initialOrderState(input.tenantId, input.orderId);
     this.inbox = [...(input.carried?.inbox ?? []), ...(input.events ?? [])];
     // A settled order carried across continue-as-new keeps its linger deadline.
@@ -179,18 +196,32 @@ class OrderRun {
       this.inbox.push(...signalledEvents(arg));
     });
     setHandler(orderStatusQuery, () => toView(this.state));
-    // Handlers only enqueue: the main loop applies the retry between events, and the handler returns its answer.
-    setHandler(
-      retryShipmentUpdate,
-      async (request) => {
-        const pending: PendingRetry = { request };
-        this.retries.push(pending);
-        await condition(() => pending.result !== undefined || pending.refusal !== undefined);
-        if (pending.refusal !== undefined) throw ApplicationFailure.create({ type: FailureType.retryRefused, message: pending.refusal, nonRetryable: true });
-        return pending.result!;
-      },
-      { validator: (request) => this.validateRetry(request) },
-    );
+    // Handlers only enqueue: the main loop applies a request between events, and the handler returns its answer.
+    const ctx = () => ({ loading: this.loading, queued: this.requests.length });
+    setHandler(retryShipmentUpdate, (request) => this.queue<RetryShipmentResult>({ kind: 'retry', request }, FailureType.retryRefused), {
+      validator: (request) => validateRetry(this.state, request, ctx()),
+    });
+    setHandler(resolveRecallUpdate, (request) => this.queue<ResolveRecallResult>({ kind: 'resolve', request }, FailureType.resolveRefused), {
+      validator: (request) => validateResolve(this.state, request, ctx()),
+    });
+  }
+
+  /** Queues an accepted request for the main loop and waits for its answer (a refusal fails the update). */
+  private async queue<R>(pending: PendingRequest, refusedType: string): Promise<R> {
+    this.requests.push(pending);
+    await condition(() => pending.result !== undefined || pending.refusal !== undefined);
+    if (pending.refusal !== undefined) throw ApplicationFailure.create({ type: refusedType, message: pending.refusal, nonRetryable: true });
+    return pending.result as R;
+  }
+
+  /** A repair run reads the order from the store first; the operator's request then meets what the store holds. */
+  async loadIfRepair(): Promise<void> {
+    if (!this.loading) return;
+    const { tenantId, orderId } = this.state;
+    const detail = await this.durably('load the order', () => storeEffect('loadOrder', 'load the order from the store', { tenantId, orderId }));
+    if (detail) this.state = fromStored(this.state, detail);
+    else this.state = withNote(this.state, 'loaded from the store: no such order');
+    this.loading = false;
   }
 
   /**
@@ -201,17 +232,18 @@ class OrderRun {
     const { continueAsNewSuggested, historyLength } = workflowInfo();
     const limit = this.settings.continueAsNewAfterEvents;
     const long = continueAsNewSuggested || (limit !== undefined && historyLength >= limit);
-    return long && this.inbox.length === 0 && this.retries.length === 0;
+    return long && this.inbox.length === 0 && this.requests.length === 0;
   }
 
-  /** Handles every event that has arrived, one at a time, in arrival order; then any accepted retry. */
+  /** Handles every event that has arrived, one at a time, in arrival order; then any accepted operator's request. */
   async drainInbox(): Promise<void> {
-    while (this.inbox.length > 0 || this.retries.length > 0) {
+    while (this.inbox.length > 0 || this.requests.length > 0) {
       if (this.inbox.length > 0) {
         await this.handle(this.inbox.shift()!);
       } else {
-        await this.applyRetry(this.retries[0]!);
-        this.retries.shift();
+        const next = this.requests[0]!;
+        await (next.kind === 'retry' ? applyRetry(this, next) : applyResolve(this, next));
+        this.requests.shift();
       }
     }
   }
@@ -222,6 +254,8 @@ class OrderRun {
     // Out of a settled status (a retry reopened it): its next settling lingers anew.
     if (!isSettled(state)) this.lingerFor = undefined;
     if (state.status === 'new') {
+      // A repair run that found no order ends (failed: the id stays free) once nothing is left to handle.
+      if (this.repair) return 'done';
       await this.waitForEvent();
     } else if (state.status === 'awaiting-placement') {
       if (!(await this.waitForEvent(state.graceEndsAt, GRACE_WINDOW))) {
@@ -266,7 +300,7 @@ class OrderRun {
     try {
       const summary = `record event ${event.type.replace(/^orders\./, '')} v${event.orderVersion}`;
       // An order's first placement with nothing behind it: recorded and shipped in one local activity (placeAndShip).
-      const quick = event.type === ORDER_PLACED && this.state.status === 'new' && this.inbox.length === 0 && this.retries.length === 0;
+      const quick = event.type === ORDER_PLACED && this.state.status === 'new' && this.inbox.length === 0 && this.requests.length === 0;
       const placed = quick ? await this.placeAndShip(event) : undefined;
       // The recording activity reports the store's outcome itself, once its transaction committed.
       stored = placed?.stored ?? (await this.durably(`record ${event.eventId}`, () => storeEffect('recordOrderEvent', summary, event, { reportOutcome: true })));
@@ -409,52 +443,36 @@ class OrderRun {
     this.state = markFailed(this.state, reason);
   }
 
-  /** Compensation: recalls the shipment made under `key`; the warehouse burns the key, so nothing ships after. */
-  async compensate(key: string): Promise<void> {
-    const existed = await this.durably('recall shipment', () => warehouse.recallShipment.executeWithOptions({ ...warehousePolicy, summary: 'recall shipment' }, [{ key }]));
-    this.state = withNote(this.state, existed ? `compensated: shipment ${key} recalled` : `compensated: shipment ${key} blocked before it shipped`);
-  }
-
-  /** retryShipment's validator: a refusal here is returned to the caller and leaves no trace in the history. */
-  private validateRetry(request: RetryShipmentRequest): void {
-    const { tenantId, orderId, status } = this.state;
-    const problem = retryReasonProblem((request as Partial<RetryShipmentRequest> | undefined)?.reason);
-    if (problem) throw new Error(`retry of order ${tenantId}/${orderId} refused: ${problem}`);
-    if (status !== 'failed') throw new Error(notFailed(tenantId, orderId, status));
-    if (this.retries.length > 0) throw new Error(`order ${tenantId}/${orderId} already has a retry being applied`);
-  }
-
   /**
-   * Applies an accepted retry: the store moves the order failed → pending (it is the truth: a row it no longer
-   * holds as failed refuses the retry), then the workflow follows, and the next step ships again.
+   * Compensation: recalls the shipment made under `key`; the warehouse burns the key, so nothing ships after. A recall
+   * the warehouse refuses for good holds the order as recall-failed, for a person to resolve.
    */
-  private async applyRetry(pending: PendingRetry): Promise<void> {
-    const { tenantId, orderId, status } = this.state;
-    if (status !== 'failed') {
-      pending.refusal = notFailed(tenantId, orderId, status);
-      return;
-    }
-    const retry = retriesOf(this.state) + 1;
-    const { reason } = pending.request;
-    const retriedAt = new Date(Date.now()).toISOString();
-    let stored: StoredOrder;
+  async compensate(key: string): Promise<void> {
+    const refusal = await this.recall(key);
+    if (refusal !== undefined) await this.holdRecallFailed(refusal);
+  }
+
+  /** Recalls the shipment under `key`: undefined when done, else the warehouse's refusal (a non-retryable failure). */
+  async recall(key: string): Promise<string | undefined> {
+    let existed: boolean;
     try {
-      stored = await this.durably(`retry ${retry}`, () => storeEffect('reopenFailedOrder', `reopen for retry ${retry}`, { tenantId, orderId, retry, reason }));
+      existed = await this.durably('recall shipment', () => warehouse.recallShipment.executeWithOptions({ ...warehousePolicy, summary: 'recall shipment' }, [{ key }]));
     } catch (err) {
-      pending.refusal = `the store refused retry ${retry} of order ${tenantId}/${orderId}: ${failureReason(err)}`;
-      this.state = withNote(this.state, `retry ${retry} refused: ${failureReason(err)}`);
-      return;
+      // Runs from before hold-recall-failed failed here; they replay that way.
+      if (!isNonRetryable(err) || !patched(HOLD_RECALL_FAILED)) throw err;
+      return failureReason(err);
     }
-    if (stored.status !== 'pending') {
-      this.state = withNote({ ...this.state, status: stored.status }, `retry ${retry} refused: the store holds the order as ${stored.status}`);
-      this.publishStatus();
-      pending.refusal = `order ${tenantId}/${orderId} is ${stored.status} in the store, not failed: nothing to retry`;
-      return;
-    }
-    const clearedFailure = this.state.failureReason;
-    this.state = reopenForRetry(this.state, retry, reason);
+    this.state = withNote(this.state, existed ? `compensated: shipment ${key} recalled` : `compensated: shipment ${key} blocked before it shipped`);
+    return undefined;
+  }
+
+  /** Records the order recall-failed with the warehouse's refusal (claim per refusal); the store's answer wins. */
+  async holdRecallFailed(reason: string): Promise<void> {
+    const { tenantId, orderId } = this.state;
+    const attempt = recallFailuresOf(this.state) + 1;
+    const stored = await this.durably('record recall refused', () => storeEffect('markRecallFailed', 'record recall refused', { tenantId, orderId, reason, attempt }));
+    this.state = stored.status === 'recall-failed' ? markRecallFailed(this.state, reason, attempt) : withNote({ ...this.state, status: stored.status }, `recall refused (${reason}); the store holds the order as ${stored.status}`);
     this.publishStatus();
-    pending.result = { tenantId, orderId, retry, status: 'pending', clearedFailure, reason, retriedAt, shipmentKey: shipmentKey(tenantId, orderId) };
   }
 
   /**
@@ -492,7 +510,7 @@ class OrderRun {
    * arrived. The window's one timer keeps running across the events that arrive in it.
    */
   private async waitForEvent(deadline?: number, summary?: string): Promise<boolean> {
-    const arrived = () => this.inbox.length > 0 || this.retries.length > 0;
+    const arrived = () => this.inbox.length > 0 || this.requests.length > 0;
     if (deadline === undefined) {
       await condition(arrived);
       return true;

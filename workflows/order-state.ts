@@ -18,6 +18,7 @@ import {
   type OrderStatus,
   type OrderView,
   type StoredOrder,
+  type StoredOrderDetail,
 } from './api.js';
 
 export type { StoredOrder } from './api.js';
@@ -35,6 +36,8 @@ export interface OrderState {
   failureReason?: string;
   /** Operator retries applied (retryShipment); absent on states from before retries existed, read as 0. */
   retries?: number;
+  /** Recalls the warehouse refused for good; absent until the first, read as 0. */
+  recallFailures?: number;
   cancelRefused: boolean;
   /** Event ids already decided on, oldest first, at most `rememberEventIds` of them. */
   seenEventIds: string[];
@@ -88,7 +91,7 @@ export function decide(state: OrderState, event: OrderEvent): Decision {
     if (event.orderVersion <= state.orderVersion) {
       return { kind: 'stale', reason: `placement v${event.orderVersion} is not newer than v${state.orderVersion}` };
     }
-    return { kind: 'record-placement', asCancelled: state.status === 'cancelled' };
+    return { kind: 'record-placement', asCancelled: state.status === 'cancelled' || state.status === 'recall-failed' };
   }
 
   if (event.type === ORDER_CANCELLED) {
@@ -169,9 +172,48 @@ export function markFailed(state: OrderState, reason: string): OrderState {
  * An operator's retry of a failed order, after the store moved it back to pending: the order ships again (under
  * the same shipment key), and lingers anew once it settles.
  */
-export function reopenForRetry(state: OrderState, retry: number, reason: string): OrderState {
+export function reopenForRetry(state: OrderState, retry: number, reason: string, by?: string): OrderState {
   const { failureReason: cleared, lingerEndsAt: _lingerEndsAt, ...rest } = state;
-  return withNote({ ...rest, status: 'pending', retries: retry }, `retry ${retry}: failed → pending (${reason}); cleared: ${cleared ?? 'no reason recorded'}`);
+  return withNote({ ...rest, status: 'pending', retries: retry }, `retry ${retry}: failed → pending (${reason})${by ? ` by ${by}` : ''}; cleared: ${cleared ?? 'no reason recorded'}`);
+}
+
+/**
+ * The warehouse refused for good to recall the shipment of a cancelled order (the n-th time): the order stays
+ * cancelled in substance but needs a person (`fulfilment order resolve`).
+ */
+export function markRecallFailed(state: OrderState, reason: string, recallFailures: number): OrderState {
+  return withNote({ ...state, status: 'recall-failed', failureReason: reason, recallFailures }, `recall refused (${recallFailures}): ${reason}`);
+}
+
+/** An operator's resolution of a recall-failed order recorded it cancelled: the shipment is recalled. */
+export function resolveRecalled(state: OrderState, note: string): OrderState {
+  const { failureReason: _cleared, lingerEndsAt: _lingerEndsAt, ...rest } = state;
+  return withNote({ ...rest, status: 'cancelled' }, note);
+}
+
+/**
+ * A run that starts from the store (a repair): the order as the store holds it. Event ids the store recorded are
+ * not known here — the store's ledger still refuses them (claim first) and their versions are not newer.
+ */
+export function fromStored(state: OrderState, detail: StoredOrderDetail): OrderState {
+  // A tombstone (cancelled, never placed) is taken as cancelled: its grace window ended with the run that left it.
+  const next: OrderState = {
+    ...state,
+    status: detail.status,
+    orderVersion: Math.max(state.orderVersion, detail.orderVersion),
+    placement: detail.placement ?? state.placement,
+    shipmentId: detail.shipmentId,
+    failureReason: detail.failureReason,
+    cancelRefused: detail.cancelRefused,
+    ...(detail.retries > 0 ? { retries: detail.retries } : {}),
+    ...(detail.recallFailures > 0 ? { recallFailures: detail.recallFailures } : {}),
+  };
+  return withNote(next, `loaded from the store: ${detail.status} v${detail.orderVersion}${detail.failureReason ? ` (${detail.failureReason})` : ''}`);
+}
+
+/** Recall refusals of the order so far. */
+export function recallFailuresOf(state: OrderState): number {
+  return state.recallFailures ?? 0;
 }
 
 /** Retries of the order applied so far. */
@@ -183,9 +225,14 @@ export function withNote(state: OrderState, note: string): OrderState {
   return { ...state, notes: [...state.notes, note].slice(-MAX_NOTES) };
 }
 
-/** True once nothing more will happen to the order but late events. */
+/** True once nothing more will happen to the order but late events (and an operator's action). */
 export function isSettled(state: OrderState): boolean {
-  return state.status === 'shipped' || state.status === 'cancelled' || state.status === 'failed';
+  return state.status === 'shipped' || state.status === 'cancelled' || needsPerson(state);
+}
+
+/** True while the order is held for a person: failed (retry it) or recall-failed (resolve it). */
+export function needsPerson(state: OrderState): boolean {
+  return state.status === 'failed' || state.status === 'recall-failed';
 }
 
 /** A cancellation waiting in the inbox that would stop a shipment in flight. */
@@ -204,6 +251,7 @@ export function toView(state: OrderState): OrderView {
     shipmentId: state.shipmentId,
     failureReason: state.failureReason,
     ...(state.retries ? { retries: state.retries } : {}),
+    ...(state.recallFailures ? { recallFailures: state.recallFailures } : {}),
     cancelRefused: state.cancelRefused,
     appliedEvents: state.counters.applied,
     duplicatesSuppressed: state.counters.duplicates,

@@ -21,7 +21,14 @@ export const localStorePolicy = { ...LOCAL_STORE_EFFECT, retry: { ...LOCAL_STORE
 const localStore = proxyLocalActivities<OrderActivities>(localStorePolicy);
 
 /** The store effects the workflows run this way. */
-export type StoreEffect = 'recordOrderEvent' | 'markOrderShipped' | 'markOrderFailed' | 'reopenFailedOrder';
+export type StoreEffect =
+  | 'recordOrderEvent'
+  | 'markOrderShipped'
+  | 'markOrderFailed'
+  | 'reopenFailedOrder'
+  | 'loadOrder'
+  | 'markRecallFailed'
+  | 'resolveRecallFailed';
 type Result<K extends StoreEffect> = Awaited<ReturnType<OrderActivities[K]>>;
 type Proxy<K extends StoreEffect> = { executeWithOptions(options: object, args: unknown[]): Promise<Result<K>> };
 

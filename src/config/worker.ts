@@ -43,6 +43,8 @@ export const workerSchema = {
   WORKER_WORKFLOW_TASK_POLLERS: atLeastTwo.default(10),
   /** Concurrent activity-task polls, at most WORKER_MAX_CONCURRENT_ACTIVITIES. */
   WORKER_ACTIVITY_TASK_POLLERS: positiveInt.default(10),
+  /** How often (seconds) the worker counts the orders held for a person (failed, recall-failed) for the metrics. */
+  WORKER_ATTENTION_POLL_SECONDS: positiveInt.default(30),
 };
 
 /** The Temporal worker refuses more pollers than task slots; said here, naming both variables. */

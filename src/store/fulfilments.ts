@@ -3,16 +3,17 @@
  * to the tenant (see db.ts) and locks the row before deciding, so two writers for one order serialise here.
  * These are the store's own guards — the workflow decides first, this is the last line.
  */
-import type { OrderCancelledData, OrderPlacedData, StoredOrder } from '../../workflows/api.js';
+import type { OrderCancelledData, OrderLine, OrderPlacedData, RecallResolution, StoredOrder, StoredOrderDetail, StoredStatus } from '../../workflows/api.js';
 import type { Tx } from './db.js';
 
 export interface FulfilmentRow {
   tenant_id: string;
   order_id: string;
   order_version: number;
-  status: 'pending' | 'shipped' | 'cancelled' | 'failed';
+  status: StoredStatus;
   customer_id: string | null;
   lines: unknown;
+  shipping_address: unknown;
   placed_at: Date | null;
   cancelled_at: Date | null;
   cancelled_before_placement: boolean;
@@ -27,6 +28,15 @@ export interface FulfilmentRow {
   retry_count: number;
   last_retry_reason: string | null;
   last_retried_at: Date | null;
+  /** Who asked for the last retry (migration 006). */
+  last_retried_by: string | null;
+  /** When the order was last held as failed or recall-failed (migration 006). */
+  failed_at: Date | null;
+  /** Recalls the warehouse refused for good, and the last resolution of one (migration 006). */
+  recall_failures: number;
+  resolution: string | null;
+  resolved_by: string | null;
+  resolved_at: Date | null;
 }
 
 interface EventRef {
@@ -58,6 +68,30 @@ export function toStored(row: FulfilmentRow, outcome: StoredOrder['outcome']): S
     status: row.status,
     orderVersion: row.order_version,
     placed: row.placed_at !== null,
+    cancelRefused: row.cancel_refused_at !== null,
+  };
+}
+
+/** The order as a repair run starts from it (StoredOrderDetail), or undefined when the store holds no such order. */
+export async function loadOrderDetail(tx: Tx, tenantId: string, orderId: string): Promise<StoredOrderDetail | undefined> {
+  const row = await readFulfilment(tx, tenantId, orderId);
+  if (!row) return undefined;
+  const placement: OrderPlacedData | undefined =
+    row.placed_at === null
+      ? undefined
+      : {
+          customerId: row.customer_id ?? '',
+          lines: (row.lines ?? []) as OrderLine[],
+          ...(row.shipping_address ? { shippingAddress: row.shipping_address as Record<string, unknown> } : {}),
+        };
+  return {
+    status: row.status,
+    orderVersion: row.order_version,
+    ...(placement ? { placement } : {}),
+    ...(row.shipment_id ? { shipmentId: row.shipment_id } : {}),
+    ...(row.failure_reason ? { failureReason: row.failure_reason } : {}),
+    retries: row.retry_count,
+    recallFailures: row.recall_failures,
     cancelRefused: row.cancel_refused_at !== null,
   };
 }
@@ -110,6 +144,10 @@ export async function recordCancellation(tx: Tx, e: EventRef, _data: OrderCancel
       e.eventId,
     ]);
   }
+  // Cancelled already, its shipment not recalled: it stays held for a person (newer version noted).
+  if (row.status === 'recall-failed') {
+    return update(tx, row, 'applied', 'order_version = $3, last_event_id = $4', [e.orderVersion, e.eventId]);
+  }
   return update(tx, row, 'applied',
     "status = 'cancelled', cancelled_at = COALESCE(cancelled_at, now()), order_version = $3, last_event_id = $4",
     [e.orderVersion, e.eventId]);
@@ -128,20 +166,52 @@ export async function recordFailed(tx: Tx, tenantId: string, orderId: string, re
   const row = await lockFulfilment(tx, tenantId, orderId);
   if (!row) throw new Error(`no fulfilment ${tenantId}/${orderId} to mark failed`);
   if (row.status !== 'pending') return toStored(row, 'stale');
-  return update(tx, row, 'applied', "status = 'failed', failure_reason = $3", [reason]);
+  return update(tx, row, 'applied', "status = 'failed', failure_reason = $3, failed_at = now()", [reason]);
+}
+
+/**
+ * The warehouse refused for good to recall the shipment of a cancelled order: cancelled → recall-failed, with the
+ * refusal and the count of refusals. Any other status is left as it is and returned (stale).
+ */
+export async function recordRecallFailed(tx: Tx, tenantId: string, orderId: string, reason: string): Promise<StoredOrder> {
+  const row = await lockFulfilment(tx, tenantId, orderId);
+  if (!row) throw new Error(`no fulfilment ${tenantId}/${orderId} to mark recall-failed`);
+  if (row.status !== 'cancelled' && row.status !== 'recall-failed') return toStored(row, 'stale');
+  return update(tx, row, 'applied',
+    "status = 'recall-failed', failure_reason = $3, failed_at = now(), recall_failures = recall_failures + 1",
+    [reason]);
+}
+
+/**
+ * An operator's resolution of a recall-failed order (the shipment recalled after all, or by hand): recall-failed →
+ * cancelled, with what was done, by whom and when. Any other status is left as it is and returned (stale).
+ */
+export async function resolveRecallFailed(
+  tx: Tx,
+  tenantId: string,
+  orderId: string,
+  resolution: { action: RecallResolution; reason: string; by?: string },
+): Promise<StoredOrder> {
+  const row = await lockFulfilment(tx, tenantId, orderId);
+  if (!row) throw new Error(`no fulfilment ${tenantId}/${orderId} to resolve`);
+  if (row.status !== 'recall-failed') return toStored(row, 'stale');
+  return update(tx, row, 'applied',
+    "status = 'cancelled', failure_reason = NULL, resolution = $3, resolved_by = $4, resolved_at = now()",
+    [`${resolution.action}: ${resolution.reason}`, resolution.by ?? null]);
 }
 
 /**
  * An operator's retry: moves a failed order back to pending, clears failure_reason, counts the retry and records
- * why and when. Any other status is left as it is and returned (stale): only a failed order is retried.
+ * why, when and who asked. Any other status is left as it is and returned (stale): only a failed order is retried.
  */
-export async function reopenFailed(tx: Tx, tenantId: string, orderId: string, reason: string): Promise<StoredOrder> {
+export async function reopenFailed(tx: Tx, tenantId: string, orderId: string, reason: string, by?: string): Promise<StoredOrder> {
   const row = await lockFulfilment(tx, tenantId, orderId);
   if (!row) throw new Error(`no fulfilment ${tenantId}/${orderId} to retry`);
   if (row.status !== 'failed') return toStored(row, 'stale');
   return update(tx, row, 'applied',
-    "status = 'pending', failure_reason = NULL, retry_count = retry_count + 1, last_retry_reason = $3, last_retried_at = now()",
-    [reason]);
+    `status = 'pending', failure_reason = NULL, retry_count = retry_count + 1, last_retry_reason = $3,
+     last_retried_at = now(), last_retried_by = $4`,
+    [reason, by ?? null]);
 }
 
 async function update(

@@ -6,7 +6,8 @@
  * What the service does, and so needs: claims in processed_events (INSERT … ON CONFLICT DO NOTHING) and reads there
  * (the replay's report); reads, inserts and updates fulfilments (SELECT … FOR UPDATE needs UPDATE); reads
  * schema_migrations (the worker waits for the schema its code needs); calls prune_processed_events (ledger retention,
- * the one way to delete ledger rows). Nothing else: no DELETE, TRUNCATE, REFERENCES or TRIGGER, no ownership.
+ * the one way to delete ledger rows) and orders_needing_attention (counts of held orders over every tenant, for the
+ * metrics). Nothing else: no DELETE, TRUNCATE, REFERENCES or TRIGGER, no ownership.
  */
 import type pg from 'pg';
 
@@ -22,7 +23,7 @@ export const RUNTIME_PRIVILEGES: { tables: Record<string, TablePrivilege[]>; fun
     processed_events: ['SELECT', 'INSERT'],
     schema_migrations: ['SELECT'],
   },
-  functions: ['prune_processed_events(interval, integer)'],
+  functions: ['prune_processed_events(interval, integer)', 'orders_needing_attention()'],
 };
 
 export interface GrantChanges {

@@ -19,6 +19,7 @@ import { checkRuntimeRole, checkSchema, permanentDatabaseFailure } from '../stor
 import { connectNative, workflowCodeOptions } from '../temporal.js';
 import { createWarehouseClient } from '../warehouse/client.js';
 import { asPermanentKafkaFailure, probeWithin, type RoleContext, type StartedRole } from '../role.js';
+import { watchOrdersNeedingAttention } from './attention-gauges.js';
 import { ensureLedgerRetentionSchedule } from './ledger-retention-schedule.js';
 
 /** How often the worker's state is read for a failure its run() has not reported yet, milliseconds. */
@@ -45,10 +46,13 @@ export async function startWorkerRole(ctx: RoleContext, opts: { alone: boolean }
   // worker look down, and probes never take connections from the activities.
   const probeDb = createDb(runtimeConnection(config), 1);
   health.set('postgres', () => probeWithin('PostgreSQL', probeDb.query('SELECT 1')));
+  // The orders every tenant holds for a person, as gauges (counts only), on the probe's connection.
+  const stopAttention = watchOrdersNeedingAttention(probeDb, metrics, logger, config.WORKER_ATTENTION_POLL_SECONDS);
   // The ledger-retention schedule, created or brought in step with this worker's configuration.
   await waitForDependency(temporal, health.attempting(temporal, () => ensureLedgerRetentionSchedule(ctx.client, config, logger)), logger, signal, permanent);
   const refused = await kafkaRefused;
   if (refused) {
+    stopAttention();
     await Promise.all([connection.close(), probeDb.end(), db.end()]);
     throw refused;
   }
@@ -146,7 +150,13 @@ export async function startWorkerRole(ctx: RoleContext, opts: { alone: boolean }
           await deadLetters.close();
         },
       },
-      { name: 'PostgreSQL readiness probe', stop: () => probeDb.end() },
+      {
+        name: 'PostgreSQL readiness probe',
+        stop: () => {
+          stopAttention();
+          return probeDb.end();
+        },
+      },
       { name: 'PostgreSQL pool', stop: () => db.end() },
     ],
   };

@@ -5,7 +5,7 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { OrderActivities, RefusedEvent, ShipInput } from '../../activities/index.js';
-import { ORDER_PLACED, type OrderEvent } from '../../workflows/api.js';
+import { ORDER_PLACED, type OrderEvent, type RecallResolution, type StoredOrderDetail } from '../../workflows/api.js';
 import type { StoredOrder } from '../../workflows/order-state.js';
 
 export interface FakeRow {
@@ -13,6 +13,9 @@ export interface FakeRow {
   orderVersion: number;
   placed: boolean;
   cancelRefused: boolean;
+  retries?: number;
+  recallFailures?: number;
+  failureReason?: string;
 }
 
 export interface FakeCalls {
@@ -24,6 +27,10 @@ export interface FakeCalls {
   /** reopenFailedOrder calls (operator retries), with what the fake store answered. */
   reopened: { retry: number; reason: string; outcome: StoredOrder['outcome'] }[];
   recalled: string[];
+  /** markRecallFailed calls: the refusal, which one it was, and what the fake store answered. */
+  recallFailed: { reason: string; attempt: number; outcome: StoredOrder['outcome'] }[];
+  resolved: { action: RecallResolution; reason: string; by?: string; failures: number; outcome: StoredOrder['outcome'] }[];
+  loaded: string[];
   deadLettered: RefusedEvent[];
 }
 
@@ -34,14 +41,22 @@ export interface FakeOptions {
   now?: () => Promise<number>;
   /** Makes the store refuse an event for good, as PostgreSQL does for a value it cannot hold: the reason, or undefined. */
   refuse?: (event: OrderEvent) => string | undefined;
+  /** Decides each recall: resolve true/false, or throw (e.g. a non-retryable WarehouseRejectedError); default false. */
+  recall?: (key: string, call: number) => Promise<boolean>;
 }
 
 export function fakeActivities(opts: FakeOptions = {}): { activities: OrderActivities; calls: FakeCalls; rows: Map<string, FakeRow> } {
   const rows = new Map<string, FakeRow>();
   const claimed = new Set<string>();
-  const calls: FakeCalls = { record: [], ship: [], shipped: [], failed: [], reopened: [], recalled: [], deadLettered: [] };
+  const calls: FakeCalls = { record: [], ship: [], shipped: [], failed: [], reopened: [], recalled: [], recallFailed: [], resolved: [], loaded: [], deadLettered: [] };
   const keyOf = (t: string, o: string) => `${t}/${o}`;
-  const stored = (row: FakeRow, outcome: StoredOrder['outcome']): StoredOrder => ({ outcome, ...row });
+  const stored = (row: FakeRow, outcome: StoredOrder['outcome']): StoredOrder => ({ outcome, status: row.status, orderVersion: row.orderVersion, placed: row.placed, cancelRefused: row.cancelRefused });
+  /** Claims `key` once: the effect runs on the first claim; later ones answer duplicate. */
+  const claimOnce = (key: string, row: FakeRow, effect: () => StoredOrder['outcome']): StoredOrder => {
+    if (claimed.has(key)) return stored(row, 'duplicate');
+    claimed.add(key);
+    return stored(row, effect());
+  };
 
   const activities = {
     async recordOrderEvent(event: OrderEvent): Promise<StoredOrder> {
@@ -96,7 +111,7 @@ export function fakeActivities(opts: FakeOptions = {}): { activities: OrderActiv
     async markOrderFailed(input: { tenantId: string; orderId: string; reason: string }): Promise<StoredOrder> {
       calls.failed.push(input.reason);
       const row = rows.get(keyOf(input.tenantId, input.orderId))!;
-      if (row.status === 'pending') row.status = 'failed';
+      if (row.status === 'pending') Object.assign(row, { status: 'failed', failureReason: input.reason });
       return stored(row, 'applied');
     },
     async reopenFailedOrder(input: { tenantId: string; orderId: string; retry: number; reason: string }): Promise<StoredOrder> {
@@ -106,14 +121,48 @@ export function fakeActivities(opts: FakeOptions = {}): { activities: OrderActiv
       if (!claimed.has(claim)) {
         claimed.add(claim);
         outcome = row.status === 'failed' ? 'applied' : 'stale';
-        if (outcome === 'applied') row.status = 'pending';
+        if (outcome === 'applied') Object.assign(row, { status: 'pending', retries: (row.retries ?? 0) + 1 });
       }
       calls.reopened.push({ retry: input.retry, reason: input.reason, outcome });
       return stored(row, outcome);
     },
     async recallShipment(input: { key: string }): Promise<boolean> {
       calls.recalled.push(input.key);
-      return false;
+      return opts.recall ? opts.recall(input.key, calls.recalled.length) : false;
+    },
+    async loadOrder(input: { tenantId: string; orderId: string }): Promise<StoredOrderDetail | null> {
+      calls.loaded.push(keyOf(input.tenantId, input.orderId));
+      const row = rows.get(keyOf(input.tenantId, input.orderId));
+      if (!row) return null;
+      return {
+        status: row.status,
+        orderVersion: row.orderVersion,
+        ...(row.placed ? { placement: { customerId: 'c-1', lines: [{ sku: 'sku-1', quantity: 1 }] } } : {}),
+        ...(row.failureReason ? { failureReason: row.failureReason } : {}),
+        retries: row.retries ?? 0,
+        recallFailures: row.recallFailures ?? 0,
+        cancelRefused: row.cancelRefused,
+      };
+    },
+    async markRecallFailed(input: { tenantId: string; orderId: string; reason: string; attempt: number }): Promise<StoredOrder> {
+      const row = rows.get(keyOf(input.tenantId, input.orderId))!;
+      const answer = claimOnce(`recall-failed/${input.tenantId}/${input.orderId}/${input.attempt}`, row, () => {
+        if (row.status !== 'cancelled' && row.status !== 'recall-failed') return 'stale';
+        Object.assign(row, { status: 'recall-failed', failureReason: input.reason, recallFailures: (row.recallFailures ?? 0) + 1 });
+        return 'applied';
+      });
+      calls.recallFailed.push({ reason: input.reason, attempt: input.attempt, outcome: answer.outcome });
+      return stored(row, answer.outcome);
+    },
+    async resolveRecallFailed(input: { tenantId: string; orderId: string; failures: number; action: RecallResolution; reason: string; by?: string }): Promise<StoredOrder> {
+      const row = rows.get(keyOf(input.tenantId, input.orderId))!;
+      const answer = claimOnce(`resolve/${input.tenantId}/${input.orderId}/${input.failures}`, row, () => {
+        if (row.status !== 'recall-failed') return 'stale';
+        Object.assign(row, { status: 'cancelled', failureReason: undefined });
+        return 'applied';
+      });
+      calls.resolved.push({ action: input.action, reason: input.reason, ...(input.by !== undefined ? { by: input.by } : {}), failures: input.failures, outcome: answer.outcome });
+      return stored(row, answer.outcome);
     },
     async deadLetterEvent(refused: RefusedEvent) {
       calls.deadLettered.push(refused);

@@ -5,30 +5,17 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { WorkflowFailedError } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { workflowBundle } from '../../src/temporal.js';
-import {
-  FailureType,
-  ORDER_WORKFLOW_TYPE,
-  orderEventSignal,
-  orderStatusQuery,
-  orderWorkflowId,
-  retryShipmentUpdate,
-  type OrderEvent,
-  type OrderView,
-  type OrderWorkflowInput,
-  type OrderWorkflowSettings,
-} from '../../workflows/api.js';
+import { ORDER_WORKFLOW_TYPE, orderEventSignal, orderWorkflowId, retryShipmentUpdate, type OrderEvent, type OrderView } from '../../workflows/api.js';
 import { SHIPMENT_BACKOFF, jitteredDelayMs } from '../../activities/index.js';
 import type { orderFulfilmentV2 } from '../../workflows/order-fulfilment.js';
-import { fakeActivities, retryable, shipUntilCancelled, type FakeOptions } from '../support/fake-activities.js';
+import { fakeActivities, retryable, shipUntilCancelled } from '../support/fake-activities.js';
 import { events } from '../support/harness.js';
 import { startTimeSkipping, type TimeSkippingServer } from '../support/time-skipping.js';
+import { defaultSettings as settings, waitUntil, withOrder } from '../support/workflow-driver.js';
 
-const DAY = 24 * 3600;
 let env: TestWorkflowEnvironment;
 let server: TimeSkippingServer | undefined;
 beforeAll(async () => {
@@ -37,51 +24,9 @@ beforeAll(async () => {
 });
 afterAll(async () => server?.teardown());
 
-const settings: OrderWorkflowSettings = { cancelGraceSeconds: 30 * DAY, lingerSeconds: DAY };
-
-/** Runs a worker with fake activities while `body` drives one order through signals. */
-interface OrderDriver {
-  /** Signal-with-start with one event, or several as one list (as the bridge sends a burst). */
-  start: (...e: object[]) => Promise<void>;
-  signal: (e: object) => Promise<void>;
-  result: () => Promise<OrderView>;
-  query: () => Promise<OrderView>;
-}
-
-async function withOrder<T>(fakes: FakeOptions, body: (o: OrderDriver) => Promise<T>, s = settings) {
-  const taskQueue = `wf-${randomUUID()}`;
-  const tenantId = 'acme';
-  const orderId = `o-${randomUUID().slice(0, 8)}`;
-  const fake = fakeActivities(fakes);
-  const worker = await Worker.create({
-    connection: env.nativeConnection,
-    taskQueue,
-    workflowBundle: await workflowBundle(),
-    activities: fake.activities,
-    maxHeartbeatThrottleInterval: '1 second',
-  });
-  const workflowId = orderWorkflowId(tenantId, orderId);
-  const handle = () => env.client.workflow.getHandle(workflowId);
-  const withIds = (e: object) => ({ ...e, tenantId, orderId }) as OrderEvent;
-  const out = await worker.runUntil(
-    body({
-      start: async (...es) => {
-        const input: OrderWorkflowInput = { tenantId, orderId, settings: s };
-        const arg = es.length === 1 ? withIds(es[0]!) : es.map(withIds);
-        await env.client.workflow.signalWithStart<typeof orderFulfilmentV2, [OrderEvent | readonly OrderEvent[]]>(ORDER_WORKFLOW_TYPE, { workflowId, taskQueue, args: [input], signal: orderEventSignal, signalArgs: [arg] });
-      },
-      signal: (e) => handle().signal(orderEventSignal, withIds(e)),
-      // A failed order's run fails (OrderFailed) with the order's view in its details: the view either way.
-      result: () => (handle().result() as Promise<OrderView>).catch(viewOfFailedRun),
-      query: () => handle().query(orderStatusQuery),
-    }),
-  );
-  return { out, calls: fake.calls, rows: fake.rows };
-}
-
 describe('order workflow (time-skipping)', () => {
   it('ships a placed order, then closes after the linger window (a day, skipped)', async () => {
-    const { out, calls } = await withOrder({}, async (o) => {
+    const { out, calls } = await withOrder(env, {}, async (o) => {
       await o.start(events.placed('x', 'x'));
       return o.result();
     });
@@ -91,7 +36,7 @@ describe('order workflow (time-skipping)', () => {
   });
 
   it('a tombstone waits its 30-day grace window, then ends cancelled without a placement', async () => {
-    const { out, calls } = await withOrder({}, async (o) => {
+    const { out, calls } = await withOrder(env, {}, async (o) => {
       await o.start(events.cancelled('x', 'x'));
       return o.result();
     });
@@ -101,7 +46,7 @@ describe('order workflow (time-skipping)', () => {
   });
 
   it('a placement arriving inside the grace window is recorded as cancelled and never shipped', async () => {
-    const { out, calls, rows } = await withOrder({}, async (o) => {
+    const { out, calls, rows } = await withOrder(env, {}, async (o) => {
       await o.start(events.cancelled('x', 'x', { orderVersion: 2 }));
       await env.sleep('29 days');
       expect((await o.query()).status).toBe('awaiting-placement');
@@ -114,7 +59,7 @@ describe('order workflow (time-skipping)', () => {
   });
 
   it('a placement arriving after the grace window finds the run closed', async () => {
-    await withOrder({}, async (o) => {
+    await withOrder(env, {}, async (o) => {
       await o.start(events.cancelled('x', 'x'));
       await o.result();
       await expect(o.signal(events.placed('x', 'x'))).rejects.toThrow(/completed|not found/i);
@@ -124,6 +69,7 @@ describe('order workflow (time-skipping)', () => {
   it('retries a failing warehouse with growing, jittered backoff (2s, 4s, 8s... each halved at most), all in skipped time', async () => {
     let tries = 0;
     const { out, calls } = await withOrder(
+      env,
       {
         ship: async (_input, attempt) => {
           if ((tries += 1) < 5) throw retryable(`warehouse 503 (attempt ${attempt})`, jitteredDelayMs(attempt, SHIPMENT_BACKOFF));
@@ -150,6 +96,7 @@ describe('order workflow (time-skipping)', () => {
 
   it('holds the order as failed with the reason once the shipment attempts are exhausted', async () => {
     const { out, calls } = await withOrder(
+      env,
       { ship: async () => { throw retryable('warehouse down'); } },
       async (o) => {
         await o.start(events.placed('x', 'x'));
@@ -167,6 +114,7 @@ describe('order workflow (time-skipping)', () => {
   it('a cancellation during the shipment stops it and compensates', async () => {
     let shippingStarted = false;
     const { out, calls } = await withOrder(
+      env,
       { ship: shipUntilCancelled(() => (shippingStarted = true)) },
       async (o) => {
         await o.start(events.placed('x', 'x'));
@@ -183,6 +131,7 @@ describe('order workflow (time-skipping)', () => {
 
   it('ships and closes in the first workflow task with no linger: the record and the shipment are local activities', async () => {
     const { out, calls } = await withOrder(
+      env,
       {},
       async (o) => {
         await o.start(events.placed('x', 'x'));
@@ -195,7 +144,7 @@ describe('order workflow (time-skipping)', () => {
   });
 
   it('a cancellation delivered with its placement in one signal wins: never shipped', async () => {
-    const { out, calls } = await withOrder({}, async (o) => {
+    const { out, calls } = await withOrder(env, {}, async (o) => {
       await o.start(events.placed('x', 'x'), events.cancelled('x', 'x', { orderVersion: 2 }));
       return o.result();
     });
@@ -206,7 +155,7 @@ describe('order workflow (time-skipping)', () => {
   it('a burst of one order\'s events in one signal is applied in order, each once', async () => {
     const placed = events.placed('x', 'x');
     const storm = Array.from({ length: 300 }, (_, i) => ({ ...placed, eventId: `${placed.eventId}-again-${i}` }));
-    const { out, calls } = await withOrder({}, async (o) => {
+    const { out, calls } = await withOrder(env, {}, async (o) => {
       await o.start(placed, placed, ...storm, events.placed('x', 'x', { orderVersion: 2 }));
       return o.result();
     });
@@ -239,7 +188,7 @@ describe('order workflow (time-skipping)', () => {
 
   it('applies a duplicate signal once', async () => {
     const placed = events.placed('x', 'x');
-    const { out, calls } = await withOrder({}, async (o) => {
+    const { out, calls } = await withOrder(env, {}, async (o) => {
       await o.start(placed);
       await o.signal(placed);
       await o.signal(placed);
@@ -252,6 +201,7 @@ describe('order workflow (time-skipping)', () => {
   it('an event the store can never hold is dead-lettered after one attempt; the order goes on with the next event', async () => {
     const unstorable = events.placed('x', 'x', { orderVersion: 1, origin: { topic: 'orders', partition: 2, offset: '41' } });
     const { out, calls } = await withOrder(
+      env,
       { refuse: (e) => (e.eventId === unstorable.eventId ? 'PostgreSQL refused it: value out of range (SQLSTATE 22003)' : undefined) },
       async (o) => {
         await o.start(unstorable);
@@ -274,6 +224,7 @@ describe('order workflow (time-skipping)', () => {
     let warehouseUp = false;
     const reason = 'warehouse fixed (INC-7)';
     const { out, calls } = await withOrder(
+      env,
       {
         ship: async (input) => {
           if (!warehouseUp) throw retryable('warehouse down');
@@ -313,13 +264,3 @@ describe('order workflow (time-skipping)', () => {
   });
 });
 
-/** The order's view a run that ended with the order held as failed carries (FailureType.orderFailed); else rethrows. */
-function viewOfFailedRun(err: unknown): OrderView {
-  const cause = err instanceof WorkflowFailedError ? err.cause : undefined;
-  if (cause instanceof ApplicationFailure && cause.type === FailureType.orderFailed) return cause.details?.[0] as OrderView;
-  throw err;
-}
-
-async function waitUntil(check: () => boolean): Promise<void> {
-  while (!check()) await new Promise((r) => setTimeout(r, 20));
-}

@@ -1,0 +1,154 @@
+/**
+ * An operator's requests to an order's run (workflows/operator-requests.ts), as orderFulfilmentV2 takes them: the
+ * validators, which refuse without a trace in the history, and the appliers, which the run's main loop calls between
+ * events. The store is the truth in both: an applier records first and the run follows the row the store returned,
+ * so a request that raced an event (a late cancellation) is refused by the store rather than acted on.
+ * Deterministic code only (bundled into the sandbox).
+ */
+import {
+  RECALL_RESOLUTIONS,
+  operatorProblem,
+  retryReasonProblem,
+  shipmentKey,
+  type OrderStatus,
+  type ResolveRecallRequest,
+  type ResolveRecallResult,
+  type RetryShipmentRequest,
+  type RetryShipmentResult,
+  type StoredOrder,
+} from './api.js';
+import { failureReason, notFailed } from './failures.js';
+import { recallFailuresOf, reopenForRetry, resolveRecalled, retriesOf, withNote, type OrderState } from './order-state.js';
+import { storeEffect } from './store-effects.js';
+
+/** An operator's request the validator accepted, waiting for the main loop; its handler waits for the answer. */
+export type PendingRequest =
+  | { kind: 'retry'; request: RetryShipmentRequest; result?: RetryShipmentResult; refusal?: string }
+  | { kind: 'resolve'; request: ResolveRecallRequest; result?: ResolveRecallResult; refusal?: string };
+
+/** What the appliers need of the run. */
+export interface OperatorRunPort {
+  state: OrderState;
+  durably<T>(what: string, effect: () => Promise<T>): Promise<T>;
+  publishStatus(): void;
+  /** Recalls the order's shipment; the warehouse's refusal when it refused for good, else undefined. */
+  recall(key: string): Promise<string | undefined>;
+  /** Records the order recall-failed with the refusal. */
+  holdRecallFailed(reason: string): Promise<void>;
+}
+
+/** What the validators need to know besides the state. */
+export interface ValidationContext {
+  /** A repair run whose order is not loaded from the store yet: the status is checked once it is. */
+  loading: boolean;
+  /** Requests accepted and not yet applied. */
+  queued: number;
+}
+
+function requestProblem(request: { reason?: unknown; by?: unknown } | undefined): string | undefined {
+  return retryReasonProblem(request?.reason) ?? operatorProblem(request?.by);
+}
+
+/** retryShipment's validator: a refusal here is returned to the caller and leaves no trace in the history. */
+export function validateRetry(state: OrderState, request: RetryShipmentRequest, ctx: ValidationContext): void {
+  const { tenantId, orderId, status } = state;
+  const problem = requestProblem(request as Partial<RetryShipmentRequest> | undefined);
+  if (problem) throw new Error(`retry of order ${tenantId}/${orderId} refused: ${problem}`);
+  if (!ctx.loading && status !== 'failed') throw new Error(notFailed(tenantId, orderId, status));
+  if (ctx.queued > 0) throw new Error(`order ${tenantId}/${orderId} already has an operator's request being applied`);
+}
+
+/** resolveRecall's validator. */
+export function validateResolve(state: OrderState, request: ResolveRecallRequest, ctx: ValidationContext): void {
+  const { tenantId, orderId, status } = state;
+  const problem = requestProblem(request as Partial<ResolveRecallRequest> | undefined);
+  if (problem) throw new Error(`resolution of order ${tenantId}/${orderId} refused: ${problem}`);
+  const action = (request as Partial<ResolveRecallRequest> | undefined)?.action;
+  if (!RECALL_RESOLUTIONS.includes(action as ResolveRecallRequest['action'])) {
+    throw new Error(`resolution of order ${tenantId}/${orderId} refused: action must be one of ${RECALL_RESOLUTIONS.join(', ')}, not ${JSON.stringify(action)}`);
+  }
+  if (!ctx.loading && status !== 'recall-failed') throw new Error(notRecallFailed(tenantId, orderId, status));
+  if (ctx.queued > 0) throw new Error(`order ${tenantId}/${orderId} already has an operator's request being applied`);
+}
+
+/** Why an order that is not recall-failed cannot be resolved. */
+export function notRecallFailed(tenantId: string, orderId: string, status: string): string {
+  return `order ${tenantId}/${orderId} is ${status}, not recall-failed: only an order whose recall the warehouse refused is resolved`;
+}
+
+const now = (): string => new Date(Date.now()).toISOString();
+
+/**
+ * Applies an accepted retry: the store moves the order failed → pending (it is the truth: a row it no longer holds as
+ * failed refuses the retry), then the run follows, and its next step ships again under the same key.
+ */
+export async function applyRetry(run: OperatorRunPort, pending: Extract<PendingRequest, { kind: 'retry' }>): Promise<void> {
+  const { tenantId, orderId, status } = run.state;
+  if (status !== 'failed') {
+    pending.refusal = notFailed(tenantId, orderId, status);
+    return;
+  }
+  const retry = retriesOf(run.state) + 1;
+  const { reason, by } = pending.request;
+  const retriedAt = now();
+  const stored = await recordOrRefuse(run, pending, `retry ${retry}`, () =>
+    run.durably(`retry ${retry}`, () => storeEffect('reopenFailedOrder', `reopen for retry ${retry}`, { tenantId, orderId, retry, reason, ...(by !== undefined ? { by } : {}) })),
+  );
+  if (!stored || !followStore(run, pending, stored, 'pending', `retry ${retry}`, 'failed')) return;
+  const clearedFailure = run.state.failureReason;
+  run.state = reopenForRetry(run.state, retry, reason, by);
+  run.publishStatus();
+  pending.result = { tenantId, orderId, retry, status: 'pending', clearedFailure, reason, ...(by !== undefined ? { by } : {}), retriedAt, shipmentKey: shipmentKey(tenantId, orderId) };
+}
+
+/**
+ * Applies an accepted resolution of a recall-failed order: a retried recall asks the warehouse again (refused again,
+ * the order stays recall-failed with the new reason); a recall that succeeded, or one done by hand, is recorded and
+ * the order is cancelled.
+ */
+export async function applyResolve(run: OperatorRunPort, pending: Extract<PendingRequest, { kind: 'resolve' }>): Promise<void> {
+  const { tenantId, orderId, status } = run.state;
+  if (status !== 'recall-failed') {
+    pending.refusal = notRecallFailed(tenantId, orderId, status);
+    return;
+  }
+  const { action, reason, by } = pending.request;
+  const answer = { tenantId, orderId, action, reason, ...(by !== undefined ? { by } : {}) };
+  if (action === 'retry-recall') {
+    const refusal = await run.recall(shipmentKey(tenantId, orderId));
+    if (refusal !== undefined) {
+      await run.holdRecallFailed(refusal);
+      pending.result = { ...answer, status: run.state.status, refusal, resolvedAt: now() };
+      return;
+    }
+  }
+  const failures = recallFailuresOf(run.state);
+  const stored = await recordOrRefuse(run, pending, `resolution of recall refusal ${failures}`, () =>
+    run.durably(`resolve ${failures}`, () => storeEffect('resolveRecallFailed', `resolve recall refusal ${failures} (${action})`, { tenantId, orderId, failures, action, reason, ...(by !== undefined ? { by } : {}) })),
+  );
+  if (!stored || !followStore(run, pending, stored, 'cancelled', `resolution ${failures}`, 'recall-failed')) return;
+  run.state = resolveRecalled(run.state, `resolved (${action})${by ? ` by ${by}` : ''}: ${reason}`);
+  run.publishStatus();
+  pending.result = { ...answer, status: 'cancelled', resolvedAt: now() };
+}
+
+/** The store's answer to a request's effect, or undefined (the request refused with the store's reason). */
+async function recordOrRefuse(run: OperatorRunPort, pending: PendingRequest, what: string, effect: () => Promise<StoredOrder>): Promise<StoredOrder | undefined> {
+  try {
+    return await effect();
+  } catch (err) {
+    pending.refusal = `the store refused ${what} of order ${run.state.tenantId}/${run.state.orderId}: ${failureReason(err)}`;
+    run.state = withNote(run.state, `${what} refused: ${failureReason(err)}`);
+    return undefined;
+  }
+}
+
+/** True when the store holds the order as `expected` after the effect; else the run adopts the store's status and refuses. */
+function followStore(run: OperatorRunPort, pending: PendingRequest, stored: StoredOrder, expected: OrderStatus, what: string, needed: OrderStatus): boolean {
+  if (stored.status === expected) return true;
+  const { tenantId, orderId } = run.state;
+  run.state = withNote({ ...run.state, status: stored.status }, `${what} refused: the store holds the order as ${stored.status}`);
+  run.publishStatus();
+  pending.refusal = `order ${tenantId}/${orderId} is ${stored.status} in the store, not ${needed}: nothing to do`;
+  return false;
+}
