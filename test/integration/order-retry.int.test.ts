@@ -3,13 +3,14 @@
  * in-process warehouse's `rejectOrders` fault) is held as failed at once; once the fault is cleared, the retry
  * command moves it back to pending through the workflow's retryShipment update, and it ships exactly once. A retry
  * of a shipped order is refused naming the status; the same request id applies once; an order can fail again after
- * a retry and be retried again; a closed run is refused with what an operator can do.
+ * a retry and be retried again. Once its run has closed, a repair run does the same; a tenant's failed orders are
+ * retried in bulk (a dry run first, at a rate); a repair racing a late cancellation never ships a cancelled order.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import { runCli } from '../../src/cli/main.js';
 import { memoryOutput } from '../../src/cli/output.js';
-import { orderStatusQuery, orderWorkflowId } from '../../workflows/api.js';
+import { OrderStatusAttribute, orderStatusQuery, orderWorkflowId } from '../../workflows/api.js';
 import { events, scenario, waitFor, type Scenario } from '../support/harness.js';
 
 describe('fulfilment order retry', () => {
@@ -59,7 +60,7 @@ describe('fulfilment order retry', () => {
     const reason = 'warehouse SKU mapping fixed (INC-2041)';
     const r = await cli('order', 'retry', `${tenant}/o-1`, '--reason', reason);
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain(`retried ${tenant}/o-1 (retry 1): failed → pending; shipping again under ship/${tenant}/o-1`);
+    expect(r.stdout).toContain(`retried ${tenant}/o-1 (retry 1, open run): failed → pending; shipping again under ship/${tenant}/o-1`);
     expect(r.stdout).toContain(`reason    ${reason}`);
 
     await waitFor('o-1 shipped', async () => (await s.row(tenant, 'o-1'))?.status === 'shipped');
@@ -107,19 +108,116 @@ describe('fulfilment order retry', () => {
     expect((await view('o-2')).retries).toBe(2);
   });
 
-  it('a closed run is not reopened: the command says so and what an operator can do', async () => {
+  it('repairs an order whose run has closed: a repair run loads it from the store, ships it once and records who asked', async () => {
     await failedOrder('o-3');
     await faults({ rejectOrders: [] });
     await app.client.workflow.getHandle(orderWorkflowId(tenant, 'o-3')).terminate('closed for the test');
-    const r = await cli('order', 'retry', `${tenant}/o-3`, '--reason', 'too late');
-    expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(new RegExp(`order ${tenant}/o-3 cannot be retried: its run closed at \\S+ \\(terminated, order failed\\); a closed run is never reopened`));
-    expect(r.stderr).toContain('What you can do:');
-    expect(r.stderr).toContain('ORDER_LINGER_SECONDS (now 600 s)');
-    expect(await s.row(tenant, 'o-3')).toMatchObject({ status: 'failed', retry_count: 0 });
+    const r = await cli('order', 'retry', `${tenant}/o-3`, '--reason', 'fixed after the run closed', '--by', 'jane.doe', '--json');
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ outcome: 'retried', via: 'repair run', retry: 1, status: 'pending', by: 'jane.doe' });
+    await waitFor('o-3 shipped', async () => (await s.row(tenant, 'o-3'))?.status === 'shipped');
+    const row = (await s.row(tenant, 'o-3'))!;
+    expect(row).toMatchObject({ retry_count: 1, last_retry_reason: 'fixed after the run closed', last_retried_by: 'jane.doe' });
+    expect((await s.shipments(tenant)).filter((x) => x.orderId === 'o-3')).toHaveLength(1);
+    // The repair run published the order's status for the Web UI like any other run.
+    const d = await app.client.workflow.getHandle(orderWorkflowId(tenant, 'o-3')).describe();
+    expect(d.typedSearchAttributes.get(OrderStatusAttribute)).toBe('shipped');
 
     const missing = await cli('order', 'retry', `${tenant}/never-seen`, '--reason', 'x');
     expect(missing.code).toBe(1);
-    expect(missing.stderr).toContain(`no workflow order/${tenant}/never-seen`);
+    expect(missing.stderr).toContain(`no order ${tenant}/never-seen in the store`);
+  });
+
+  it('bulk: lists a tenant\'s failed orders in a dry run, then retries each (open and closed runs alike) at the given rate', async () => {
+    const bulkTenant = s.tenant('bulk');
+    const ids = ['b-1', 'b-2', 'b-3'];
+    await faults({ rejectOrders: ids });
+    for (const id of ids) opened.push(orderWorkflowId(bulkTenant, id));
+    await s.produce(ids.map((id) => ({ key: `${bulkTenant}/${id}`, value: events.placed(bulkTenant, id) })));
+    await waitFor('all held as failed', async () => {
+      for (const id of ids) if ((await s.row(bulkTenant, id))?.status !== 'failed') return false;
+      return true;
+    });
+    // One of them with its run closed: the bulk retry repairs it like the others.
+    await app.client.workflow.getHandle(orderWorkflowId(bulkTenant, 'b-2')).terminate('closed for the test');
+    await faults({ rejectOrders: [] });
+
+    const dry = await cli('order', 'retry', '--tenant', bulkTenant, '--status', 'failed', '--since', '1h', '--dry-run', '--reason', 'bulk fix');
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(dry.stdout).toContain(`3 order(s) of tenant ${bulkTenant} held as failed since`);
+    for (const id of ids) expect(dry.stdout).toContain(`${bulkTenant}/${id}`);
+    expect(dry.stdout).toContain('dry run: 3 order(s) would be retried');
+    for (const id of ids) expect((await s.row(bulkTenant, id))?.status).toBe('failed');
+
+    const started = Date.now();
+    const run = await cli('order', 'retry', '--tenant', bulkTenant, '--status', 'failed', '--since', '1h', '--rate', '2', '--reason', 'bulk fix', '--by', 'ops-bulk', '--json');
+    expect(run.code, run.stderr).toBe(0);
+    const report = JSON.parse(run.stdout) as { selected: number; lines: { orderId: string; outcome: string; summary?: { via: string } }[] };
+    expect(report.selected).toBe(3);
+    expect(report.lines.map((l) => [l.orderId, l.outcome]).sort()).toEqual(ids.map((id) => [id, 'retried']));
+    expect(report.lines.find((l) => l.orderId === 'b-2')?.summary?.via).toBe('repair run');
+    // 2 a second, a burst of one: the third no sooner than a second after the first.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
+    for (const id of ids) await waitFor(`${id} shipped`, async () => (await s.row(bulkTenant, id))?.status === 'shipped');
+    for (const id of ids) expect(await s.row(bulkTenant, id)).toMatchObject({ retry_count: 1, last_retried_by: 'ops-bulk' });
+    expect((await s.shipments(bulkTenant)).map((x) => x.orderId).sort()).toEqual(ids);
+
+    // Nothing is left to retry: the selection is empty.
+    const again = await cli('order', 'retry', '--tenant', bulkTenant, '--status', 'failed', '--reason', 'bulk fix');
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain(`0 order(s) of tenant ${bulkTenant} held as failed`);
+  });
+
+  it('a repair racing a late cancellation never ships a cancelled order', async () => {
+    const raceTenant = s.tenant('race');
+    const ids = ['r-1', 'r-2', 'r-3', 'r-4', 'r-5', 'r-6'];
+    await faults({ rejectOrders: ids });
+    for (const id of ids) opened.push(orderWorkflowId(raceTenant, id));
+    await s.produce(ids.map((id) => ({ key: `${raceTenant}/${id}`, value: events.placed(raceTenant, id) })));
+    await waitFor('all held as failed', async () => {
+      for (const id of ids) if ((await s.row(raceTenant, id))?.status !== 'failed') return false;
+      return true;
+    });
+    // Their runs closed (terminated here; with no linger they close by themselves), and a warehouse slow enough that a
+    // shipment is in flight when a cancellation lands: each order's retry and its late cancellation are sent at once.
+    for (const id of ids) await app.client.workflow.getHandle(orderWorkflowId(raceTenant, id)).terminate('closed for the test');
+    await faults({ rejectOrders: [], latencyMs: 300 });
+    const results = await Promise.all(
+      ids.map(async (id, i) => {
+        const cancel = s.produce([{ key: `${raceTenant}/${id}`, value: events.cancelled(raceTenant, id, { orderVersion: 2 }) }]);
+        const retry = cli('order', 'retry', `${raceTenant}/${id}`, '--reason', `race ${i}`);
+        await cancel;
+        return retry;
+      }),
+    );
+    await faults({ latencyMs: 0 });
+    // Each order settles as one of the two legitimate outcomes, never a cancelled order with a shipment out.
+    const settled = (st?: string) => st === 'cancelled' || st === 'shipped';
+    for (const id of ids) await waitFor(`${id} settled`, async () => settled((await s.row(raceTenant, id))?.status));
+    const shipments = await s.shipments(raceTenant);
+    for (const [i, id] of ids.entries()) {
+      const row = (await s.row(raceTenant, id))!;
+      const out = shipments.filter((x) => x.orderId === id && x.status === 'dispatched');
+      if (row.status === 'cancelled') {
+        expect(out, `${id} is cancelled: nothing may be out`).toEqual([]);
+      } else {
+        // Shipped: the retry won and the cancellation came after the shipment (recorded, refused).
+        expect(row.cancel_refused_at, `${id} shipped, so its cancellation was late`).toBeInstanceOf(Date);
+        expect(out).toHaveLength(1);
+        expect(results[i]!.code).toBe(0);
+      }
+    }
+  });
+
+  it('a retry after the late cancellation was recorded is refused, naming the status', async () => {
+    await failedOrder('o-9');
+    await app.client.workflow.getHandle(orderWorkflowId(tenant, 'o-9')).terminate('closed for the test');
+    await s.produce([{ key: `${tenant}/o-9`, value: events.cancelled(tenant, 'o-9', { orderVersion: 2 }) }]);
+    await waitFor('o-9 cancelled', async () => (await s.row(tenant, 'o-9'))?.status === 'cancelled');
+    const r = await cli('order', 'retry', `${tenant}/o-9`, '--reason', 'too late');
+    expect(r.code).toBe(1);
+    // Its late cancellation started a run of its own (the closed run had failed), which the command meets open.
+    expect(r.stderr).toContain(`order ${tenant}/o-9 is cancelled, not failed: only an order held as failed can be retried`);
+    expect((await s.shipments(tenant)).filter((x) => x.orderId === 'o-9')).toEqual([]);
   });
 });

@@ -6,7 +6,8 @@
  *   POST /shipments              Idempotency-Key header required; same key → same shipment, never a second one
  *   POST /shipments/:key/cancel  recall a shipment (compensation); an unknown key is burned so it never ships
  *   GET  /shipments?tenantId=…   list shipments
- *   GET  /admin/stats            request counts; POST /admin/faults {errorRate, latencyMs, down, rejectOrders}
+ *   GET  /admin/stats            request counts; POST /admin/faults {errorRate, latencyMs, down, rejectOrders,
+ *                                refuseRecalls}
  *   GET  /admin/requests         the last 1000 shipment and cancel requests: method, path, idempotency key and the
  *                                W3C trace context headers they carried (`traceparent`, `tracestate`)
  *   GET  /health
@@ -36,6 +37,11 @@ export interface Faults {
   down: boolean;
   /** Order ids whose new shipments are refused for good (422, a business refusal the client does not retry). */
   rejectOrders: string[];
+  /**
+   * Order ids whose recall is refused for good (409: the shipment left the building), whether or not it shipped —
+   * the last segment of the key (`ship/<tenant>/<order>`). Nothing is recorded for a refused recall.
+   */
+  refuseRecalls: string[];
 }
 
 /** One shipment or cancel request as received, with the trace context it carried (tests assert propagation). */
@@ -75,7 +81,7 @@ export async function startWarehouse(opts: { port: number; host?: string; dataFi
     shipments.set(s.key, s);
     if (opts.dataFile) appendFileSync(opts.dataFile, `${JSON.stringify(s)}\n`);
   };
-  const faults: Faults = { errorRate: 0, latencyMs: 0, down: false, rejectOrders: [] };
+  const faults: Faults = { errorRate: 0, latencyMs: 0, down: false, rejectOrders: [], refuseRecalls: [] };
   const stats = { shipmentRequests: 0, failedRequests: 0, requestTimes: [] as number[] };
   const received: ReceivedRequest[] = [];
   const header = (req: IncomingMessage, name: string) => {
@@ -123,6 +129,9 @@ export async function startWarehouse(opts: { port: number; host?: string; dataFi
       stats.shipmentRequests += 1;
       stats.requestTimes.push(Date.now());
       if (stats.requestTimes.length > 10_000) stats.requestTimes.shift();
+      // The request is read whole before any delay: one the client gives up on while the warehouse is slow is still
+      // processed, as a real warehouse that already has the order would.
+      const text = await readBody(req);
       if (faults.latencyMs > 0) await new Promise((r) => setTimeout(r, faults.latencyMs));
       if (faults.down || Math.random() < faults.errorRate) {
         stats.failedRequests += 1;
@@ -130,7 +139,7 @@ export async function startWarehouse(opts: { port: number; host?: string; dataFi
       }
       const key = req.headers['idempotency-key'];
       if (typeof key !== 'string' || key.length === 0) return send(res, 400, { error: 'Idempotency-Key header is required' });
-      const body = JSON.parse((await readBody(req)) || '{}') as Partial<Shipment>;
+      const body = JSON.parse(text || '{}') as Partial<Shipment>;
       if (typeof body.tenantId !== 'string' || typeof body.orderId !== 'string') {
         return send(res, 400, { error: 'body needs tenantId and orderId strings' });
       }
@@ -156,6 +165,9 @@ export async function startWarehouse(opts: { port: number; host?: string; dataFi
     if (req.method === 'POST' && cancel) {
       const key = decodeURIComponent(cancel[1]!);
       const existing = shipments.get(key);
+      if (faults.refuseRecalls.includes(key.split('/').at(-1)!)) {
+        return send(res, 409, { error: `recall of ${key} refused: the shipment has left the warehouse (injected fault)` });
+      }
       if (!existing) {
         // Burn the key: a shipment request still in flight for it must not dispatch after the recall.
         persist({ id: '', key, tenantId: '', orderId: '', lines: [], status: 'cancelled', createdAt: new Date().toISOString(), cancelledAt: new Date().toISOString() });
@@ -188,6 +200,7 @@ function pickFaults(input: Record<string, unknown>): Partial<Faults> {
   if (typeof input.latencyMs === 'number') out.latencyMs = Math.max(0, input.latencyMs);
   if (typeof input.down === 'boolean') out.down = input.down;
   if (Array.isArray(input.rejectOrders)) out.rejectOrders = input.rejectOrders.filter((o): o is string => typeof o === 'string');
+  if (Array.isArray(input.refuseRecalls)) out.refuseRecalls = input.refuseRecalls.filter((o): o is string => typeof o === 'string');
   return out;
 }
 

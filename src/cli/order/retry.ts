@@ -1,35 +1,32 @@
 /**
- * `fulfilment order retry <tenant>/<order> --reason <text>`: re-drives an order held as `failed` through the
- * `retryShipment` update of its running workflow (workflows/api.ts). The workflow's validator refuses unless the
- * order is failed, naming its status; an accepted retry moves it back to pending in the store and the workflow,
- * notes the reason, and ships again under the same warehouse key, so at most one shipment is ever made.
+ * `fulfilment order retry <tenant>/<order> --reason <text> [--by <name>]`: re-drives an order held as `failed` through
+ * the `retryShipment` update (workflows/operator-requests.ts), whether its run is still open or has closed.
  *
- *   1. describe the run     — none: not found; closed: refused with what an operator can do (a closed run is
- *                             never reopened: ORDER_LINGER_SECONDS is the window in which a failed order can be retried)
- *   2. read the order       — the `status` query: its status and how many retries it has had
- *   3. send the update      — id `--request-id`, or `retry-<n>-<sha256(reason)>` for retry n: the same command
- *                             run twice is one update, which Temporal applies once per run
+ *   1. read the order     — its row, as the runtime role scoped to the tenant: none is not found; the store decides
+ *   2. send the update    — failed: to the open run, or with a repair run when it has closed (operator-update.ts);
+ *                           any other status: only to an open run (its validator names the status, or the run answers
+ *                           a request id it applied already); a closed run of an order that is not failed is refused
+ *   3. the update id      — `--request-id`, or `retry-<n>-<sha256(reason)>` for retry n (the store's retry_count + 1):
+ *                           the same command run twice is one request
  *
- * Needs the order's worker to be running (the update and the query are answered by it).
+ * An accepted retry moves the order failed → pending in the store (recording why, who and when) and ships it again
+ * under the same warehouse key, so at most one shipment is ever made. Needs a worker polling the task queue.
  */
 import { createHash } from 'node:crypto';
-import { ServiceError, WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError, type Client, type WorkflowHandle } from '@temporalio/client';
-import { WorkflowNotFoundError } from '@temporalio/common';
-import {
-  OrderStatusAttribute,
-  orderStatusQuery,
-  orderWorkflowId,
-  retryShipmentUpdate,
-  type OrderView,
-  type RetryShipmentResult,
-} from '../../../workflows/api.js';
+import type { Client } from '@temporalio/client';
+import { orderWorkflowId, retryShipmentUpdate, type RetryShipmentRequest, type RetryShipmentResult } from '../../../workflows/api.js';
+import type { Config } from '../../config.js';
+import type { FulfilmentRow } from '../../store/fulfilments.js';
 import type { CliContext } from '../context.js';
 import { NotFoundError } from '../errors.js';
 import { println } from '../output.js';
 import { cliTemporalClient } from '../temporal-client.js';
-import { checkRetryOptions, DEFAULT_RETRY_TIMEOUT_SECONDS, type RetryOptions } from './options.js';
+import { readOrderRow, withStore } from './held-orders.js';
+import { answerWithin, updateOpenRun, updateOrderRun, type UpdateOutcome } from './operator-update.js';
+import { checkRetryOptions, defaultOperator, DEFAULT_RETRY_TIMEOUT_SECONDS, type RetryOptions } from './options.js';
 
 export { checkRetryOptions, type RetryOptions } from './options.js';
+export { OperatorRequestRefusedError as RetryRefusedError } from './operator-update.js';
 
 export interface RetrySummary {
   workflowId: string;
@@ -37,20 +34,18 @@ export interface RetrySummary {
   orderId: string;
   /** `retried`: this command applied the retry; `already-applied`: the update id had been applied before. */
   outcome: 'retried' | 'already-applied';
+  /** The run that applied it: the order's open run, or a repair run started because its run had closed. */
+  via: UpdateOutcome<unknown>['via'];
   updateId: string;
   /** Which retry of the order it was, from 1. */
   retry: number;
   /** The order's status right after the retry: pending (the shipment is being tried again). */
   status: string;
   reason: string;
+  by: string | null;
   clearedFailure: string | null;
   retriedAt: string;
   shipmentKey: string;
-}
-
-/** The retry was refused: the order is not failed, or its run has closed. The message says why and what to do. */
-export class RetryRefusedError extends Error {
-  override name = 'RetryRefusedError';
 }
 
 /** The update id a retry is sent with when --request-id is not given: the same reason for the same retry is one update. */
@@ -60,114 +55,68 @@ export function derivedUpdateId(retry: number, reason: string): string {
 
 export async function orderRetry(ctx: CliContext, opts: RetryOptions): Promise<RetrySummary> {
   checkRetryOptions(opts);
-  const { config, out } = ctx;
   const { tenantId, orderId } = opts;
-  const workflowId = orderWorkflowId(tenantId, orderId);
-  const timeoutMs = (opts.timeoutSeconds ?? DEFAULT_RETRY_TIMEOUT_SECONDS) * 1000;
-  let client: Client | undefined;
+  const request = { ...opts, by: opts.by ?? defaultOperator() };
+  const row = await withStore(ctx, (db) => readOrderRow(db, tenantId, orderId));
+  if (!row) throw new NotFoundError(`no order ${tenantId}/${orderId} in the store (fulfilments, read as the runtime role for tenant ${tenantId})`);
+  const client = await cliTemporalClient(ctx.config);
   try {
-    client = await cliTemporalClient(config);
-    const c = client;
-    const within = <T>(what: string, fn: () => Promise<T>): Promise<T> => {
-      const signal = ctx.signal ? AbortSignal.any([ctx.signal, AbortSignal.timeout(timeoutMs)]) : AbortSignal.timeout(timeoutMs);
-      return c.withAbortSignal(signal, fn).catch((err: unknown) => {
-        if (err instanceof WorkflowUpdateFailedError || err instanceof WorkflowNotFoundError) throw err;
-        if (!signal.aborted) {
-          // The client's own message ("Failed to query Workflow") hides the server's reason, e.g. no worker polling.
-          const cause = (err as { cause?: { details?: string; message?: string } }).cause;
-          if (err instanceof ServiceError && cause) {
-            throw new Error(`${err.message} ${workflowId}: ${cause.details ?? cause.message} (task queue ${config.TEMPORAL_TASK_QUEUE}, TEMPORAL_TASK_QUEUE)`, { cause: err });
-          }
-          throw err;
-        }
-        throw new Error(
-          `no answer ${what} within ${timeoutMs / 1000} s: is a worker polling task queue ${config.TEMPORAL_TASK_QUEUE} (TEMPORAL_TASK_QUEUE)? ` +
-            'A retry that was sent may still be applied; run the same command again to find out: it applies at most once',
-          { cause: err },
-        );
-      });
-    };
-    const handle = c.workflow.getHandle(workflowId);
-
-    await refuseUnlessRunning(handle, workflowId, opts, ctx);
-    const before = await within(`from the workflow ${workflowId} to the status query`, () => handle.query(orderStatusQuery)).catch((err: unknown) => {
-      if (err instanceof WorkflowNotFoundError) return refuseClosed(workflowId, opts, ctx, undefined);
-      throw err;
-    });
-    const retriesBefore = before.retries ?? 0;
-    const updateId = opts.requestId ?? derivedUpdateId(retriesBefore + 1, opts.reason);
-    const result = await within(`from the workflow ${workflowId} to the retryShipment update`, () =>
-      handle.executeUpdate(retryShipmentUpdate, { args: [{ reason: opts.reason }], updateId }),
-    ).catch(async (err: unknown): Promise<RetryShipmentResult> => {
-      if (err instanceof WorkflowUpdateFailedError) {
-        throw new RetryRefusedError(`retry of ${tenantId}/${orderId} refused: ${err.cause?.message ?? err.message}`, { cause: err });
-      }
-      if (err instanceof WorkflowNotFoundError) return refuseClosed(workflowId, opts, ctx, before);
-      if (err instanceof WorkflowUpdateRPCTimeoutOrCancelledError) throw new Error(`Temporal did not confirm the retry: ${err.message}`, { cause: err });
-      throw err;
-    });
-
-    const summary: RetrySummary = {
-      workflowId,
-      tenantId,
-      orderId,
-      outcome: result.retry <= retriesBefore ? 'already-applied' : 'retried',
-      updateId,
-      retry: result.retry,
-      status: result.status,
-      reason: result.reason,
-      clearedFailure: result.clearedFailure ?? null,
-      retriedAt: result.retriedAt,
-      shipmentKey: result.shipmentKey,
-    };
-    if (opts.json) println(out, JSON.stringify(summary));
-    else for (const line of describeSummary(summary)) println(out, line);
+    const within = answerWithin(ctx, client, (opts.timeoutSeconds ?? DEFAULT_RETRY_TIMEOUT_SECONDS) * 1000);
+    const summary = await within(`from the workflow ${orderWorkflowId(tenantId, orderId)} to the retryShipment update`, () => retryHeldOrder(client, ctx.config, row, request));
+    if (opts.json) println(ctx.out, JSON.stringify(summary));
+    else for (const line of describeRetry(summary)) println(ctx.out, line);
     return summary;
   } finally {
-    await client?.connection.close().catch(() => undefined);
+    await client.connection.close().catch(() => undefined);
   }
 }
 
-/** The run must be open: a missing run is not found, a closed one is refused with what an operator can do. */
-async function refuseUnlessRunning(handle: WorkflowHandle, workflowId: string, opts: RetryOptions, ctx: CliContext): Promise<void> {
-  let description: Awaited<ReturnType<WorkflowHandle['describe']>>;
-  try {
-    description = await handle.describe();
-  } catch (err) {
-    if (err instanceof WorkflowNotFoundError) {
-      throw new NotFoundError(`no workflow ${workflowId} in namespace ${ctx.config.TEMPORAL_NAMESPACE}: the order was never seen here, or its closed run is past the namespace's retention`);
-    }
-    throw err;
-  }
-  if (description.status.name === 'RUNNING') return;
-  const status = description.typedSearchAttributes.get(OrderStatusAttribute);
-  const closed = `its run closed${description.closeTime ? ` at ${description.closeTime.toISOString()}` : ''} (${description.status.name.toLowerCase()}${status ? `, order ${status}` : ''})`;
-  refuseClosed(workflowId, opts, ctx, undefined, closed);
+/** Retries one order the store holds as `row` (the single command and the bulk one alike). */
+export async function retryHeldOrder(
+  client: Client,
+  config: Config,
+  row: FulfilmentRow,
+  request: Pick<RetryOptions, 'reason' | 'requestId'> & { by: string },
+): Promise<RetrySummary> {
+  const order = { tenantId: row.tenant_id, orderId: row.order_id };
+  const updateId = request.requestId ?? derivedUpdateId(row.retry_count + 1, request.reason);
+  const args: [RetryShipmentRequest] = [{ reason: request.reason, by: request.by }];
+  const update = { update: retryShipmentUpdate, args, updateId, what: 'order retry', by: request.by };
+  const done: UpdateOutcome<RetryShipmentResult> =
+    row.status === 'failed'
+      ? await updateOrderRun(client, config, { ...order, status: row.status }, update)
+      : await updateOpenRun(client, order, update, notFailedClosed(row));
+  const { result } = done;
+  return {
+    workflowId: orderWorkflowId(order.tenantId, order.orderId),
+    ...order,
+    outcome: result.retry <= row.retry_count ? 'already-applied' : 'retried',
+    via: done.via,
+    updateId,
+    retry: result.retry,
+    status: result.status,
+    reason: result.reason,
+    by: result.by ?? null,
+    clearedFailure: result.clearedFailure ?? null,
+    retriedAt: result.retriedAt,
+    shipmentKey: result.shipmentKey,
+  };
 }
 
-function refuseClosed(workflowId: string, opts: RetryOptions, ctx: CliContext, view: OrderView | undefined, closed = 'its run has closed'): never {
-  const { tenantId, orderId } = opts;
-  const { config } = ctx;
-  const ui = `${config.TEMPORAL_UI_URL}/namespaces/${config.TEMPORAL_NAMESPACE}/workflows/${encodeURIComponent(workflowId)}`;
-  throw new RetryRefusedError(
-    [
-      `order ${tenantId}/${orderId} cannot be retried: ${closed}${view ? `, order ${view.status}` : ''}; a closed run is never reopened, so nothing was changed.`,
-      'What you can do:',
-      `  - see why it failed: failure_reason in fulfilments (status stays failed), and the run's history: ${ui}`,
-      `  - ship it by hand through the warehouse under key ship/${tenantId}/${orderId} (its idempotency keeps it to one shipment; the store keeps the order failed), or have it placed again upstream under a new order id`,
-      `  - retry failed orders before their run closes: a settled order's run stays open ORDER_LINGER_SECONDS (now ${config.ORDER_LINGER_SECONDS} s); a longer value applies to runs started after the change`,
-    ].join('\n'),
-  );
+function notFailedClosed(row: FulfilmentRow): string {
+  const hint = row.status === 'recall-failed' ? ' (its recall was refused: resolve it with `fulfilment order resolve`)' : '';
+  return `order ${row.tenant_id}/${row.order_id} is ${row.status} in the store, not failed: only an order held as failed can be retried${hint}; nothing was changed`;
 }
 
-function describeSummary(s: RetrySummary): string[] {
+export function describeRetry(s: RetrySummary): string[] {
   const head =
     s.outcome === 'retried'
-      ? `retried ${s.tenantId}/${s.orderId} (retry ${s.retry}): failed → ${s.status}; shipping again under ${s.shipmentKey}`
+      ? `retried ${s.tenantId}/${s.orderId} (retry ${s.retry}, ${s.via}): failed → ${s.status}; shipping again under ${s.shipmentKey}`
       : `already applied: request ${s.updateId} was retry ${s.retry} of ${s.tenantId}/${s.orderId} at ${s.retriedAt}; nothing changed now`;
   return [
     head,
     `  reason    ${s.reason}`,
+    `  by        ${s.by ?? '-'}`,
     `  cleared   ${s.clearedFailure ?? '-'}`,
     `  at        ${s.retriedAt}`,
     `  update    ${s.updateId} (sending it again applies nothing)`,

@@ -264,6 +264,13 @@ export function isFor(r: DlqRecord, tenantId: string, orderId: string): boolean 
   return key === `${tenantId}/${orderId}`;
 }
 
+/** What an operator does about an order the store holds for a person, by status. */
+const NEEDS_PERSON: Record<string, (ref: string) => string> = {
+  failed: (ref) => `the warehouse gave up shipping it; once the cause is fixed: fulfilment order retry ${ref} --reason '…'`,
+  'recall-failed': (ref) =>
+    `it is cancelled, but the warehouse refused to recall its shipment; fulfilment order resolve ${ref} --action retry-recall|recalled-by-hand --reason '…'`,
+};
+
 function describe(r: OrderShowResult, namespace: string, dlqTopic: string): string[] {
   const lines: string[] = [`order ${r.tenantId}/${r.orderId}`];
   const field = (name: string, value: unknown, width = 18) =>
@@ -274,6 +281,8 @@ function describe(r: OrderShowResult, namespace: string, dlqTopic: string): stri
     const columns = Object.entries(r.row).filter(([k]) => k !== 'tenant_id' && k !== 'order_id');
     const width = Math.max(18, ...columns.map(([k]) => k.length + 2));
     for (const [k, v] of columns) field(k, v, width);
+    const action = NEEDS_PERSON[String(r.row.status)];
+    if (action) lines.push(`  → needs a person: ${action(`${r.tenantId}/${r.orderId}`)}`);
   } else lines.push(r.problems.some((p) => p.startsWith('row')) ? '  (not read)' : '  none: the tenant has no row for this order');
 
   lines.push('', `workflow ${orderWorkflowId(r.tenantId, r.orderId)} (namespace ${namespace})`);
@@ -289,6 +298,7 @@ function describe(r: OrderShowResult, namespace: string, dlqTopic: string): stri
       field('events', `${w.view.appliedEvents} applied, ${w.view.duplicatesSuppressed} duplicates suppressed, ${w.view.staleIgnored} stale ignored`);
       if (w.view.failureReason) field('failure', w.view.failureReason);
       if (w.view.retries) field('retries', w.view.retries);
+      if (w.view.recallFailures) field('recall refusals', w.view.recallFailures);
       lines.push(`  notes${w.view.notes.length === 0 ? '             -' : ''}`);
       for (const note of w.view.notes) lines.push(`    - ${note}`);
     }
