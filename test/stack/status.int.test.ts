@@ -19,7 +19,7 @@ describe('stack status', () => {
     );
     expect(Array.isArray(info.kafkaBrokers)).toBe(true);
     const services = info.services as Record<string, { state: string; address: string }>;
-    expect(Object.keys(services).sort()).toEqual(['kafka', 'postgres', 'temporal', 'warehouse']);
+    expect(Object.keys(services).sort()).toEqual(['kafka', 'postgres', 'temporal', 'temporal-tls', 'warehouse']);
     for (const s of Object.values(services)) {
       expect(['running', 'external', 'stopped']).toContain(s.state);
       expect(typeof s.address).toBe('string');
@@ -35,7 +35,16 @@ describe('stack status', () => {
     expect(readFileSync(info.kafkaSaslSsl!.passwordFile, 'utf8').trim()).not.toBe('');
     const { stdout } = await run(process.execPath, ['--import', 'tsx', 'tools/stack/cli.ts', 'status'], { cwd: repoRoot });
     expect(stdout).toMatch(/Kafka SASL_SSL +127\.0\.0\.1:19094 +\(SCRAM-SHA-512, SCRAM-SHA-256, PLAIN, OAUTHBEARER; user fulfilment, password in .*fulfilment\.password\)/);
-    expect(stdout).toContain(`Kafka CA file      ${info.kafkaSaslSsl!.caFile}`);
+    expect(stdout.split('\n').find((l) => l.startsWith('Kafka CA file'))?.split(/ {2,}/)[1]).toBe(info.kafkaSaslSsl!.caFile);
+  });
+
+  it('names the TLS Temporal (on demand), its CA file, the client certificate and the API key file', async () => {
+    const info = await stackStatus();
+    expect(info.temporalTls).toMatchObject({ address: '127.0.0.1:7253', namespace: info.temporalNamespace, apiKeyPermissions: [`${info.temporalNamespace}:write`] });
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'tools/stack/cli.ts', 'status'], { cwd: repoRoot });
+    expect(stdout).toMatch(/TLS Temporal +127\.0\.0\.1:7253 +\(mTLS and API keys, namespace /);
+    expect(stdout).toContain(info.temporalTls.caFile);
+    expect(stdout).toContain(info.temporalTls.apiKeyFile);
   });
 
   it('reports the services tests depend on as up', async () => {

@@ -6,8 +6,10 @@
 import { loadConfig, type Config } from '../../src/config.js';
 import { StackError } from './log.js';
 
-export const SERVICE_NAMES = ['postgres', 'kafka', 'temporal', 'warehouse'] as const;
+export const SERVICE_NAMES = ['postgres', 'kafka', 'temporal', 'warehouse', 'temporal-tls'] as const;
 export type ServiceName = (typeof SERVICE_NAMES)[number];
+/** Started only when asked for by name (`up --only temporal-tls`, or a test that needs it); `down` stops them too. */
+export const ON_DEMAND: readonly ServiceName[] = ['temporal-tls'];
 
 export interface HostPort {
   host: string;
@@ -71,6 +73,11 @@ export interface StackPlan {
     external: boolean;
   };
   warehouse: HostPort & { url: string; listenPort: number; external: boolean };
+  /**
+   * The Temporal server whose frontend serves TLS and requires client certificates and API keys (on demand), on
+   * loopback: the frontend on `port` (STACK_TEMPORAL_TLS_PORT, default 7253), its JSON Web Key Set on `jwksPort`.
+   */
+  temporalTls: HostPort & { address: string; jwksPort: number; namespace: string };
 }
 
 export type TemporalKind = 'dev' | 'server';
@@ -85,6 +92,14 @@ export function temporalKindFromEnv(env: NodeJS.ProcessEnv = process.env): { kin
   const processes = (env.STACK_TEMPORAL_PROCESSES ?? '').trim() || 'one';
   if (processes !== 'one' && processes !== 'split') throw new StackError(`STACK_TEMPORAL_PROCESSES must be one or split, got ${JSON.stringify(processes)}`);
   return { kind, shards, processes };
+}
+
+/** STACK_TEMPORAL_TLS_PORT: the TLS Temporal's frontend port (the next ports up to +10 are its other services'). */
+export function temporalTlsPortFromEnv(env: NodeJS.ProcessEnv = process.env): number {
+  const text = (env.STACK_TEMPORAL_TLS_PORT ?? '').trim() || '7253';
+  const port = Number(text);
+  if (!/^\d+$/.test(text) || port < 1024 || port > 65_000) throw new StackError(`STACK_TEMPORAL_TLS_PORT must be a port from 1024 to 65000, got ${JSON.stringify(text)}`);
+  return port;
 }
 
 const isSet = (env: NodeJS.ProcessEnv, name: string): boolean => (env[name] ?? '').trim() !== '';
@@ -137,11 +152,15 @@ export function planFromEnv(env: NodeJS.ProcessEnv = process.env): StackPlan {
       listenPort: isSet(env, 'WAREHOUSE_PORT') ? c.WAREHOUSE_PORT : wh.port,
       external: isSet(env, 'WAREHOUSE_URL'),
     },
+    temporalTls: (() => {
+      const port = temporalTlsPortFromEnv(env);
+      return { host: '127.0.0.1', port, address: `127.0.0.1:${port}`, jwksPort: port + 10, namespace: c.TEMPORAL_NAMESPACE };
+    })(),
   };
 }
 
-/** The env variable to change when a service's port is taken, for error messages. */
-export const PORT_ENV: Record<ServiceName, string> = {
+/** The env variable that makes a service external (used, never started), for error messages when its port is taken. */
+export const PORT_ENV: Partial<Record<ServiceName, string>> = {
   kafka: 'KAFKA_BROKERS',
   temporal: 'TEMPORAL_ADDRESS',
   postgres: 'DATABASE_URL',

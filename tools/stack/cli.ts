@@ -24,13 +24,13 @@ function parseServices(v: string | undefined): ServiceName[] | undefined {
 
 const program = new Command()
   .name('stack')
-  .description('Local stack for development and tests: Kafka, Temporal (+ Web UI), PostgreSQL, warehouse.\nState: <repo>/.stack (STACK_DIR); build cache: ~/.cache/fulfilment (FULFILMENT_CACHE_DIR).')
+  .description('Local stack for development and tests: Kafka, Temporal (+ Web UI), PostgreSQL, warehouse; a TLS Temporal on demand.\nState: <repo>/.stack (STACK_DIR); build cache: ~/.cache/fulfilment (FULFILMENT_CACHE_DIR).')
   .showHelpAfterError();
 
 program
   .command('up')
-  .description('start every service that is not running (idempotent) and print the addresses')
-  .option('--for-tests', 'also make sure the time-skipping test server, the temporal CLI and the manifest validators exist')
+  .description('start every service that is not running (idempotent; temporal-tls only when named in --only) and print the addresses')
+  .option('--for-tests', 'also make sure the time-skipping test server, the temporal CLI, the Temporal server and the manifest validators exist')
   .addOption(new Option('--only <services>', `comma-separated subset of ${SERVICE_NAMES.join(',')}`))
   .option('--json', 'print the result as one JSON object')
   .option('-q, --quiet', 'no progress lines')

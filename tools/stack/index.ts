@@ -10,7 +10,7 @@
  */
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { planFromEnv, SERVICE_NAMES, type ServiceName, type StackPlan } from './addresses.js';
+import { ON_DEMAND, planFromEnv, SERVICE_NAMES, type ServiceName, type StackPlan } from './addresses.js';
 import { isQuiet, say, setQuiet, StackError, warn, fmtSeconds } from './log.js';
 import { logsDir, stateDir } from './paths.js';
 import { portAnswers, runningDaemon, stopDaemon, withLock } from './proc.js';
@@ -19,13 +19,17 @@ import { kafkaSaslSsl, kafkaService, type KafkaSaslSslInfo } from './services/ka
 import { postgresService } from './services/postgres.js';
 import { temporalService } from './services/temporal.js';
 import { dropServerStore, temporalDescription, temporalKindOf } from './services/temporal-server.js';
+import { temporalTlsInfo, temporalTlsService, type TemporalTlsInfo } from './services/temporal-tls.js';
 import { warehouseService } from './services/warehouse.js';
-import { kubeconformPath, kustomizePath, temporalCliPath, testServerExecutablePath } from './tools.js';
+import { kubeconformPath, kustomizePath, temporalCliPath, temporalServerPath, testServerExecutablePath } from './tools.js';
 
 export { temporalCliPath, testServerExecutablePath } from './tools.js';
 export { planFromEnv, SERVICE_NAMES, type ServiceName, type StackPlan } from './addresses.js';
 export type { ServiceInfo, ServiceState } from './service.js';
 export type { KafkaSaslSslInfo } from './services/kafka.js';
+export type { TemporalTlsInfo } from './services/temporal-tls.js';
+export { mintApiKey, stackSigningKey } from './temporal-tls-credentials.js';
+export { newSigningKey } from './jwt.js';
 export { StackError } from './log.js';
 
 export interface StackInfo {
@@ -34,6 +38,8 @@ export interface StackInfo {
   kafkaSaslSsl?: KafkaSaslSslInfo;
   temporalAddress: string;
   temporalNamespace: string;
+  /** The TLS Temporal (mTLS and API keys, on demand: `up --only temporal-tls`); services['temporal-tls'] says whether it runs. */
+  temporalTls: TemporalTlsInfo;
   temporalUiUrl: string;
   /** Which Temporal the stack runs (STACK_TEMPORAL), in words. */
   temporalRuns: string;
@@ -45,11 +51,11 @@ export interface StackInfo {
 }
 
 export interface StackUpOptions {
-  /** Only these services (default: all). */
+  /** Only these services (default: all but the on-demand ones, ON_DEMAND). */
   services?: ServiceName[];
   /** No progress lines on stderr. */
   quiet?: boolean;
-  /** Also make sure the time-skipping test server, the temporal CLI and the manifest validators exist (what tests need). */
+  /** Also make sure the time-skipping test server, the temporal CLI, the Temporal server (the TLS Temporal's) and the manifest validators exist (what tests need). */
   forTests?: boolean;
 }
 
@@ -58,6 +64,7 @@ const SERVICES: Record<ServiceName, Service> = {
   kafka: kafkaService,
   temporal: temporalService,
   warehouse: warehouseService,
+  'temporal-tls': temporalTlsService,
 };
 
 const lockDir = () => join(stateDir(), '.lock');
@@ -68,7 +75,7 @@ export async function stackUp(opts: StackUpOptions = {}): Promise<StackInfo> {
   if (opts.quiet !== undefined) setQuiet(opts.quiet);
   try {
     const plan = planFromEnv();
-    const wanted = opts.services?.length ? opts.services : [...SERVICE_NAMES];
+    const wanted = opts.services?.length ? opts.services : SERVICE_NAMES.filter((s) => !ON_DEMAND.includes(s));
     for (const s of wanted) if (!SERVICE_NAMES.includes(s)) throw new StackError(`unknown service ${s} (known: ${SERVICE_NAMES.join(', ')})`);
     const notes: Partial<Record<ServiceName, string>> = {};
     const t0 = Date.now();
@@ -77,6 +84,8 @@ export async function stackUp(opts: StackUpOptions = {}): Promise<StackInfo> {
       if (opts.forTests) {
         await testServerExecutablePath();
         await temporalCliPath();
+        // The TLS Temporal the security tests start on demand runs the Temporal server (built once, a few minutes).
+        await temporalServerPath();
         // The manifest validation's tools and schemas (test/deploy/manifests.int.test.ts).
         await kubeconformPath();
         await kustomizePath();
@@ -236,6 +245,7 @@ async function collectStatus(plan: StackPlan, notes: Partial<Record<ServiceName,
     ...(plan.kafka.external ? {} : { kafkaSaslSsl: kafkaSaslSsl(plan) }),
     temporalAddress: plan.temporal.address,
     temporalNamespace: plan.temporal.namespace,
+    temporalTls: temporalTlsInfo(plan),
     temporalUiUrl: plan.temporal.uiUrl,
     temporalRuns: temporalDescription(plan, temporalRec),
     temporalKind: temporalKindOf(plan, temporalRec),

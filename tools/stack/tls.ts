@@ -1,7 +1,8 @@
 /**
- * Certificates for the stack's TLS listeners, made with the `openssl` CLI: a CA of the stack's own and a server
- * certificate it signs for the names the listener is reached by. PEM files, private keys unencrypted PKCS#8
- * (Kafka reads them as a PEM keystore). Tests use makeCa for a second, unrelated CA.
+ * Certificates for the stack's TLS listeners, made with the `openssl` CLI: a CA of the stack's own, a server
+ * certificate it signs for the names the listener is reached by and, for a listener that requires one (mTLS), a
+ * client certificate. PEM files, private keys unencrypted PKCS#8 (Kafka reads them as a PEM keystore). Tests use
+ * makeCa for a second, unrelated CA.
  */
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -58,25 +59,43 @@ export function makeCa(dir: string, commonName: string): CaFiles {
   return files;
 }
 
-/** A server certificate in `dir` signed by `ca`, for `names` (IP addresses and DNS names), replacing any there. */
-export function makeServerCert(dir: string, ca: CaFiles, names: string[]): ServerFiles {
+/** A key and a certificate `<base>.key`, `<base>.crt` in `dir`, signed by `ca` with these v3 extensions. */
+function issue(dir: string, ca: CaFiles, base: string, commonName: string, extensions: string[]): { cert: string; key: string } {
   mkdirSync(dir, { recursive: true });
-  const files = { cert: join(dir, 'server.crt'), key: join(dir, 'server.key'), keystore: join(dir, 'server.keystore.pem') };
-  const csr = join(dir, 'server.csr');
-  const ext = join(dir, 'server.ext');
-  const san = names.map((n) => (/^[\d.]+$|:/.test(n) ? `IP:${n}` : `DNS:${n}`)).join(',');
+  const files = { cert: join(dir, `${base}.crt`), key: join(dir, `${base}.key`) };
+  const csr = join(dir, `${base}.csr`);
+  const ext = join(dir, `${base}.ext`);
   newKey(files.key);
-  openssl(['req', '-new', '-key', files.key, '-subj', `/CN=${names[0] ?? 'localhost'}`, '-out', csr], 'make the server certificate request');
-  writeFileSync(ext, `subjectAltName=${san}\nbasicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n`);
+  openssl(['req', '-new', '-key', files.key, '-subj', `/CN=${commonName}`, '-out', csr], `make the certificate request for ${files.cert}`);
+  writeFileSync(ext, `${extensions.join('\n')}\n`);
   openssl(
     ['x509', '-req', '-in', csr, '-CA', ca.cert, '-CAkey', ca.key, '-CAcreateserial', '-sha256', '-days', String(VALID_DAYS), '-extfile', ext, '-out', files.cert],
-    `sign the server certificate ${files.cert}`,
+    `sign the certificate ${files.cert}`,
   );
   rmSync(csr, { force: true });
   rmSync(ext, { force: true });
-  writeFileSync(files.keystore, `${readFileSync(files.key, 'utf8')}${readFileSync(files.cert, 'utf8')}${readFileSync(ca.cert, 'utf8')}`, { mode: 0o600 });
-  chmodSync(files.keystore, 0o600);
   return files;
+}
+
+/** A server certificate in `dir` signed by `ca`, for `names` (IP addresses and DNS names), replacing any there. */
+export function makeServerCert(dir: string, ca: CaFiles, names: string[]): ServerFiles {
+  const san = names.map((n) => (/^[\d.]+$|:/.test(n) ? `IP:${n}` : `DNS:${n}`)).join(',');
+  const { cert, key } = issue(dir, ca, 'server', names[0] ?? 'localhost', [
+    `subjectAltName=${san}`,
+    'basicConstraints=critical,CA:FALSE',
+    'keyUsage=critical,digitalSignature,keyEncipherment',
+    'extendedKeyUsage=serverAuth',
+  ]);
+  const keystore = join(dir, 'server.keystore.pem');
+  writeFileSync(keystore, `${readFileSync(key, 'utf8')}${readFileSync(cert, 'utf8')}${readFileSync(ca.cert, 'utf8')}`, { mode: 0o600 });
+  chmodSync(keystore, 0o600);
+  return { cert, key, keystore };
+}
+
+/** Whether `cert` exists, was signed by the CA in `caCert` and stays valid for RENEW_DAYS more days. */
+function signedAndFresh(cert: string, caCert: string): boolean {
+  const bin = which('openssl');
+  return fresh(cert) && bin !== undefined && runQuick(bin, ['verify', '-CAfile', caCert, cert]).status === 0;
 }
 
 /**
@@ -95,11 +114,23 @@ export function ensureServerCertificates(dir: string, names: string[]): { ca: Ca
   const namesFile = join(dir, 'server.names');
   const wanted = names.join(',');
   const sameNames = existsSync(namesFile) && readFileSync(namesFile, 'utf8').trim() === wanted;
-  const signedByCa = existsSync(server.cert) && which('openssl') !== undefined && runQuick(which('openssl')!, ['verify', '-CAfile', ca.cert, server.cert]).status === 0;
-  if (made || !sameNames || !fresh(server.cert) || !signedByCa || !existsSync(server.keystore)) {
+  if (made || !sameNames || !signedAndFresh(server.cert, ca.cert) || !existsSync(server.keystore)) {
     makeServerCert(dir, ca, names);
     writeFileSync(namesFile, `${wanted}\n`);
     made = true;
   }
   return { ca, server, made };
+}
+
+/**
+ * A client certificate (TLS client authentication, for mTLS) for `commonName` in `dir` (`client.crt`, `client.key`),
+ * signed by `ca`; made when missing, near expiry, not signed by `ca` or issued to another name, kept otherwise.
+ */
+export function ensureClientCertificate(dir: string, ca: CaFiles, commonName: string): { cert: string; key: string; made: boolean } {
+  const files = { cert: join(dir, 'client.crt'), key: join(dir, 'client.key') };
+  const bin = which('openssl');
+  const subject = bin && existsSync(files.cert) ? runQuick(bin, ['x509', '-in', files.cert, '-noout', '-subject', '-nameopt', 'RFC2253']).output.trim() : '';
+  if (subject === `subject=CN=${commonName}` && existsSync(files.key) && signedAndFresh(files.cert, ca.cert)) return { ...files, made: false };
+  issue(dir, ca, 'client', commonName, ['basicConstraints=critical,CA:FALSE', 'keyUsage=critical,digitalSignature', 'extendedKeyUsage=clientAuth']);
+  return { ...files, made: true };
 }

@@ -6,6 +6,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Connection } from '@temporalio/client';
+import type { Config } from '../../../src/config.js';
 import { connectTemporal } from '../../../src/temporal.js';
 import type { StackPlan } from '../addresses.js';
 import { ensureSearchAttributes, SEARCH_ATTRIBUTES } from '../../../src/provision/temporal.js';
@@ -27,8 +28,9 @@ function codecMismatch(rec: { command: string }): string | undefined {
   return wanted ? `STACK_UI_CODEC_ENDPOINT=${wanted}` : 'STACK_UI_CODEC_ENDPOINT is unset';
 }
 
-async function withConnection<T>(plan: StackPlan, fn: (c: Connection) => Promise<T>): Promise<T> {
-  const conn = await connectTemporal({ temporal: plan.temporal.settings }, { connectTimeout: '2s' });
+/** `fn` on a connection of its own to the Temporal `settings` describe, closed afterwards. */
+export async function withConnection<T>(settings: Config['temporal'], fn: (c: Connection) => Promise<T>): Promise<T> {
+  const conn = await connectTemporal({ temporal: settings }, { connectTimeout: '2s' });
   try {
     return await fn(conn);
   } finally {
@@ -51,10 +53,10 @@ async function uiAnswers(url: string): Promise<boolean> {
  * STACK_TEMPORAL_PROCESSES=split, or shards still being acquired): a history read of a workflow that does not
  * exist must come back NOT_FOUND from history, and a task queue must be described by matching.
  */
-async function historyAndMatchingAnswer(plan: StackPlan): Promise<true | undefined> {
-  const namespace = plan.temporal.namespace;
+export async function historyAndMatchingAnswer(settings: Config['temporal']): Promise<true | undefined> {
+  const namespace = settings.namespace;
   try {
-    return await withConnection(plan, async (c) => {
+    return await withConnection(settings, async (c) => {
       await c.workflowService.describeTaskQueue({ namespace, taskQueue: { name: 'stack-readiness' }, taskQueueType: 1 });
       try {
         await c.workflowService.getWorkflowExecutionHistory({ namespace, execution: { workflowId: 'stack-readiness-none' } });
@@ -148,7 +150,7 @@ export const temporalService: Service = {
     try {
       // The Temporal server has no namespace until afterReady registers it: there the frontend answering is enough.
       const server = plan.temporal.kind === 'server' && !plan.temporal.external;
-      const ok = await withConnection(plan, async (c) => {
+      const ok = await withConnection(plan.temporal.settings, async (c) => {
         await c.workflowService.getSystemInfo({});
         if (!server) await c.workflowService.describeNamespace({ namespace: plan.temporal.namespace });
         return true;
@@ -167,31 +169,38 @@ export const temporalService: Service = {
     const ns = plan.temporal.namespace;
     if (plan.temporal.kind === 'server' && !plan.temporal.external) {
       await ensureNamespace(plan, () =>
-        withConnection(plan, async (c) => {
+        withConnection(plan.temporal.settings, async (c) => {
           await c.workflowService.describeNamespace({ namespace: ns });
           return true;
         }).catch(() => false),
       );
-      await waitFor('the Temporal server\'s history and matching services', 120_000, () => historyAndMatchingAnswer(plan));
+      await waitFor('the Temporal server\'s history and matching services', 120_000, () => historyAndMatchingAnswer(plan.temporal.settings));
     }
-    try {
-      // A namespace the Temporal server has just registered reaches the operator API's namespace cache within its
-      // refresh interval (10 s): until then adding search attributes answers NOT_FOUND.
-      const server = plan.temporal.kind === 'server' && !plan.temporal.external;
-      const deadline = Date.now() + 60_000;
-      const attempt = async (): Promise<{ registered: string[] }> => {
-        try {
-          return await withConnection(plan, (c) => ensureSearchAttributes(c, ns));
-        } catch (e) {
-          if (!server || Date.now() > deadline || !/NOT_FOUND/.test(e instanceof Error ? e.message : String(e))) throw e;
-          await new Promise((r) => setTimeout(r, 500));
-          return attempt();
-        }
-      };
-      const { registered } = await attempt();
-      if (registered.length) say(`temporal: registered search attributes ${registered.join(', ')} in namespace ${ns}`);
-    } catch (e) {
-      throw new StackError(`temporal: could not register search attributes: ${e instanceof Error ? e.message : String(e)}`);
-    }
+    await registerSearchAttributes(plan.temporal.settings, plan.temporal.kind === 'server' && !plan.temporal.external);
   },
 };
+
+/**
+ * The service's search attributes in the namespace of `settings`, as `fulfilment provision --only temporal` makes them
+ * (src/provision/temporal.ts). A namespace a Temporal server has just registered reaches the operator API's namespace
+ * cache within its refresh interval (10 s): with `justRegistered`, NOT_FOUND is retried for up to a minute.
+ */
+export async function registerSearchAttributes(settings: Config['temporal'], justRegistered: boolean, service = 'temporal'): Promise<void> {
+  const ns = settings.namespace;
+  try {
+    const deadline = Date.now() + 60_000;
+    const attempt = async (): Promise<{ registered: string[] }> => {
+      try {
+        return await withConnection(settings, (c) => ensureSearchAttributes(c, ns));
+      } catch (e) {
+        if (!justRegistered || Date.now() > deadline || (e as { code?: number }).code !== 5) throw e;
+        await new Promise((r) => setTimeout(r, 500));
+        return attempt();
+      }
+    };
+    const { registered } = await attempt();
+    if (registered.length) say(`${service}: registered search attributes ${registered.join(', ')} in namespace ${ns}`);
+  } catch (e) {
+    throw new StackError(`${service}: could not register search attributes: ${e instanceof Error ? e.message : String(e)}`);
+  }
+}
