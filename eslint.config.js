@@ -25,14 +25,15 @@ const kafkaPort = { paths: [{ name: 'kafkajs', message: kafkaPortOnly }], patter
  *   entry     src/service.ts, src/app.ts, src/cli/            what a process runs
  *   roles     src/worker/, src/bridge/, src/role.ts, src/provision/, src/lag/
  *   domain    activities/, src/dlq/, workflows/                the order's effects and its workflows
- *   adapters  src/kafka/, src/store/, src/warehouse/, src/tracing/, src/events/, src/codec/, src/temporal.ts, src/workflow-settings.ts
+ *   adapters  src/kafka/, src/store/, src/warehouse/, src/tracing/, src/events/, src/codec/, src/temporal.ts,
+ *             src/temporal-refusal.ts, src/workflow-settings.ts
  *   base      src/config.ts, src/config/, src/log.ts, src/metrics.ts, src/errors.ts, src/retry-policies.ts, src/health.ts,
  *             src/startup.ts, src/package-root.ts, and the workflows' contract (workflows/api.ts, identity.ts)
  */
 const ENTRY = ['**/cli/**', '**/app.js', '**/service.js'];
 const ROLES = ['**/worker/**', '**/bridge/**', '**/role.js', '**/provision/**', '**/lag/**'];
 const DOMAIN = ['**/activities/**', '**/dlq/**', '**/workflows/**', '!**/workflows/api.js', '!**/workflows/identity.js'];
-const ADAPTERS = ['**/kafka/**', '**/store/**', '**/warehouse/**', '**/tracing/**', '**/events/**', '**/codec/**', '**/temporal.js', '**/workflow-settings.js'];
+const ADAPTERS = ['**/kafka/**', '**/store/**', '**/warehouse/**', '**/tracing/**', '**/events/**', '**/codec/**', '**/temporal.js', '**/temporal-refusal.js', '**/workflow-settings.js'];
 
 /** The rule for a layer: the Kafka port's, and no import from the layers listed (those above it). */
 function layer(above, why) {
@@ -65,7 +66,7 @@ export default tseslint.config(
     rules: { 'no-restricted-imports': ['error', layer([...ENTRY, ...ROLES], 'the order\'s effects know nothing of the roles that run them')] },
   },
   {
-    files: ['src/kafka/**/*.ts', 'src/store/**/*.ts', 'src/warehouse/**/*.ts', 'src/tracing/**/*.ts', 'src/events/**/*.ts', 'src/codec/**/*.ts', 'src/temporal.ts', 'src/workflow-settings.ts'],
+    files: ['src/kafka/**/*.ts', 'src/store/**/*.ts', 'src/warehouse/**/*.ts', 'src/tracing/**/*.ts', 'src/events/**/*.ts', 'src/codec/**/*.ts', 'src/temporal.ts', 'src/temporal-refusal.ts', 'src/workflow-settings.ts'],
     rules: {
       'no-restricted-imports': ['error', layer([...ENTRY, ...ROLES, ...DOMAIN], 'an adapter serves the layers above it and imports none of them')],
     },

@@ -16,7 +16,7 @@ import { EncryptionCodec } from './codec/payload-codec.js';
 import type { InjectedSinks, LogLevel, NativeConnection, ReplayWorkerOptions, WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { Config, TemporalTls } from './config.js';
 import type { Logger } from './log.js';
-import { PermanentStartupError } from './startup.js';
+import { permanentTemporalError, tlsHandshake } from './temporal-refusal.js';
 import type { Tracing } from './tracing/index.js';
 import type { OrderSinks, OutcomeReport } from '../workflows/api.js';
 
@@ -125,6 +125,8 @@ export function temporalConnectionOptions(config: Pick<Config, 'temporal'>): Tem
 
 type ClientConnectionOptions = NonNullable<Parameters<typeof Connection.connect>[0]>;
 
+export { permanentTemporalError } from './temporal-refusal.js';
+
 /**
  * `Connection.connect` with the configured options (plus `extra`: interceptors, channel arguments, timeouts). A
  * failure waiting cannot cure (an untrusted server certificate, a refused client certificate or API key) is thrown
@@ -133,7 +135,7 @@ type ClientConnectionOptions = NonNullable<Parameters<typeof Connection.connect>
 export async function connectTemporal(config: Pick<Config, 'temporal'>, extra: Omit<ClientConnectionOptions, keyof TemporalConnectionOptions> = {}): Promise<Connection> {
   const options = { ...temporalConnectionOptions(config), ...extra };
   try {
-    if (options.tls) await tlsProbe(options);
+    await probe(options, config.temporal.namespace);
     return await Connection.connect(options);
   } catch (err) {
     throw permanentTemporalError(config, err) ?? err;
@@ -141,23 +143,32 @@ export async function connectTemporal(config: Pick<Config, 'temporal'>, extra: O
 }
 
 /**
- * grpc-js's wait for a ready channel (Connection.connect) ends in "Failed to connect before the deadline" after the
- * whole connect timeout, whatever the reason. Over TLS, one call that does not wait (no retries) comes first: it
- * fails at once with the channel's last error — a TLS alert, an untrusted certificate, ECONNREFUSED — which is what
- * tells an outage from a permanent refusal. The worker's NativeConnection is probed the same way: the Rust core
- * reports a refused client certificate only some of the time (TLS 1.3 sends the alert after the handshake, and the
- * core's first request often meets the closed connection instead: "connection closed", "broken pipe"), while
- * grpc-js reads the alert every time.
+ * What connecting first checks, so that a refusal comes back as an error with a code (src/temporal-refusal.ts): over
+ * TLS, the handshake itself (node:tls says why it failed); with TLS or an API key, calls that do not wait (no
+ * retries), whose gRPC status says whether the credentials were refused — GetSystemInfo, which a server asks no
+ * permission for, then the namespace's description, which needs the key's role in it (a namespace that does not exist
+ * yet is not a refusal). grpc-js's wait for a ready channel (Connection.connect) would end in "Failed to connect before
+ * the deadline" after the whole connect timeout whatever the reason, and the worker's Rust core reports a refused
+ * client certificate only some of the time (TLS 1.3 sends the alert after the handshake, and its first request often
+ * meets the closed connection instead) and a refused key only in words.
  */
-async function tlsProbe(options: ClientConnectionOptions): Promise<void> {
-  const probe = Connection.lazy({ ...options, interceptors: [] });
+async function probe(options: ClientConnectionOptions & TemporalConnectionOptions, namespace: string): Promise<void> {
+  if (options.tls) await tlsHandshake(options.address, options.tls);
+  if (!options.tls && options.apiKey === undefined) return;
+  const first = Connection.lazy({ ...options, interceptors: [] });
+  const call = async (rpc: () => Promise<unknown>, fine: number) => {
+    try {
+      await first.withDeadline(Date.now() + 10_000, rpc);
+    } catch (err) {
+      if ((err as { code?: number }).code !== fine) throw err;
+    }
+  };
   try {
-    await probe.withDeadline(Date.now() + 10_000, () => probe.workflowService.getSystemInfo({}));
-  } catch (err) {
-    // An old server without GetSystemInfo answers UNIMPLEMENTED: reachable, and Connection.connect accepts it.
-    if ((err as { code?: number }).code !== 12) throw err;
+    // An old server without GetSystemInfo answers UNIMPLEMENTED (12): reachable, and Connection.connect accepts it.
+    await call(() => first.workflowService.getSystemInfo({}), 12);
+    await call(() => first.workflowService.describeNamespace({ namespace }), 5); // 5 = NOT_FOUND
   } finally {
-    await probe.close().catch(() => undefined);
+    await first.close().catch(() => undefined);
   }
 }
 
@@ -165,7 +176,7 @@ async function tlsProbe(options: ClientConnectionOptions): Promise<void> {
 export async function connectNative(config: Pick<Config, 'temporal'>): Promise<NativeConnection> {
   const options = temporalConnectionOptions(config);
   try {
-    if (options.tls) await tlsProbe(options);
+    await probe(options, config.temporal.namespace);
     const { NativeConnection } = await import('@temporalio/worker');
     return await NativeConnection.connect(options);
   } catch (err) {
@@ -200,72 +211,6 @@ export function temporalClient(config: TemporalClientConfig, connection: Connect
 /** A client on a connection of its own, to the configured namespace; close it with `client.connection.close()`. */
 export async function connectClient(config: TemporalClientConfig, extra: Omit<ClientConnectionOptions, keyof TemporalConnectionOptions> = {}): Promise<Client> {
   return temporalClient(config, await connectTemporal(config, extra));
-}
-
-// What grpc-js (Node's OpenSSL) and the Rust core (rustls, tonic) say, found by trying each case against a TLS
-// proxy (test/integration/temporal-security.int.test.ts): the server's certificate is not trusted or not for this name…
-const SERVER_CERT = /unable to verify|self[- ]signed certificate|unable to get (local )?issuer|certificate has expired|certificate is not yet valid|ERR_TLS_CERT_ALTNAME_INVALID|does not match certificate|InvalidCertificate\(\w+/i;
-// …the server refused this client's certificate, or the lack of one (TLS alerts 116, 42, 48, 46, 45, 44, 49)…
-const CLIENT_CERT = /alert (certificate required|bad certificate|unknown ca|certificate unknown|certificate expired|certificate revoked|access denied)|fatal alert: (CertificateRequired|BadCertificate|UnknownCA|CertificateUnknown|CertificateExpired|CertificateRevoked|AccessDenied)/i;
-// …TLS towards a server that does not speak it…
-const NOT_TLS = /wrong version number|InvalidContentType|packet length too long/i;
-// …or the server refused the credentials: UNAUTHENTICATED (16) or PERMISSION_DENIED (7).
-const REFUSED_CREDENTIALS = /valid authentication credentials|does not have permission/i;
-
-function describe(err: unknown): string {
-  const e = err as { message?: string; details?: string; cause?: { message?: string; details?: string } };
-  return [e?.message, e?.details, e?.cause?.message, e?.cause?.details].filter(Boolean).join(' | ');
-}
-
-function grpcCode(err: unknown): number | undefined {
-  const e = err as { code?: unknown; cause?: { code?: unknown } };
-  const code = typeof e?.code === 'number' ? e.code : typeof e?.cause?.code === 'number' ? e.cause.code : undefined;
-  return code;
-}
-
-/**
- * A PermanentStartupError for a Temporal failure no retry can cure, naming the variables to check; undefined for
- * anything else (the server is down or restarting: keep waiting).
- */
-export function permanentTemporalError(config: Pick<Config, 'temporal'>, err: unknown): PermanentStartupError | undefined {
-  if (err instanceof PermanentStartupError) return err;
-  const t = config.temporal;
-  const text = describe(err);
-  const at = `Temporal at ${t.address}`;
-  const orProfile = t.profile ? ` (or their keys under [profile.${t.profile.name}] in ${t.profile.file})` : '';
-  const reason = (re: RegExp) => /Last error: ([^\n]*?)(?: \(\d{4}-|\. Resolution note|$)/.exec(text)?.[1] ?? re.exec(text)?.[0] ?? text;
-  const tls = t.tls || undefined;
-  if (SERVER_CERT.test(text)) {
-    return new PermanentStartupError(
-      `${at} presented a TLS certificate this service does not trust (${reason(SERVER_CERT)}): check TEMPORAL_TLS_SERVER_CA_CERT_PATH ` +
-        `(the CA that issued the server's certificate; ${tls?.serverRootCACertificate ? 'one is set' : 'unset: the system roots'}) and TEMPORAL_TLS_SERVER_NAME ` +
-        `(the name in it; ${tls?.serverNameOverride ? `"${tls.serverNameOverride}"` : `unset: the host of TEMPORAL_ADDRESS`})${orProfile}`,
-      { cause: err },
-    );
-  }
-  if (CLIENT_CERT.test(text)) {
-    return new PermanentStartupError(
-      `${at} refused the TLS client certificate (${reason(CLIENT_CERT)}): ` +
-        (tls?.clientCertPair
-          ? 'check TEMPORAL_TLS_CLIENT_CERT_PATH and TEMPORAL_TLS_CLIENT_KEY_PATH: the server must trust the CA that issued the certificate'
-          : 'the server requires one (mTLS) and none is configured: set TEMPORAL_TLS_CLIENT_CERT_PATH and TEMPORAL_TLS_CLIENT_KEY_PATH') +
-        orProfile,
-      { cause: err },
-    );
-  }
-  if (tls && NOT_TLS.test(text)) {
-    return new PermanentStartupError(`${at} does not answer TLS (${reason(NOT_TLS)}): check TEMPORAL_ADDRESS and TEMPORAL_TLS${orProfile}`, { cause: err });
-  }
-  const code = grpcCode(err);
-  if (code === 16 || code === 7 || REFUSED_CREDENTIALS.test(text)) {
-    const detail = (err as { cause?: { details?: string } })?.cause?.details ?? (err as { details?: string })?.details ?? /message: "([^"]*)"/.exec(text)?.[1] ?? text;
-    return new PermanentStartupError(
-      `${at} refused this service's credentials (${code === 7 || /permission/i.test(text) ? 'PERMISSION_DENIED' : 'UNAUTHENTICATED'}: ${detail}): ` +
-        `check TEMPORAL_API_KEY (${t.apiKey ? 'set' : 'unset'}) and TEMPORAL_NAMESPACE ("${t.namespace}")${orProfile}`,
-      { cause: err },
-    );
-  }
-  return undefined;
 }
 
 /** Routes the Temporal SDK's own logs (worker state, activity failures) into our logger, at WARN and above. */

@@ -20,7 +20,7 @@ export interface KeyPair {
 
 export interface TestPki {
   dir: string;
-  /** The CA the proxy trusts for clients and clients trust for the server. */
+  /** The CA that issued `server` and `client` (a listener of a test trusts it for clients, its clients for the server). */
   ca: string;
   server: KeyPair;
   client: KeyPair;

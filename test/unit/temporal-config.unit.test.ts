@@ -1,7 +1,8 @@
 /**
  * Temporal connection settings: the envconfig profile with the TEMPORAL_* variables over it (src/config.ts), the
- * options every connection takes (src/temporal.ts), and which connect failures stop start-up. Certificates are made
- * with openssl for this file; nothing connects (the real connections are temporal-security.int.test.ts).
+ * options every connection takes (src/temporal.ts), and which connect failures stop start-up (src/temporal-refusal.ts).
+ * Certificates are made with openssl for this file; nothing connects (the handshake: temporal-handshake.unit.test.ts;
+ * the real connections: temporal-security.int.test.ts).
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -158,26 +159,27 @@ x-team = "orders"
   });
 });
 
-describe('which Temporal connect failures stop start-up (shapes recorded from grpc-js and the Rust core)', () => {
+describe('which Temporal connect failures stop start-up: by the error\'s code, never its text', () => {
   const config = loadConfig({ TEMPORAL_ADDRESS: 'temporal.internal:7233', TEMPORAL_API_KEY: 'k' });
+  const tlsConfig = loadConfig({ TEMPORAL_ADDRESS: 'temporal.internal:7233', TEMPORAL_TLS: 'true' });
+  // node:tls's errors (what tlsHandshake rejects with), a gRPC ServiceError (grpc-js, the client wrapping it, the core).
+  const nodeTls = (code: string, message: string, reason?: string) => Object.assign(new Error(message), { code, ...(reason ? { reason } : {}) });
   const grpc = (code: number, details: string) => Object.assign(new Error(`${code} ${details}`), { code, details });
-  const lastError = (e: string) => grpc(14, `No connection established. Last error: ${e}. Resolution note: `);
-  const core = (message: string) => Object.assign(new Error(message), { name: 'TransportError' });
   const cases: [string, unknown, RegExp | undefined][] = [
-    ['grpc-js: untrusted server', lastError('Error: unable to verify the first certificate'), /presented a TLS certificate this service does not trust \(Error: unable to verify the first certificate\): check TEMPORAL_TLS_SERVER_CA_CERT_PATH/],
-    ['grpc-js: self-signed chain', lastError('Error: self-signed certificate in certificate chain'), /does not trust/],
-    ['grpc-js: wrong name', lastError("Error [ERR_TLS_CERT_ALTNAME_INVALID]: Hostname/IP does not match certificate's altnames: Host: x. is not in the cert's altnames: DNS:localhost"), /does not trust.*TEMPORAL_TLS_SERVER_NAME/],
-    ['grpc-js: no client certificate', lastError('803C43B6317F0000:error:0A00045C:SSL routines:ssl3_read_bytes:tlsv13 alert certificate required:../deps/openssl/openssl/ssl/record/rec_layer_s3.c:1601:SSL alert number 116\n (2026-12-01T11:12:16.732Z)'), /refused the TLS client certificate \(alert certificate required\): the server requires one \(mTLS\) and none is configured: set TEMPORAL_TLS_CLIENT_CERT_PATH and TEMPORAL_TLS_CLIENT_KEY_PATH/],
-    ['grpc-js: TLS to plaintext', lastError('Error: 80:error:0A00010B:SSL routines:ssl3_get_record:wrong version number'), /does not answer TLS.*check TEMPORAL_ADDRESS and TEMPORAL_TLS/],
-    ['client: API key refused', Object.assign(new Error('Failed to connect to Temporal server'), { name: 'ServiceError', cause: grpc(16, 'Request unauthorized.') }), /refused this service's credentials \(UNAUTHENTICATED: Request unauthorized\.\): check TEMPORAL_API_KEY \(set\) and TEMPORAL_NAMESPACE \("default"\)/],
-    ['client: permission denied', Object.assign(new Error('Failed to connect to Temporal server'), { cause: grpc(7, 'Request unauthorized.') }), /PERMISSION_DENIED/],
-    ['core: untrusted server', core('tonic::transport::Error(Transport, ConnectError(Custom { kind: InvalidData, error: InvalidCertificate(UnknownIssuer) }))'), /does not trust \(InvalidCertificate\(UnknownIssuer\)/],
-    ['core: no client certificate', core('Failed to call GetSystemInfo: code: \'Unknown error\', message: "transport error", source: tonic::transport::Error(Transport, hyper::Error(Io, Custom { kind: InvalidData, error: "received fatal alert: CertificateRequired" }))'), /refused the TLS client certificate \(fatal alert: CertificateRequired\)/],
-    ['core: API key refused', core('Failed to call GetSystemInfo: code: \'The request does not have valid authentication credentials\', message: "API key refused"'), /UNAUTHENTICATED: API key refused\): check TEMPORAL_API_KEY/],
-    ['grpc-js: server down', lastError('Error: connect ECONNREFUSED 127.0.0.1:1'), undefined],
+    ['untrusted server', nodeTls('UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'unable to verify the first certificate'), /presented a TLS certificate this service does not trust \(UNABLE_TO_VERIFY_LEAF_SIGNATURE: unable to verify the first certificate\): check TEMPORAL_TLS_SERVER_CA_CERT_PATH/],
+    ['self-signed chain', nodeTls('SELF_SIGNED_CERT_IN_CHAIN', 'self-signed certificate in certificate chain'), /does not trust/],
+    ['wrong name', nodeTls('ERR_TLS_CERT_ALTNAME_INVALID', "Hostname/IP does not match certificate's altnames: Host: x. is not in the cert's altnames: DNS:localhost"), /does not trust.*TEMPORAL_TLS_SERVER_NAME/],
+    ['no client certificate', nodeTls('ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED', '…:SSL routines:ssl3_read_bytes:tlsv13 alert certificate required:…', 'tlsv13 alert certificate required'), /refused the TLS client certificate \(ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED: tlsv13 alert certificate required\): the server requires one \(mTLS\) and none is configured: set TEMPORAL_TLS_CLIENT_CERT_PATH and TEMPORAL_TLS_CLIENT_KEY_PATH/],
+    ['client certificate refused', nodeTls('ERR_SSL_SSLV3_ALERT_BAD_CERTIFICATE', '…sslv3 alert bad certificate…', 'sslv3 alert bad certificate'), /refused the TLS client certificate \(ERR_SSL_SSLV3_ALERT_BAD_CERTIFICATE/],
+    ['API key refused (client, wrapped)', Object.assign(new Error('Failed to connect to Temporal server'), { name: 'ServiceError', cause: grpc(16, 'Request unauthorized.') }), /refused this service's credentials \(UNAUTHENTICATED: Request unauthorized\.\): check TEMPORAL_API_KEY \(set\) and TEMPORAL_NAMESPACE \("default"\)/],
+    ['permission denied (grpc-js)', grpc(7, 'Request unauthorized.'), /PERMISSION_DENIED: Request unauthorized\./],
+    ['permission denied (the core, a ServiceError with its code)', Object.assign(new Error('Request unauthorized.'), { name: 'ServiceError', code: 7, details: 'Request unauthorized.' }), /PERMISSION_DENIED: Request unauthorized\./],
+    ['server down', nodeTls('ECONNREFUSED', 'connect ECONNREFUSED 127.0.0.1:1'), undefined],
+    ['closed without an alert', nodeTls('ECONNRESET', 'the server closed the connection without a TLS alert'), undefined],
+    ['grpc-js: unavailable', grpc(14, 'No connection established. Last error: Error: connect ECONNREFUSED 127.0.0.1:1'), undefined],
     ['grpc-js: deadline', new Error('Failed to connect before the deadline'), undefined],
-    ['core: server down', core('tonic::transport::Error(Transport, ConnectError(ConnectError("tcp connect error", 127.0.0.1:1, Os { code: 111, kind: ConnectionRefused, message: "Connection refused" })))'), undefined],
-    ['core: connection closed', core('Failed to call GetSystemInfo: code: \'The operation was cancelled\', message: "operation was canceled", source: tonic::transport::Error(Transport, hyper::Error(Canceled, "connection closed"))'), undefined],
+    // The words of a refusal without its code are not one: the handshake and the first call before it report the codes.
+    ['the core: a refusal in words only', Object.assign(new Error("Failed to call GetSystemInfo: code: 'The request does not have valid authentication credentials'"), { name: 'TransportError' }), undefined],
   ];
   it.each(cases)('%s', (_what, err, message) => {
     const permanent = permanentTemporalError(config, err);
@@ -187,5 +189,11 @@ describe('which Temporal connect failures stop start-up (shapes recorded from gr
       expect(permanent!.message).toMatch(/^Temporal at temporal\.internal:7233 /);
       expect(permanent!.message).toMatch(message);
     }
+  });
+
+  it('TLS towards a server that does not speak it is permanent only when TLS is configured', () => {
+    const err = nodeTls('ERR_SSL_WRONG_VERSION_NUMBER', '…wrong version number…', 'wrong version number');
+    expect(permanentTemporalError(tlsConfig, err)?.message).toMatch(/does not answer TLS \(ERR_SSL_WRONG_VERSION_NUMBER: wrong version number\): check TEMPORAL_ADDRESS and TEMPORAL_TLS/);
+    expect(permanentTemporalError(loadConfig({ TEMPORAL_ADDRESS: 'temporal.internal:7233' }), err)).toBeUndefined();
   });
 });
