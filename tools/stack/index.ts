@@ -223,7 +223,9 @@ async function collectStatus(plan: StackPlan, notes: Partial<Record<ServiceName,
           info.log = rec.log;
         } else if (answering && mainPort) {
           const owner = await portOwner(mainPort);
-          if (owner.kind === 'stack') {
+          if (owner.kind === 'stack' && svc.shareable === false) {
+            info.note = `port ${mainPort.port} is used by the stack in ${owner.dir}, whose certificates and keys are not this checkout's`;
+          } else if (owner.kind === 'stack') {
             info.state = 'external';
             info.note = `run by the stack in ${owner.dir}`;
           } else if (owner.kind === 'foreign') {

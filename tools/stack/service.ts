@@ -57,6 +57,11 @@ export interface Service {
   readyTimeoutMs: number;
   /** After ready: topics, roles, migrations... Idempotent. `shared` = run by another checkout's stack. */
   afterReady?(plan: StackPlan, shared: boolean): Promise<void>;
+  /**
+   * False for a service another checkout's stack must not lend: one whose clients need files of this checkout's
+   * state dir (certificates, keys) that another checkout's daemon does not trust. Default: shared.
+   */
+  shareable?: boolean;
   /** Reason to restart a running daemon (e.g. its code changed), or undefined. */
   restartReason?(rec: PidRecord, plan: StackPlan): string | undefined;
   stopSignal: NodeJS.Signals;
@@ -126,9 +131,12 @@ export async function ensureUp(svc: Service, plan: StackPlan): Promise<UpResult>
   for (const p of svc.ports(plan)) {
     const owner = await portOwner(p);
     if (owner.kind === 'free') continue;
-    if (owner.kind === 'stack') {
+    if (owner.kind === 'stack' && svc.shareable !== false) {
       sharedFrom = owner.dir;
       continue;
+    }
+    if (owner.kind === 'stack') {
+      throw new StackError(`port ${p.host}:${p.port} (${p.label}) is used by the stack in ${owner.dir}, whose certificates and keys are not this checkout's: stop it there (npm run stack -- down --only ${svc.name}), or set ${p.env} to use another port.`);
     }
     throw portTakenError(svc, p, owner);
   }

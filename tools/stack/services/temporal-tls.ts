@@ -100,6 +100,8 @@ export const temporalTlsService: Service = {
   name: 'temporal-tls',
   address: (plan) => plan.temporalTls.address,
   external: () => false,
+  // Its clients need this checkout's CA, client certificate and API keys: another checkout's server trusts none of them.
+  shareable: false,
   ports: (plan) => [
     { host: plan.temporalTls.host, port: plan.temporalTls.port, label: 'TLS Temporal frontend', env: 'STACK_TEMPORAL_TLS_PORT' },
     { host: plan.temporalTls.host, port: plan.temporalTls.jwksPort, label: "TLS Temporal's key set (JWKS)", env: 'STACK_TEMPORAL_TLS_PORT' },
