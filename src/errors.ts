@@ -35,3 +35,20 @@ export class UnstorableEventError extends PermanentError {}
 
 /** Thrown when a request cannot even be built from one order's data (e.g. a value no HTTP header can carry). */
 export class InvalidRequestError extends PermanentError {}
+
+/**
+ * A failure only this record meets (its order's workflow busy or at one of its limits) while the dependency serves
+ * everyone else: retried for this record alone, with its own backoff and budget, never closing the partition's gate;
+ * past the budget the record is dead-lettered with the reason, and its partition moves on.
+ */
+export class RecordTransientError extends Error {
+  override name = this.constructor.name;
+}
+
+/**
+ * A dependency refuses this client for good (its credentials, its permissions, its namespace gone): no wait cures it
+ * and no record is at fault, so the role stops — readiness false, the process exits 1 — instead of looking healthy.
+ */
+export class AccessRefusedError extends Error {
+  override name = this.constructor.name;
+}

@@ -82,6 +82,8 @@ export class BackoffGate {
   private openAt = 0;
   /** True from the first transient failure until a call succeeds. */
   private failing = false;
+  /** Epoch ms of the first transient failure of the current failing spell. */
+  private failingFrom = 0;
   /** True while the one probe after a backoff is running. */
   private probing = false;
   private waiters = new Set<() => void>();
@@ -93,6 +95,11 @@ export class BackoffGate {
   /** True from a transient failure until the next success: the dependency is treated as down. */
   get backingOff(): boolean {
     return this.failing;
+  }
+
+  /** Milliseconds since the gate began failing without a success in between; 0 while healthy. */
+  failingForMs(now = Date.now()): number {
+    return this.failing ? now - this.failingFrom : 0;
   }
 
   /** Milliseconds until the next probe may start; 0 when it may start now or the gate is healthy. */
@@ -129,6 +136,7 @@ export class BackoffGate {
         // The first failure while healthy, or a failed probe, starts the next backoff step; calls that were
         // already in flight when the gate closed just join the wait.
         if (probe || !this.failing) {
+          if (!this.failing) this.failingFrom = Date.now();
           this.failing = true;
           const delay = this.delays.next();
           this.openAt = Date.now() + delay;

@@ -19,8 +19,9 @@ import { createSender } from '../kafka/sender.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import { BRIDGE_RETRY, type TransientRetry } from '../retry-policies.js';
+import { AccessRefusedError } from '../errors.js';
 import type { PayloadKeys } from '../codec/keys.js';
-import { BackoffGate, DelaySequence } from './backoff-gate.js';
+import { Abandoned, BackoffGate, DelaySequence } from './backoff-gate.js';
 import type { OrderStarter } from './order-starter.js';
 import { PartitionRun } from './partition-run.js';
 import { processOrderEvents, processRecord, type OrderEventRecord, type PipelineDeps } from './record-pipeline.js';
@@ -107,6 +108,13 @@ export interface BridgeOptions {
   tracer?: Tracer;
   /** Keys that encrypt dead-letter values (PAYLOAD_ENCRYPTION_KEYS); unset: values are kept as they came. */
   dlqEncryption?: PayloadKeys;
+  /**
+   * How long a record only its order's workflow refuses (RecordTransientError) is retried alone before it is
+   * dead-lettered, milliseconds. Default 300000.
+   */
+  recordRetryBudgetMs?: number;
+  /** How long a partition may stay parked before it is logged and alerted on (the parked gauges), milliseconds. Default 300000. */
+  parkedBudgetMs?: number;
 }
 
 /** What a bridge reports as it runs (tests and tools watch it; nothing in the bridge depends on listeners). */
@@ -115,7 +123,10 @@ export interface BridgeEvents {
   join: [partitions: number[]];
   /** The broker acknowledged a commit of `offset` (the next offset to consume) on `partition`. */
   commit: [partition: number, offset: bigint];
-  /** The consumer gave up for good (a failure no restart cures): this bridge consumes nothing any more. */
+  /**
+   * The bridge stopped for good — its consumer gave up (a failure no restart cures), or Temporal refused this client
+   * (AccessRefusedError) — and consumes nothing any more.
+   */
   failed: [err: Error];
 }
 
@@ -140,8 +151,27 @@ export function createBridge(opts: BridgeOptions): Bridge {
   const events = new EventEmitter<BridgeEvents>();
   const sender = createSender(opts.senderKafka ?? opts.kafka);
   const slot = slots(opts.maxDeliveries ?? DEFAULT_MAX_DELIVERIES);
+  const parkedBudgetMs = opts.parkedBudgetMs ?? 300_000;
+  /** Set once Temporal refused this client for good: nothing more is delivered, the records stay uncommitted. */
+  let refused: AccessRefusedError | undefined;
+  const refuse = (err: AccessRefusedError): never => {
+    if (!refused) {
+      refused = err;
+      consumer.pauseAll();
+      metrics.failures.inc({ operation: 'deliver', error_class: err.name });
+      log.fatal({ err: err.message, errorClass: err.name }, 'Temporal refused this bridge for good; it stops consuming');
+      events.emit('failed', err);
+    }
+    throw new Abandoned(err.message);
+  };
   const deps: PipelineDeps = {
-    starter: { deliver: (event) => slot(() => opts.starter.deliver(event)) },
+    starter: {
+      deliver: (event) =>
+        refused
+          ? Promise.reject(new Abandoned(refused.message))
+          : slot(() => opts.starter.deliver(event)).catch((err: unknown) => (err instanceof AccessRefusedError ? refuse(err) : Promise.reject(err as Error))),
+    },
+    recordRetry: { ...retry, budgetMs: opts.recordRetryBudgetMs ?? 300_000 },
     hint: new LRUCache<string, true>({ max: opts.dedupeHintSize ?? 10_000 }),
     sender,
     dlqTopic: opts.dlqTopic,
@@ -241,18 +271,29 @@ export function createBridge(opts: BridgeOptions): Bridge {
     return p;
   }
 
-  /** Age of the oldest fetched but unfinished record per partition, for the age gauge. */
-  function publishAges(): void {
+  /** Partitions already logged as parked past the budget, in their current parked spell. */
+  const overBudget = new Set<number>();
+  /** Per partition: the age of its oldest fetched but unfinished record, and how long it has been parked. */
+  function publishGauges(): void {
     const now = Date.now();
-    for (const [partition, { tracker }] of partitions) {
-      const oldest = tracker.oldestPendingTimestamp();
-      metrics.oldestUnprocessedAge.set({ group: groupId, topic, partition: String(partition) }, oldest === undefined ? 0 : Math.max(0, (now - oldest) / 1000));
+    for (const [partition, run] of partitions) {
+      const labels = { group: groupId, topic, partition: String(partition) };
+      const oldest = run.tracker.oldestPendingTimestamp();
+      metrics.oldestUnprocessedAge.set(labels, oldest === undefined ? 0 : Math.max(0, (now - oldest) / 1000));
+      const parkedMs = run.parkedForMs(now);
+      metrics.partitionParkedSeconds.set(labels, parkedMs / 1000);
+      if (parkedMs <= parkedBudgetMs) overBudget.delete(partition);
+      else if (!overBudget.has(partition)) {
+        overBudget.add(partition);
+        log.error({ partition, parkedSeconds: Math.round(parkedMs / 1000), budgetSeconds: parkedBudgetMs / 1000 }, 'partition parked longer than its budget: a dependency has refused it all that time');
+      }
     }
   }
 
   return {
     events,
     kafkaStatus() {
+      if (refused) return { ok: false, reason: `the bridge stopped: ${refused.message}` };
       const member = consumer.status();
       if (!member.joined) return { ok: false, reason: `Kafka: ${member.reason ?? 'not in the consumer group'}` };
       const silentMs = Date.now() - member.lastContactAt;
@@ -264,7 +305,8 @@ export function createBridge(opts: BridgeOptions): Bridge {
     async start() {
       await sender.connect();
       await consumer.start();
-      ageTimer ??= setInterval(publishAges, 1000);
+      metrics.parkedBudget.set(parkedBudgetMs / 1000);
+      ageTimer ??= setInterval(publishGauges, 1000);
       ageTimer.unref();
     },
     stop() {

@@ -19,11 +19,10 @@ import {
   type OrderWorkflowInput,
   type OrderWorkflowSettings,
 } from '../../workflows/api.js';
-import { DependencyUnavailableError, PermanentError } from '../errors.js';
 import type { orderFulfilmentV2 } from '../../workflows/order-fulfilment.js';
+import { classifyDeliveryFailure as classify } from './delivery-failures.js';
 
-/** Thrown when Temporal refuses the event itself (e.g. too large); retrying cannot help. */
-export class EventRejectedByTemporalError extends PermanentError {}
+export { EventRejectedByTemporalError } from './delivery-failures.js';
 
 export type StartOutcome = 'accepted' | 'order-closed';
 
@@ -105,27 +104,4 @@ export function createOrderStarter(client: Client, taskQueue: string, settings: 
   }
 
   return { deliver: opts.eager ? eagerStart : signalWithStart };
-}
-
-/** gRPC status code 3. */
-const GRPC_INVALID_ARGUMENT = 3;
-
-/** Temporal errors: INVALID_ARGUMENT is the event's fault (permanent); everything else may pass (transient). */
-function classify(err: unknown): Error {
-  const code = grpcCode(err);
-  if (code === GRPC_INVALID_ARGUMENT) {
-    return new EventRejectedByTemporalError(`Temporal rejected the event: ${(err as Error).message}`, { cause: err });
-  }
-  const cause = (err as { cause?: { message?: string } })?.cause?.message;
-  return new DependencyUnavailableError(`Temporal unavailable: ${(err as Error)?.message ?? String(err)}${cause ? ` (${cause})` : ''}`, { cause: err });
-}
-
-function grpcCode(err: unknown): number | undefined {
-  let e: unknown = err;
-  for (let i = 0; i < 4 && e; i += 1) {
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === 'number') return code;
-    e = (e as { cause?: unknown }).cause;
-  }
-  return undefined;
 }

@@ -74,6 +74,11 @@ export class PartitionRun {
     return Object.values(this.gates).some((g: BackoffGate) => g.backingOff);
   }
 
+  /** Milliseconds this partition has been held up by a failing dependency without a break; 0 while it flows. */
+  parkedForMs(now = Date.now()): number {
+    return Math.max(...Object.values(this.gates).map((g: BackoffGate) => g.failingForMs(now)));
+  }
+
   /** Milliseconds until every gate lets its next probe through; 0 when all may run now. */
   private remainingMs(): number {
     return Math.max(...Object.values(this.gates).map((g: BackoffGate) => g.remainingMs()));

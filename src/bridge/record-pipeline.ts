@@ -7,7 +7,9 @@
  *                    workflow and the store dedupe for real)
  *   4. deliver     — signal-with-start the order's workflow through the partition's deliver gate, carrying the
  *                    event, or every event of the order queued together in its lane (one call for a burst): a
- *                    transient failure backs off (the partition is parked), a permanent one goes to step 5
+ *                    transient failure backs off (the partition is parked), a permanent one goes to step 5, and
+ *                    one only this order's workflow meets (delivery-failures.ts) is retried in its lane alone
+ *                    until its budget is spent, then goes to step 5 too — its partition flows on meanwhile
  *   5. dead-letter — the record's own bytes and headers to the DLQ, through the dead-letter gate
  *
  * What happens around it — lanes, offsets, commits, parking — is the partition run's (partition-run.ts).
@@ -15,7 +17,7 @@
  * refetched); it never swallows a transient failure.
  */
 import { parseRecord } from '../events/envelope.js';
-import { PermanentError } from '../errors.js';
+import { PermanentError, RecordTransientError } from '../errors.js';
 import type { PayloadKeys } from '../codec/keys.js';
 import { carryForward, publishDeadLetter, redriveHistory, withoutRedriveCount, type DeadLetter } from '../dlq/dead-letter.js';
 import type { ConsumedRecord, RecordSender } from '../kafka/records.js';
@@ -23,6 +25,10 @@ import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { OrderEvent } from '../../workflows/api.js';
 import type { OrderStarter, StartOutcome } from './order-starter.js';
+import { DelaySequence, sleep, type TransientRetry } from './backoff-gate.js';
+
+/** A record that only its order's workflow kept refusing until its retry budget was spent; dead-lettered. */
+export class RecordRetryBudgetSpentError extends PermanentError {}
 
 /** What a record is, as the edge judged it. */
 export type Classified =
@@ -55,6 +61,11 @@ export interface PipelineDeps {
   group: string;
   metrics: Metrics;
   log: Logger;
+  /**
+   * A failure only one order's workflow meets (RecordTransientError) is retried for that record alone, with these
+   * delays, for at most `budgetMs` from its first failure (BRIDGE_RECORD_RETRY_BUDGET_SECONDS).
+   */
+  recordRetry: TransientRetry & { budgetMs: number };
 }
 
 /** One fetched record and where it came from. */
@@ -122,7 +133,10 @@ export async function processOrderEvents(rs: readonly OrderEventRecord[], deps: 
   // 4. deliver
   const delivery = fresh.length > 0 ? await deliver(fresh, deps, ctx) : undefined;
   if (delivery?.kind === 'delivered') for (const r of fresh) outcomes.set(r, delivery.outcome);
-  else if (delivery && fresh.length === 1) outcomes.set(fresh[0]!, await deadLetter(fresh[0]!, { ...delivery, type: fresh[0]!.classified.event.type }, deps, ctx));
+  else if (delivery?.error instanceof RecordRetryBudgetSpentError) {
+    // The order's workflow refused them all, not one event: each alone would only spend the budget again.
+    for (const r of fresh) outcomes.set(r, await deadLetter(r, { ...delivery, type: r.classified.event.type }, deps, ctx));
+  } else if (delivery && fresh.length === 1) outcomes.set(fresh[0]!, await deadLetter(fresh[0]!, { ...delivery, type: fresh[0]!.classified.event.type }, deps, ctx));
   else if (delivery) {
     deps.log.info({ partition: fresh[0]!.partition, events: fresh.length, err: delivery.error.message }, 'Temporal refused events delivered together; delivering each on its own');
     for (const r of fresh) {
@@ -166,36 +180,58 @@ type Delivery =
  */
 export async function deliver(rs: readonly OrderEventRecord[], deps: PipelineDeps, ctx: PartitionContext): Promise<Delivery> {
   const events = rs.map((r) => r.classified.event);
+  const ids = (event: OrderEvent, i: number) => ({ eventId: event.eventId, type: event.type, orderVersion: event.orderVersion, correlationId: event.correlationId, tenantId: event.tenantId, orderId: event.orderId, partition: rs[i]!.partition, offset: rs[i]!.record.offset });
   let attempt = 0;
   let firstFailureAt: Date | undefined;
-  try {
-    const outcome = await ctx.gates.deliver.run(async () => {
-      attempt += 1;
-      for (const [i, event] of events.entries()) {
-        deps.log.info(
-          { eventId: event.eventId, type: event.type, orderVersion: event.orderVersion, attempt, correlationId: event.correlationId, tenantId: event.tenantId, orderId: event.orderId, partition: rs[i]!.partition, offset: rs[i]!.record.offset, ...(events.length > 1 ? { deliveredWith: events.length } : {}) },
-          'delivering event to order workflow',
-        );
+  let alone: DelaySequence | undefined;
+  for (;;) {
+    try {
+      const outcome = await ctx.gates.deliver.run(async () => {
+        attempt += 1;
+        for (const [i, event] of events.entries()) {
+          deps.log.info({ ...ids(event, i), attempt, ...(events.length > 1 ? { deliveredWith: events.length } : {}) }, 'delivering event to order workflow');
+        }
+        return deps.starter.deliver(events).catch((err: unknown) => {
+          firstFailureAt ??= new Date();
+          throw err;
+        });
+      }, ctx.signal);
+      countDelivered(events, outcome, deps);
+      return { kind: 'delivered', outcome };
+    } catch (err) {
+      if (err instanceof RecordTransientError) {
+        // Only this order's workflow refuses: retried here, in its lane, without closing the partition's gate.
+        deps.metrics.retries.inc({ operation: 'deliver-record' });
+        deps.metrics.failures.inc({ operation: 'deliver-record', error_class: err.name });
+        const spentMs = Date.now() - firstFailureAt!.getTime();
+        const leftMs = deps.recordRetry.budgetMs - spentMs;
+        if (leftMs <= 0) {
+          const error = new RecordRetryBudgetSpentError(`refused for ${Math.round(spentMs / 1000)} s over ${attempt} attempts, past the record's retry budget of ${deps.recordRetry.budgetMs / 1000} s: ${err.message}`, { cause: err });
+          deps.metrics.failures.inc({ operation: 'deliver', error_class: error.name });
+          return { kind: 'refused', error, attempts: attempt, firstFailureAt: firstFailureAt! };
+        }
+        const delayMs = Math.min((alone ??= new DelaySequence(deps.recordRetry)).next(), leftMs);
+        for (const [i, event] of events.entries()) deps.log.warn({ ...ids(event, i), attempt, err: err.message, delayMs, budgetLeftMs: leftMs }, "only this order's workflow refuses the event now; retrying it alone while its partition flows on");
+        await sleep(delayMs, ctx.signal);
+        continue;
       }
-      return deps.starter.deliver(events).catch((err: unknown) => {
-        firstFailureAt ??= new Date();
-        throw err;
-      });
-    }, ctx.signal);
-    for (const event of events) {
-      if (outcome === 'accepted') {
-        deps.hint.set(hintKey(event), true);
-        deps.metrics.bridgeRecords.inc({ type: event.type, outcome: 'accepted' });
-      } else {
-        deps.metrics.bridgeRecords.inc({ type: event.type, outcome: 'stale' });
-        deps.log.info({ eventId: event.eventId, type: event.type, orderVersion: event.orderVersion, correlationId: event.correlationId }, 'order run already closed; event not applied');
-      }
+      if (!(err instanceof PermanentError)) throw err;
+      deps.metrics.failures.inc({ operation: 'deliver', error_class: err.name });
+      return { kind: 'refused', error: err, attempts: attempt, firstFailureAt: firstFailureAt ?? new Date() };
     }
-    return { kind: 'delivered', outcome };
-  } catch (err) {
-    if (!(err instanceof PermanentError)) throw err;
-    deps.metrics.failures.inc({ operation: 'deliver', error_class: err.name });
-    return { kind: 'refused', error: err, attempts: attempt, firstFailureAt: firstFailureAt ?? new Date() };
+  }
+}
+
+/** Counts (and for a closed run, logs) what a delivery did with each of its events. */
+function countDelivered(events: readonly OrderEvent[], outcome: StartOutcome, deps: PipelineDeps): void {
+  for (const event of events) {
+    if (outcome === 'accepted') {
+      deps.hint.set(hintKey(event), true);
+      deps.metrics.bridgeRecords.inc({ type: event.type, outcome: 'accepted' });
+    } else {
+      deps.metrics.bridgeRecords.inc({ type: event.type, outcome: 'stale' });
+      deps.log.info({ eventId: event.eventId, type: event.type, orderVersion: event.orderVersion, correlationId: event.correlationId }, 'order run already closed; event not applied');
+    }
   }
 }
 

@@ -76,14 +76,16 @@ export async function startBridgeRole(ctx: RoleContext, opts: BridgeRoleOptions)
     retry: opts.bridgeRetry,
     tracer: tracing?.tracer,
     dlqEncryption: config.payloadEncryption,
+    recordRetryBudgetMs: config.BRIDGE_RECORD_RETRY_BUDGET_SECONDS * 1000,
+    parkedBudgetMs: config.BRIDGE_PARKED_BUDGET_SECONDS * 1000,
   });
   opts.onBridge?.(bridge);
   let stopping = false;
   const failed = new Promise<Error>((resolve) =>
     bridge.events.on('failed', (err) => {
       if (stopping) return;
-      logger.fatal({ err: err.message }, 'Kafka consumer gave up; this instance no longer consumes');
-      resolve(new Error(`Kafka consumer gave up: ${err.message}`, { cause: err }));
+      logger.fatal({ err: err.message, errorClass: err.name }, 'the bridge stopped for good; this instance no longer consumes');
+      resolve(new Error(`the bridge stopped for good: ${err.message}`, { cause: err }));
     }),
   );
   // One connection without kafkajs's own retries first: a refused credential or an untrusted certificate stops

@@ -22,6 +22,17 @@ export const bridgeSchema = {
    * worker), and signals runs that exist. Ignored by a bridge-only process.
    */
   BRIDGE_EAGER_START: booleanFlag.default('true'),
+  /**
+   * How long a record that only its order's workflow refuses (Temporal: RESOURCE_EXHAUSTED, BUSY_WORKFLOW) is retried
+   * alone, in its lane, before it is dead-lettered with the reason; the partition's other orders flow meanwhile.
+   */
+  BRIDGE_RECORD_RETRY_BUDGET_SECONDS: positiveInt.default(300),
+  /**
+   * How long a partition may stay parked behind a failing dependency (Temporal, Kafka) before it is logged as an
+   * error and FulfilmentPartitionParked fires (fulfilment_bridge_partition_parked_seconds above this). Parking
+   * itself has no end: an outage for everyone is waited out, never dead-lettered.
+   */
+  BRIDGE_PARKED_BUDGET_SECONDS: positiveInt.default(300),
   /** Kafka consumer session timeout, milliseconds: how long a crashed bridge holds its partitions. */
   BRIDGE_SESSION_TIMEOUT_MS: z.coerce.number({ invalid_type_error: 'milliseconds, 6000–300000' }).int().min(6000, 'milliseconds, 6000–300000').max(300_000, 'milliseconds, 6000–300000').default(30_000),
   /**

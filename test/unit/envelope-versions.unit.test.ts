@@ -283,6 +283,7 @@ describe('unknown fields: counted by the bridge, with bounded labels', () => {
       group: 'g',
       metrics,
       log: createLogger('silent'),
+      recordRetry: { initialDelayMs: 5, maxDelayMs: 20, budgetMs: 200 },
     };
     const ctx = { gates: { deliver: { run: <T>(work: () => Promise<T>) => work() }, deadLetter: { run: <T>(work: () => Promise<T>) => work() } }, signal: new AbortController().signal };
     const record = { key: Buffer.from('k'), value: serialise(withData({ ...v2, promo: 1 }, { giftWrap: true })), offset: '7', timestamp: '1796000000000' };

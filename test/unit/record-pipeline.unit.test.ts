@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { Abandoned } from '../../src/bridge/backoff-gate.js';
 import type { OrderStarter, StartOutcome } from '../../src/bridge/order-starter.js';
 import { EventRejectedByTemporalError } from '../../src/bridge/order-starter.js';
+import { WorkflowBusyError } from '../../src/bridge/delivery-failures.js';
 import {
   classify,
   deadLetter,
@@ -47,6 +48,7 @@ function fakes(deliverAs: (e: OrderEvent) => Promise<StartOutcome> = async () =>
     group: 'g',
     metrics,
     log: createLogger('silent'),
+    recordRetry: { initialDelayMs: 5, maxDelayMs: 20, budgetMs: 200 },
   };
   const ctx = { gates: { deliver: passThrough, deadLetter: passThrough }, signal: new AbortController().signal };
   const count = (name: string, labels: Record<string, string> = {}) => metricValue(metrics.registry, name, labels);
@@ -155,6 +157,54 @@ describe('record pipeline', () => {
       'dlq-stage': 'edge',
       'dlq-consumer-group': 'g',
     });
+  });
+
+  it('deliver: a failure only the order\'s workflow meets is retried alone, never through the gate, and delivered once it passes', async () => {
+    let calls = 0;
+    const f = fakes(async () => {
+      calls += 1;
+      if (calls < 3) throw new WorkflowBusyError('busy');
+      return 'accepted';
+    });
+    // A gate that fails the test if the record's failure reached it as the partition's.
+    const strict: Gate = { run: (work) => work().catch((err: unknown) => { if (!(err instanceof WorkflowBusyError)) throw new Error('unexpected'); throw err; }) };
+    const r = record(events.placed('acme', 'o1'));
+    expect(await processRecord(r, f.deps, { ...f.ctx, gates: { deliver: strict, deadLetter: passThrough } })).toBe('accepted');
+    expect(calls).toBe(3);
+    expect(await f.count('fulfilment_retries_total', { operation: 'deliver-record' })).toBe(2);
+    expect(f.sent).toHaveLength(0);
+  });
+
+  it('deliver → dead-letter: past its retry budget the record is dead-lettered with the reason; a group of the order\'s events all at once', async () => {
+    let calls = 0;
+    const f = fakes(async () => {
+      calls += 1;
+      throw new WorkflowBusyError("Temporal refuses more for this order's workflow now (RESOURCE_EXHAUSTED, BUSY_WORKFLOW)");
+    });
+    const rs = [record(events.placed('acme', 'o1')), record(events.cancelled('acme', 'o1'))] as OrderEventRecord[];
+    expect(await processOrderEvents(rs, f.deps, f.ctx)).toEqual(['dead-lettered', 'dead-lettered']);
+    // One delivery carried both, retried until the 200 ms budget ran out; neither was delivered alone afterwards.
+    expect(calls).toBeGreaterThan(2);
+    expect(f.delivered.length).toBe(calls * 2);
+    const headers = f.sent.flatMap((s) => s.records.map((x) => x.headers as Record<string, string>));
+    expect(headers).toHaveLength(2);
+    for (const h of headers) {
+      expect(h['dlq-error-class']).toBe('RecordRetryBudgetSpentError');
+      expect(h['dlq-error-message']).toMatch(/past the record's retry budget of 0.2 s: .*BUSY_WORKFLOW/);
+      expect(h['dlq-attempts']).toBe(String(calls));
+    }
+  });
+
+  it('deliver: a record retried alone is abandoned at once when its partition is left (shutdown, revocation)', async () => {
+    const f = fakes(async () => {
+      throw new WorkflowBusyError('busy');
+    });
+    const leave = new AbortController();
+    const r = record(events.placed('acme', 'o1'));
+    const work = processRecord(r, { ...f.deps, recordRetry: { initialDelayMs: 60_000, maxDelayMs: 60_000, budgetMs: 600_000 } }, { ...f.ctx, signal: leave.signal });
+    leave.abort();
+    await expect(work).rejects.toBeInstanceOf(Abandoned);
+    expect(f.sent).toHaveLength(0);
   });
 
   it('one order\'s events queued together: the hint skips what it knows, the rest go in one delivery, each counted', async () => {
