@@ -19,8 +19,9 @@ import { loadConfig } from '../../src/config.js';
 import { PermanentStartupError } from '../../src/startup.js';
 import { connectClient, connectNative } from '../../src/temporal.js';
 import { mintApiKey, newSigningKey, stackSigningKey, type TemporalTlsInfo } from '../../tools/stack/index.js';
+import { decodeJwt } from '../../tools/stack/jwt.js';
 import { orderWorkflowId } from '../../workflows/api.js';
-import { events, scenario, waitFor, type Scenario } from '../support/harness.js';
+import { committedOffsets, endOffsets, events, scenario, waitFor, type Scenario } from '../support/harness.js';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
 import { serviceApiKey, tlsEnv, tlsTemporal, tlsTemporalClient, type TlsEnvOptions } from '../support/temporal-tls.js';
 import { makeTestPki, type TestPki } from '../support/tls-certs.js';
@@ -138,6 +139,38 @@ describe('the service on a real Temporal server over mTLS, with an API key the s
     await waitFor('two waits for Temporal', () => p.lines.filter((l) => String(l.msg ?? '').startsWith('waiting for Temporal')).length >= 2, 90_000);
     expect(p.alive()).toBe(true);
     expect(await p.stop()).toBe(0);
+  });
+
+  it('a bridge whose API key expires while it runs stops at once: fatal line, exit 1, nothing dead-lettered or committed; a bridge with a valid key then delivers the record', { timeout: 400_000 }, async () => {
+    const tenant = s.tenant('expiry');
+    const worker = service(env(), 'worker');
+    // The service's own permissions, for a minute only.
+    const { claims } = decodeJwt(serviceApiKey(tls))!;
+    const ttlSeconds = 60;
+    const expiresAt = (Math.floor(Date.now() / 1000) + ttlSeconds) * 1000;
+    const bridge = service(env({ apiKey: mintApiKey(stackSigningKey(), String(claims.sub), claims.permissions as string[], ttlSeconds) }), 'bridge');
+    await Promise.all([worker.said('service ready'), bridge.said('service ready')]);
+    expect(Date.now(), 'the bridge was ready before its key expired').toBeLessThan(expiresAt);
+    await waitFor('the API key to expire', () => (Date.now() > expiresAt + 1000 ? true : undefined), ttlSeconds * 1000 + 5000, 250);
+
+    const placed = events.placed(tenant, 'o-1');
+    const at = (await endOffsets(s.admin, s.config.ORDERS_TOPIC)).get(0) ?? 0n;
+    await s.produce([{ partition: 0, key: `${tenant}/o-1`, value: placed }]);
+    const code = await Promise.race([bridge.exited, new Promise<string>((resolve) => setTimeout(() => resolve('still running'), 120_000).unref())]);
+    const refused = bridge.lines.find((l) => l.msg === 'Temporal refused this bridge for good; it stops consuming');
+    console.log(`bridge exit ${String(code)}: ${String(refused?.err)}`);
+    expect(code).toBe(1);
+    expect(refused).toMatchObject({ level: 60, errorClass: 'TemporalAccessRefusedError' });
+    expect(String(refused!.err)).toMatch(/Temporal refused this bridge \((PERMISSION_DENIED|UNAUTHENTICATED)\)/);
+    expect(bridge.lines.some((l) => l.level === 60 && l.msg === 'a role stopped for good; stopping the rest and exiting non-zero')).toBe(true);
+    expect(bridge.lines.some((l) => l.msg === 'malformed record; dead-lettering' || String(l.msg).includes('dead letter'))).toBe(false);
+    expect((await committedOffsets(s.admin, s.config.CONSUMER_GROUP, s.config.ORDERS_TOPIC)).get(0) ?? -1n, 'nothing committed past the record').toBeLessThanOrEqual(at);
+
+    // Nothing lost: a bridge with a valid key delivers the record.
+    const again = service(env(), 'bridge');
+    await waitFor(`${tenant}/o-1 shipped`, async () => (await s.row(tenant, 'o-1'))?.status === 'shipped', 150_000, 200);
+    expect(await again.stop()).toBe(0);
+    expect(await worker.stop()).toBe(0);
   });
 
   it("the worker's own connection (NativeConnection) refuses the same failures at once, and waits out an outage", async () => {
