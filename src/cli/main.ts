@@ -60,7 +60,8 @@ All commands:
   dlq purge         delete the dead letters written before a time (--before); a dry run unless --yes
   replay            deliver a stretch of the orders topic's history again, in a separate consumer group
   order show        one order: its row (tenant-scoped), workflow status and notes, shipment, dead letters
-  order retry       re-drive an order held as failed on its running workflow (--reason required; --request-id)
+  order retry       ship an order held as failed again, its run open or closed, or a tenant's failed orders in bulk
+  order resolve     settle an order whose recall the warehouse refused (--action retry-recall | recalled-by-hand)
   workflow replay   replay a run's history (from Temporal, or --file) on this checkout's workflow code;
                     nondeterminism exits 1 with the SDK's message and the event where it diverged
   workflow export   write a run's history as JSON into test/histories/ (the replay gate), or --out
