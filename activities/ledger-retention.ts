@@ -5,12 +5,12 @@
  * a retry resumes the counts and a cancellation stops it between batches. It refuses a retention shorter than
  * Kafka retention plus the redrive window (the function refuses one below its own floor too).
  */
-import { Context } from '@temporalio/activity';
-import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import { ApplicationFailure } from '@temporalio/common';
 import type { Logger } from '../src/log.js';
 import type { Metrics } from '../src/metrics.js';
 import type { Db } from '../src/store/db.js';
-import { isPruneRefusal, pruneLedgerBatch } from '../src/store/ledger-retention.js';
+import { pruneLedgerBatch } from '../src/store/ledger-retention.js';
+import { pruneInBatches, type PruneResult } from './prune-in-batches.js';
 
 export interface PruneLedgerInput {
   /** Rows older than this many days are deleted, every tenant's. */
@@ -19,14 +19,8 @@ export interface PruneLedgerInput {
   batchSize: number;
 }
 
-export interface PruneLedgerResult {
-  /** Rows deleted by this run. */
-  deleted: number;
-  /** ISO 8601: rows processed before this instant are gone (the last batch's cutoff, the database's clock). */
-  cutoff: string;
-  /** Calls of prune_processed_events, the last one finding less than a full batch. */
-  batches: number;
-}
+/** What a run deleted: rows, the cutoff (ISO 8601, the database's clock) and the calls of prune_processed_events. */
+export type PruneLedgerResult = PruneResult;
 
 export interface LedgerRetentionDeps {
   db: Db;
@@ -34,13 +28,6 @@ export interface LedgerRetentionDeps {
   metrics?: Metrics;
   /** The shortest retention this worker accepts, in days: KAFKA_RETENTION_DAYS + REDRIVE_WINDOW_DAYS. */
   minRetentionDays: number;
-}
-
-/** Progress carried in heartbeats, so that a retried attempt reports the whole run. */
-interface Progress {
-  deleted: number;
-  batches: number;
-  cutoff?: string;
 }
 
 export function createLedgerRetentionActivities(deps: LedgerRetentionDeps) {
@@ -57,31 +44,9 @@ export function createLedgerRetentionActivities(deps: LedgerRetentionDeps) {
           'RetentionTooShort',
         );
       }
-      const ctx = Context.current();
-      const resumed = ctx.info.heartbeatDetails as Progress | undefined;
-      const progress: Progress = { deleted: resumed?.deleted ?? 0, batches: resumed?.batches ?? 0, cutoff: resumed?.cutoff };
-      const started = Date.now();
-      for (;;) {
-        if (ctx.cancellationSignal.aborted) throw new CancelledFailure('ledger retention cancelled between batches', [progress]);
-        let batch;
-        try {
-          batch = await pruneLedgerBatch(db, retentionDays, batchSize);
-        } catch (err) {
-          if (isPruneRefusal(err)) throw ApplicationFailure.nonRetryable((err as Error).message, 'RetentionTooShort');
-          throw err;
-        }
-        progress.deleted += batch.deleted;
-        progress.batches += 1;
-        progress.cutoff = batch.cutoff.toISOString();
-        if (batch.deleted > 0) metrics?.ledgerPruned.inc(batch.deleted);
-        ctx.heartbeat(progress);
-        if (batch.deleted < batchSize) break;
-      }
-      const result: PruneLedgerResult = { deleted: progress.deleted, cutoff: progress.cutoff ?? '', batches: progress.batches };
-      logger.info(
-        { ...result, retentionDays, batchSize, attempt: ctx.info.attempt, resumedFromHeartbeat: resumed !== undefined, durationMs: Date.now() - started },
-        'dedupe ledger pruned',
-      );
+      const run = await pruneInBatches('ledger retention', () => pruneLedgerBatch(db, retentionDays, batchSize), batchSize, 'RetentionTooShort', (n) => metrics?.ledgerPruned.inc(n));
+      const { result, ...facts } = run;
+      logger.info({ ...result, retentionDays, batchSize, ...facts }, 'dedupe ledger pruned');
       return result;
     },
   };

@@ -21,21 +21,9 @@ import { runtimeConnection } from '../../src/store/connection.js';
 export const logger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
 Runtime.install({ logger: new DefaultLogger((process.env.TEST_TEMPORAL_LOG_LEVEL as LogLevel | undefined) ?? 'ERROR') });
 
-/** Polls `probe` until it returns a truthy value; fails with `what` after `timeoutMs`. */
-export async function waitFor<T>(what: string, probe: () => Promise<T> | T, timeoutMs = 60_000, intervalMs = 100): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await probe();
-      if (v) return v as NonNullable<T>;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`);
-    await new Promise((r) => setTimeout(r, intervalMs));
-  }
-}
+import { waitFor } from './promises.js';
+
+export { waitFor };
 
 export function uniqueSuffix(name: string): string {
   return `${name}-${Date.now().toString(36)}-${randomUUID().slice(0, 6)}`;

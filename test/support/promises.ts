@@ -26,3 +26,19 @@ export function track<T>(promise: Promise<T>) {
   );
   return s;
 }
+
+/** Polls `probe` until it returns a truthy value; fails with `what` after `timeoutMs`. */
+export async function waitFor<T>(what: string, probe: () => Promise<T> | T, timeoutMs = 60_000, intervalMs = 100): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await probe();
+      if (v) return v as NonNullable<T>;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
