@@ -1,7 +1,9 @@
 /**
  * The order's activities, built by a factory over their dependencies so tests can pass fakes.
  * Every effect on PostgreSQL is one transaction that claims its key in `processed_events` first and applies
- * the effect second: a concurrent or repeated attempt loses at the claim and reads back the stored truth.
+ * the effect second: a concurrent or repeated attempt loses at the claim and reads back the stored truth. A status
+ * change the effect makes writes its event into the outbox in that same transaction, with the claim key (the basis
+ * of the event's id), its cause and the trace context of the attempt that commits it.
  */
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
@@ -26,6 +28,10 @@ import {
 } from '../src/store/fulfilments.js';
 import { claim } from '../src/store/processed-events.js';
 import { classifySqlError } from '../src/store/sql-errors.js';
+import { isSafeToken } from '../src/events/rules.js';
+import { resolveActionId, retryActionId } from '../src/store/status-change.js';
+import type { ChangeContext } from '../src/store/status-outbox.js';
+import { currentTraceHeaders, TRACEPARENT } from '../src/tracing/propagation.js';
 import type { DeadLetterForm } from '../src/dlq/dead-letter.js';
 import type { DeadLetterSink } from '../src/dlq/sink.js';
 import type { WarehouseClient } from '../src/warehouse/client.js';
@@ -33,6 +39,8 @@ import type { WarehouseClient } from '../src/warehouse/client.js';
 export interface ActivityDeps {
   db: Db;
   warehouse: WarehouseClient;
+  /** The topic every status change's event is published to (STATUS_TOPIC), written with it into the outbox. */
+  statusTopic: string;
   logger: Logger;
   metrics?: Metrics;
   deadLetters?: DeadLetterSink;
@@ -131,13 +139,19 @@ export function createActivities(deps: ActivityDeps) {
   const { db, warehouse, logger, metrics } = deps;
   const report = createOutcomeReporter({ logger, metrics });
 
-  /** Claim-then-effect for `key`; when already claimed, answers with the stored row as a duplicate. */
+  /**
+   * Claim-then-effect for `key`; when already claimed, answers with the stored row as a duplicate. The effect gets the
+   * change's context: the claim key, `cause` (the input event behind it, where there is one) and this attempt's trace.
+   */
   async function claimThen(
     tenantId: string,
     orderId: string,
     key: string,
-    effect: (tx: Tx) => Promise<StoredOrder>,
+    effect: (tx: Tx, change: ChangeContext) => Promise<StoredOrder>,
+    cause: Pick<ChangeContext, 'causationId' | 'correlationId'> = {},
   ): Promise<StoredOrder> {
+    const traceparent = currentTraceHeaders()[TRACEPARENT];
+    const change: ChangeContext = { topic: deps.statusTopic, claimKey: key, ...cause, ...(traceparent ? { traceparent } : {}) };
     return permanentAsFailure(() =>
       inTenantTransaction(db, tenantId, async (tx) => {
         if (!(await claim(tx, CONSUMER_NAME, tenantId, key))) {
@@ -145,7 +159,7 @@ export function createActivities(deps: ActivityDeps) {
           if (!row) throw new Error(`claim ${key} exists but order ${tenantId}/${orderId} has no row`);
           return toStored(row, 'duplicate');
         }
-        return effect(tx);
+        return effect(tx, change);
       }).catch((err: unknown) => {
         throw classifySqlError(err, key);
       }),
@@ -184,17 +198,20 @@ export function createActivities(deps: ActivityDeps) {
   /** Marks the order shipped (claim `shipped/...` first). A cancelled order is left cancelled and returned as is. */
   function markShipped(input: { tenantId: string; orderId: string; shipmentId: string }): Promise<StoredOrder> {
     logger.info({ ...attemptFields(input), shipmentId: input.shipmentId }, 'marking order shipped');
-    return claimThen(input.tenantId, input.orderId, `shipped/${input.tenantId}/${input.orderId}`, (tx) =>
-      recordShipped(tx, input.tenantId, input.orderId, input.shipmentId),
+    return claimThen(input.tenantId, input.orderId, `shipped/${input.tenantId}/${input.orderId}`, (tx, change) =>
+      recordShipped(tx, input.tenantId, input.orderId, input.shipmentId, change),
     );
   }
 
   /** Claim the event id, compare versions, write the row — one transaction; with `reportOutcome`, then reports it. */
   async function recordEvent(event: OrderEvent, reportOutcome: boolean): Promise<StoredOrder> {
     logger.info(attemptFields(event), 'recording order event');
-    const stored = await claimThen(event.tenantId, event.orderId, event.eventId, (tx) =>
-      event.type === ORDER_PLACED ? recordPlacement(tx, event, event.data) : recordCancellation(tx, event, event.data),
-    );
+    // A correlation id the edge would refuse (an event that reached the workflow another way) is not stored: it could
+    // not be written (NUL) or carried in a header; the change then correlates on the order's, or on its cause.
+    const cause = { causationId: event.eventId, ...(isSafeToken(event.correlationId) ? { correlationId: event.correlationId } : {}) };
+    const stored = await claimThen(event.tenantId, event.orderId, event.eventId, (tx, change) =>
+      event.type === ORDER_PLACED ? recordPlacement(tx, event, event.data, change) : recordCancellation(tx, event, event.data, change),
+    cause);
     if (reportOutcome) report({ event, outcome: stored.outcome, layer: 'store' });
     return stored;
   }
@@ -275,7 +292,7 @@ export function createActivities(deps: ActivityDeps) {
     async markOrderFailed(input: { tenantId: string; orderId: string; reason: string; retry?: number }): Promise<StoredOrder> {
       const key = `failed/${input.tenantId}/${input.orderId}${input.retry ? `/${input.retry}` : ''}`;
       logger.warn({ ...attemptFields(input), reason: input.reason }, 'holding order as failed');
-      const stored = await claimThen(input.tenantId, input.orderId, key, (tx) => recordFailed(tx, input.tenantId, input.orderId, input.reason));
+      const stored = await claimThen(input.tenantId, input.orderId, key, (tx, change) => recordFailed(tx, input.tenantId, input.orderId, input.reason, change));
       if (stored.outcome === 'applied' && stored.status === 'failed') metrics?.ordersHeldFailed.inc();
       return stored;
     },
@@ -287,9 +304,8 @@ export function createActivities(deps: ActivityDeps) {
      */
     async reopenFailedOrder(input: { tenantId: string; orderId: string; retry: number; reason: string; by?: string }): Promise<StoredOrder> {
       logger.info({ ...attemptFields(input), reason: input.reason, by: input.by }, 'retrying a failed order');
-      return claimThen(input.tenantId, input.orderId, `retry/${input.tenantId}/${input.orderId}/${input.retry}`, (tx) =>
-        reopenFailed(tx, input.tenantId, input.orderId, input.reason, input.by),
-      );
+      const key = retryActionId(input.tenantId, input.orderId, input.retry);
+      return claimThen(input.tenantId, input.orderId, key, (tx, change) => reopenFailed(tx, input.tenantId, input.orderId, input.reason, input.by, change), { causationId: key });
     },
 
     /** The order as the store holds it, for a repair run to start from; null when the store holds no such order. */
@@ -309,7 +325,7 @@ export function createActivities(deps: ActivityDeps) {
     async markRecallFailed(input: { tenantId: string; orderId: string; reason: string; attempt: number }): Promise<StoredOrder> {
       const key = `recall-failed/${input.tenantId}/${input.orderId}/${input.attempt}`;
       logger.warn({ ...attemptFields(input), reason: input.reason }, 'the warehouse refused the recall; holding the order as recall-failed');
-      const stored = await claimThen(input.tenantId, input.orderId, key, (tx) => recordRecallFailed(tx, input.tenantId, input.orderId, input.reason));
+      const stored = await claimThen(input.tenantId, input.orderId, key, (tx, change) => recordRecallFailed(tx, input.tenantId, input.orderId, input.reason, change));
       if (stored.outcome === 'applied' && stored.status === 'recall-failed') metrics?.ordersRecallFailed.inc();
       return stored;
     },
@@ -320,9 +336,9 @@ export function createActivities(deps: ActivityDeps) {
      */
     async resolveRecallFailed(input: { tenantId: string; orderId: string; failures: number; action: RecallResolution; reason: string; by?: string }): Promise<StoredOrder> {
       logger.info({ ...attemptFields(input), action: input.action, reason: input.reason, by: input.by }, 'resolving a recall-failed order');
-      return claimThen(input.tenantId, input.orderId, `resolve/${input.tenantId}/${input.orderId}/${input.failures}`, (tx) =>
-        resolveRecallFailed(tx, input.tenantId, input.orderId, { action: input.action, reason: input.reason, ...(input.by !== undefined ? { by: input.by } : {}) }),
-      );
+      const key = resolveActionId(input.tenantId, input.orderId, input.failures);
+      const resolution = { action: input.action, reason: input.reason, ...(input.by !== undefined ? { by: input.by } : {}) };
+      return claimThen(input.tenantId, input.orderId, key, (tx, change) => resolveRecallFailed(tx, input.tenantId, input.orderId, resolution, change), { causationId: key });
     },
 
     /** Compensation: recalls the shipment made under `key`, if any. Idempotent. */

@@ -1,9 +1,9 @@
 /**
  * The one place that reads the environment. Every variable is validated here, so a bad value fails at start-up with a
  * message naming the variable and what was expected, never later at first use. The variables are declared by concern
- * in src/config/ — the service, Kafka, Temporal, PostgreSQL, the worker, the bridge, tracing, encryption, the CLI's
- * servers — each with its own checks over several of its variables; loadConfig reads them all and reports every
- * problem at once.
+ * in src/config/ — the service, Kafka, Temporal, PostgreSQL, the worker, status events out, the bridge, tracing,
+ * encryption, the CLI's servers — each with its own checks over several of its variables; loadConfig reads them all
+ * and reports every problem at once.
  */
 import { z } from 'zod';
 import { bridgeSchema } from './config/bridge.js';
@@ -13,6 +13,7 @@ import { shown } from './config/fields.js';
 import { kafkaSchema, kafkaSecurityProblems } from './config/kafka.js';
 import { databaseProblems, ledgerRetentionProblems, postgresSchema } from './config/postgres.js';
 import { processSchema } from './config/process.js';
+import { statusSchema } from './config/status.js';
 import { temporalSchema, temporalSettings, type TemporalSettings } from './config/temporal-settings.js';
 import { tracingProblems, tracingSchema } from './config/tracing.js';
 import { workerSchema, workerTuningProblems } from './config/worker.js';
@@ -31,6 +32,7 @@ export const configSchema = {
   ...temporalSchema,
   ...postgresSchema,
   ...workerSchema,
+  ...statusSchema,
   ...bridgeSchema,
   ...encryptionSchema,
   ...cliSchema,

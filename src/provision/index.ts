@@ -32,7 +32,7 @@ export async function provision(config: Config, logger: Logger, steps: readonly 
     } catch (err) {
       // A refused credential or certificate is said in the same words as at the service's start-up.
       const why = permanentKafkaFailure(err, config) ?? (err as Error).message;
-      throw new Error(`Kafka at ${config.KAFKA_BROKERS.join(',')} (KAFKA_BROKERS): could not create topics ${config.ORDERS_TOPIC}, ${config.DLQ_TOPIC}: ${why}`, { cause: err });
+      throw new Error(`Kafka at ${config.KAFKA_BROKERS.join(',')} (KAFKA_BROKERS): could not create topics ${config.ORDERS_TOPIC}, ${config.DLQ_TOPIC}, ${config.STATUS_TOPIC}: ${why}`, { cause: err });
     }
   }
   if (steps.includes('temporal')) {

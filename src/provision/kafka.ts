@@ -1,6 +1,6 @@
 /**
  * The service's Kafka topics, created or grown to what the configuration says: ORDERS_TOPIC with
- * ORDERS_TOPIC_PARTITIONS, DLQ_TOPIC with DLQ_TOPIC_PARTITIONS, each with KAFKA_REPLICATION_FACTOR replicas (unset:
+ * ORDERS_TOPIC_PARTITIONS, DLQ_TOPIC with DLQ_TOPIC_PARTITIONS, STATUS_TOPIC with STATUS_TOPIC_PARTITIONS, each with KAFKA_REPLICATION_FACTOR replicas (unset:
  * the broker's default.replication.factor). Idempotent; used by `fulfilment provision` and the local stack.
  * Partitions are only ever added (Kafka cannot remove them); an existing topic's replication is left as it is.
  */
@@ -21,10 +21,11 @@ export interface TopicsResult {
   unchanged: string[];
 }
 
-export function serviceTopics(c: { ORDERS_TOPIC: string; ORDERS_TOPIC_PARTITIONS: number; DLQ_TOPIC: string }): TopicSpec[] {
+export function serviceTopics(c: { ORDERS_TOPIC: string; ORDERS_TOPIC_PARTITIONS: number; DLQ_TOPIC: string; STATUS_TOPIC: string; STATUS_TOPIC_PARTITIONS: number }): TopicSpec[] {
   return [
     { topic: c.ORDERS_TOPIC, numPartitions: c.ORDERS_TOPIC_PARTITIONS },
     { topic: c.DLQ_TOPIC, numPartitions: DLQ_TOPIC_PARTITIONS },
+    { topic: c.STATUS_TOPIC, numPartitions: c.STATUS_TOPIC_PARTITIONS },
   ];
 }
 

@@ -4,10 +4,12 @@
  * a new runtime role, or one that collected more than this, is brought in step by the next `fulfilment provision`.
  *
  * What the service does, and so needs: claims in processed_events (INSERT … ON CONFLICT DO NOTHING) and reads there
- * (the replay's report); reads, inserts and updates fulfilments (SELECT … FOR UPDATE needs UPDATE); reads
- * schema_migrations (the worker waits for the schema its code needs); calls prune_processed_events (ledger retention,
- * the one way to delete ledger rows) and orders_needing_attention (counts of held orders over every tenant, for the
- * metrics). Nothing else: no DELETE, TRUNCATE, REFERENCES or TRIGGER, no ownership.
+ * (the replay's report); reads, inserts and updates fulfilments (SELECT … FOR UPDATE needs UPDATE); writes status
+ * events into status_outbox and reads them there (`fulfilment status tail`), tenant-scoped; reads schema_migrations
+ * (the worker waits for the schema its code needs); calls prune_processed_events (ledger retention, the one way to
+ * delete ledger rows), orders_needing_attention (counts of held orders over every tenant, for the metrics) and the
+ * status relay's functions of migration 007 (the one way to read, mark and prune outbox rows across tenants).
+ * Nothing else: no DELETE, TRUNCATE, REFERENCES or TRIGGER, no ownership.
  */
 import type pg from 'pg';
 
@@ -21,9 +23,18 @@ export const RUNTIME_PRIVILEGES: { tables: Record<string, TablePrivilege[]>; fun
   tables: {
     fulfilments: ['SELECT', 'INSERT', 'UPDATE'],
     processed_events: ['SELECT', 'INSERT'],
+    status_outbox: ['SELECT', 'INSERT'],
     schema_migrations: ['SELECT'],
   },
-  functions: ['prune_processed_events(interval, integer)', 'orders_needing_attention()'],
+  functions: [
+    'prune_processed_events(interval, integer)',
+    'orders_needing_attention()',
+    'status_relay_try_lead(text)',
+    'status_outbox_unsent(text, integer)',
+    'status_outbox_mark_sent(text, bigint[])',
+    'status_outbox_lag(text)',
+    'prune_status_outbox(interval, integer)',
+  ],
 };
 
 export interface GrantChanges {

@@ -1,7 +1,7 @@
 /**
  * Retention across tenants, through one narrow door per table. Row-level security keeps every session to one tenant's
  * rows, so the service cannot list tenants or reach their rows itself: it calls a SECURITY DEFINER function of the
- * migrations — prune_processed_events (004, the dedupe ledger) — that
+ * migrations — prune_processed_events (004, the dedupe ledger), prune_status_outbox (007, sent status events) — that
  * deletes at most one batch of the oldest rows older than the retention, and refuses a retention below its own floor
  * whatever the caller asks.
  */
@@ -9,7 +9,7 @@ import type { Db } from './db.js';
 import { sqlState } from './sql-errors.js';
 
 /** The retention functions of the migrations. */
-export type PruneFunction = 'prune_processed_events';
+export type PruneFunction = 'prune_processed_events' | 'prune_status_outbox';
 
 export interface PrunedBatch {
   /** Rows the call deleted (at most the batch size). */

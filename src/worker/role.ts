@@ -77,7 +77,7 @@ export async function startWorkerRole(ctx: RoleContext, opts: { alone: boolean }
     ...(await workflowCodeOptions({ config, reportOutcome: createOutcomeReporter({ logger: logger.child({ component: 'workflow' }), metrics }), ...(tracing ? { tracing } : {}) })),
     activities: {
       ...createLedgerRetentionActivities({ db, logger: activityLogger, metrics, minRetentionDays: config.KAFKA_RETENTION_DAYS + config.REDRIVE_WINDOW_DAYS }),
-      ...createActivities({ db, warehouse, logger: activityLogger, metrics, deadLetters }),
+      ...createActivities({ db, warehouse, logger: activityLogger, metrics, deadLetters, statusTopic: config.STATUS_TOPIC }),
     },
     // Activities still running after the grace time are cancelled; their retries resume on another worker.
     shutdownGraceTime: config.WORKER_SHUTDOWN_GRACE_MS,

@@ -49,8 +49,10 @@ describe('what the edge accepts, the effects take', () => {
     for (const [i, event] of accepted.entries()) {
       const stored = inTenantTransaction(db, event.tenantId, async (tx) => {
         await claim(tx, CONSUMER_NAME, event.tenantId, event.eventId);
-        if (event.type === ORDER_PLACED) await recordPlacement(tx, event, event.data);
-        else await recordCancellation(tx, event, event.data);
+        // The status event, if any, is written too (and rolled back with the rest): the outbox takes every stored value.
+        const change = { topic: 'status.envelope-effects', claimKey: event.eventId, causationId: event.eventId, correlationId: event.correlationId };
+        if (event.type === ORDER_PLACED) await recordPlacement(tx, event, event.data, change);
+        else await recordCancellation(tx, event, event.data, change);
         throw new RolledBack();
       }).catch((err: unknown) => {
         if (!(err instanceof RolledBack)) refused.push(`store refused ${event.eventId}: ${(err as Error).message}`);

@@ -33,6 +33,7 @@ const suffix = uniqueSuffix('pgroles');
 const tag = suffix.replace(/[^a-z0-9]/gi, '_').toLowerCase();
 const tenantA = `pgr-a-${suffix}`.slice(0, 64);
 const tenantB = `pgr-b-${suffix}`.slice(0, 64);
+const statusTopic = `status.pgr.${suffix}`;
 const PASSWORD = 'test-only-password';
 const roles = { superuser: `pgr_super_${tag}`, bypass: `pgr_bypass_${tag}`, member: `pgr_member_${tag}` };
 const freshDb = `fulfilment_pgr_${tag}`;
@@ -66,6 +67,7 @@ function childEnv(extra: Record<string, string>): Record<string, string> {
     FULFILMENT_ROLES: 'worker',
     TEMPORAL_TASK_QUEUE: `pgroles-${suffix}`,
     LEDGER_PRUNE_INTERVAL: '0',
+    STATUS_OUTBOX_PRUNE_INTERVAL: '0',
     METRICS_PORT: '0',
     LOG_LEVEL: 'info',
     ...extra,
@@ -99,6 +101,10 @@ beforeAll(async () => {
     await inTenantTransaction(db, t, async (tx) => {
       await tx.query("INSERT INTO fulfilments (tenant_id, order_id, order_version, status, last_event_id) VALUES ($1, 'o-1', 1, 'pending', 'e-1')", [t]);
       await tx.query("INSERT INTO processed_events (consumer, event_id, tenant_id, processed_at) VALUES ($1, 'e-old', $2, now() - interval '40 days')", [CONSUMER_NAME, t]);
+      await tx.query(
+        "INSERT INTO status_outbox (topic, tenant_id, order_id, event_id, event_type, payload, correlation_id) VALUES ($1, $2, 'o-1', gen_random_uuid(), 'fulfilment.Shipped', '{}', 'c-1')",
+        [statusTopic, t],
+      );
     });
   }
 }, 60_000);
@@ -114,7 +120,7 @@ afterAll(async () => {
 });
 
 describe('the runtime role cannot get past row-level security', () => {
-  it.each(['fulfilments', 'processed_events'])('%s: NO FORCE and DISABLE ROW LEVEL SECURITY are refused (not the owner)', async (table) => {
+  it.each(['fulfilments', 'processed_events', 'status_outbox'])('%s: NO FORCE and DISABLE ROW LEVEL SECURITY are refused (not the owner)', async (table) => {
     for (const sql of [`ALTER TABLE ${table} NO FORCE ROW LEVEL SECURITY`, `ALTER TABLE ${table} DISABLE ROW LEVEL SECURITY`]) {
       const err = await refusal(runtime.query(sql));
       expect(err.code, sql).toBe('42501');
@@ -177,6 +183,29 @@ describe('the runtime role cannot get past row-level security', () => {
     expect(seen).toEqual([tenantA]);
   });
 
+  it("the status outbox: events are neither updated nor deleted; the relay's door opens only to the session that leads", async () => {
+    expect(await refusal(inTenantTransaction(db, tenantA, (tx) => tx.query('UPDATE status_outbox SET sent_at = now()')))).toMatchObject({ code: '42501' });
+    expect(await refusal(inTenantTransaction(db, tenantA, (tx) => tx.query('DELETE FROM status_outbox')))).toMatchObject({ code: '42501' });
+    // Setting the functions' own switch by hand opens nothing: their policies are the owner's.
+    const seen = await inTenantTransaction(db, tenantA, async (tx) => {
+      await tx.query("SELECT set_config('app.status_outbox', 'relay', true)");
+      return (await tx.query<{ tenant_id: string }>('SELECT tenant_id FROM status_outbox WHERE topic = $1', [statusTopic])).rows.map((r) => r.tenant_id);
+    });
+    expect(seen).toEqual([tenantA]);
+    expect((await refusal(runtime.query('SELECT * FROM status_outbox_unsent($1, 10)', [statusTopic]))).code).toBe('55P03');
+    expect((await refusal(runtime.query('SELECT status_outbox_mark_sent($1, ARRAY[1]::bigint[])', [statusTopic]))).code).toBe('55P03');
+    const lead = new pg.Client(runtimeConnection(config));
+    await lead.connect();
+    try {
+      expect((await lead.query('SELECT status_relay_try_lead($1) AS ok', [statusTopic])).rows[0]).toEqual({ ok: true });
+      expect((await runtime.query('SELECT status_relay_try_lead($1) AS ok', [statusTopic])).rows[0]).toEqual({ ok: false });
+      const rows = await lead.query<{ tenant_id: string }>('SELECT tenant_id FROM status_outbox_unsent($1, 10)', [statusTopic]);
+      expect(rows.rows.map((r) => r.tenant_id).sort()).toEqual([tenantA, tenantB].sort());
+    } finally {
+      await lead.end();
+    }
+  });
+
   it('is neither superuser nor BYPASSRLS, cannot create roles or databases, owns nothing; the prune function is the owner\'s, search_path pinned', async () => {
     const role = await runtime.query('SELECT rolsuper, rolbypassrls, rolcreaterole, rolcreatedb FROM pg_roles WHERE rolname = current_user');
     expect(role.rows[0]).toEqual({ rolsuper: false, rolbypassrls: false, rolcreaterole: false, rolcreatedb: false });
@@ -223,7 +252,9 @@ describe('provisioning', () => {
       DATABASE_MIGRATION_URL: urlAs(config.DATABASE_MIGRATION_URL!, decodeURIComponent(new URL(config.DATABASE_MIGRATION_URL!).username), decodeURIComponent(new URL(config.DATABASE_MIGRATION_URL!).password), freshDb),
       ORDERS_TOPIC: `orders.pgr.${suffix}`,
       DLQ_TOPIC: `dlq.pgr.${suffix}`,
+      STATUS_TOPIC: `status.pgr.${suffix}`,
       ORDERS_TOPIC_PARTITIONS: '2',
+      STATUS_TOPIC_PARTITIONS: '2',
     });
   let worker: ServiceProcess | undefined;
 
@@ -231,7 +262,7 @@ describe('provisioning', () => {
     await worker?.stop();
     const kafkaAdmin = createKafka(config, logger, { clientId: `pgroles-${suffix}` }).admin();
     await kafkaAdmin.connect();
-    await kafkaAdmin.deleteTopics({ topics: [freshEnv().ORDERS_TOPIC!, freshEnv().DLQ_TOPIC!] }).catch(() => undefined);
+    await kafkaAdmin.deleteTopics({ topics: [freshEnv().ORDERS_TOPIC!, freshEnv().DLQ_TOPIC!, freshEnv().STATUS_TOPIC!] }).catch(() => undefined);
     await kafkaAdmin.disconnect();
   });
 
@@ -247,9 +278,9 @@ describe('provisioning', () => {
     expect(first.code).toBe(0);
     const one = JSON.parse(first.stdout) as { changed: boolean; kafka: { created: { topic: string; numPartitions: number }[] }; postgres: { applied: string[]; grants: { granted: string[] } } };
     expect(one.changed).toBe(true);
-    expect(one.kafka.created).toEqual([{ topic: env.ORDERS_TOPIC, numPartitions: 2 }, { topic: env.DLQ_TOPIC, numPartitions: 3 }]);
-    expect(one.postgres.applied).toEqual(['001_fulfilments.sql', '002_tenant_scoped_ledger.sql', '003_order_retries.sql', '004_ledger_retention.sql', '005_owner_and_runtime_roles.sql']);
-    expect(one.postgres.grants.granted).toEqual(expect.arrayContaining(['SELECT ON fulfilments', 'INSERT ON fulfilments', 'UPDATE ON fulfilments', 'SELECT ON processed_events', 'INSERT ON processed_events', 'SELECT ON schema_migrations']));
+    expect(one.kafka.created).toEqual([{ topic: env.ORDERS_TOPIC, numPartitions: 2 }, { topic: env.DLQ_TOPIC, numPartitions: 3 }, { topic: env.STATUS_TOPIC, numPartitions: 2 }]);
+    expect(one.postgres.applied).toEqual(['001_fulfilments.sql', '002_tenant_scoped_ledger.sql', '003_order_retries.sql', '004_ledger_retention.sql', '005_owner_and_runtime_roles.sql', '007_status_outbox.sql']);
+    expect(one.postgres.grants.granted).toEqual(expect.arrayContaining(['SELECT ON fulfilments', 'INSERT ON fulfilments', 'UPDATE ON fulfilments', 'SELECT ON processed_events', 'INSERT ON processed_events', 'SELECT ON status_outbox', 'INSERT ON status_outbox', 'SELECT ON schema_migrations', 'EXECUTE ON FUNCTION status_outbox_unsent(text, integer)']));
     await worker.said('service ready', CHILD_MS);
 
     const second = await runChild([BIN, 'provision'], env);

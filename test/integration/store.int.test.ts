@@ -18,6 +18,8 @@ beforeAll(async () => {
 afterAll(async () => db?.end());
 
 const tenant = () => `store-${randomUUID().slice(0, 12)}`;
+/** The change context of a store call made by hand: its events go to a topic no relay publishes. */
+const change = (claimKey: string) => ({ topic: 'status.store-test', claimKey });
 
 describe('store', () => {
   it('two concurrent deliveries of one event: exactly one claims and applies, the other sees a duplicate', async () => {
@@ -26,7 +28,7 @@ describe('store', () => {
     const apply = () =>
       inTenantTransaction(db, t, async (tx) => {
         if (!(await claim(tx, 'fulfilment', t, eventId))) return 'duplicate';
-        await recordPlacement(tx, { eventId, tenantId: t, orderId: 'o1', orderVersion: 1 }, placement);
+        await recordPlacement(tx, { eventId, tenantId: t, orderId: 'o1', orderVersion: 1 }, placement, change(eventId));
         return 'applied';
       });
     const outcomes = await Promise.all(Array.from({ length: 5 }, apply));
@@ -38,15 +40,15 @@ describe('store', () => {
 
   it('an older version changes nothing', async () => {
     const t = tenant();
-    await inTenantTransaction(db, t, (tx) => recordPlacement(tx, { eventId: 'a', tenantId: t, orderId: 'o1', orderVersion: 3 }, placement));
-    const stale = await inTenantTransaction(db, t, (tx) => recordCancellation(tx, { eventId: 'b', tenantId: t, orderId: 'o1', orderVersion: 2 }, {}));
+    await inTenantTransaction(db, t, (tx) => recordPlacement(tx, { eventId: 'a', tenantId: t, orderId: 'o1', orderVersion: 3 }, placement, change('a')));
+    const stale = await inTenantTransaction(db, t, (tx) => recordCancellation(tx, { eventId: 'b', tenantId: t, orderId: 'o1', orderVersion: 2 }, {}, change('b')));
     expect(stale).toMatchObject({ outcome: 'stale', status: 'pending', orderVersion: 3 });
   });
 
   it('a cancelled order can never be marked shipped, whatever the caller does', async () => {
     const t = tenant();
-    await inTenantTransaction(db, t, (tx) => recordCancellation(tx, { eventId: 'c', tenantId: t, orderId: 'o1', orderVersion: 2 }, {}));
-    const refused = await inTenantTransaction(db, t, (tx) => recordShipped(tx, t, 'o1', 'shp-1'));
+    await inTenantTransaction(db, t, (tx) => recordCancellation(tx, { eventId: 'c', tenantId: t, orderId: 'o1', orderVersion: 2 }, {}, change('c')));
+    const refused = await inTenantTransaction(db, t, (tx) => recordShipped(tx, t, 'o1', 'shp-1', change(`shipped/${t}/o1`)));
     expect(refused.status).toBe('cancelled');
     await expect(
       inTenantTransaction(db, t, (tx) => tx.query("UPDATE fulfilments SET status = 'shipped', shipped_at = now() WHERE order_id = 'o1'")),

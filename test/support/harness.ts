@@ -72,6 +72,8 @@ export async function scenario(name: string, env: Record<string, string> = {}): 
     ...process.env,
     ORDERS_TOPIC: `orders.it.${suffix}`,
     DLQ_TOPIC: `dlq.it.${suffix}`,
+    // The scenario's own status topic: its workers' rows go there, published by its own relays only.
+    STATUS_TOPIC: `status.it.${suffix}`,
     CONSUMER_GROUP: `fulfilment-${suffix}`,
     TEMPORAL_TASK_QUEUE: `orders-${suffix}`,
     WAREHOUSE_URL: warehouse.url,
@@ -80,6 +82,7 @@ export async function scenario(name: string, env: Record<string, string> = {}): 
     ORDER_LINGER_SECONDS: '30',
     // Test workers leave the deployment's ledger-retention schedule alone (ledger-retention.int.test.ts makes its own).
     LEDGER_PRUNE_INTERVAL: '0',
+    STATUS_OUTBOX_PRUNE_INTERVAL: '0',
     ...env,
   };
   const config = loadConfig(baseEnv);
@@ -92,6 +95,7 @@ export async function scenario(name: string, env: Record<string, string> = {}): 
   await createTopicsWithLeaders(admin, [
     { topic: config.ORDERS_TOPIC, numPartitions: 3, replicationFactor: 1 },
     { topic: config.DLQ_TOPIC, numPartitions: 1, replicationFactor: 1 },
+    { topic: config.STATUS_TOPIC, numPartitions: 3, replicationFactor: 1 },
   ]);
   const producer = kafka.producer({ allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner });
   await producer.connect();
@@ -158,7 +162,7 @@ export async function scenario(name: string, env: Record<string, string> = {}): 
     async close() {
       for (const app of apps.reverse()) await app.stop();
       await producer.disconnect();
-      await admin.deleteTopics({ topics: [config.ORDERS_TOPIC, config.DLQ_TOPIC] }).catch(() => undefined);
+      await admin.deleteTopics({ topics: [config.ORDERS_TOPIC, config.DLQ_TOPIC, config.STATUS_TOPIC] }).catch(() => undefined);
       await admin.disconnect();
       await probeDb.end();
       await warehouse.close();

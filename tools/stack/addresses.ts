@@ -43,6 +43,8 @@ export interface StackPlan {
     ordersTopic: string;
     ordersPartitions: number;
     dlqTopic: string;
+    statusTopic: string;
+    statusPartitions: number;
     clientId: string;
   };
   /** `settings`: TLS, API key and metadata too, for the stack's own calls to an external (maybe secured) Temporal. */
@@ -121,6 +123,8 @@ export function planFromEnv(env: NodeJS.ProcessEnv = process.env): StackPlan {
       ordersTopic: c.ORDERS_TOPIC,
       ordersPartitions: c.ORDERS_TOPIC_PARTITIONS,
       dlqTopic: c.DLQ_TOPIC,
+      statusTopic: c.STATUS_TOPIC,
+      statusPartitions: c.STATUS_TOPIC_PARTITIONS,
       clientId: c.KAFKA_CLIENT_ID,
     },
     temporal: {

@@ -265,11 +265,12 @@ export const kafkaService: Service = {
   async afterReady(plan, shared) {
     const k = plan.kafka;
     try {
-      const r = await ensureTopics(kafkaClient(plan, 5000), serviceTopics({ ORDERS_TOPIC: k.ordersTopic, ORDERS_TOPIC_PARTITIONS: k.ordersPartitions, DLQ_TOPIC: k.dlqTopic }));
+      const topics = { ORDERS_TOPIC: k.ordersTopic, ORDERS_TOPIC_PARTITIONS: k.ordersPartitions, DLQ_TOPIC: k.dlqTopic, STATUS_TOPIC: k.statusTopic, STATUS_TOPIC_PARTITIONS: k.statusPartitions };
+      const r = await ensureTopics(kafkaClient(plan, 5000), serviceTopics(topics));
       if (r.created.length) say(`kafka: created topics ${r.created.map((t) => `${t.topic} (${t.numPartitions} partitions)`).join(', ')}`);
       for (const g of r.grown) say(`kafka: topic ${g.topic} grown from ${g.from} to ${g.to} partitions`);
     } catch (e) {
-      throw new StackError(`kafka: could not create topics ${k.ordersTopic}, ${k.dlqTopic}: ${e instanceof Error ? e.message : String(e)}`);
+      throw new StackError(`kafka: could not create topics ${k.ordersTopic}, ${k.dlqTopic}, ${k.statusTopic}: ${e instanceof Error ? e.message : String(e)}`);
     }
     // Another checkout's stack runs this broker: its SASL_SSL user and CA are in its own state dir.
     if (!shared) await ensureScramUser(plan);
