@@ -83,6 +83,19 @@ export interface Metrics {
   circuitOpened: Counter<'dependency'>;
   /** Dedupe-ledger rows deleted by the retention schedule, across tenants. */
   ledgerPruned: Counter<string>;
+  /**
+   * Seconds since the oldest unsent status-outbox row of the topic was committed (0 when none waits), the database's
+   * clock, read by every worker that runs the relay every STATUS_RELAY_POLL_MS. FulfilmentStatusRelayLagging alerts on it.
+   */
+  statusRelayLag: Gauge<'topic'>;
+  /** 1 while this worker's relay leads the topic (publishes), 0 while it stands by or has lost its database session. */
+  statusRelayLeading: Gauge<'topic'>;
+  /** Status events this relay published (a republished copy counts again). */
+  statusEventsPublished: Counter<'topic' | 'type'>;
+  /** The relay's failed rounds, by the dependency that failed (kafka, postgres); each is followed by a backoff. */
+  statusRelayFailures: Counter<'topic' | 'dependency'>;
+  /** Sent status-outbox rows deleted by the retention schedule, across tenants. */
+  statusOutboxPruned: Counter<string>;
 }
 
 /** Distinct `field` labels of fulfilment_unknown_fields_total per process; later names count as `other`. */
@@ -227,6 +240,31 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}): Metrics 
       registers,
     }),
     ledgerPruned: new Counter({ name: 'fulfilment_ledger_pruned_total', help: 'Dedupe-ledger (processed_events) rows deleted by retention, across tenants.', registers }),
+    statusRelayLag: new Gauge({
+      name: 'fulfilment_status_relay_lag_seconds',
+      help: 'Seconds since the oldest unsent status-outbox row of the topic was committed (0 when none waits): how far the status events lag behind what the store committed.',
+      labelNames: ['topic'],
+      registers,
+    }),
+    statusRelayLeading: new Gauge({
+      name: 'fulfilment_status_relay_leading',
+      help: "1 while this worker's status relay leads the topic (publishes the outbox), 0 while it stands by.",
+      labelNames: ['topic'],
+      registers,
+    }),
+    statusEventsPublished: new Counter({
+      name: 'fulfilment_status_events_published_total',
+      help: 'Status events the relay published, by type (a republished copy counts again).',
+      labelNames: ['topic', 'type'],
+      registers,
+    }),
+    statusRelayFailures: new Counter({
+      name: 'fulfilment_status_relay_failures_total',
+      help: "The status relay's failed rounds by the dependency that failed (kafka, postgres); each is followed by a backoff, the rows wait.",
+      labelNames: ['topic', 'dependency'],
+      registers,
+    }),
+    statusOutboxPruned: new Counter({ name: 'fulfilment_status_outbox_pruned_total', help: 'Sent status-outbox rows deleted by retention, across tenants.', registers }),
   };
 }
 

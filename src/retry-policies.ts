@@ -15,6 +15,9 @@ export interface TransientRetry {
 /** The bridge's per-partition gates (deliver, dead-letter, commit) and its consumer restarts. */
 export const BRIDGE_RETRY: TransientRetry = { initialDelayMs: 200, maxDelayMs: 30_000 };
 
+/** The status relay's rounds after Kafka or PostgreSQL failed (src/worker/status-relay.ts): the rows wait meanwhile. */
+export const STATUS_RELAY_RETRY: TransientRetry = { initialDelayMs: 250, maxDelayMs: 15_000 };
+
 /** Start-up waits for a dependency that is down (src/startup.ts); decorrelated jitter. */
 export const STARTUP_RETRY: TransientRetry = { initialDelayMs: 500, maxDelayMs: 10_000 };
 
@@ -93,3 +96,6 @@ export const LEDGER_PRUNE_ACTIVITY = {
   heartbeatTimeout: '1 minute',
   retry: { initialInterval: '5 seconds', backoffCoefficient: 2, maximumInterval: '5 minutes', maximumAttempts: 10 },
 } as const;
+
+/** The status outbox's retention activity: the same bounds as the ledger's. */
+export const STATUS_OUTBOX_PRUNE_ACTIVITY = LEDGER_PRUNE_ACTIVITY;

@@ -2,3 +2,4 @@
 export { orderFulfilmentV2 } from './order-fulfilment.js';
 export { orderFulfilment } from './order-fulfilment-v1.js';
 export { pruneLedger } from './ledger-retention.js';
+export { pruneStatusOutbox } from './status-outbox-retention.js';

@@ -3,7 +3,7 @@
  * show one order, re-drive an order held as failed, replay and export workflow histories, provision what the
  * service needs.
  * Each command family registers itself from its folder (dlq/commands.ts, replay/command.ts, order/commands.ts,
- * workflow/commands.ts, lag/commands.ts, codec/command.ts, provision/command.ts). Options are validated before
+ * status/commands.ts, workflow/commands.ts, lag/commands.ts, codec/command.ts, provision/command.ts). Options are validated before
  * anything is read or changed; bad input exits 2 with a message naming the option: each action checks its options
  * first (commander's parsers in options.ts, then each family's checks across options) and only then imports its
  * command module — and with it kafkajs, Temporal or pg. Nothing the registrations import loads those, so `--help` and
@@ -27,6 +27,7 @@ import { registerOrderCommands } from './order/commands.js';
 import { eprintln, processOutput, type Output } from './output.js';
 import { registerProvisionCommand } from './provision/command.js';
 import { registerReplayCommand } from './replay/command.js';
+import { registerStatusCommands } from './status/commands.js';
 import { registerWorkflowCommands } from './workflow/commands.js';
 
 /** The command families, in the order --help lists them; each registers its commands from its own folder. */
@@ -34,6 +35,7 @@ const COMMANDS: ((program: Command, run: Runner) => void)[] = [
   registerDlqCommands,
   registerReplayCommand,
   registerOrderCommands,
+  registerStatusCommands,
   registerWorkflowCommands,
   registerLagCommands,
   registerCodecServerCommand,
@@ -62,6 +64,8 @@ All commands:
   order show        one order: its row (tenant-scoped), workflow status and notes, shipment, dead letters
   order retry       ship an order held as failed again, its run open or closed, or a tenant's failed orders in bulk
   order resolve     settle an order whose recall the warehouse refused (--action retry-recall | recalled-by-hand)
+  status tail       the status events of a tenant or an order (<tenant>[/<order>]) from the outbox, sent or waiting;
+                    --follow prints new ones until SIGINT
   workflow replay   replay a run's history (from Temporal, or --file) on this checkout's workflow code;
                     nondeterminism exits 1 with the SDK's message and the event where it diverged
   workflow export   write a run's history as JSON into test/histories/ (the replay gate), or --out

@@ -188,6 +188,11 @@ export async function lastStatusEvents(tx: Tx, q: { tenantId: string; orderId?: 
   return res.rows.map((r) => ({ id: r.id, topic: r.topic, event: r.payload, sentAt: r.sent_at }));
 }
 
+/** Seconds since the oldest unsent row of `topic` was committed (the database's clock); 0 when none waits. Any session. */
+export async function statusOutboxLag(db: Db, topic: string): Promise<number> {
+  return Number((await db.query<{ lag: number }>('SELECT status_outbox_lag($1) AS lag', [topic])).rows[0]?.lag ?? 0);
+}
+
 /** Deletes one batch of rows sent more than `retentionDays` ago, every tenant's; never an unsent row. */
 export function pruneStatusOutboxBatch(db: Db, retentionDays: number, batchSize: number): Promise<PrunedBatch> {
   return pruneBatch(db, 'prune_status_outbox', retentionDays, batchSize);

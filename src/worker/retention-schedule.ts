@@ -1,5 +1,5 @@
 /**
- * A retention run's Temporal Schedule (the dedupe ledger's), kept by every worker at start-up,
+ * A retention run's Temporal Schedule (the dedupe ledger's, the status outbox's), kept by every worker at start-up,
  * idempotently: created when missing, updated when its interval, workflow, task queue, arguments or policies differ from
  * this worker's configuration, left alone otherwise. Its state (paused by an operator, with a note) is never touched
  * by a restart. An interval of 0 makes a worker leave it alone.
@@ -45,7 +45,7 @@ export interface RetentionScheduleSpec {
 }
 
 /** The prefix of a retention's variables: <P>_PRUNE_INTERVAL, <P>_RETENTION_DAYS, <P>_PRUNE_BATCH, <P>_PRUNE_SCHEDULE_ID. */
-export type RetentionPrefix = 'LEDGER';
+export type RetentionPrefix = 'LEDGER' | 'STATUS_OUTBOX';
 
 /** What sets a retention schedule apart from another; the rest comes from its variables (retentionScheduleSpec). */
 export interface RetentionScheduleParts {

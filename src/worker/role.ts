@@ -8,6 +8,7 @@
 import { Worker } from '@temporalio/worker';
 import { createActivities, createOutcomeReporter } from '../../activities/index.js';
 import { createLedgerRetentionActivities } from '../../activities/ledger-retention.js';
+import { createStatusOutboxRetentionActivities } from '../../activities/status-outbox-retention.js';
 import { createDeadLetterSink } from '../dlq/sink.js';
 import { createKafka, probeKafka } from '../kafka/client.js';
 import { createSender } from '../kafka/sender.js';
@@ -21,6 +22,9 @@ import { createWarehouseClient } from '../warehouse/client.js';
 import { asPermanentKafkaFailure, probeWithin, type RoleContext, type StartedRole } from '../role.js';
 import { watchOrdersNeedingAttention } from './attention-gauges.js';
 import { ensureLedgerRetentionSchedule } from './ledger-retention-schedule.js';
+import { ensureStatusOutboxRetentionSchedule } from './status-outbox-retention-schedule.js';
+import { startStatusRelay, type StatusRelay } from './status-relay.js';
+import { watchStatusRelayLag } from './status-relay-lag.js';
 
 /** How often the worker's state is read for a failure its run() has not reported yet, milliseconds. */
 const WATCH_MS = 500;
@@ -48,8 +52,11 @@ export async function startWorkerRole(ctx: RoleContext, opts: { alone: boolean }
   health.set('postgres', () => probeWithin('PostgreSQL', probeDb.query('SELECT 1')));
   // The orders every tenant holds for a person, as gauges (counts only), on the probe's connection.
   const stopAttention = watchOrdersNeedingAttention(probeDb, metrics, logger, config.WORKER_ATTENTION_POLL_SECONDS);
-  // The ledger-retention schedule, created or brought in step with this worker's configuration.
-  await waitForDependency(temporal, health.attempting(temporal, () => ensureLedgerRetentionSchedule(ctx.client, config, logger)), logger, signal, permanent);
+  // The retention schedules (dedupe ledger, status outbox), created or brought in step with this worker's configuration.
+  await waitForDependency(temporal, health.attempting(temporal, async () => {
+    await ensureLedgerRetentionSchedule(ctx.client, config, logger);
+    await ensureStatusOutboxRetentionSchedule(ctx.client, config, logger);
+  }), logger, signal, permanent);
   const refused = await kafkaRefused;
   if (refused) {
     stopAttention();
@@ -77,6 +84,7 @@ export async function startWorkerRole(ctx: RoleContext, opts: { alone: boolean }
     ...(await workflowCodeOptions({ config, reportOutcome: createOutcomeReporter({ logger: logger.child({ component: 'workflow' }), metrics }), ...(tracing ? { tracing } : {}) })),
     activities: {
       ...createLedgerRetentionActivities({ db, logger: activityLogger, metrics, minRetentionDays: config.KAFKA_RETENTION_DAYS + config.REDRIVE_WINDOW_DAYS }),
+      ...createStatusOutboxRetentionActivities({ db, logger: activityLogger, metrics }),
       ...createActivities({ db, warehouse, logger: activityLogger, metrics, deadLetters, statusTopic: config.STATUS_TOPIC }),
     },
     // Activities still running after the grace time are cancelled; their retries resume on another worker.
@@ -91,6 +99,10 @@ export async function startWorkerRole(ctx: RoleContext, opts: { alone: boolean }
     workflowTaskPollerBehavior: { type: 'simple-maximum', maximum: config.WORKER_WORKFLOW_TASK_POLLERS },
     activityTaskPollerBehavior: { type: 'simple-maximum', maximum: config.WORKER_ACTIVITY_TASK_POLLERS },
   });
+
+  // The status relay (src/worker/status-relay.ts): publishes the outbox; never part of readiness, so Kafka being down
+  // leaves the input side's health alone (the lag metric and its alert tell of it).
+  const relay = config.STATUS_RELAY ? startRelay(ctx, probeDb) : undefined;
 
   let stopping = false;
   let fail!: (err: Error) => void;
@@ -150,6 +162,7 @@ export async function startWorkerRole(ctx: RoleContext, opts: { alone: boolean }
           await deadLetters.close();
         },
       },
+      ...(relay ? [{ name: 'status relay', stop: relay.stop }] : []),
       {
         name: 'PostgreSQL readiness probe',
         stop: () => {
@@ -159,6 +172,31 @@ export async function startWorkerRole(ctx: RoleContext, opts: { alone: boolean }
       },
       { name: 'PostgreSQL pool', stop: () => db.end() },
     ],
+  };
+}
+
+/** Starts the status relay of STATUS_TOPIC and its lag gauge (read on the probe's pool); stop() ends both. */
+function startRelay({ config, logger, metrics, tracing }: RoleContext, probeDb: ReturnType<typeof createDb>): { stop: () => Promise<void>; relay: StatusRelay } {
+  const relayLogger = logger.child({ component: 'status-relay' });
+  const sender = createSender(createKafka(config, relayLogger, { clientId: `${config.KAFKA_CLIENT_ID}-status-relay` }), { idempotent: true });
+  const relay = startStatusRelay({
+    connection: runtimeConnection(config),
+    topic: config.STATUS_TOPIC,
+    sender,
+    batch: config.STATUS_RELAY_BATCH,
+    pollMs: config.STATUS_RELAY_POLL_MS,
+    logger: relayLogger,
+    metrics,
+    ...(tracing ? { tracer: tracing.tracer } : {}),
+  });
+  const stopLag = watchStatusRelayLag(probeDb, config.STATUS_TOPIC, metrics, relayLogger, config.STATUS_RELAY_POLL_MS);
+  return {
+    relay,
+    async stop() {
+      stopLag();
+      await relay.stop();
+      await sender.disconnect();
+    },
   };
 }
 

@@ -8,11 +8,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
-import { runCli } from '../../src/cli/main.js';
-import { memoryOutput } from '../../src/cli/output.js';
 import { metricValue } from '../../src/metrics.js';
 import { OrderStatusAttribute, orderWorkflowId } from '../../workflows/api.js';
 import { counter, events, scenario, waitFor, type Scenario } from '../support/harness.js';
+import { cliOf, faultsOf } from '../support/operator.js';
 
 describe('recall-failed: a recall the warehouse refuses for good', () => {
   let s: Scenario;
@@ -30,13 +29,8 @@ describe('recall-failed: a recall the warehouse refuses for good', () => {
     await s?.close();
   });
 
-  const faults = (body: object) => fetch(`${s.warehouse.url}/admin/faults`, { method: 'POST', body: JSON.stringify(body) });
-  const cli = async (...argv: string[]) => {
-    const out = memoryOutput();
-    const code = await runCli(argv, { out, config: s.config });
-    console.log(`$ npx fulfilment ${argv.map((a) => (/[\s"|]/.test(a) ? `'${a}'` : a)).join(' ')}\n${out.stdout}${out.stderr}(exit ${code})`);
-    return { code, stdout: out.stdout, stderr: out.stderr };
-  };
+  const faults = (body: object) => faultsOf(s)(body);
+  const cli = (...argv: string[]) => cliOf(s)(...argv);
 
   /** Places `orderId`, cancels it once the warehouse received its shipment request, and waits until it is held. */
   async function recallFailedOrder(orderId: string): Promise<void> {

@@ -1,0 +1,178 @@
+/**
+ * The status relay: publishes the status outbox (src/store/status-outbox.ts) to STATUS_TOPIC, in commit order, and
+ * marks what it published as sent. Every worker with STATUS_RELAY=true runs one; they share the work through the
+ * topic's lock (migration 007): one session holds it and publishes, the others stand by and try again every
+ * STATUS_RELAY_POLL_MS, so a relay that dies (its session with it) is replaced within a poll.
+ *
+ * A round: take the next batch of unsent rows in id order (one order's rows follow its commit order), send them in
+ * one request of an idempotent producer with one request in flight (one order's records land on one partition, in
+ * that order), then mark them sent. A crash between the send and the mark sends the batch again: the same records,
+ * byte for byte (the value and headers are the row's), which consumers drop by eventId. Kafka down: the round fails,
+ * the rows wait, the relay backs off and keeps its lead. PostgreSQL down: the session (and its lock) is gone; the
+ * relay backs off and opens a new one. Neither touches the worker's readiness: the input side does not depend on it.
+ */
+import { ROOT_CONTEXT, SpanKind, propagation, type Tracer } from '@opentelemetry/api';
+import type pg from 'pg';
+import { ExponentialBackoff, halfJitterGenerator, type IBackoff } from 'cockatiel';
+import type { OutgoingRecord } from '../kafka/records.js';
+import type { ConnectedSender } from '../kafka/sender.js';
+import type { Logger } from '../log.js';
+import type { Metrics } from '../metrics.js';
+import { STATUS_RELAY_RETRY } from '../retry-policies.js';
+import { statusEventKey } from '../store/status-change.js';
+import { openRelaySession, type OutboxRow, type RelaySession } from '../store/status-outbox.js';
+import { recordFailure } from '../tracing/spans.js';
+import { TRACEPARENT } from '../tracing/propagation.js';
+
+/** The header naming the correlation id of a status event (as the input side reads it). */
+export const CORRELATION_HEADER = 'correlation-id';
+
+export interface StatusRelayDeps {
+  /** The runtime role's connection: the relay's own session is opened with it. */
+  connection: pg.ClientConfig;
+  topic: string;
+  /** An idempotent producer (createSender(…, { idempotent: true })). */
+  sender: ConnectedSender;
+  batch: number;
+  pollMs: number;
+  logger: Logger;
+  metrics?: Metrics;
+  tracer?: Tracer;
+  /**
+   * Called once a batch is published and before it is marked sent: where a crash republishes the batch. Tests stop
+   * the relay here (see test/integration/status-relay.int.test.ts); nothing else sets it.
+   */
+  afterPublish?: (rows: readonly OutboxRow[]) => Promise<void>;
+}
+
+export interface StatusRelay {
+  /** True while this relay leads its topic. */
+  leading(): boolean;
+  /** Stops after the current round; the session (and the lead) is released. */
+  stop(): Promise<void>;
+}
+
+/** Which dependency a failed round failed on. */
+class RoundFailure extends Error {
+  constructor(readonly dependency: 'kafka' | 'postgres', readonly error: unknown) {
+    super(`${dependency}: ${(error as Error)?.message ?? String(error)}`);
+  }
+}
+
+const on = async <T>(dependency: RoundFailure['dependency'], work: () => Promise<T>): Promise<T> => {
+  try {
+    return await work();
+  } catch (err) {
+    throw err instanceof RoundFailure ? err : new RoundFailure(dependency, err);
+  }
+};
+
+/** The record a row is: its key, its value and headers exactly as the row holds them. */
+export function outboxRecord(row: OutboxRow): OutgoingRecord {
+  return {
+    key: statusEventKey(row.tenantId, row.orderId),
+    value: row.payload,
+    headers: { ...(row.traceparent ? { [TRACEPARENT]: row.traceparent } : {}), [CORRELATION_HEADER]: row.correlationId },
+  };
+}
+
+const wait = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    if (signal.aborted) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
+
+export function startStatusRelay(deps: StatusRelayDeps): StatusRelay {
+  const { topic, sender, logger, metrics } = deps;
+  const stopping = new AbortController();
+  let session: RelaySession | undefined;
+  let leads = false;
+  let backoff: IBackoff<unknown> | undefined;
+
+  const setLeading = (value: boolean) => {
+    if (value !== leads) logger.info({ topic }, value ? 'status relay leads the topic: publishing the outbox' : 'status relay no longer leads the topic');
+    leads = value;
+    metrics?.statusRelayLeading.set({ topic }, value ? 1 : 0);
+  };
+
+  /** Sends the batch, with a producer span per row continuing the trace of the change that wrote it. */
+  async function publish(rows: OutboxRow[]): Promise<void> {
+    const records = rows.map(outboxRecord);
+    const spans = deps.tracer
+      ? rows.map((row) =>
+          deps.tracer!.startSpan(`publish ${topic}`, {
+            kind: SpanKind.PRODUCER,
+            attributes: { 'messaging.system': 'kafka', 'messaging.destination.name': topic, 'messaging.message.id': row.eventId, 'fulfilment.event_type': row.type },
+          }, row.traceparent ? propagation.extract(ROOT_CONTEXT, { [TRACEPARENT]: row.traceparent }) : ROOT_CONTEXT),
+        )
+      : [];
+    try {
+      await sender.send(topic, records);
+    } catch (err) {
+      for (const span of spans) recordFailure(span, err);
+      throw err;
+    } finally {
+      for (const span of spans) span.end();
+    }
+    for (const row of rows) metrics?.statusEventsPublished.inc({ topic, type: row.type });
+  }
+
+  /** One round; 'idle' when nothing waits, 'standby' when another session leads, 'busy' after a batch. */
+  async function round(): Promise<'idle' | 'standby' | 'busy'> {
+    const s = (session ??= await on('postgres', () => openRelaySession(deps.connection, topic)));
+    if (!leads) {
+      setLeading(await on('postgres', () => s.tryLead()));
+      if (!leads) return 'standby';
+    }
+    const rows = await on('postgres', () => s.unsent(deps.batch));
+    if (rows.length === 0) return 'idle';
+    await on('kafka', () => publish(rows));
+    await deps.afterPublish?.(rows);
+    await on('postgres', () => s.markSent(rows.map((r) => r.id)));
+    logger.debug({ topic, rows: rows.length, lastId: rows.at(-1)!.id }, 'status events published');
+    return 'busy';
+  }
+
+  async function dropSession(): Promise<void> {
+    const s = session;
+    session = undefined;
+    setLeading(false);
+    await s?.close();
+  }
+
+  const loop = (async () => {
+    while (!stopping.signal.aborted) {
+      try {
+        const outcome = await round();
+        backoff = undefined;
+        if (outcome === 'idle') await session!.changed(deps.pollMs, stopping.signal);
+        else if (outcome === 'standby') await wait(deps.pollMs, stopping.signal);
+      } catch (err) {
+        if (stopping.signal.aborted) break;
+        const failure = err instanceof RoundFailure ? err : new RoundFailure('postgres', err);
+        // A database failure may have cost the session, and with it the lock: start again from a new one.
+        if (failure.dependency === 'postgres' || session?.lost()) await dropSession();
+        metrics?.statusRelayFailures.inc({ topic, dependency: failure.dependency });
+        backoff = backoff ? backoff.next(undefined) : new ExponentialBackoff({ generator: halfJitterGenerator, initialDelay: STATUS_RELAY_RETRY.initialDelayMs, maxDelay: STATUS_RELAY_RETRY.maxDelayMs }).next();
+        logger.warn({ topic, dependency: failure.dependency, err: failure.message, retryInMs: backoff.duration }, 'status relay round failed; the rows wait');
+        await wait(backoff.duration, stopping.signal);
+      }
+    }
+  })();
+
+  return {
+    leading: () => leads,
+    async stop() {
+      stopping.abort();
+      await session?.close();
+      await loop;
+      await dropSession();
+    },
+  };
+}
