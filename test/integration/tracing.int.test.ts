@@ -30,6 +30,7 @@ describe('one trace per event, bridge → workflow → activities → warehouse'
   const producerSpanId = hex(8);
   let tenant: string;
   let dlqTraceparent: string | undefined;
+  let statusHeaders: Record<string, string> = {};
   let tracedHistory: unknown;
 
   beforeAll(async () => {
@@ -48,6 +49,7 @@ describe('one trace per event, bridge → workflow → activities → warehouse'
 
     tenant = s.tenant();
     const dlq = await s.watchTopic(s.config.DLQ_TOPIC);
+    const status = await s.watchTopic(s.config.STATUS_TOPIC);
     await s.produce([
       { key: `${tenant}/o-1`, value: events.placed(tenant, 'o-1'), headers: { traceparent: `00-${traceId}-${producerSpanId}-01` } },
       // Malformed, and without any trace context of its own.
@@ -60,6 +62,9 @@ describe('one trace per event, bridge → workflow → activities → warehouse'
     const dead = await waitFor('the poison record in the DLQ', () => dlq.records.find((r) => r.key?.toString() === 'poison'));
     dlqTraceparent = dead.headers['traceparent'];
     await dlq.close();
+    // The order's Shipped status event, published by the relay from the outbox row its shipment committed.
+    statusHeaders = (await waitFor('the Shipped status event', () => status.records.find((r) => r.key?.toString() === `${tenant}/o-1`))).headers;
+    await status.close();
     expect(receiver.requests.accepted).toBe(0); // nothing exported yet: the batch processor holds the spans
     await app.stop();
   });
@@ -128,6 +133,22 @@ describe('one trace per event, bridge → workflow → activities → warehouse'
     const requests = s.warehouse.requests().filter((r) => r.path === '/shipments' && r.idempotencyKey?.includes(tenant));
     console.log(`warehouse received ${requests.map((r) => `POST ${r.path} traceparent ${r.traceparent}`).join('; ')}`);
     expect(requests.map((r) => r.traceparent).sort()).toEqual(all('warehouse.ship').map((sp) => `00-${traceId}-${sp.spanId}-01`).sort());
+  });
+
+  it('the trace continues into the status event: its traceparent is the activity that committed the change, and the relay\'s publish span is its child', () => {
+    const attemptIds = all('RunActivity:placeAndShip').map((sp) => sp.spanId);
+    const m = /^00-([0-9a-f]{32})-([0-9a-f]{16})-01$/.exec(statusHeaders['traceparent'] ?? '');
+    console.log(`status event headers ${JSON.stringify(statusHeaders)}`);
+    expect(m?.[1]).toBe(traceId);
+    expect(attemptIds).toContain(m?.[2]);
+    expect(statusHeaders['correlation-id']).toBe('corr-o-1');
+    const publish = all(`publish ${s.config.STATUS_TOPIC}`);
+    expect(publish.length).toBeGreaterThan(0);
+    for (const sp of publish) {
+      expect(sp.parentSpanId).toBe(m?.[2]);
+      expect(sp.kind).toBe(4); // PRODUCER
+      expect(sp.attributes).toMatchObject({ 'messaging.system': 'kafka', 'messaging.destination.name': s.config.STATUS_TOPIC, 'fulfilment.event_type': 'fulfilment.Shipped' });
+    }
   });
 
   it('a dead letter of a record without trace context carries the trace of the bridge span that dead-lettered it', () => {
