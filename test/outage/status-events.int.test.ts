@@ -1,0 +1,129 @@
+/**
+ * Status events through a Kafka outage and a PostgreSQL outage. A stream of orders is produced at a steady pace
+ * (placements, some delivered twice; every third order cancelled right after its placement, so it ends cancelled
+ * or with its cancellation refused, whichever won), with a slow warehouse so that changes are committed while the
+ * service is down. Kafka down: the rows committed meanwhile wait, the relay's rounds fail and back off, the lag grows,
+ * and the worker's readiness (Temporal, PostgreSQL, its pollers) stays as it was. PostgreSQL down: the relay's session
+ * and its lead are gone; it opens a new one afterwards. Either way, once the service is back, every row the store
+ * committed for the tenant is on the status topic — none lost — each order's events in the order the store committed
+ * them, a copy only as an exact copy, a cancelled order without Shipped, each order's last event its final status.
+ *
+ * Only the outage project runs this (one file at a time): it stops the stack's services.
+ */
+import { describe, expect, it } from 'vitest';
+import { metricValue } from '../../src/metrics.js';
+import { runtimeConnection } from '../../src/store/connection.js';
+import { createDb, inTenantTransaction, type Db } from '../../src/store/db.js';
+import { STATUS_EVENT, type StatusEvent } from '../../src/store/status-change.js';
+import { readStatusEvents } from '../../src/store/status-outbox.js';
+import { stackDown, stackUp } from '../../tools/stack/index.js';
+import { counter, events, PacedProducer, scenario, tenantRows, waitFor, type Scenario, type TopicWatch } from '../support/harness.js';
+import { faultsOf } from '../support/operator.js';
+import { RETRY } from './outage.js';
+
+const ORDERS = 36;
+
+/** Placements, every fourth sent twice, and every third order's cancellation right after its placement. */
+function stream(tenant: string) {
+  const records: { key: string; value: object }[] = [];
+  for (let i = 0; i < ORDERS; i += 1) {
+    const orderId = `o-${String(i).padStart(2, '0')}`;
+    const placed = events.placed(tenant, orderId);
+    records.push({ key: `${tenant}/${orderId}`, value: placed });
+    if (i % 4 === 3) records.push({ key: `${tenant}/${orderId}`, value: placed });
+    if (i % 3 === 2) records.push({ key: `${tenant}/${orderId}`, value: events.cancelled(tenant, orderId, { orderVersion: 2 }) });
+  }
+  return records;
+}
+
+/** Every row the store committed for `tenant` is on the topic, each order's in commit order; copies exact. */
+async function expectEveryCommittedEventPublished(s: Scenario, db: Db, watch: TopicWatch, tenant: string): Promise<void> {
+  const outbox = () => inTenantTransaction(db, tenant, (tx) => readStatusEvents(tx, { tenantId: tenant, limit: 10_000 }));
+  const eventOf = (value: Buffer | null) => JSON.parse(value!.toString()) as StatusEvent;
+  await waitFor('every outbox row sent', async () => (await outbox()).every((e) => e.sentAt !== null), 240_000);
+  const committed = await outbox();
+  await waitFor('every committed event on the topic', () => {
+    const seen = new Set(watch.records.map((r) => eventOf(r.value).eventId));
+    return committed.every((e) => seen.has(e.event.eventId));
+  }, 120_000);
+  const rows = new Map((await tenantRows(db, tenant)).map((r) => [r.order_id, r]));
+  expect(rows.size).toBe(ORDERS);
+  for (const [orderId, row] of rows) {
+    const mine = committed.filter((e) => e.event.orderId === orderId);
+    const records = watch.records.filter((r) => r.key?.toString() === `${tenant}/${orderId}`);
+    const first = new Map<string, string>();
+    for (const r of records) {
+      const id = eventOf(r.value).eventId;
+      const bytes = JSON.stringify({ value: r.value!.toString(), headers: r.headers });
+      if (first.has(id)) expect(bytes, `${orderId}: a copy of ${id} is exact`).toBe(first.get(id));
+      else first.set(id, bytes);
+    }
+    expect([...first.keys()], `${orderId}: its events, once each, in commit order`).toEqual(mine.map((e) => e.event.eventId));
+    const types = mine.map((e) => e.event.type);
+    expect(types.length, `${orderId} has events`).toBeGreaterThan(0);
+    expect(mine.at(-1)!.event.status, `${orderId}: the last event is its status`).toBe(row.status);
+    if (row.status === 'cancelled') expect(types, `${orderId} cancelled`).not.toContain(STATUS_EVENT.shipped);
+    else expect(types.filter((t) => t === STATUS_EVENT.shipped), `${orderId} shipped once`).toHaveLength(1);
+  }
+}
+
+async function statusEventsThrough(service: 'kafka' | 'postgres'): Promise<void> {
+  const s = await scenario(`status-outage-${service}`, { STATUS_RELAY_POLL_MS: '200', ORDER_LINGER_SECONDS: '5' });
+  const db = createDb(runtimeConnection(s.config), 2);
+  const topic = s.config.STATUS_TOPIC;
+  let restarted = false;
+  try {
+    const app = await s.startInstance({ bridgeRetry: RETRY });
+    const watch = await s.watchTopic(topic);
+    const tenant = s.tenant();
+    // Slow shipments: changes go on being committed while the service is down.
+    await faultsOf(s)({ latencyMs: 1500 });
+    const records = stream(tenant);
+    const paced = new PacedProducer((chunk) => s.produce(chunk), records, { chunk: 4, paceMs: 300 });
+    await waitFor('the first status events out', () => watch.records.length >= 3, 120_000);
+
+    const downAt = Date.now();
+    await stackDown({ services: [service], quiet: true });
+    try {
+      await waitFor(`the relay to feel the ${service} outage`, async () => (await counter(app, 'fulfilment_status_relay_failures_total', { topic, dependency: service })) > 0, 120_000, 250);
+      if (service === 'kafka') {
+        await waitFor('the lag to grow while the rows wait', async () => (await metricValue(app.metrics.registry, 'fulfilment_status_relay_lag_seconds', { topic })) >= 2, 60_000, 250);
+        // The relay is no part of readiness: what the worker needs answers, only the bridge's Kafka does not.
+        const readiness = await app.health.readiness();
+        expect(Object.keys(readiness.checks).sort()).toEqual(['kafka', 'postgres', 'temporal', 'worker']);
+        expect([readiness.checks.temporal?.ok, readiness.checks.postgres?.ok, readiness.checks.worker?.ok]).toEqual([true, true, true]);
+      }
+      const rest = 8_000 - (Date.now() - downAt);
+      if (rest > 0) await new Promise((r) => setTimeout(r, rest));
+    } finally {
+      await stackUp({ services: [service], quiet: true });
+      restarted = true;
+    }
+    await paced.done;
+    await faultsOf(s)({ latencyMs: 0 });
+    await waitFor('every order settled', async () => {
+      const rows = await tenantRows(db, tenant);
+      return rows.length === ORDERS && rows.every((r) => r.status === 'shipped' || r.status === 'cancelled') &&
+        rows.filter((r) => Number(r.order_id.slice(2)) % 3 === 2).every((r) => r.order_version === 2);
+    }, 240_000, 250);
+    await expectEveryCommittedEventPublished(s, db, watch, tenant);
+    await waitFor('the lag back to 0', async () => (await metricValue(app.metrics.registry, 'fulfilment_status_relay_lag_seconds', { topic })) === 0, 60_000);
+    expect(await metricValue(app.metrics.registry, 'fulfilment_status_relay_leading', { topic })).toBe(1);
+    await watch.close();
+  } finally {
+    if (!restarted) await stackUp({ services: [service], quiet: true });
+    await faultsOf(s)({ latencyMs: 0 }).catch(() => undefined);
+    await db.end();
+    await s.close();
+  }
+}
+
+describe('status events through dependency outages', () => {
+  it('Kafka stopped and restarted: the rows wait, the relay backs off, readiness is untouched; none lost, none reordered per order', async () => {
+    await statusEventsThrough('kafka');
+  });
+
+  it('PostgreSQL stopped and restarted: the relay opens a new session and leads again; none lost, none reordered per order', async () => {
+    await statusEventsThrough('postgres');
+  });
+});
