@@ -1,8 +1,8 @@
 /**
  * `npm run demo`: brings the stack up if needed, runs the worker and the bridge on topics, a consumer group and a task
  * queue of the demo's own, publishes a short story of everything a consumer meets, waits until it has settled, and
- * prints what happened to each order — from PostgreSQL, the warehouse, the dead-letter topic, the workflows and the
- * counters — with Web UI links.
+ * prints what happened to each order — from PostgreSQL, the warehouse, the dead-letter topic, the workflows, the
+ * status events the service published (STATUS_TOPIC, a topic of the demo's own) and the counters — with Web UI links.
  */
 import { randomUUID } from 'node:crypto';
 import { Partitioners } from 'kafkajs';
@@ -14,6 +14,8 @@ import { metricValue } from '../src/metrics.js';
 import { stackDown, stackStatus, stackUp, type ServiceName } from './stack/index.js';
 import { inTenantTransaction } from '../src/store/db.js';
 import { readFulfilment } from '../src/store/fulfilments.js';
+import type { StatusEvent } from '../src/store/status-change.js';
+import { readStatusEvents } from '../src/store/status-outbox.js';
 import { describeReport, provision } from '../src/provision/index.js';
 import { installTemporalRuntime } from '../src/temporal.js';
 import { orderStatusQuery, orderWorkflowId, type OrderView } from '../workflows/api.js';
@@ -51,9 +53,14 @@ async function main(): Promise<void> {
     ...process.env,
     ORDERS_TOPIC: `orders.demo.${run}`,
     DLQ_TOPIC: `orders.demo.${run}.dlq`,
+    STATUS_TOPIC: `fulfilment.status.demo.${run}`,
     CONSUMER_GROUP: `fulfilment-demo-${run}`,
     TEMPORAL_TASK_QUEUE: `demo-${run}`,
     LEDGER_PRUNE_INTERVAL: '0',
+    STATUS_OUTBOX_PRUNE_INTERVAL: '0',
+    // Runs stay open a little after they settle, so that the late events of the story (a duplicate, a stale version)
+    // reach the run and show in its counts; the demo waits for them to close before it stops.
+    ORDER_LINGER_SECONDS: '5',
   });
   const logger = createLogger(process.env.LOG_LEVEL ?? 'warn');
   await installTemporalRuntime(logger);
@@ -71,7 +78,7 @@ async function main(): Promise<void> {
     await app.stop();
     const admin = createKafka(config, createLogger('silent'), { clientId: `demo-${run}` }).admin();
     await admin.connect();
-    await admin.deleteTopics({ topics: [config.ORDERS_TOPIC, config.DLQ_TOPIC] }).catch(() => undefined);
+    await admin.deleteTopics({ topics: [config.ORDERS_TOPIC, config.DLQ_TOPIC, config.STATUS_TOPIC] }).catch(() => undefined);
     await admin.deleteGroups([config.CONSUMER_GROUP]).catch(() => undefined);
     await admin.disconnect();
     if (startedHere.length > 0) await stackDown({ services: startedHere });
@@ -142,6 +149,15 @@ async function tell(config: Config, app: App): Promise<void> {
   table.push({ story: 'poison message', order: '-', 'db status': dlq ? `DLQ ${dlq}` : 'not found', version: '-', shipments: 0, 'applied/dup/stale': '-' });
   console.table(table);
 
+  // What other services heard: the status events the relay published from the outbox, per order in commit order.
+  const published = await readStatusTopic(kafka, config.STATUS_TOPIC, await committedEventIds(app, [acme, globex]));
+  console.log(`status events published to ${config.STATUS_TOPIC} (key <tenant>/<order>):`);
+  console.table(steps.map((s) => ({
+    story: s.story,
+    order: `${s.tenant.replace(`demo-${run}-`, '')}/${s.order}`,
+    'status events': published.filter((e) => e.tenantId === s.tenant && e.orderId === s.order).map((e) => `${e.type.replace('fulfilment.', '')} (v${e.orderVersion})`).join(' → ') || '-',
+  })));
+
   const counters: Record<string, number> = {};
   for (const outcome of ['accepted', 'duplicate', 'stale', 'ignored', 'dead-lettered']) {
     counters[`bridge ${outcome}`] = await count(app, 'fulfilment_bridge_records_total', { outcome });
@@ -153,6 +169,12 @@ async function tell(config: Config, app: App): Promise<void> {
   counters['unknown types'] = await count(app, 'fulfilment_unknown_event_types_total');
   console.log('counters (this process):');
   console.table(counters);
+  // The settled runs linger ORDER_LINGER_SECONDS, then close: wait, so that none is left open without a worker (a
+  // cancellation still awaiting its placement stays open, as it would in production).
+  for (const s of steps) {
+    if ((await row(app, s.tenant, s.order))?.placed_at === null) continue;
+    await waitFor(async () => (await app.client.workflow.getHandle(orderWorkflowId(s.tenant, s.order)).describe()).status.name !== 'RUNNING');
+  }
   console.log('Web UI:');
   for (const s of steps) {
     console.log(`  ${s.story.padEnd(30)} ${config.TEMPORAL_UI_URL}/namespaces/${config.TEMPORAL_NAMESPACE}/workflows/${encodeURIComponent(orderWorkflowId(s.tenant, s.order))}`);
@@ -174,6 +196,38 @@ async function waitFor(probe: () => Promise<boolean>, timeoutMs = 120_000): Prom
     if (Date.now() > deadline) throw new Error('the story did not settle within two minutes; see the logs (LOG_LEVEL=info)');
     await new Promise((r) => setTimeout(r, 200));
   }
+}
+
+/** The ids of every status event the store committed for `tenants`, once the relay has sent them all. */
+async function committedEventIds(app: App, tenants: string[]): Promise<Set<string>> {
+  const rows = async () => (await Promise.all(tenants.map((t) => inTenantTransaction(app.db!, t, (tx) => readStatusEvents(tx, { tenantId: t, limit: 1000 }))))).flat();
+  await waitFor(async () => (await rows()).every((e) => e.sentAt !== null));
+  return new Set((await rows()).map((e) => e.event.eventId));
+}
+
+/** Reads the status topic from the start until every id of `ids` was seen; returns the events once each, in order. */
+async function readStatusTopic(kafka: ReturnType<typeof createKafka>, topic: string, ids: Set<string>): Promise<StatusEvent[]> {
+  const group = `demo-status-reader-${run}`;
+  const consumer = kafka.consumer({ groupId: group });
+  const seen = new Map<string, StatusEvent>();
+  await consumer.connect();
+  await consumer.subscribe({ topic, fromBeginning: true });
+  await consumer.run({
+    eachMessage: async ({ message }) => {
+      const e = JSON.parse(message.value?.toString() ?? 'null') as StatusEvent | null;
+      if (e && !seen.has(e.eventId)) seen.set(e.eventId, e);
+    },
+  });
+  try {
+    await waitFor(async () => [...ids].every((id) => seen.has(id)));
+  } finally {
+    await consumer.disconnect();
+    const admin = kafka.admin();
+    await admin.connect();
+    await admin.deleteGroups([group]).catch(() => undefined);
+    await admin.disconnect();
+  }
+  return [...seen.values()];
 }
 
 /** Reads the DLQ from the start with a throwaway group until the record with `key` is found; returns "partition:offset". */

@@ -13,7 +13,7 @@ import { sqlState } from './sql-errors.js';
 type Queryable = Pick<pg.ClientBase, 'query'>;
 
 /** The tables the service works on (resolved through the session's search_path, as its queries are). */
-export const SERVICE_TABLES = ['fulfilments', 'processed_events', 'schema_migrations'] as const;
+export const SERVICE_TABLES = ['fulfilments', 'processed_events', 'status_outbox', 'schema_migrations'] as const;
 
 const WHAT_TO_DO =
   'Point DATABASE_URL at the runtime role (LOGIN, NOSUPERUSER, NOBYPASSRLS, owning nothing) and let `fulfilment provision` ' +
@@ -36,14 +36,17 @@ export async function checkRuntimeRole(db: Queryable): Promise<string> {
   }
   const owned = (
     await db.query<{ name: string; owner: string }>(
-      `SELECT t.name, pg_get_userbyid(c.relowner) AS owner
-         FROM unnest($1::text[]) AS t(name) JOIN pg_class c ON c.oid = to_regclass(t.name)
-        WHERE pg_has_role(current_user, c.relowner, 'MEMBER')
-       UNION ALL
-       SELECT 'schema ' || n.nspname, pg_get_userbyid(n.nspowner)
-         FROM pg_namespace n
-        WHERE n.oid = (SELECT relnamespace FROM pg_class WHERE oid = to_regclass('fulfilments'))
-          AND pg_has_role(current_user, n.nspowner, 'MEMBER')`,
+      // In the order of SERVICE_TABLES, then the schema: the message reads the same whatever plan the join takes.
+      `SELECT name, owner FROM (
+         SELECT t.name, pg_get_userbyid(c.relowner) AS owner, t.n
+           FROM unnest($1::text[]) WITH ORDINALITY AS t(name, n) JOIN pg_class c ON c.oid = to_regclass(t.name)
+          WHERE pg_has_role(current_user, c.relowner, 'MEMBER')
+         UNION ALL
+         SELECT 'schema ' || ns.nspname, pg_get_userbyid(ns.nspowner), NULL
+           FROM pg_namespace ns
+          WHERE ns.oid = (SELECT relnamespace FROM pg_class WHERE oid = to_regclass('fulfilments'))
+            AND pg_has_role(current_user, ns.nspowner, 'MEMBER')
+       ) owned ORDER BY n NULLS LAST`,
       [[...SERVICE_TABLES]],
     )
   ).rows;

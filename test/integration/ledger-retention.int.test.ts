@@ -38,6 +38,8 @@ const env = {
   LEDGER_PRUNE_INTERVAL: '2h',
   LEDGER_RETENTION_DAYS: '30',
   LEDGER_PRUNE_BATCH: '3',
+  // The status outbox's schedule is not this file's (status-relay.int.test.ts runs its retention).
+  STATUS_OUTBOX_PRUNE_INTERVAL: '0',
   FULFILMENT_ROLES: 'worker',
   METRICS_PORT: '0',
 };

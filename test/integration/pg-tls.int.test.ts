@@ -110,7 +110,7 @@ describe('DATABASE_SSL_CA_FILE', () => {
     const env = Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined));
     const r = await new Promise<{ code: number | null; stderr: string }>((resolve, reject) => {
       const child = spawn(process.execPath, ['--import', 'tsx', SERVICE], {
-        env: { ...env, FULFILMENT_ROLES: 'worker', DATABASE_SSL_CA_FILE: other, TEMPORAL_TASK_QUEUE: `pgtls-${suffix}`, LEDGER_PRUNE_INTERVAL: '0', METRICS_PORT: '0' },
+        env: { ...env, FULFILMENT_ROLES: 'worker', DATABASE_SSL_CA_FILE: other, TEMPORAL_TASK_QUEUE: `pgtls-${suffix}`, LEDGER_PRUNE_INTERVAL: '0', STATUS_OUTBOX_PRUNE_INTERVAL: '0', METRICS_PORT: '0' },
         stdio: ['ignore', 'ignore', 'pipe'],
       });
       let stderr = '';

@@ -14,6 +14,10 @@ describe('kafkajs log levels', () => {
     expect(kafkajsLogLevel(entry(logLevel.ERROR, 'Response FindCoordinator(key: 10, version: 2)', 'This is not the correct coordinator for this group'))).toBe('info');
   });
 
+  it("an idempotent producer's warning about its capped retries is info: the cap is deliberate", () => {
+    expect(kafkajsLogLevel(entry(logLevel.WARN, 'Limiting retries for the idempotent producer may invalidate EoS guarantees'))).toBe('info');
+  });
+
   it('anything else keeps its level; kafkajs info and debug stay at debug', () => {
     expect(kafkajsLogLevel(entry(logLevel.ERROR, 'Connection error: connect ECONNREFUSED 127.0.0.1:19092'))).toBe('error');
     expect(kafkajsLogLevel(entry(logLevel.ERROR, 'Response Produce(key: 0, version: 7)', 'The request included a message larger than the max message size the server will accept'))).toBe('error');
