@@ -1,4 +1,4 @@
--- Fulfilment status events out, through a transactional outbox (docs/how-it-works.md "Status events out").
+-- Fulfilment status events out, through a transactional outbox (docs/status-events.md).
 --
 -- Every status change the store commits writes one row here, in the same transaction as the change: published if and
 -- only if committed. A relay publishes unsent rows to Kafka in id order and marks them sent; sent rows are pruned on
