@@ -1,9 +1,11 @@
 /**
  * Status events through a Kafka outage and a PostgreSQL outage. A stream of orders is produced at a steady pace
  * (placements, some delivered twice; every third order cancelled right after its placement, so it ends cancelled
- * or with its cancellation refused, whichever won), with a slow warehouse so that changes are committed while the
- * service is down. Kafka down: the rows committed meanwhile wait, the relay's rounds fail and back off, the lag grows,
- * and the worker's readiness (Temporal, PostgreSQL, its pollers) stays as it was. PostgreSQL down: the relay's session
+ * or with its cancellation refused, whichever won), in two halves. Kafka down: the second half meets a warehouse
+ * that refuses every shipment, Kafka stops while one of its orders that nothing cancels is waiting on it, and the
+ * warehouse answers again — so changes are committed while Kafka is down however fast or slow the machine is; those
+ * rows wait, the relay's rounds fail and back off, the lag grows, and the worker's readiness (Temporal, PostgreSQL,
+ * its pollers) stays as it was. PostgreSQL down (a slow warehouse, orders in flight): the relay's session
  * and its lead are gone; it opens a new one afterwards. Either way, once the service is back, every row the store
  * committed for the tenant is on the status topic — none lost — each order's events in the order the store committed
  * them, a copy only as an exact copy, a cancelled order without Shipped, each order's last event its final status.
@@ -23,10 +25,13 @@ import { RETRY } from './outage.js';
 
 const ORDERS = 36;
 
-/** Placements, every fourth sent twice, and every third order's cancellation right after its placement. */
-function stream(tenant: string) {
+/** Every third order is cancelled right after its placement; the others are never cancelled. */
+const cancelled = (orderId: string) => Number(orderId.slice(2)) % 3 === 2;
+
+/** Orders [from, to): placements, every fourth sent twice, and every third order's cancellation right after it. */
+function stream(tenant: string, from: number, to: number) {
   const records: { key: string; value: object }[] = [];
-  for (let i = 0; i < ORDERS; i += 1) {
+  for (let i = from; i < to; i += 1) {
     const orderId = `o-${String(i).padStart(2, '0')}`;
     const placed = events.placed(tenant, orderId);
     records.push({ key: `${tenant}/${orderId}`, value: placed });
@@ -75,17 +80,36 @@ async function statusEventsThrough(service: 'kafka' | 'postgres'): Promise<void>
   try {
     const app = await s.startInstance({ bridgeRetry: RETRY });
     const watch = await s.watchTopic(topic);
+    // When each step was reached, seconds from here: printed at the end, as the other outage tests print theirs.
+    const t0 = Date.now();
+    const marks: Record<string, number> = {};
+    const mark = (step: string) => (marks[step] = (Date.now() - t0) / 1000);
     const tenant = s.tenant();
-    // Slow shipments: changes go on being committed while the service is down.
+    // Slow shipments: orders are in flight when the service stops.
     await faultsOf(s)({ latencyMs: 1500 });
-    const records = stream(tenant);
-    const paced = new PacedProducer((chunk) => s.produce(chunk), records, { chunk: 4, paceMs: 300 });
+    const pace = (records: { key: string; value: object }[]) => new PacedProducer((chunk) => s.produce(chunk), records, { chunk: 4, paceMs: 300 });
+    const first = pace(stream(tenant, 0, ORDERS / 2));
     await waitFor('the first status events out', () => watch.records.length >= 3, 120_000);
+    mark('firstEvents');
+    if (service === 'kafka') await faultsOf(s)({ down: true, latencyMs: 0 });
+    const second = pace(stream(tenant, ORDERS / 2, ORDERS));
+    if (service === 'kafka') {
+      // One order that nothing cancels has had a shipment refused: it ships, and its change is committed, only once
+      // the warehouse answers again — which is after Kafka has stopped.
+      const refusedAfter = Date.now();
+      await waitFor('a shipment the warehouse refused, of an order nothing cancels', () =>
+        s.warehouse.requests().some((r) => r.path === '/shipments' && Date.parse(r.receivedAt) >= refusedAfter &&
+          r.idempotencyKey?.startsWith(`ship/${tenant}/`) && !cancelled(r.idempotencyKey.split('/').at(-1)!)), 120_000, 100);
+    }
 
+    mark('stopping');
     const downAt = Date.now();
     await stackDown({ services: [service], quiet: true });
+    mark('down');
     try {
+      if (service === 'kafka') await faultsOf(s)({ down: false, latencyMs: 1500 });
       await waitFor(`the relay to feel the ${service} outage`, async () => (await counter(app, 'fulfilment_status_relay_failures_total', { topic, dependency: service })) > 0, 120_000, 250);
+      mark('felt');
       if (service === 'kafka') {
         await waitFor('the lag to grow while the rows wait', async () => (await metricValue(app.metrics.registry, 'fulfilment_status_relay_lag_seconds', { topic })) >= 2, 60_000, 250);
         // The relay is no part of readiness: what the worker needs answers, only the bridge's Kafka does not.
@@ -98,21 +122,25 @@ async function statusEventsThrough(service: 'kafka' | 'postgres'): Promise<void>
     } finally {
       await stackUp({ services: [service], quiet: true });
       restarted = true;
+      mark('up');
     }
-    await paced.done;
+    await Promise.all([first.done, second.done]);
     await faultsOf(s)({ latencyMs: 0 });
     await waitFor('every order settled', async () => {
       const rows = await tenantRows(db, tenant);
       return rows.length === ORDERS && rows.every((r) => r.status === 'shipped' || r.status === 'cancelled') &&
-        rows.filter((r) => Number(r.order_id.slice(2)) % 3 === 2).every((r) => r.order_version === 2);
+        rows.filter((r) => cancelled(r.order_id)).every((r) => r.order_version === 2);
     }, 240_000, 250);
+    mark('settled');
     await expectEveryCommittedEventPublished(s, db, watch, tenant);
+    mark('published');
     await waitFor('the lag back to 0', async () => (await metricValue(app.metrics.registry, 'fulfilment_status_relay_lag_seconds', { topic })) === 0, 60_000);
     expect(await metricValue(app.metrics.registry, 'fulfilment_status_relay_leading', { topic })).toBe(1);
+    process.stdout.write(`\n[status-outage:${service}] seconds from start: ${JSON.stringify(marks)}\n`);
     await watch.close();
   } finally {
     if (!restarted) await stackUp({ services: [service], quiet: true });
-    await faultsOf(s)({ latencyMs: 0 }).catch(() => undefined);
+    await faultsOf(s)({ down: false, latencyMs: 0 }).catch(() => undefined);
     await db.end();
     await s.close();
   }
