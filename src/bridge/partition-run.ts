@@ -9,7 +9,11 @@
  * - a partition that cannot make progress (a gate backing off) is parked — paused and its batch ended — and
  *   resumed when the gate lets the next probe through. Its batch never waits out a backoff: kafkajs fetches
  *   nothing for any partition until every batch of the previous fetch returned, so it would stall the others;
- * - what was not finished when a batch ends is forgotten here and refetched from the last resolved offset.
+ * - what was not finished when a batch ends is forgotten here and refetched from the last resolved offset;
+ * - a commit that failed is owed until one succeeds, and only a batch can make it: when the partition resumes owing
+ *   one, it is rewound to its last finished record so that a batch comes even when nothing new arrived (the record
+ *   is skipped, not processed again). Otherwise an idle partition would keep an outage's failed commit — its group
+ *   lagging, its commit gate failing and so reported parked — until its next record.
  */
 import type { PartitionBatch } from '../kafka/consumer-supervisor.js';
 import { MembershipLost } from '../kafka/records.js';
@@ -30,6 +34,8 @@ export interface PartitionGates {
 export interface PartitionControl {
   pause(partition: number): void;
   resume(partition: number): void;
+  /** The next fetch of `partition` starts at `offset`. */
+  seek(partition: number, offset: string): void;
 }
 
 export interface BatchRunOptions {
@@ -92,7 +98,10 @@ export class PartitionRun {
   async runBatch(batch: PartitionBatch, opts: BatchRunOptions): Promise<void> {
     const { tracker, partition } = this;
     const log = opts.log;
-    const records: RecordInPartition[] = batch.records.map((record) => {
+    // Records this member already finished in this generation come back only to carry an owed commit (resumeNow).
+    const finished = tracker.commitPosition();
+    const fresh = finished === undefined ? batch.records : batch.records.filter((record) => BigInt(record.offset) >= BigInt(finished));
+    const records: RecordInPartition[] = fresh.map((record) => {
       tracker.begin(record.offset, Number(record.timestamp));
       return { record, topic: batch.topic, partition, classified: classify(record, batch.topic, partition) };
     });
@@ -238,8 +247,16 @@ export class PartitionRun {
     clearTimeout(this.resumeTimer);
   }
 
+  /** The commit position this member reached and has not managed to commit in this generation, if any. */
+  owedCommit(): string | undefined {
+    const position = this.tracker.commitPosition();
+    return position !== undefined && (this.committed === undefined || BigInt(position) > BigInt(this.committed)) ? position : undefined;
+  }
+
   private resumeNow(): void {
     this.paused = false;
+    const owed = this.owedCommit();
+    if (owed !== undefined) this.control.seek(this.partition, (BigInt(owed) - 1n).toString());
     this.control.resume(this.partition);
   }
 }

@@ -73,6 +73,8 @@ export interface ConsumerSupervisor {
   start(): Promise<void>;
   pause(partition: number): void;
   resume(partition: number): void;
+  /** The next fetch of `partition` starts at `offset` (nothing is committed by it). */
+  seek(partition: number, offset: string): void;
   /** Stops fetching every partition (before the owner lets its batches settle). */
   pauseAll(): void;
   /** Leaves the group and disconnects. */
@@ -256,6 +258,13 @@ export function createConsumerSupervisor(opts: ConsumerSupervisorOptions): Consu
         consumer.resume([{ topic, partitions: [partition] }]);
       } catch {
         // not running (stopping, or crashed and restarting): nothing to resume
+      }
+    },
+    seek(partition, offset) {
+      try {
+        consumer.seek({ topic, partition, offset });
+      } catch {
+        // not running: the partition is fetched from its committed offset when it runs again
       }
     },
     pauseAll() {

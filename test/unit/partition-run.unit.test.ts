@@ -1,12 +1,16 @@
 /**
  * One partition's state with real backoff gates, on fake timers (Date included): parking pauses the partition
  * and winds its batch down; ending the batch schedules the resume for when the slowest gate lets its probe
- * through. The batch run itself is covered on the real stack (rebalance, partition-isolation and outage tests).
+ * through; a partition that resumes owing a commit is rewound so that a batch carries it. The batch run itself is
+ * covered on the real stack (rebalance, partition-isolation and outage tests), except for that rewound batch.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Abandoned, BackoffGate, DEFAULT_TRANSIENT_RETRY, type TransientRetry } from '../../src/bridge/backoff-gate.js';
-import { PartitionRun, type PartitionControl } from '../../src/bridge/partition-run.js';
+import { PartitionRun, type BatchRunOptions, type PartitionControl } from '../../src/bridge/partition-run.js';
+import type { RecordInPartition } from '../../src/bridge/record-pipeline.js';
 import { DependencyUnavailableError } from '../../src/errors.js';
+import type { PartitionBatch } from '../../src/kafka/consumer-supervisor.js';
+import { createLogger } from '../../src/log.js';
 
 const PARTITION = 4;
 
@@ -15,6 +19,7 @@ function control() {
   const c: PartitionControl = {
     pause: vi.fn((p: number) => calls.push(`pause ${p}`)),
     resume: vi.fn((p: number) => calls.push(`resume ${p}`)),
+    seek: vi.fn((p: number, offset: string) => calls.push(`seek ${p} ${offset}`)),
   };
   return { c, calls };
 }
@@ -250,5 +255,80 @@ describe('PartitionRun: parking, resuming and generations', () => {
     // Offsets below the old commit position are tracked again (they may come back from another member's position).
     state.tracker.begin('5', 3);
     expect(state.tracker.finish('5')).toBe('6');
+  });
+});
+
+/** A fetched batch of `offsets` whose commits fail while `failCommits` is true. */
+function fakeBatch(offsets: number[], state: { failCommits: boolean; commits: string[] }): PartitionBatch {
+  return {
+    topic: 't',
+    partition: PARTITION,
+    records: offsets.map((o) => ({ key: null, value: Buffer.from('{}'), offset: String(o), timestamp: String(1_000 + o) })),
+    resolve: () => {},
+    async commit(nextOffset) {
+      if (state.failCommits) throw new Error('The coordinator is not available');
+      state.commits.push(nextOffset);
+    },
+    heartbeat: () => Promise.resolve(),
+    isCurrent: () => true,
+  };
+}
+
+describe('PartitionRun: a commit owed after a failure', () => {
+  it('an idle partition that resumes owing a commit is rewound to its last finished record, and the batch that brings it back commits without processing it again', async () => {
+    const { state, ctl } = setup();
+    const processed: string[] = [];
+    const opts: BatchRunOptions = {
+      lanes: 2,
+      maxInFlight: 10,
+      commitIntervalMs: 60_000,
+      heartbeatIntervalMs: 3_000,
+      stopping: new AbortController().signal,
+      process: async (r: RecordInPartition) => {
+        processed.push(r.record.offset);
+        return 'accepted';
+      },
+      log: createLogger('silent'),
+    };
+    const kafka = { failCommits: true, commits: [] as string[] };
+
+    // Records 10–12 are handed over, but Kafka is down: the batch's final commit fails, the partition parks.
+    await state.runBatch(fakeBatch([10, 11, 12], kafka), opts);
+    expect([...processed].sort()).toEqual(['10', '11', '12']);
+    expect(kafka.commits).toEqual([]);
+    expect(state.owedCommit()).toBe('13');
+    expect(state.backingOff).toBe(true);
+    expect(ctl.calls).toEqual([`pause ${PARTITION}`]);
+
+    // Kafka is back; nothing new arrives. Once the commit gate lets its probe through, the partition is rewound to
+    // its last finished record before it is resumed.
+    kafka.failCommits = false;
+    await vi.advanceTimersByTimeAsync(state.gates.commit.remainingMs());
+    expect(ctl.calls).toEqual([`pause ${PARTITION}`, `seek ${PARTITION} 12`, `resume ${PARTITION}`]);
+
+    // The refetched record is skipped; the newer one is processed; the batch commits past both.
+    await state.runBatch(fakeBatch([12, 13], kafka), opts);
+    expect([...processed].sort()).toEqual(['10', '11', '12', '13']);
+    expect(kafka.commits).toEqual(['14']);
+    expect(state.owedCommit()).toBeUndefined();
+    expect(state.backingOff).toBe(false);
+    expect(state.parkedForMs()).toBe(0);
+  });
+
+  it('owes nothing once the commit went through, nor in a new generation: resuming then seeks nothing', async () => {
+    const { state, ctl } = setup();
+    state.tracker.begin('10', 1);
+    state.tracker.finish('10');
+    expect(state.owedCommit()).toBe('11');
+    state.committed = '11';
+    expect(state.owedCommit()).toBeUndefined();
+    state.tracker.begin('11', 2);
+    state.tracker.finish('11');
+    state.resetGeneration();
+    expect(state.owedCommit()).toBeUndefined();
+    state.park();
+    state.endBatch();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(ctl.calls).toEqual([`pause ${PARTITION}`, `resume ${PARTITION}`]);
   });
 });
