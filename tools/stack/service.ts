@@ -147,11 +147,32 @@ export async function ensureUp(svc: Service, plan: StackPlan): Promise<UpResult>
     return { info: 'shared', note: `run by the stack in ${sharedFrom}` };
   }
   const spec = await svc.prepare(plan);
-  say(`${svc.name}: starting`);
-  const started = spawnDaemon(spec);
-  await waitReady(svc, plan, started);
-  await svc.afterReady?.(plan, false);
-  return { info: 'started', pid: started.pid };
+  for (let attempt = 1; ; attempt += 1) {
+    say(`${svc.name}: starting`);
+    const started = spawnDaemon(spec);
+    try {
+      await waitReady(svc, plan, started);
+    } catch (e) {
+      // Nothing listens on the port, yet the daemon could not bind it: an outgoing connection of another process
+      // (the other services starting beside it) was given that port as its ephemeral local port, which the check
+      // above cannot see. Such a connection is short-lived: start the daemon again, a few times.
+      if (attempt >= START_ATTEMPTS || isAlive(started.pid) || !boundElsewhere(svc)) throw e;
+      say(`${svc.name}: its port was held for a moment by another process's outgoing connection; starting it again`);
+      await new Promise((r) => setTimeout(r, 1000 * attempt));
+      continue;
+    }
+    await svc.afterReady?.(plan, false);
+    return { info: 'started', pid: started.pid };
+  }
+}
+
+/** Starts of a daemon that exited because its port was taken for a moment (see ensureUp). */
+const START_ATTEMPTS = 4;
+
+/** True when the daemon's last start, as its log tells it, failed to bind its address (the daemon's own words). */
+function boundElsewhere(svc: Service): boolean {
+  const tail = logTails(svc, 60);
+  return /address already in use|eaddrinuse|bindexception/i.test(tail.slice(tail.lastIndexOf('[stack] starting:')));
 }
 
 async function waitReady(svc: Service, plan: StackPlan, rec: PidRecord): Promise<void> {
