@@ -22,6 +22,8 @@ const SUMMARY = /^tests: (\d+) passed, (\d+) failed(?:, (\d+) skipped)?$/;
 interface Run {
   code: number;
   counts?: { passed: number; failed: number; skipped: number };
+  /** The reporter's `failed: …` lines, as printed (with the run's prefix). */
+  failures: string[];
 }
 
 /** Runs a command, echoing its output (each line prefixed when `prefix` is set), and reads its closing count. */
@@ -29,6 +31,7 @@ function run(command: string, args: string[], opts: { env?: NodeJS.ProcessEnv; p
   return new Promise((resolve) => {
     const child = spawn(command, args, { cwd: repoRoot, env: opts.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
     let counts: Run['counts'];
+    const failures: string[] = [];
     const echo = (stream: NodeJS.WriteStream) => {
       let pending = '';
       return (chunk: Buffer) => {
@@ -39,13 +42,14 @@ function run(command: string, args: string[], opts: { env?: NodeJS.ProcessEnv; p
           pending = pending.slice(nl + 1);
           const m = SUMMARY.exec(line.trim());
           if (m) counts = { passed: Number(m[1]), failed: Number(m[2]), skipped: Number(m[3] ?? 0) };
+          if (line.startsWith('failed: ')) failures.push(`${opts.prefix ?? ''}${line}`);
           stream.write(`${opts.prefix ?? ''}${line}\n`);
         }
       };
     };
     child.stdout.on('data', echo(process.stdout));
     child.stderr.on('data', echo(process.stderr));
-    child.on('exit', (code, signal) => resolve({ code: code ?? (signal ? 1 : 0), counts }));
+    child.on('exit', (code, signal) => resolve({ code: code ?? (signal ? 1 : 0), counts, failures }));
   });
 }
 
@@ -103,6 +107,9 @@ async function main(): Promise<number> {
     total.failed += r.counts?.failed ?? (r.code === 0 ? 0 : 1);
     total.skipped += r.counts?.skipped ?? 0;
   }
+  // The two runs' output is interleaved and the one that ended first scrolled away: name every failure again here.
+  const failures = results.flatMap((r) => r.failures);
+  if (failures.length > 0) process.stdout.write(`\n${failures.join('\n')}\n`);
   process.stdout.write(`\ntests: ${total.passed} passed, ${total.failed} failed${total.skipped ? `, ${total.skipped} skipped` : ''}\n`);
   return results.some((r) => r.code !== 0) ? 1 : 0;
 }
