@@ -64,9 +64,18 @@ function isExecutable(p: string): boolean {
   }
 }
 
-/** The temporal CLI: from PATH, else the cached build, else built now with `go install` (first run only). */
+/**
+ * The SQLite driver the stack's Temporal builds (dev server and TLS server) are linked with instead of the one their
+ * releases pin (v1.34.1). That one can leave a connection interrupted for good once a query's deadline passes while
+ * it runs: every later statement answers `interrupted (9)`, and a Temporal whose only connection that is stops
+ * working until restarted — seen on a loaded machine during the test suite. Temporal moved to v1.44.3 for the same
+ * errors (temporalio/temporal#9198).
+ */
+export const TEMPORAL_SQLITE_DRIVER = 'modernc.org/sqlite@v1.44.3';
+
+/** The temporal CLI: from PATH, else the cached build, else built now with Go (first run only). */
 export async function temporalCliPath(): Promise<string> {
-  return which('temporal') ?? goInstalledTool({ name: 'temporal', pkg: 'github.com/temporalio/cli/cmd/temporal', tags: TEMPORAL_CLI_TAGS, expected: '~3-5 min' });
+  return which('temporal') ?? goInstalledTool({ name: 'temporal', pkg: 'github.com/temporalio/cli/cmd/temporal', tags: TEMPORAL_CLI_TAGS, upgrades: [TEMPORAL_SQLITE_DRIVER], expected: '~3-5 min', versioned: true });
 }
 
 /** kubeconform, the Kubernetes manifest validator of the test suite (tools/deploy/validate.ts). */
@@ -91,7 +100,7 @@ export const TEMPORAL_SERVER_MODULE = 'go.temporal.io/server';
 
 /** The Temporal server (`go.temporal.io/server/cmd/server`), built once into the cache as `temporal-server`. */
 export function temporalServerPath(): Promise<string> {
-  return goInstalledTool({ name: 'temporal-server', built: 'server', pkg: `${TEMPORAL_SERVER_MODULE}/cmd/server`, tags: [TEMPORAL_SERVER_TAG], expected: '~3-6 min', versioned: true });
+  return goInstalledTool({ name: 'temporal-server', built: 'server', pkg: `${TEMPORAL_SERVER_MODULE}/cmd/server`, tags: [TEMPORAL_SERVER_TAG], upgrades: [TEMPORAL_SQLITE_DRIVER], expected: '~3-6 min', versioned: true });
 }
 
 /** Its SQL schema tool (`cmd/tools/sql`, what the release images ship as temporal-sql-tool). */
@@ -120,8 +129,35 @@ export interface GoTool {
   tags: string[];
   /** How long the first build takes, for the progress line. */
   expected: string;
-  /** Rebuild when the cached binary was built from another tag than the first (the temporal CLI keeps any). */
+  /**
+   * Dependencies to build with at newer versions than the command's own go.mod asks for (`module@version`). The
+   * command is then built in a throwaway module that requires it and these (`go get`, `go build`) instead of with
+   * `go install`, which takes the command's dependencies as they are.
+   */
+  upgrades?: string[];
+  /** Rebuild when the cached binary was built from another tag (or other upgrades) than the first. */
   versioned?: boolean;
+}
+
+/** What a build of `tool` from `tag` is, as its `.version` file says. */
+function buildIdentity(tool: GoTool, tag: string): string {
+  return [tag, ...(tool.upgrades ?? [])].join(' ');
+}
+
+/** Builds `tool` at `tag` into `dir`, by `go install` or, with upgrades, in a throwaway module. */
+async function goBuild(tool: GoTool, tag: string, dir: string, logFile: string): Promise<void> {
+  const go = requireGo();
+  const env = { ...process.env, GOBIN: dir, GOFLAGS: process.env.GOFLAGS ?? '' };
+  const label = `go build ${tool.name}@${tag}`;
+  if (!tool.upgrades?.length) {
+    await runWithProgress(label, go, ['install', `${tool.pkg}@${tag}`], { logFile, env, everySec: 15 });
+    return;
+  }
+  const work = join(dir, 'module');
+  mkdirSync(work, { recursive: true });
+  await runWithProgress(`go mod init (${tool.name})`, go, ['mod', 'init', `fulfilment.local/build/${tool.name}`], { logFile, env, cwd: work });
+  await runWithProgress(`go get ${tool.name}@${tag} ${tool.upgrades.join(' ')}`, go, ['get', `${tool.pkg}@${tag}`, ...tool.upgrades], { logFile, env, cwd: work, everySec: 15 });
+  await runWithProgress(label, go, ['build', '-o', join(dir, tool.built ?? tool.name), tool.pkg], { logFile, env, cwd: work, everySec: 15 });
 }
 
 /**
@@ -131,11 +167,10 @@ export interface GoTool {
 export async function goInstalledTool(tool: GoTool): Promise<string> {
   const bin = join(cacheDir(), 'bin', tool.name);
   const versionFile = join(cacheDir(), 'bin', `${tool.name}.version`);
-  const current = () => isExecutable(bin) && (!tool.versioned || (existsSync(versionFile) && readFileSync(versionFile, 'utf8').trim() === tool.tags[0]));
+  const current = () => isExecutable(bin) && (!tool.versioned || (existsSync(versionFile) && readFileSync(versionFile, 'utf8').trim() === buildIdentity(tool, tool.tags[0]!)));
   if (current()) return bin;
   return withLock(join(cacheDir(), '.locks', `${tool.name}-build`), `the ${tool.name} build`, async () => {
     if (current()) return bin;
-    const go = requireGo();
     const logFile = join(cacheDir(), 'logs', `go-install-${tool.name}.log`);
     const errors: string[] = [];
     for (const tag of tool.tags) {
@@ -145,24 +180,20 @@ export async function goInstalledTool(tool: GoTool): Promise<string> {
       say(`building ${tool.name} ${tag} with go (first run only, ${tool.expected}; log: ${logFile})...`);
       const start = Date.now();
       try {
-        await runWithProgress(`go install ${tool.name}@${tag}`, go, ['install', `${tool.pkg}@${tag}`], {
-          logFile,
-          env: { ...process.env, GOBIN: tmpBin, GOFLAGS: process.env.GOFLAGS ?? '' },
-          everySec: 15,
-        });
+        await goBuild(tool, tag, tmpBin, logFile);
       } catch (e) {
         errors.push(`${tag}: ${e instanceof Error ? e.message.split('\n')[0] : String(e)}`);
-        if (tool.tags.length > 1) say(`go install of ${tool.name} ${tag} failed; trying the next older tag`);
+        if (tool.tags.length > 1) say(`the build of ${tool.name} ${tag} failed; trying the next older tag`);
         rmSync(tmpBin, { recursive: true, force: true });
         continue;
       }
       renameSync(join(tmpBin, tool.built ?? tool.name), bin);
       rmSync(tmpBin, { recursive: true, force: true });
-      writeFileSync(versionFile, `${tag}\n`);
-      say(`${tool.name} ${tag} built in ${fmtSeconds(Date.now() - start)}: ${bin}`);
+      writeFileSync(versionFile, `${buildIdentity(tool, tag)}\n`);
+      say(`${tool.name} ${buildIdentity(tool, tag)} built in ${fmtSeconds(Date.now() - start)}: ${bin}`);
       return bin;
     }
-    throw new StackError(`could not build ${tool.name} with go install:\n  ${errors.join('\n  ')}\nsee ${logFile}`);
+    throw new StackError(`could not build ${tool.name} with go:\n  ${errors.join('\n  ')}\nsee ${logFile}`);
   });
 }
 
