@@ -7,10 +7,10 @@
  * partitions and handed work over, that both workers executed activities, and that every invariant holds.
  */
 import { readlinkSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { Partitioners, type Producer } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { caughtUp, counter, events, recordsOn, scenario, waitFor, type Scenario } from '../support/harness.js';
+import { freePort } from '../support/processes.js';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
 import type { App } from '../../src/app.js';
 import type { FulfilmentRow } from '../../src/store/fulfilments.js';
@@ -30,15 +30,6 @@ interface Instance {
   name: string;
   port: number;
   proc: ServiceProcess;
-}
-
-/** A free loopback port for a child's /metrics. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 /** Sum of the samples of `name` on an instance's /metrics whose labels include `labels`. */

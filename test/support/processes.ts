@@ -1,5 +1,6 @@
 /** Process helpers for tests that run the service as a process of its own (no heavy imports: unit tests use it). */
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { promisify } from 'node:util';
 
@@ -24,8 +25,42 @@ export async function descendants(root: number): Promise<string[]> {
   return found;
 }
 
-/** A TCP port free on 127.0.0.1 right now (for a child's METRICS_PORT). */
+/** The ports Linux gives outgoing connections (ip_local_port_range); the usual default where it cannot be read. */
+function ephemeralPorts(): [number, number] {
+  try {
+    const [low, high] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
+    if (low && high) return [low, high];
+  } catch {
+    // not Linux, or no /proc
+  }
+  return [32768, 60999];
+}
+
+/** True when `port` can be listened on at 127.0.0.1 now. */
+function bindable(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
+/**
+ * A TCP port free on 127.0.0.1 right now, for a child process to listen on (a METRICS_PORT, a server's port). It is
+ * taken from below the ephemeral range: a port the kernel chose for a listener of ours could be handed to another
+ * process's outgoing connection before the child binds it (EADDRINUSE, seen on a loaded machine), one below that
+ * range never is.
+ */
 export async function freePort(): Promise<number> {
+  const [low] = ephemeralPorts();
+  const from = Math.max(10_000, low - 12_000);
+  if (low - from >= 1_000) {
+    for (let attempt = 0; attempt < 50; attempt += 1) {
+      const port = from + Math.floor(Math.random() * (low - from));
+      if (await bindable(port)) return port;
+    }
+  }
+  // An unusual range leaves no room below it: any port the kernel picks.
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;

@@ -8,27 +8,16 @@
  * it; the SDK version is pinned in package.json, and test/stack/test-server.int.test.ts proves it still works.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { testServerExecutablePath } from '../../tools/stack/index.js';
 import { waitFor } from './harness.js';
+import { freePort } from './processes.js';
 
 /** How long the JVM may take to answer on a loaded machine before the suite fails, milliseconds. */
 const START_TIMEOUT_MS = 180_000;
 
 interface InternalCreate {
   create(opts: { server: { type: 'existing' }; address: string; supportsTimeSkipping: boolean }): Promise<TestWorkflowEnvironment>;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 export interface TimeSkippingServer {
