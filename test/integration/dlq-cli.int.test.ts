@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import type { Producer } from 'kafkajs';
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
@@ -16,6 +17,8 @@ import { caughtUp, events, scenario, waitFor, type Scenario } from '../support/h
 describe('fulfilment dlq: list, show, redrive', () => {
   let s: Scenario;
   let app: App;
+  /** Writes the dead letters these tests place by hand: idempotent, so a send retried under load is not written twice. */
+  let exact: Producer;
   const ctx = () => ({ config: s.config, out: memoryOutput() });
   const list = async (opts: DlqListOptions = {}) => dlqList(ctx(), { limit: 100, ...opts });
   const positions = async (opts: DlqListOptions = {}) => (await list(opts)).records.map((r) => r.position);
@@ -60,6 +63,8 @@ describe('fulfilment dlq: list, show, redrive', () => {
   beforeAll(async () => {
     // Orders stay open long enough that a second delivery always reaches the workflow (terminated in afterAll).
     s = await scenario('dlq-cli', { ORDER_LINGER_SECONDS: '600' });
+    exact = s.kafka.producer({ allowAutoTopicCreation: false, idempotent: true, maxInFlightRequests: 1 });
+    await exact.connect();
     app = await s.startInstance();
     [tenantA, tenantB, tenantOld, tenantRedrive] = [s.tenant('a'), s.tenant('b'), s.tenant('old'), s.tenant('redrive')];
 
@@ -117,6 +122,7 @@ describe('fulfilment dlq: list, show, redrive', () => {
     const existing = new Set(await s?.admin.listTopics().catch(() => [] as string[]));
     const doomed = [...extraTopics, `${s?.config.DLQ_TOPIC}.redrives`].filter((t) => existing.has(t));
     if (doomed.length > 0) await s?.admin.deleteTopics({ topics: doomed }).catch(() => undefined);
+    await exact?.disconnect();
     await s?.close();
   });
 
@@ -321,8 +327,8 @@ describe('fulfilment dlq: list, show, redrive', () => {
       headers: dlqHeaders(failedAt, 'EventRejectedByTemporalError', tenantDup!, dup.eventId, 'Temporal rejected the event: namespace misconfigured', '2:7'),
     });
     const firstFailure = new Date(Date.now() - 60_000).toISOString();
-    await s.producer.send({ topic: copiesDlq, acks: -1, messages: [copy(firstFailure)] });
-    await s.producer.send({ topic: copiesDlq, acks: -1, messages: [copy(new Date().toISOString())] });
+    await exact.send({ topic: copiesDlq, acks: -1, messages: [copy(firstFailure)] });
+    await exact.send({ topic: copiesDlq, acks: -1, messages: [copy(new Date().toISOString())] });
     const big = Buffer.alloc(2_000_000, 'x');
     const sha = createHash('sha256').update(big).digest('hex');
     const now = new Date();
@@ -333,7 +339,7 @@ describe('fulfilment dlq: list, show, redrive', () => {
       },
       true,
     );
-    await s.producer.send({ topic: copiesDlq, acks: -1, messages: [{ ...tooLarge, partition: 0 }] });
+    await exact.send({ topic: copiesDlq, acks: -1, messages: [{ ...tooLarge, partition: 0 }] });
 
     // listed once, with copies 2 and where the other copy is
     const out = memoryOutput();
@@ -440,7 +446,7 @@ describe('fulfilment dlq: list, show, redrive', () => {
     const unknown = { ...events.placed(tenant, 'again-2'), type: 'orders.OrderRefunded' };
     const bad = { ...events.placed(tenant, 'again-3'), orderVersion: 0 };
     const failedAt = new Date(Date.now() - 3_600_000).toISOString();
-    await s.producer.send({
+    await exact.send({
       topic: config.DLQ_TOPIC,
       acks: -1,
       messages: [
@@ -493,14 +499,14 @@ describe('fulfilment dlq: list, show, redrive', () => {
         headers: dlqHeaders(new Date().toISOString(), errorClass, tenant, e.eventId, `failure ${n}`, origin) };
     };
     // Old: 0:0–0:2 (0:2 a second copy of 0:1's origin) and 1:0. New: 0:3, 1:1, and 1:2 — stamped old, but behind 1:1.
-    await s.producer.send({ topic: config.DLQ_TOPIC, acks: -1, messages: [
+    await exact.send({ topic: config.DLQ_TOPIC, acks: -1, messages: [
       record(1, 'MalformedEventError', 0), record(2, 'EventRejectedByTemporalError', 0), record(2, 'EventRejectedByTemporalError', 0, '0:202'), record(3, 'MalformedEventError', 1),
     ] });
     await new Promise((r) => setTimeout(r, 100));
     const cut = new Date();
     await new Promise((r) => setTimeout(r, 100));
-    await s.producer.send({ topic: config.DLQ_TOPIC, acks: -1, messages: [record(4, 'MalformedEventError', 0), record(5, 'MalformedEventError', 1)] });
-    await s.producer.send({ topic: config.DLQ_TOPIC, acks: -1, messages: [record(6, 'MalformedEventError', 1, '0:206', cut.getTime() - 60_000)] });
+    await exact.send({ topic: config.DLQ_TOPIC, acks: -1, messages: [record(4, 'MalformedEventError', 0), record(5, 'MalformedEventError', 1)] });
+    await exact.send({ topic: config.DLQ_TOPIC, acks: -1, messages: [record(6, 'MalformedEventError', 1, '0:206', cut.getTime() - 60_000)] });
     // one of the old ones was redriven: its ledger entry goes with it
     expect((await dlqRedrive({ config, out: memoryOutput() }, { ids: [pos('0:1')], operator: 'it-purge' })).sent).toHaveLength(1);
     const offsets = async () => (await s.admin.fetchTopicOffsets(config.DLQ_TOPIC)).sort((a, b) => a.partition - b.partition).map((o) => [o.partition, o.low, o.high]);
