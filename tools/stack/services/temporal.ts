@@ -189,11 +189,19 @@ export async function registerSearchAttributes(settings: Config['temporal'], jus
   const ns = settings.namespace;
   try {
     const deadline = Date.now() + 60_000;
+    // Worth another try: a namespace registered a moment ago and not known everywhere yet (NOT_FOUND), and a server
+    // too busy to answer within the connection's deadline (DEADLINE_EXCEEDED, UNAVAILABLE — the client wraps those
+    // in "Failed to connect to Temporal server"); seen on a loaded machine with the TLS Temporal.
+    const transient = (e: unknown) => {
+      const code = (e as { code?: number }).code ?? (e as { cause?: { code?: number } }).cause?.code;
+      if (code === undefined) return e instanceof Error && e.message.startsWith('Failed to connect before the deadline');
+      return code === 4 || code === 14 || (justRegistered && code === 5);
+    };
     const attempt = async (): Promise<{ registered: string[] }> => {
       try {
         return await withConnection(settings, (c) => ensureSearchAttributes(c, ns));
       } catch (e) {
-        if (!justRegistered || Date.now() > deadline || (e as { code?: number }).code !== 5) throw e;
+        if (Date.now() > deadline || !transient(e)) throw e;
         await new Promise((r) => setTimeout(r, 500));
         return attempt();
       }
