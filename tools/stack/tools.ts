@@ -161,8 +161,8 @@ async function goBuild(tool: GoTool, tag: string, dir: string, logFile: string):
 }
 
 /**
- * A Go command built once with `go install` into `<cache>/bin` (under a lock, into a temporary folder renamed into
- * place, so a killed build leaves nothing half-done); `<name>.version` holds the tag it was built from.
+ * A Go command built once into `<cache>/bin` (goBuild; under a lock, into a temporary folder renamed into place, so a
+ * killed build leaves nothing half-done); `<name>.version` holds the tag and upgrades it was built from.
  */
 export async function goInstalledTool(tool: GoTool): Promise<string> {
   const bin = join(cacheDir(), 'bin', tool.name);
