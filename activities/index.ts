@@ -9,29 +9,17 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { halfJitterGenerator } from 'cockatiel';
 import { SHIPMENT_BACKOFF, type TransientRetry } from '../src/retry-policies.js';
-import { CONSUMER_NAME, FailureType, ORDER_PLACED, type OrderEvent, type OrderLine, type OutcomeReport, type RecallResolution, type StoredOrder, type StoredOrderDetail } from '../workflows/api.js';
+import { FailureType, type OrderEvent, type OrderLine, type OutcomeReport, type RecallResolution, type StoredOrder, type StoredOrderDetail } from '../workflows/api.js';
 import { DependencyUnavailableError, PermanentError } from '../src/errors.js';
 import type { Logger } from '../src/log.js';
+import { createOutcomeReporter } from '../src/outcomes.js';
 import type { Metrics } from '../src/metrics.js';
 import { inTenantTransaction, type Db, type Tx } from '../src/store/db.js';
-import {
-  loadOrderDetail,
-  readFulfilment,
-  recordCancellation,
-  recordFailed,
-  recordPlacement,
-  recordRecallFailed,
-  recordShipped,
-  reopenFailed,
-  resolveRecallFailed,
-  toStored,
-} from '../src/store/fulfilments.js';
-import { claim } from '../src/store/processed-events.js';
+import { loadOrderDetail, recordFailed, recordRecallFailed, recordShipped, reopenFailed, resolveRecallFailed } from '../src/store/fulfilments.js';
+import { claimThen as claimInStore, recordOrderEvent as recordInStore, type ChangeCause } from '../src/store/order-events.js';
 import { classifySqlError } from '../src/store/sql-errors.js';
-import { isSafeToken } from '../src/events/rules.js';
 import { resolveActionId, retryActionId } from '../src/store/status-change.js';
 import type { ChangeContext } from '../src/store/status-outbox.js';
-import { currentTraceHeaders, TRACEPARENT } from '../src/tracing/propagation.js';
 import type { DeadLetterForm } from '../src/dlq/dead-letter.js';
 import type { DeadLetterSink } from '../src/dlq/sink.js';
 import type { WarehouseClient } from '../src/warehouse/client.js';
@@ -79,26 +67,7 @@ export interface PlacedAndShipped {
   shipped?: RecordedShipment;
 }
 
-/**
- * Logs an event's outcome and counts it: the `reportOutcome` local activity, the recording activity itself and
- * the workflow's `outcomes` sink all report through this one function.
- */
-export function createOutcomeReporter(deps: { logger: Logger; metrics?: Metrics }): (report: OutcomeReport) => void {
-  const { logger, metrics } = deps;
-  return (report) => {
-    const { event, outcome } = report;
-    metrics?.eventsProcessed.inc({ type: event.type, outcome });
-    if (outcome === 'duplicate') metrics?.duplicatesSuppressed.inc({ layer: report.layer ?? 'workflow' });
-    if (outcome === 'applied') {
-      const delay = (Date.now() - Date.parse(event.occurredAt)) / 1000;
-      if (Number.isFinite(delay) && delay >= 0) metrics?.processingDelay.observe({ type: event.type }, delay);
-    }
-    logger.info(
-      { eventId: event.eventId, type: event.type, orderVersion: event.orderVersion, correlationId: event.correlationId, tenantId: event.tenantId, orderId: event.orderId, outcome, detail: report.detail },
-      'order event decided',
-    );
-  };
-}
+export { createOutcomeReporter } from '../src/outcomes.js';
 
 export { SHIPMENT_BACKOFF } from '../src/retry-policies.js';
 
@@ -139,31 +108,20 @@ export function createActivities(deps: ActivityDeps) {
   const { db, warehouse, logger, metrics } = deps;
   const report = createOutcomeReporter({ logger, metrics });
 
+  const target = { db, statusTopic: deps.statusTopic };
+
   /**
-   * Claim-then-effect for `key`; when already claimed, answers with the stored row as a duplicate. The effect gets the
-   * change's context: the claim key, `cause` (the input event behind it, where there is one) and this attempt's trace.
+   * Claim-then-effect for `key` (src/store/order-events.ts claimThen); a permanent refusal becomes a non-retryable
+   * failure. `cause`: the input event or operator action behind the change.
    */
-  async function claimThen(
+  function claimThen(
     tenantId: string,
     orderId: string,
     key: string,
     effect: (tx: Tx, change: ChangeContext) => Promise<StoredOrder>,
-    cause: Pick<ChangeContext, 'causationId' | 'correlationId'> = {},
+    cause: ChangeCause = {},
   ): Promise<StoredOrder> {
-    const traceparent = currentTraceHeaders()[TRACEPARENT];
-    const change: ChangeContext = { topic: deps.statusTopic, claimKey: key, ...cause, ...(traceparent ? { traceparent } : {}) };
-    return permanentAsFailure(() =>
-      inTenantTransaction(db, tenantId, async (tx) => {
-        if (!(await claim(tx, CONSUMER_NAME, tenantId, key))) {
-          const row = await readFulfilment(tx, tenantId, orderId);
-          if (!row) throw new Error(`claim ${key} exists but order ${tenantId}/${orderId} has no row`);
-          return toStored(row, 'duplicate');
-        }
-        return effect(tx, change);
-      }).catch((err: unknown) => {
-        throw classifySqlError(err, key);
-      }),
-    );
+    return permanentAsFailure(() => claimInStore(target, { tenantId, orderId }, key, effect, cause));
   }
 
   /**
@@ -206,12 +164,7 @@ export function createActivities(deps: ActivityDeps) {
   /** Claim the event id, compare versions, write the row — one transaction; with `reportOutcome`, then reports it. */
   async function recordEvent(event: OrderEvent, reportOutcome: boolean): Promise<StoredOrder> {
     logger.info(attemptFields(event), 'recording order event');
-    // A correlation id the edge would refuse (an event that reached the workflow another way) is not stored: it could
-    // not be written (NUL) or carried in a header; the change then correlates on the order's, or on its cause.
-    const cause = { causationId: event.eventId, ...(isSafeToken(event.correlationId) ? { correlationId: event.correlationId } : {}) };
-    const stored = await claimThen(event.tenantId, event.orderId, event.eventId, (tx, change) =>
-      event.type === ORDER_PLACED ? recordPlacement(tx, event, event.data, change) : recordCancellation(tx, event, event.data, change),
-    cause);
+    const stored = await permanentAsFailure(() => recordInStore(target, event));
     if (reportOutcome) report({ event, outcome: stored.outcome, layer: 'store' });
     return stored;
   }

@@ -10,6 +10,7 @@
  *   burst   one order receives a retry storm of BURST_EVENTS events (fresh event ids, its placement again), then
  *           other orders arrive on its partition and on the others: how fast the storm drains, and how long the
  *           orders behind it on its partition wait compared with the other partitions
+ *   late    orders shipped and closed (eager, defaults), then a late cancellation of each, recorded through the store
  *   cache   CACHE_RUNS orders left open in the worker's workflow cache (cancellations waiting for their placement):
  *           the worker's RSS per cached run
  *
@@ -18,6 +19,7 @@
  */
 import type pg from 'pg';
 import { createOrderStarter } from '../src/bridge/order-starter.js';
+import { createLateEventRecorder } from '../src/bridge/late-events.js';
 import { workflowSettings } from '../src/workflow-settings.js';
 import { orderStatusQuery, orderWorkflowId, type OrderEvent } from '../workflows/api.js';
 import {
@@ -94,6 +96,62 @@ export async function wholeLife(ctx: Context, phase: string, rep: number, n: num
     return result;
   } finally {
     await bridge?.stop();
+    await dropTopic(ctx, topic, group);
+  }
+}
+
+/** Rows of `tenant` whose late cancellation the store recorded as refused. */
+async function refusedCount(db: pg.Pool, tenant: string): Promise<number> {
+  const c = await db.connect();
+  try {
+    await c.query('BEGIN');
+    await c.query("SELECT set_config('app.tenant_id', $1, true)", [tenant]);
+    const r = await c.query<{ n: string }>('SELECT count(*) AS n FROM fulfilments WHERE cancel_refused_at IS NOT NULL');
+    await c.query('COMMIT');
+    return Number(r.rows[0]!.n);
+  } finally {
+    c.release();
+  }
+}
+
+/**
+ * Late events: `n` orders placed and shipped by one process with both roles (eager starts, the defaults: each run
+ * closes as its order ships), not measured; then, measured, a cancellation of each — every one meets a closed run and
+ * is recorded through the store as refused (the bridge's late path). CPU per process per late event against the
+ * eager phase's per order; and the history of an order afterwards (unchanged: no run reopened).
+ */
+export async function lateEvents(ctx: Context, rep: number, n: number): Promise<PhaseResult> {
+  const tenant = `b-${ctx.suffix}-late-${rep}`;
+  const { topic, group, env } = await privateTopic(ctx, `late-${rep}`, 6);
+  const placed = Array.from({ length: n }, (_, i) => placement(tenant, i));
+  await produce(ctx, topic, placed.map((e) => ({ key: e.orderId, value: JSON.stringify(e) })));
+  let both: Child | undefined;
+  try {
+    both = await startChild('both', { ...env, TEMPORAL_TASK_QUEUE: `bench-${ctx.suffix}-late-${rep}`, BRIDGE_EAGER_START: 'true' });
+    const b = both;
+    await waitShipped(ctx, tenant, n, 'late');
+    while ((await closedRuns(ctx, tenant).catch(() => 0)) < n) await sleep(1_000);
+    const result = await measured(ctx, 'late', () => ({ bridge: b.pid }), async () => {
+      const t0 = Date.now();
+      const cancels = placed.map((e) => ({ ...e, eventId: `${e.eventId}-cancel`, type: 'orders.OrderCancelled', orderVersion: 2, data: { reason: 'bench' } }));
+      await produce(ctx, topic, cancels.map((e) => ({ key: e.orderId, value: JSON.stringify(e) })));
+      let last = Date.now();
+      for (;;) {
+        const refused = await refusedCount(ctx.db, tenant);
+        if (refused >= n) break;
+        if (Date.now() - last > 10_000) {
+          last = Date.now();
+          ctx.progress(`late: ${refused}/${n} late cancellations recorded`);
+        }
+        await sleep(250);
+      }
+      const seconds = (Date.now() - t0) / 1000;
+      return { lateEvents: n, lateSeconds: seconds, lateEventsPerSecond: n / seconds };
+    });
+    result.figures.historyEventsAfter = await historyEvents(ctx, tenant, n);
+    return result;
+  } finally {
+    await both?.stop();
     await dropTopic(ctx, topic, group);
   }
 }
@@ -184,7 +242,7 @@ export async function cachedRuns(ctx: Context, rep: number, runs: number): Promi
   const tenant = `b-${ctx.suffix}-cache-${rep}`;
   const taskQueue = `bench-${ctx.suffix}-cache-${rep}`;
   const n = Math.min(runs, ctx.config.WORKER_MAX_CACHED_WORKFLOWS || runs);
-  const starter = createOrderStarter(ctx.client, taskQueue, workflowSettings(ctx.config));
+  const starter = createOrderStarter(ctx.client, taskQueue, workflowSettings(ctx.config), createLateEventRecorder({ db: ctx.db, statusTopic: ctx.config.STATUS_TOPIC }));
   const worker = await startChild('worker', { ...ctx.env, TEMPORAL_TASK_QUEUE: taskQueue });
   try {
     // Settled after start-up (the bundle loaded, pollers up): what the cache adds is measured from here.

@@ -10,6 +10,7 @@
  *   life    the 6-partition backlog until every order's run has closed (life-phases.ts), at the default linger
  *   linger  the same with a 1 s linger
  *   eager   the life phase in one process with both roles, runs started eagerly on the worker's connection
+ *   late    the eager shape's orders shipped and closed, then a late cancellation of each (recorded through the store)
  *   burst   a retry storm of 6,000 events on one order, then other orders on its partition and the others
  *   cache   1,000 runs left open in the worker's cache: its RSS per cached run
  *   plain   a plain transactional kafkajs consumer on the same backlog (the "obvious build")
@@ -19,7 +20,7 @@
  * load for each phase. Prints a table (or Markdown, `--markdown`) and writes JSON (`--json path`).
  *
  *   npm run bench -- [--orders 3000] [--reps 2] [--burst 6000] [--cache 1000] [--quiet-wait 120] [--fresh-temporal] [--temporal current|dev|server|dev,server] [--memory 100000]
- *                    [--phases bare,raw,drain6,drain1,dup,life,linger,eager,burst,cache,plain|none] [--json out.json] [--markdown]
+ *                    [--phases bare,raw,drain6,drain1,dup,life,linger,eager,late,burst,cache,plain|none] [--json out.json] [--markdown]
  *   npm run bench -- --from-json out.json [--markdown]     prints the tables of an earlier run again, runs nothing
  *
  * `--temporal dev,server` brings the stack's Temporal up as each in turn (STACK_TEMPORAL, same ports) and runs
@@ -53,11 +54,11 @@ import {
   type Env,
   type PhaseResult,
 } from './phases.js';
-import { BURST_EVENTS, CACHE_RUNS, burst, cachedRuns, lifeLinger, wholeLife } from './life-phases.js';
+import { BURST_EVENTS, CACHE_RUNS, burst, cachedRuns, lateEvents, lifeLinger, wholeLife } from './life-phases.js';
 import { load1 } from './procs.js';
 import { render, type KindRun } from './report.js';
 
-const PHASES = ['bare', 'raw', 'drain6', 'drain1', 'dup', 'life', 'linger', 'eager', 'burst', 'cache', 'plain'] as const;
+const PHASES = ['bare', 'raw', 'drain6', 'drain1', 'dup', 'life', 'linger', 'eager', 'late', 'burst', 'cache', 'plain'] as const;
 
 const { values: args } = parseArgs({
   options: {
@@ -171,6 +172,7 @@ async function runKind(kind: string): Promise<KindRun> {
       await step('life', () => wholeLife(ctx, 'life', rep, ORDERS, lifeLinger(ctx)));
       await step('linger', () => wholeLife(ctx, 'linger', rep, ORDERS, 1));
       await step('eager', () => wholeLife(ctx, 'eager', rep, ORDERS, lifeLinger(ctx), { eager: true }));
+      await step('late', () => lateEvents(ctx, rep, ORDERS));
       await step('burst', () => burst(ctx, rep, BURST, BURST_OTHERS));
       await step('cache', () => cachedRuns(ctx, rep, CACHE));
       await step('plain', () => plainConsumer(ctx, rep, ORDERS));

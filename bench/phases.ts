@@ -21,6 +21,7 @@ import { createLogger, type Logger } from '../src/log.js';
 import { provision } from '../src/provision/index.js';
 import { migrationConnection, runtimeConnection } from '../src/store/connection.js';
 import { createOrderStarter } from '../src/bridge/order-starter.js';
+import { createLateEventRecorder } from '../src/bridge/late-events.js';
 import { workflowSettings } from '../src/workflow-settings.js';
 import { ORDER_WORKFLOW_TYPE, OrderIdAttribute, OrderStatusAttribute, TenantIdAttribute, orderEventSignal, orderWorkflowId, type OrderEvent } from '../workflows/api.js';
 import { cpuDelta, cpuSeconds, load1, procMemory } from './procs.js';
@@ -213,7 +214,7 @@ export async function waitShipped(ctx: Context, tenant: string, n: number, label
 
 /** The bridge's own call, from the bench: what the raw loop measures. */
 export function rawStarter(ctx: Context) {
-  return createOrderStarter(ctx.client, ctx.config.TEMPORAL_TASK_QUEUE, workflowSettings(ctx.config));
+  return createOrderStarter(ctx.client, ctx.config.TEMPORAL_TASK_QUEUE, workflowSettings(ctx.config), createLateEventRecorder({ db: ctx.db, statusTopic: ctx.config.STATUS_TOPIC }));
 }
 
 /**
@@ -262,7 +263,7 @@ export async function bareStarts(ctx: Context, rep: number, n: number, concurren
         args: [{ tenantId: tenant, orderId: event.orderId, settings }],
         signal: orderEventSignal,
         signalArgs: [event],
-        workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
+        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
         workflowRunTimeout: '3 minutes',
         typedSearchAttributes: [
           { key: TenantIdAttribute, value: tenant },

@@ -59,6 +59,13 @@ const temporalCpuPer = (phase: string, name: string) => (r: Record<string, Phase
   return p && n ? (p.cpu.temporal ?? 0) / n : undefined;
 };
 
+/** The both-role (or bridge) child's CPU seconds per unit counted by `name` in `phase`. */
+const processCpuPer = (phase: string, name: string) => (r: Record<string, PhaseResult>) => {
+  const p = r[phase];
+  const n = p?.figures[name];
+  return p && n ? (p.cpu.bridge ?? 0) / n : undefined;
+};
+
 function stat(values: number[], unit = '', digits?: number): { text: string; median?: number; min?: number; values: number[] } {
   if (values.length === 0) return { text: 'not run', values };
   const m = median(values);
@@ -113,6 +120,17 @@ export function figures(runs: KindRun[]): Figure[] {
       target: '—',
       cell: (run) => ratio(run, temporalCpuPer('eager', 'orders'), temporalCpuPer('bare', 'calls'), (a, b) => `${fmt(a * 1000)} ÷ ${fmt(b * 1000)} ms`),
     },
+    {
+      name: 'a late event (its run closed, recorded through the store): Temporal CPU ÷ an order\'s, eager whole life',
+      target: 'far below 1',
+      cell: (run) => ratio(run, temporalCpuPer('late', 'lateEvents'), temporalCpuPer('eager', 'orders'), (a, b) => `${fmt(a * 1000)} ÷ ${fmt(b * 1000)} ms`),
+    },
+    {
+      name: 'a late event: the service process\'s CPU ÷ an order\'s (both roles, eager)',
+      target: 'far below 1',
+      cell: (run) => ratio(run, processCpuPer('late', 'lateEvents'), processCpuPer('eager', 'orders'), (a, b) => `${fmt(a * 1000)} ÷ ${fmt(b * 1000)} ms`),
+    },
+    { name: 'history events of an order after its late cancellation (no run reopened)', target: '= eager\'s', cell: (run) => stat(per(run, 'late', 'historyEventsAfter'), '', 0) },
     { name: 'history events per shipped order, whole life (closed)', target: '≤ 10', cell: (run) => stat(per(run, 'life', 'historyEvents'), '', 0) },
     { name: 'history events per shipped order with a 1 s linger (closed)', target: '—', cell: (run) => stat(per(run, 'linger', 'historyEvents'), '', 0) },
     { name: 'bridge drain, 6 partitions ÷ raw loop', target: '≥ 0.95', cell: (run) => ratio(run, fig('drain6', 'recordsPerSecond'), fig('raw', 'callsPerSecond'), (a, b) => `${fmt(a)} ÷ ${fmt(b)} /s`) },

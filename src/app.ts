@@ -63,7 +63,7 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
   const ctx: RoleContext = { config, logger, metrics, health, client, tracing, signal, permanent };
 
   const worker = runWorker ? await (await import('./worker/role.js')).startWorkerRole(ctx, { alone: !runBridge }) : undefined;
-  const bridge = runBridge ? await (await import('./bridge/role.js')).startBridgeRole(ctx, { ...opts, workerConnection: worker?.connection }) : undefined;
+  const bridge = runBridge ? await (await import('./bridge/role.js')).startBridgeRole(ctx, { ...opts, workerConnection: worker?.connection, workerDb: worker?.db }) : undefined;
   // The bridge stops first (nothing new reaches workflows while the worker drains), the tracing last (its last spans).
   const stops: Stop[] = [...(bridge?.stops ?? []), ...(worker?.stops ?? [])];
   if (server) stops.push({ name: 'metrics and health server', stop: () => new Promise((resolve) => server.close(resolve)) });

@@ -18,7 +18,7 @@ export type EventOutcome = 'applied' | 'duplicate' | 'stale' | 'ignored' | 'dead
  * (`accepted`), the order's run already closed (`stale`), a recent duplicate it skipped (`duplicate`), an unknown
  * type it ignored (`ignored`), or dead-lettered at the edge (`dead-lettered`: malformed, or refused by Temporal).
  */
-export type BridgeOutcome = 'accepted' | 'stale' | 'duplicate' | 'ignored' | 'dead-lettered';
+export type BridgeOutcome = 'accepted' | 'recorded-late' | 'duplicate' | 'ignored' | 'dead-lettered';
 
 export interface Metrics {
   registry: Registry;
@@ -127,13 +127,13 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}): Metrics 
     registry,
     eventsProcessed: new Counter({
       name: 'fulfilment_events_processed_total',
-      help: "Order events by type and outcome as the worker's workflows decided them (applied, duplicate, stale, dead-lettered, refused); the bridge's hand-offs are fulfilment_bridge_records_total.",
+      help: "Order events by type and outcome as decided, once each (applied, duplicate, stale, dead-lettered, refused): by the workflows, or by the store for an event whose run had closed; the bridge's hand-offs are fulfilment_bridge_records_total.",
       labelNames: ['type', 'outcome'],
       registers,
     }),
     bridgeRecords: new Counter({
       name: 'fulfilment_bridge_records_total',
-      help: 'Records the bridge finished, by type and outcome (accepted: handed to the workflow; stale: its run closed; duplicate; ignored: unknown type; dead-lettered). type is "unknown" for an unknown type, "malformed" for an invalid record.',
+      help: 'Records the bridge finished, by type and outcome (accepted: handed to the workflow; recorded-late: its run had closed, recorded through the store; duplicate; ignored: unknown type; dead-lettered). type is "unknown" for an unknown type, "malformed" for an invalid record.',
       labelNames: ['type', 'outcome'],
       registers,
     }),

@@ -144,6 +144,11 @@ export interface StoredOrder {
   /** False for the tombstone row a cancellation leaves before its placement arrived. */
   placed: boolean;
   cancelRefused: boolean;
+  /**
+   * This change cancelled an order that was held as failed: its shipment was attempted and may have reached the
+   * warehouse, so the run recalls (burns) the order's shipment key. Absent otherwise.
+   */
+  recall?: true;
 }
 
 /** The statuses a `fulfilments` row holds. */
@@ -186,8 +191,9 @@ export interface OrderWorkflowInput {
   /** Carried across continue-as-new; absent on the first run. */
   carried?: { state: unknown; inbox: OrderEvent[] };
   /**
-   * A repair run (`fulfilment order retry` or `resolve` after the order's run closed): it loads the order from the
-   * store before anything else, and the operator's request (update-with-start) is applied to what the store holds.
+   * A run that starts from the store: a repair (`fulfilment order retry` or `resolve` after the order's run closed), or
+   * the bridge's for a late event that leaves work for the order (src/store/order-events.ts). It loads the order from
+   * the store before anything else; the operator's request (update-with-start) or the events are applied to it.
    */
   repair?: boolean;
 }
@@ -250,8 +256,7 @@ export const FailureType = {
   resolveRefused: 'ResolveRefused',
   /**
    * An order's run (orderFulfilmentV2) ends with the order needing a person (failed, recall-failed) or, for a repair
-   * run, not found in the store: the run fails with this type, its details the order's view, so the id can be used
-   * again (ALLOW_DUPLICATE_FAILED_ONLY) by a late event or a repair.
+   * run, not found in the store: the run fails with this type, its details the order's view.
    */
   orderFailed: 'OrderFailed',
 } as const;

@@ -1,9 +1,15 @@
 /**
- * Starts the order's workflow or signals the running one — one call, signal-with-start, carrying the whole event on
- * the orderEvent signal, or several events of the order queued together as a list on the same signal. The event id is
- * the dedupe token inside the workflow; the workflow id is the order's. A completed run (a shipped or cancelled order)
- * is never reopened: a late redelivery is reported as such; a failed one's id may start again
- * (ALLOW_DUPLICATE_FAILED_ONLY), so a late cancellation of a failed order reaches the store.
+ * Hands an order's events to its workflow: starts the order's run or signals the running one — one call,
+ * signal-with-start, carrying the whole event on the orderEvent signal, or several events of the order queued together
+ * as a list on the same signal (or, eagerly, a start with the events in its input). The event id is the dedupe token
+ * inside the workflow; the workflow id is the order's.
+ *
+ * A closed run is never reopened by an event (REJECT_DUPLICATE): an event whose order's run has closed — shipped,
+ * cancelled, failed, terminated — is recorded through the store as a run would record it (the late path,
+ * src/store/order-events.ts), unless it leaves work for the order (a pending order to ship, a failed order's shipment
+ * to recall): then a run is started from the store (a repair run) with the events. Past the namespace retention
+ * Temporal has forgotten the closed run, the start succeeds, and the new run records the event through the same
+ * store: every event gets the same recorded outcome, whatever became of its run.
  */
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy, WorkflowNotFoundError } from '@temporalio/common';
@@ -20,16 +26,27 @@ import {
   type OrderWorkflowSettings,
 } from '../../workflows/api.js';
 import type { orderFulfilmentV2 } from '../../workflows/order-fulfilment.js';
+import type { LateRecord } from '../store/order-events.js';
 import { classifyDeliveryFailure as classify } from './delivery-failures.js';
 
 export { EventRejectedByTemporalError } from './delivery-failures.js';
 
-export type StartOutcome = 'accepted' | 'order-closed';
+/**
+ * What became of the events: `accepted` by a run of the order (open, new, or started from the store for them);
+ * `recorded-late` through the store, their order's run having closed.
+ */
+export type StartOutcome = 'accepted' | 'recorded-late';
 
 export interface OrderStarter {
   /** Hands one order's events (at least one, oldest first) to its workflow in one call. */
   deliver(events: readonly OrderEvent[]): Promise<StartOutcome>;
 }
+
+/**
+ * Records an event whose order's run has closed (src/store/order-events.ts recordLateEvent, with its outcome logged
+ * and counted), or answers that it needs a run.
+ */
+export type LateEventRecorder = (event: OrderEvent) => Promise<LateRecord>;
 
 export interface OrderStarterOptions {
   /**
@@ -46,16 +63,18 @@ export interface OrderStarterOptions {
   eager?: boolean;
 }
 
-export function createOrderStarter(client: Client, taskQueue: string, settings: OrderWorkflowSettings, opts: OrderStarterOptions = {}): OrderStarter {
+/** Why an attempt to hand the events to an open or new run found the order's run closed. */
+type Handed = 'accepted' | 'run-closed';
+
+export function createOrderStarter(client: Client, taskQueue: string, settings: OrderWorkflowSettings, late: LateEventRecorder, opts: OrderStarterOptions = {}): OrderStarter {
   const callTimeoutMs = opts.callTimeoutMs ?? 15_000;
   const within = <T>(call: () => Promise<T>) => client.connection.withDeadline(Date.now() + callTimeoutMs, call);
   /** What every start of an order's run carries, whichever call starts it. */
   const startOptions = (event: OrderEvent) => ({
     workflowId: orderWorkflowId(event.tenantId, event.orderId),
     taskQueue,
-    // A shipped or cancelled order's closed run is never reopened; a failed order's run ends failed, and a late event
-    // for it starts a new run that records it (a cancellation must reach the store before any repair).
-    workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
+    // A closed run is never reopened by an event: the late path records it (a run from the store where work is left).
+    workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
     ...orderWorkflowMetadata(event),
     typedSearchAttributes: [
       { key: TenantIdAttribute, value: event.tenantId },
@@ -67,23 +86,23 @@ export function createOrderStarter(client: Client, taskQueue: string, settings: 
   const signalArg = (events: readonly OrderEvent[]): OrderEvent | readonly OrderEvent[] => (events.length === 1 ? events[0]! : events);
 
   /** One call: starts the run with the events signalled, or signals the running one; a closed run refuses. */
-  async function signalWithStart(events: readonly OrderEvent[]): Promise<StartOutcome> {
+  async function signalWithStart(events: readonly OrderEvent[]): Promise<Handed> {
     const event = events[0]!;
     const input: OrderWorkflowInput = { tenantId: event.tenantId, orderId: event.orderId, settings };
     try {
       await within(() => client.workflow.signalWithStart<typeof orderFulfilmentV2, [OrderEvent | readonly OrderEvent[]]>(ORDER_WORKFLOW_TYPE, { ...startOptions(event), args: [input], signal: orderEventSignal, signalArgs: [signalArg(events)] }));
       return 'accepted';
     } catch (err) {
-      if (err instanceof WorkflowExecutionAlreadyStartedError) return 'order-closed';
+      if (err instanceof WorkflowExecutionAlreadyStartedError) return 'run-closed';
       throw classify(err);
     }
   }
 
   /**
    * An eager start with the events in the input; when a run of the order exists (running: FAIL, completed: the reuse
-   * policy), the events are signalled to it, and a run that has closed refuses them.
+   * policy), the events are signalled to it; a run that has closed meanwhile (between the two calls) refuses them.
    */
-  async function eagerStart(events: readonly OrderEvent[]): Promise<StartOutcome> {
+  async function eagerStart(events: readonly OrderEvent[]): Promise<Handed> {
     const event = events[0]!;
     const input: OrderWorkflowInput = { tenantId: event.tenantId, orderId: event.orderId, settings, events: [...events] };
     try {
@@ -98,10 +117,52 @@ export function createOrderStarter(client: Client, taskQueue: string, settings: 
       await within(() => client.workflow.getHandle(startOptions(event).workflowId).signal(orderEventSignal, signalArg(events)));
       return 'accepted';
     } catch (err) {
-      if (err instanceof WorkflowNotFoundError) return 'order-closed';
+      if (err instanceof WorkflowNotFoundError) return 'run-closed';
       throw classify(err);
     }
   }
 
-  return { deliver: opts.eager ? eagerStart : signalWithStart };
+  /**
+   * A run of the order started from the store (a repair run: it loads the order, then handles the events), or the
+   * events signalled to a run that opened meanwhile. Only for events the late path left for a run.
+   */
+  async function startFromStore(events: readonly OrderEvent[], reason: string): Promise<void> {
+    const event = events[0]!;
+    const input: OrderWorkflowInput = { tenantId: event.tenantId, orderId: event.orderId, settings, repair: true };
+    const metadata = orderWorkflowMetadata(event);
+    try {
+      await within(() =>
+        client.workflow.signalWithStart<typeof orderFulfilmentV2, [OrderEvent | readonly OrderEvent[]]>(ORDER_WORKFLOW_TYPE, {
+          ...startOptions(event),
+          workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
+          staticSummary: `${metadata.staticSummary} (from the store)`,
+          staticDetails: `${metadata.staticDetails}\n\nStarted from the store after the order's run had closed: ${reason}.`,
+          args: [input],
+          signal: orderEventSignal,
+          signalArgs: [signalArg(events)],
+        }),
+      );
+    } catch (err) {
+      throw classify(err);
+    }
+  }
+
+  /** The late path: each event recorded through the store, in order, until one needs a run; it and the rest go to one. */
+  async function recordLate(events: readonly OrderEvent[]): Promise<StartOutcome> {
+    for (const [i, event] of events.entries()) {
+      const record = await late(event);
+      if (record.kind === 'needs-run') {
+        await startFromStore(events.slice(i), record.reason);
+        return 'accepted';
+      }
+    }
+    return 'recorded-late';
+  }
+
+  const handOver = opts.eager ? eagerStart : signalWithStart;
+  return {
+    async deliver(events) {
+      return (await handOver(events)) === 'accepted' ? 'accepted' : recordLate(events);
+    },
+  };
 }

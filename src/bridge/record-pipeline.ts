@@ -225,13 +225,9 @@ export async function deliver(rs: readonly OrderEventRecord[], deps: PipelineDep
 /** Counts (and for a closed run, logs) what a delivery did with each of its events. */
 function countDelivered(events: readonly OrderEvent[], outcome: StartOutcome, deps: PipelineDeps): void {
   for (const event of events) {
-    if (outcome === 'accepted') {
-      deps.hint.set(hintKey(event), true);
-      deps.metrics.bridgeRecords.inc({ type: event.type, outcome: 'accepted' });
-    } else {
-      deps.metrics.bridgeRecords.inc({ type: event.type, outcome: 'stale' });
-      deps.log.info({ eventId: event.eventId, type: event.type, orderVersion: event.orderVersion, correlationId: event.correlationId }, 'order run already closed; event not applied');
-    }
+    deps.metrics.bridgeRecords.inc({ type: event.type, outcome });
+    if (outcome === 'accepted') deps.hint.set(hintKey(event), true);
+    else deps.log.info({ eventId: event.eventId, type: event.type, orderVersion: event.orderVersion, correlationId: event.correlationId }, "order's run had closed; event recorded through the store");
   }
 }
 

@@ -8,17 +8,26 @@
 import { defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
 import type { NativeConnection } from '@temporalio/worker';
 import { createKafka, probeKafka } from '../kafka/client.js';
+import { createOutcomeReporter } from '../outcomes.js';
+import { runtimeConnection } from '../store/connection.js';
+import { createDb, type Db } from '../store/db.js';
 import { BRIDGE_TEMPORAL_RPC, KAFKA_RETRY, type TransientRetry } from '../retry-policies.js';
 import { asPermanentKafkaFailure, type RoleContext, type StartedRole } from '../role.js';
 import { waitForDependency } from '../startup.js';
 import { connectTemporal, temporalClient } from '../temporal.js';
 import { workflowSettings } from '../workflow-settings.js';
 import { createBridge, type Bridge } from './bridge.js';
+import { createLateEventRecorder } from './late-events.js';
 import { createOrderStarter, type OrderStarter } from './order-starter.js';
+
+/** Connections of a bridge's own pool (a bridge alone): the late path's one transaction per late event. */
+const LATE_PATH_POOL_SIZE = 4;
 
 export interface BridgeRoleOptions {
   /** The worker's connection when a worker runs in this process (eager starts); undefined for a bridge alone. */
   workerConnection?: NativeConnection;
+  /** The worker's PostgreSQL pool when a worker runs in this process; a bridge alone opens a small one of its own. */
+  workerDb?: Db;
   bridgeRetry?: Partial<TransientRetry>;
   /** Decorates the bridge's order starter (tests use it to crash between delivery and commit). */
   wrapStarter?: (starter: OrderStarter) => OrderStarter;
@@ -56,7 +65,11 @@ export async function startBridgeRole(ctx: RoleContext, opts: BridgeRoleOptions)
   if (!eager) stops.push({ name: 'bridge Temporal connection', stop: () => connection.close() });
   // With tracing, the start or signal carries the record's span context to the workflow (its headers).
   const client = temporalClient(config, connection, tracing ? { interceptors: { workflow: tracing.clientInterceptors() } } : {});
-  const starter = createOrderStarter(client, config.TEMPORAL_TASK_QUEUE, workflowSettings(config), { eager });
+  // Events whose order's run has closed are recorded through the store (the late path), as the runtime role.
+  const db = opts.workerDb ?? createDb(runtimeConnection(config), LATE_PATH_POOL_SIZE);
+  if (!opts.workerDb) stops.push({ name: 'bridge PostgreSQL pool', stop: () => db.end() });
+  const late = createLateEventRecorder({ db, statusTopic: config.STATUS_TOPIC }, createOutcomeReporter({ logger, metrics }));
+  const starter = createOrderStarter(client, config.TEMPORAL_TASK_QUEUE, workflowSettings(config), late, { eager });
   const bridge = createBridge({
     kafka,
     senderKafka,

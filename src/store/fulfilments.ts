@@ -155,9 +155,11 @@ export async function recordCancellation(tx: Tx, e: EventRef, _data: OrderCancel
   if (row.status === 'recall-failed') {
     return update(tx, row, change, 'order_version = $3, last_event_id = $4', [e.orderVersion, e.eventId]);
   }
-  return update(tx, row, change,
+  const stored = await update(tx, row, change,
     "status = 'cancelled', cancelled_at = COALESCE(cancelled_at, now()), order_version = $3, last_event_id = $4",
     [e.orderVersion, e.eventId]);
+  // A failed order's shipment was attempted (an abandoned attempt may have reached the warehouse): recall it.
+  return row.status === 'failed' ? { ...stored, recall: true } : stored;
 }
 
 /** Moves a pending order to shipped; any other status is left as it is and returned. */

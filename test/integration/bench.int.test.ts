@@ -29,13 +29,17 @@ describe('npm run bench', () => {
     });
     const report = JSON.parse(readFileSync(out, 'utf8')) as { runs: { reps: Record<string, Phase>[]; memory: Phase }[] };
     const rep = report.runs[0]!.reps[0]!;
-    expect(Object.keys(rep).sort()).toEqual(['bare', 'burst', 'cache', 'drain1', 'drain6', 'dup', 'eager', 'life', 'linger', 'plain', 'raw']);
+    expect(Object.keys(rep).sort()).toEqual(['bare', 'burst', 'cache', 'drain1', 'drain6', 'dup', 'eager', 'late', 'life', 'linger', 'plain', 'raw']);
     expect(rep.raw!.figures.calls).toBe(20);
     expect(rep.drain6!.figures.records).toBe(20);
     expect(rep.dup!.figures.records).toBe(22);
     expect(rep.drain6!.figures.historyEvents).toBeGreaterThan(0);
     // The whole life: every run closed, at the default linger, a 1 s linger, and started eagerly.
     for (const phase of ['life', 'linger', 'eager']) expect(rep[phase]!.figures, phase).toMatchObject({ orders: 20, closedPerSecond: expect.any(Number), historyEvents: expect.any(Number) });
+    // Late events: every cancellation met a closed run and was recorded through the store; no run was reopened.
+    expect(rep.late!.figures).toMatchObject({ lateEvents: 20, lateEventsPerSecond: expect.any(Number) });
+    expect(rep.late!.figures.historyEventsAfter).toBe(rep.eager!.figures.historyEvents);
+    expect(stdout).toMatch(/a late event \(its run closed, recorded through the store\)[^\n]*\s+\d/);
     expect(rep.burst!.figures).toMatchObject({ events: 60, burstEventsPerSecond: expect.any(Number), othersOnBurstPartitionSeconds: expect.any(Number), othersElsewhereSeconds: expect.any(Number) });
     expect(rep.cache!.figures).toMatchObject({ runs: 10, workerRssPerRun: expect.any(Number) });
     expect(rep.drain6!.figures.bridgePeakRss).toBeGreaterThan(0);

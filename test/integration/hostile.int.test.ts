@@ -142,7 +142,7 @@ describe('hostile records', () => {
 describe('defence behind the edge (events that reach the workflow without passing the parser)', () => {
   it('an event the store can never hold is refused after one attempt and dead-lettered with its origin; the order is not stuck', async () => {
     const tenant = s.tenant();
-    const starter = createOrderStarter(app.client, s.config.TEMPORAL_TASK_QUEUE, workflowSettings(s.config));
+    const starter = createOrderStarter(app.client, s.config.TEMPORAL_TASK_QUEUE, workflowSettings(s.config), s.late);
     const bad = events.placed(tenant, 'unstorable', { orderVersion: 3_000_000_000, origin: { topic: s.config.ORDERS_TOPIC, partition: 2, offset: '900001', timestamp: '1796000000000' } }) as OrderEvent;
     expect(await starter.deliver([bad])).toBe('accepted');
     await canariesFlow(tenant, 'unstorable');
@@ -170,7 +170,7 @@ describe('defence behind the edge (events that reach the workflow without passin
 
   it("one order's header-unsafe correlation id fails that order alone: the breaker stays closed and 30 normal orders ship", async () => {
     const tenant = s.tenant();
-    const starter = createOrderStarter(app.client, s.config.TEMPORAL_TASK_QUEUE, workflowSettings(s.config));
+    const starter = createOrderStarter(app.client, s.config.TEMPORAL_TASK_QUEUE, workflowSettings(s.config), s.late);
     const badIds = Array.from({ length: 6 }, (_, i) => `bad-corr-${i}`);
     for (const [i, id] of badIds.entries()) {
       await starter.deliver([events.placed(tenant, id, { correlationId: ['a\r\nb', 'nul\u0000', '\u{1F600}', 'caf\u00e9', 'x\ny', 'tab\there'][i] }) as OrderEvent]);

@@ -69,7 +69,7 @@ describe('fulfilment replay', () => {
     const out = memoryOutput();
     const summary = await replay({ config: s.config, out }, { from: { kind: 'earliest' }, rate: 20, group, progressEveryMs: 0 });
     expect(summary).toMatchObject({
-      dryRun: false, group, records: 6, read: 6, valid: 4, delivered: 4, alreadyProcessed: 4, orderClosed: 0, rejected: 0, malformed: 1, unknownType: 1, completed: true,
+      dryRun: false, group, records: 6, read: 6, valid: 4, delivered: 4, alreadyProcessed: 4, recordedLate: 0, rejected: 0, malformed: 1, unknownType: 1, completed: true,
     });
     expect(out.stderr).toContain('replay: 6/6 records');
     expect(out.stdout).toContain(`as group ${group}: complete`);

@@ -60,7 +60,7 @@ describe('SIGTERM shutdown deadline', () => {
     const client = await connectClient(s.config);
     try {
       await p.said('service ready');
-      await createOrderStarter(client, s.config.TEMPORAL_TASK_QUEUE, workflowSettings(s.config)).deliver([events.placed(tenant, 'slow') as OrderEvent]);
+      await createOrderStarter(client, s.config.TEMPORAL_TASK_QUEUE, workflowSettings(s.config), s.late).deliver([events.placed(tenant, 'slow') as OrderEvent]);
       // The first request is the quick attempt (a local activity, given up after 3 s); the second is the heartbeating
       // activity the workflow falls back to — the one that must still be running at SIGTERM. (Stopped during the quick
       // attempt, the worker would finish its shutdown within the deadline: the fallback is never polled.)

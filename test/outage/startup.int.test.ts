@@ -49,7 +49,7 @@ async function worksMeanwhile(s: Scenario, role: Role, tenant: string): Promise<
   // Workflows and activities need only Temporal and PostgreSQL: an order started directly ships.
   const client = await connectClient(s.config);
   try {
-    const starter = createOrderStarter(client, s.config.TEMPORAL_TASK_QUEUE, workflowSettings(s.config));
+    const starter = createOrderStarter(client, s.config.TEMPORAL_TASK_QUEUE, workflowSettings(s.config), s.late);
     await starter.deliver([events.placed(tenant, 'during') as OrderEvent]);
     await waitFor('the worker to ship an order', async () => (await s.row(tenant, 'during'))?.status === 'shipped', 120_000);
   } finally {

@@ -7,6 +7,8 @@ import { randomUUID } from 'node:crypto';
 import { Partitioners, type Admin, type IHeaders, type Kafka, type Producer } from 'kafkajs';
 import { DefaultLogger, Runtime, type LogLevel } from '@temporalio/worker';
 import { startApp, type App, type AppOptions } from '../../src/app.js';
+import { createLateEventRecorder } from '../../src/bridge/late-events.js';
+import type { LateEventRecorder } from '../../src/bridge/order-starter.js';
 import { createKafka } from '../../src/kafka/client.js';
 import { createTopicsWithLeaders } from '../../src/kafka/admin.js';
 import { loadConfig, type Config } from '../../src/config.js';
@@ -45,6 +47,8 @@ export interface Scenario {
   produce(messages: { value: Buffer | string | object | null; key?: string; partition?: number; headers?: IHeaders }[], topic?: string): Promise<void>;
   row(tenantId: string, orderId: string): Promise<FulfilmentRow | undefined>;
   shipments(tenantId: string): Promise<Shipment[]>;
+  /** The late path a bridge of this scenario takes (src/bridge/late-events.ts), for tests that start orders directly. */
+  late: LateEventRecorder;
   readTopic(topic: string, count: number): Promise<TopicRecord[]>;
   /** Reads `topic` from the start into `records` until closed: one consumer for a whole file, not one per check. */
   watchTopic(topic: string): Promise<TopicWatch>;
@@ -144,6 +148,7 @@ export async function scenario(name: string, env: Record<string, string> = {}): 
         })),
       });
     },
+    late: createLateEventRecorder({ db: probeDb, statusTopic: config.STATUS_TOPIC }),
     row: (tenantId, orderId) => inTenantTransaction(probeDb, tenantId, (tx) => readFulfilment(tx, tenantId, orderId)),
     async shipments(tenantId) {
       const res = await fetch(`${warehouse.url}/shipments?tenantId=${encodeURIComponent(tenantId)}`);

@@ -118,13 +118,13 @@ describe('record pipeline', () => {
     expect(await f.count('fulfilment_duplicates_suppressed_total', { layer: 'bridge' })).toBe(1);
   });
 
-  it('deliver: an order whose run closed is counted stale and not remembered by the hint', async () => {
-    const f = fakes(async () => 'order-closed');
+  it('deliver: an event the store recorded because its run had closed is counted recorded-late and not remembered by the hint', async () => {
+    const f = fakes(async () => 'recorded-late');
     const r = record(events.placed('acme', 'o1'));
-    expect(await processRecord(r, f.deps, f.ctx)).toBe('order-closed');
-    expect(await processRecord(record(JSON.parse(r.record.value!.toString()) as object), f.deps, f.ctx)).toBe('order-closed');
+    expect(await processRecord(r, f.deps, f.ctx)).toBe('recorded-late');
+    expect(await processRecord(record(JSON.parse(r.record.value!.toString()) as object), f.deps, f.ctx)).toBe('recorded-late');
     expect(f.delivered).toHaveLength(2);
-    expect(await f.count('fulfilment_bridge_records_total', { outcome: 'stale' })).toBe(2);
+    expect(await f.count('fulfilment_bridge_records_total', { outcome: 'recorded-late' })).toBe(2);
   });
 
   it('deliver: a transient failure is never dead-lettered — it propagates to the gate, and an abandoned wait leaves the record unfinished', async () => {

@@ -6,7 +6,7 @@
 import { CONSUMER_NAME } from '../../../workflows/api.js';
 import type { Config } from '../../config.js';
 import { runtimeConnection } from '../../store/connection.js';
-import { createDb, inTenantTransaction } from '../../store/db.js';
+import { createDb, inTenantTransaction, type Db } from '../../store/db.js';
 import { checkRuntimeRole } from '../../store/runtime-role.js';
 
 export interface Ledger {
@@ -18,11 +18,14 @@ export interface Ledger {
   /** Whether `eventId` was claimed for `tenantId` (row-level security scopes the look-up to the tenant). */
   alreadyProcessed(tenantId: string, eventId: string): Promise<boolean>;
   close(): Promise<void>;
+  /** The ledger's pool, as the runtime role: the replay's late path records through it (src/bridge/late-events.ts). */
+  readonly db: Db;
 }
 
 export function createLedger(config: Config): Ledger {
   const db = createDb(runtimeConnection(config), 2);
   return {
+    db,
     checkRole: async () => void (await checkRuntimeRole(db)),
     alreadyProcessed: (tenantId, eventId) =>
       inTenantTransaction(db, tenantId, async (tx) => {

@@ -31,6 +31,7 @@ import { formatPosition } from '../position.js';
 import { startProgress } from '../progress.js';
 import { TokenBucket } from '../token-bucket.js';
 import { createLedger } from './ledger.js';
+import { createLateEventRecorder } from '../../bridge/late-events.js';
 import { checkReplayOptions, DEFAULT_REPLAY_GROUP, type ReplayOptions } from './options.js';
 import { describePoint, describeRanges, planReplay } from './range.js';
 
@@ -57,12 +58,12 @@ export interface ReplaySummary {
   read: number;
   /** Valid order events read. */
   valid: number;
-  /** Valid events accepted by Temporal (0 on a dry run). */
+  /** Valid events a run of their order accepted (0 on a dry run). */
   delivered: number;
   /** Valid events whose id was already in processed_events before this replay reached them; null when unknown. */
   alreadyProcessed: number | null;
-  /** Events for an order whose run had closed: not reopened, nothing applied. */
-  orderClosed: number;
+  /** Events for an order whose run had closed: not reopened, recorded through the store as a run would. */
+  recordedLate: number;
   /** Events Temporal refused permanently (e.g. too large); not dead-lettered by a replay. */
   rejected: number;
   malformed: number;
@@ -100,7 +101,7 @@ export async function replay(ctx: CliContext, opts: ReplayOptions): Promise<Repl
     valid: 0,
     delivered: 0,
     alreadyProcessed: 0,
-    orderClosed: 0,
+    recordedLate: 0,
     rejected: 0,
     malformed: 0,
     unknownType: 0,
@@ -141,7 +142,8 @@ export async function replay(ctx: CliContext, opts: ReplayOptions): Promise<Repl
   let starter: OrderStarter | undefined;
   if (!dryRun) {
     client = await connectClient(config);
-    starter = createOrderStarter(client, config.TEMPORAL_TASK_QUEUE, workflowSettings(config));
+    // An event whose order's run has closed is recorded through the store, as the bridge records it.
+    starter = createOrderStarter(client, config.TEMPORAL_TASK_QUEUE, workflowSettings(config), createLateEventRecorder({ db: ledger.db, statusTopic: config.STATUS_TOPIC }));
   }
   const bucket = TokenBucket.perSecond(opts.rate ?? 1);
   const transient = retry(handleWhen((err) => err instanceof TransientError), {
@@ -196,7 +198,7 @@ export async function replay(ctx: CliContext, opts: ReplayOptions): Promise<Repl
             return starter!.deliver([event]);
           });
           if (outcome === 'accepted') s.delivered += 1;
-          else s.orderClosed += 1;
+          else s.recordedLate += 1;
         } catch (err) {
           if (!(err instanceof PermanentError)) {
             throw new Error(`delivering ${at} (event ${event.eventId}) failed after ${DELIVERY_ATTEMPTS} attempts: ${(err as Error).message}`, { cause: err });
@@ -243,12 +245,12 @@ function printSummary(ctx: CliContext, s: ReplaySummary, json?: boolean): void {
     `  read               ${n(s.read)}`,
     s.dryRun
       ? `  would deliver      ${n(s.valid)}  valid order events`
-      : `  delivered          ${n(s.delivered)}  accepted by Temporal (signal-with-start)`,
+      : `  delivered          ${n(s.delivered)}  accepted by a run of the order (signal-with-start)`,
     `    already applied  ${n(s.alreadyProcessed)}  event id in processed_events: duplicates, absorbed by the workflow and the ledger`,
   ];
   if (!s.dryRun) {
     lines.push(
-      `  order closed       ${n(s.orderClosed)}  the order's run had closed: not reopened, nothing applied`,
+      `  recorded late      ${n(s.recordedLate)}  the order's run had closed: not reopened, recorded through the store`,
       `  rejected           ${n(s.rejected)}  refused by Temporal (permanent); not dead-lettered by a replay`,
     );
   }

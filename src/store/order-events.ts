@@ -1,0 +1,113 @@
+/**
+ * An order event recorded in the store: claim its id, compare versions, write the row and its status event — one
+ * transaction. The recordOrderEvent activity (an event an order's run handles) and the bridge's late path (an event
+ * whose order's run has closed) both record here, so an event gets the same outcome whether its run is open, has
+ * closed, or was forgotten by Temporal after the namespace retention.
+ *
+ * Rule a reader must not break: the late path records only what needs no run. An event that would leave work for
+ * the order — a placement with no row to ship, a row still pending, a cancellation of a failed order (its shipment
+ * must be recalled) — is handed back untouched (nothing claimed), and the caller starts a run for it.
+ */
+import { CONSUMER_NAME, ORDER_PLACED, type OrderEvent, type StoredOrder } from '../../workflows/api.js';
+import { isSafeToken } from '../events/rules.js';
+import { currentTraceHeaders, TRACEPARENT } from '../tracing/propagation.js';
+import { inTenantTransaction, type Db, type Tx } from './db.js';
+import { lockFulfilment, readFulfilment, recordCancellation, recordPlacement, toStored, type FulfilmentRow } from './fulfilments.js';
+import { claim } from './processed-events.js';
+import { classifySqlError } from './sql-errors.js';
+import type { ChangeContext } from './status-outbox.js';
+
+/** Where a recorded change goes: the pool, and the topic its status event is published to (STATUS_TOPIC). */
+export interface StoreTarget {
+  db: Db;
+  statusTopic: string;
+}
+
+/** The input event (cause) behind a change, as its status event carries it. */
+export type ChangeCause = Pick<ChangeContext, 'causationId' | 'correlationId'>;
+
+/**
+ * Claim-then-effect for `key`, in one transaction scoped to the tenant; when already claimed, answers with the stored
+ * row as a duplicate. The effect gets the change's context: the claim key, its cause and the trace of this attempt. A
+ * value PostgreSQL refuses for good is thrown as UnstorableEventError; anything else as it came (transient).
+ */
+export function claimThen(
+  target: StoreTarget,
+  order: { tenantId: string; orderId: string },
+  key: string,
+  effect: (tx: Tx, change: ChangeContext) => Promise<StoredOrder>,
+  cause: ChangeCause = {},
+): Promise<StoredOrder> {
+  return inTenantTransaction(target.db, order.tenantId, (tx) => claimIn(tx, target, order, key, effect, cause)).catch((err: unknown) => {
+    throw classifySqlError(err, key);
+  });
+}
+
+async function claimIn(
+  tx: Tx,
+  target: StoreTarget,
+  { tenantId, orderId }: { tenantId: string; orderId: string },
+  key: string,
+  effect: (tx: Tx, change: ChangeContext) => Promise<StoredOrder>,
+  cause: ChangeCause,
+): Promise<StoredOrder> {
+  const traceparent = currentTraceHeaders()[TRACEPARENT];
+  const change: ChangeContext = { topic: target.statusTopic, claimKey: key, ...cause, ...(traceparent ? { traceparent } : {}) };
+  if (!(await claim(tx, CONSUMER_NAME, tenantId, key))) {
+    const row = await readFulfilment(tx, tenantId, orderId);
+    if (!row) throw new Error(`claim ${key} exists but order ${tenantId}/${orderId} has no row`);
+    return toStored(row, 'duplicate');
+  }
+  return effect(tx, change);
+}
+
+/**
+ * The event's cause for its status change. A correlation id the edge would refuse (an event that reached the workflow
+ * another way) is not stored: it could not be written (NUL) or carried in a header; the change then correlates on the
+ * order's, or on its cause.
+ */
+function causeOf(event: OrderEvent): ChangeCause {
+  return { causationId: event.eventId, ...(isSafeToken(event.correlationId) ? { correlationId: event.correlationId } : {}) };
+}
+
+/** The event's effect on the locked row: a placement or a cancellation, as the store's rules say. */
+function effectOf(event: OrderEvent): (tx: Tx, change: ChangeContext) => Promise<StoredOrder> {
+  return (tx, change) => (event.type === ORDER_PLACED ? recordPlacement(tx, event, event.data, change) : recordCancellation(tx, event, event.data, change));
+}
+
+/** Records a placement or cancellation: claim the event id, compare versions, write the row — one transaction. */
+export function recordOrderEvent(target: StoreTarget, event: OrderEvent): Promise<StoredOrder> {
+  return claimThen(target, event, event.eventId, effectOf(event), causeOf(event));
+}
+
+/** What the late path did with an event: recorded it as any run would, or left it for a run (and why). */
+export type LateRecord = { kind: 'recorded'; stored: StoredOrder } | { kind: 'needs-run'; reason: string };
+
+/**
+ * Why `event` needs a run of its order when no run is open, given the order's row (locked); undefined when recording
+ * it through the store is all there is to do. Pure.
+ */
+export function lateEventNeedsRun(row: Pick<FulfilmentRow, 'status' | 'order_version'> | undefined, event: Pick<OrderEvent, 'type' | 'orderVersion'>): string | undefined {
+  if (!row) return event.type === ORDER_PLACED ? 'a placement of an order the store does not hold: it must be shipped' : undefined;
+  if (row.status === 'pending') return 'the store holds the order pending with no run: it must be shipped';
+  if (row.status === 'failed' && event.type !== ORDER_PLACED && event.orderVersion > row.order_version) {
+    return 'a cancellation of a failed order: its shipment must be recalled';
+  }
+  return undefined;
+}
+
+/**
+ * An event whose order's run has closed: recorded through the store exactly as a run would record it (claim, versions,
+ * row, status event), unless it needs a run (lateEventNeedsRun) — then nothing is written and the caller starts one.
+ * The row is locked before the decision, so a run that opens meanwhile meets either the event recorded or nothing.
+ */
+export function recordLateEvent(target: StoreTarget, event: OrderEvent): Promise<LateRecord> {
+  const { tenantId, orderId } = event;
+  return inTenantTransaction(target.db, tenantId, async (tx): Promise<LateRecord> => {
+    const reason = lateEventNeedsRun(await lockFulfilment(tx, tenantId, orderId), event);
+    if (reason !== undefined) return { kind: 'needs-run', reason };
+    return { kind: 'recorded', stored: await claimIn(tx, target, event, event.eventId, effectOf(event), causeOf(event)) };
+  }).catch((err: unknown) => {
+    throw classifySqlError(err, event.eventId);
+  });
+}
