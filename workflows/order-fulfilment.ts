@@ -4,14 +4,15 @@
  * serialises them across partitions and bridge instances; the pure state machine (order-state.ts) decides what each
  * means, and activities apply it to PostgreSQL and the warehouse.
  *
- * An order held as failed ends its run failed (FailureType.orderFailed): the order's id may then be started again —
- * by a late event, which the new run records, or by an operator's repair — while a shipped or cancelled order's run
- * completes and its id stays closed (the starters' reuse policy, ALLOW_DUPLICATE_FAILED_ONLY).
+ * An order held for a person ends its run failed (FailureType.orderFailed), a shipped or cancelled one completes. No
+ * event reopens a closed run (the bridge starts with REJECT_DUPLICATE): a late event is recorded through the store by
+ * the bridge, or — where it leaves work for the order — handed to a run started from the store (input.repair), as is
+ * an operator's repair.
  *
  * An order that goes well costs one workflow task: its placement is recorded and its shipment made and recorded by
  * local activities inside the task its first event started, the OrderStatus search attribute is upserted once when
- * it settles, and the run closes in that same task (ORDER_LINGER_SECONDS 0, the default) — nine history events in
- * all. Every step keeps its durable fallback: a store effect whose quick attempts give up runs as an activity under
+ * it settles, and the run closes in that same task (ORDER_LINGER_SECONDS 0, the default) — eight history events in
+ * all, seven when it was started eagerly (no signal event). Every step keeps its durable fallback: a store effect whose quick attempts give up runs as an activity under
  * the full policy; a shipment the warehouse does not make within the quick attempt runs as the heartbeating
  * activity, which a cancellation can stop.
  *
@@ -20,13 +21,14 @@
  * - events are handled one at a time, in arrival order, by the main loop — handlers only enqueue;
  * - a cancellation the workflow sees before the shipment is recorded wins: it stops the shipment (waiting until
  *   the shipping activity has stopped), is recorded, and the shipment is recalled — the warehouse burns the key, so
- *   nothing ships after the recall. One the workflow sees after the shipment was recorded is a late cancellation,
- *   recorded and refused by the store;
+ *   nothing ships after the recall. So is one recorded over a shipment attempt the workflow no longer follows (the
+ *   quick attempt that ran out of time, a failed order's). One the workflow sees after the shipment was recorded is
+ *   a late cancellation, recorded and refused by the store;
  * - changes to this logic go through patched() and keep the checked-in histories replaying (README "Changing the
  *   workflow"). Runs of the earlier type, orderFulfilment, finish on order-fulfilment-v1.ts.
  *
- * Re-driving a held order (`fulfilment order retry`): while the run of an order held as `failed` is open (it
- * lingers ORDER_LINGER_SECONDS), an operator may send the `retryShipment` update (api.ts); its validator refuses,
+ * Re-driving a held order (`fulfilment order retry`): to the run of an order held as `failed` while it is open (with a
+ * linger), else to a repair run, an operator sends the `retryShipment` update (api.ts); its validator refuses,
  * recording nothing, unless the order is `failed`. An accepted retry is applied by the main loop: the store moves
  * the order failed → pending (claim `retry/<tenant>/<order>/<n>`), and the order ships again under the same key.
  */
@@ -51,6 +53,7 @@ import { HOLD_BEFORE_RETRYING, QUICK_SHIPMENT, WAREHOUSE_ACTIVITY } from '../src
 import {
   FailureType,
   NON_RETRYABLE_FAILURES,
+  ORDER_CANCELLED,
   ORDER_PLACED,
   OrderStatusAttribute,
   TenantIdAttribute,
@@ -126,6 +129,9 @@ const HOLD = 'hold before retrying';
 /** A recall the warehouse refused for good holds the order as recall-failed (before: the run failed). */
 const HOLD_RECALL_FAILED = 'hold-recall-failed';
 
+/** A cancellation over an abandoned shipment attempt (a failed order's, the quick one's) recalls the key (before: not). */
+const RECALL_ABANDONED_ATTEMPT = 'recall-abandoned-attempt';
+
 /**
  * The workflow: one order from its first event until it settles (and, with a linger, lingers out). Each pass handles
  * what has arrived, then takes the step the order's status calls for; long runs continue as new with their state.
@@ -143,8 +149,8 @@ export async function orderFulfilmentV2(input: OrderWorkflowInput): Promise<Orde
   }
   const view = toView(run.state);
   // An order that needs a person is not final (an operator may repair it, a late cancellation may settle it): its run
-  // ends failed, which lets a later start reuse the order's id (ALLOW_DUPLICATE_FAILED_ONLY) while shipped and cancelled
-  // ones stay closed. So does a repair run that found no order in the store: the id must stay free for its placement.
+  // ends failed, so the Web UI and `temporal workflow list` tell it from a settled one. So does a repair run that found
+  // no order in the store (its placement, arriving later, gets a run from the store).
   if (needsPerson(run.state) || view.status === 'new') {
     throw ApplicationFailure.create({ type: FailureType.orderFailed, message: endedUnsettled(view), nonRetryable: true, details: [view] });
   }
@@ -316,6 +322,22 @@ class OrderRun implements OperatorRunPort {
       this.state = { ...this.state, graceEndsAt: Date.now() + this.settings.cancelGraceSeconds * 1000 };
     }
     this.publishStatus();
+    if (this.cancelledOverAnAttempt(event, stored)) await this.compensate(shipmentKey(this.state.tenantId, this.state.orderId));
+  }
+
+  /**
+   * True when `event` cancelled the order while a shipment attempt it no longer follows may have reached the warehouse:
+   * the order was held as failed (the store says `recall`), or the placement's quick attempt gave up without knowing
+   * whether the warehouse shipped (`quickShipment` 'tried', before ship() took over). The key must then be recalled
+   * (burnt), or an attempt that lands afterwards would ship a cancelled order.
+   */
+  private cancelledOverAnAttempt(event: OrderEvent, stored: StoredOrder): boolean {
+    if (event.type !== ORDER_CANCELLED || stored.outcome !== 'applied' || this.state.status !== 'cancelled') return false;
+    const abandoned = stored.recall === true || this.quickShipment === 'tried';
+    // Runs from before this rule recorded such a cancellation without a recall; they replay that way.
+    if (!abandoned || !patched(RECALL_ABANDONED_ATTEMPT)) return false;
+    this.quickShipment = undefined;
+    return true;
   }
 
   /**

@@ -39,6 +39,8 @@ export interface FakeOptions {
   ship?: (input: ShipInput, attempt: number) => Promise<string>;
   /** The server's clock (skipped time), recorded with every shipOrder attempt. */
   now?: () => Promise<number>;
+  /** Runs before each recordOrderEvent attempt (`local`: a local activity's); a throw fails that attempt. */
+  record?: (event: OrderEvent, local: boolean) => Promise<void>;
   /** Makes the store refuse an event for good, as PostgreSQL does for a value it cannot hold: the reason, or undefined. */
   refuse?: (event: OrderEvent) => string | undefined;
   /** Decides each recall: resolve true/false, or throw (e.g. a non-retryable WarehouseRejectedError); default false. */
@@ -60,6 +62,7 @@ export function fakeActivities(opts: FakeOptions = {}): { activities: OrderActiv
 
   const activities = {
     async recordOrderEvent(event: OrderEvent): Promise<StoredOrder> {
+      await opts.record?.(event, Context.current().info.isLocal);
       calls.record.push(event);
       const refusal = opts.refuse?.(event);
       if (refusal) throw ApplicationFailure.nonRetryable(refusal, 'UnstorableEventError');
@@ -79,7 +82,10 @@ export function fakeActivities(opts: FakeOptions = {}): { activities: OrderActiv
       } else if (row.status === 'shipped') {
         Object.assign(row, { cancelRefused: true, orderVersion: event.orderVersion });
       } else {
+        // As the store does: cancelling a failed order asks the run to recall its shipment key.
+        const wasFailed = row.status === 'failed';
         Object.assign(row, { status: 'cancelled', orderVersion: event.orderVersion });
+        if (wasFailed) return { ...stored(row, 'applied'), recall: true };
       }
       return stored(rows.get(key)!, 'applied');
     },

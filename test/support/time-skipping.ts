@@ -9,6 +9,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll } from 'vitest';
 import { testServerExecutablePath } from '../../tools/stack/index.js';
 import { waitFor } from './harness.js';
 import { freePort } from './processes.js';
@@ -55,4 +56,22 @@ export async function startTimeSkipping(): Promise<TimeSkippingServer> {
     await stop();
     throw err;
   }
+}
+
+/**
+ * One time-skipping server for the calling test file: started before its first test, stopped after its last. `env` is
+ * the environment while the file's tests run.
+ */
+export function timeSkippingForThisFile(): { readonly env: TestWorkflowEnvironment } {
+  let server: TimeSkippingServer | undefined;
+  beforeAll(async () => {
+    server = await startTimeSkipping();
+  });
+  afterAll(async () => server?.teardown());
+  return {
+    get env() {
+      if (!server) throw new Error('the time-skipping server is not started yet (use it inside a test)');
+      return server.env;
+    },
+  };
 }

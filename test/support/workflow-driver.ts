@@ -23,12 +23,15 @@ import type { orderFulfilmentV2 } from '../../workflows/order-fulfilment.js';
 import { fakeActivities, type FakeOptions, type FakeRow } from './fake-activities.js';
 
 const DAY = 24 * 3600;
-export const defaultSettings: OrderWorkflowSettings = { cancelGraceSeconds: 30 * DAY, lingerSeconds: DAY };
+/** The service's defaults but for a grace window a test can skip past (time skipping): runs close as they settle. */
+export const defaultSettings: OrderWorkflowSettings = { cancelGraceSeconds: 30 * DAY, lingerSeconds: 0 };
 
 /** What a test's body does with its order. */
 export interface OrderDriver {
   tenantId: string;
   orderId: string;
+  /** The task queue of the test's worker. */
+  taskQueue: string;
   /** The fake store's rows, keyed `<tenant>/<order>`: a test may seed the order's row before a repair run. */
   rows: Map<string, FakeRow>;
   /** Signal-with-start with one event, or several as one list (as the bridge sends a burst). */
@@ -61,6 +64,7 @@ export async function withOrder<T>(env: TestWorkflowEnvironment, fakes: FakeOpti
     body({
       tenantId,
       orderId,
+      taskQueue,
       rows: fake.rows,
       start: async (...es) => {
         const arg = es.length === 1 ? withIds(es[0]!) : es.map(withIds);

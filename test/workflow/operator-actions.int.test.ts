@@ -5,22 +5,15 @@
  * starts once the order's run closed — loads the order from the store and applies the operator's request to it, or
  * refuses it when the store holds the order otherwise (a late cancellation won).
  */
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { ApplicationFailure } from '@temporalio/common';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { resolveRecallUpdate, retryShipmentUpdate, type ResolveRecallResult } from '../../workflows/api.js';
 import { shipUntilCancelled } from '../support/fake-activities.js';
 import { events } from '../support/harness.js';
-import { startTimeSkipping, type TimeSkippingServer } from '../support/time-skipping.js';
+import { timeSkippingForThisFile } from '../support/time-skipping.js';
 import { waitUntil, withOrder, type OrderDriver } from '../support/workflow-driver.js';
 
-let env: TestWorkflowEnvironment;
-let server: TimeSkippingServer | undefined;
-beforeAll(async () => {
-  server = await startTimeSkipping();
-  env = server.env;
-});
-afterAll(async () => server?.teardown());
+const ts = timeSkippingForThisFile();
 
 /** The warehouse's refusal of a recall, as the activity reports it (a non-retryable WarehouseRejectedError). */
 const refusedRecall = () => ApplicationFailure.nonRetryable('warehouse refused to cancel ship/acme/o: 409', 'WarehouseRejectedError');
@@ -30,7 +23,7 @@ async function cancelDuringShipment(o: OrderDriver, started: () => boolean): Pro
   await o.start(events.placed('x', 'x'));
   await waitUntil(started);
   await o.signal(events.cancelled('x', 'x', { orderVersion: 2 }));
-  while (!['cancelled', 'recall-failed'].includes((await o.query()).status)) await env.sleep('1 second');
+  while (!['cancelled', 'recall-failed'].includes((await o.query()).status)) await ts.env.sleep('1 second');
 }
 
 /** The failure an update was refused with (its cause's message), or undefined when it was accepted. */
@@ -45,7 +38,7 @@ describe('orders that need a person (time-skipping)', () => {
   it('a recall the warehouse refuses for good holds the cancelled order as recall-failed, and its run ends failed', async () => {
     let shipping = false;
     const { out, calls, rows } = await withOrder(
-      env,
+      ts.env,
       { ship: shipUntilCancelled(() => (shipping = true)), recall: async () => { throw refusedRecall(); } },
       async (o) => {
         await cancelDuringShipment(o, () => shipping);
@@ -64,7 +57,7 @@ describe('orders that need a person (time-skipping)', () => {
     let shipping = false;
     let warehouseRefuses = true;
     const { out, calls } = await withOrder(
-      env,
+      ts.env,
       {
         ship: shipUntilCancelled(() => (shipping = true)),
         recall: async () => {
@@ -90,6 +83,9 @@ describe('orders that need a person (time-skipping)', () => {
         expect(await h.executeUpdate(resolveRecallUpdate, { args: [{ action: 'retry-recall', reason: 'carrier agreed', by: 'ops-1' }], updateId: 'r-2' })).toEqual(done);
         return o.result();
       },
+      // A linger of a day: updates to the run that held the order (ORDER_LINGER_SECONDS > 0); at the default the run
+      // closes and the operator's request starts a repair run (the repair tests below).
+      { cancelGraceSeconds: 3600, lingerSeconds: 24 * 3600 },
     );
     expect(out).toMatchObject({ status: 'cancelled', recallFailures: 2 });
     expect(out.failureReason).toBeUndefined();
@@ -100,7 +96,7 @@ describe('orders that need a person (time-skipping)', () => {
   });
 
   it('a repair run loads a recall-failed order from the store and records it recalled by hand', async () => {
-    const { out, calls } = await withOrder(env, {}, async (o) => {
+    const { out, calls } = await withOrder(ts.env, {}, async (o) => {
       o.rows.set(`${o.tenantId}/${o.orderId}`, { status: 'recall-failed', orderVersion: 2, placed: true, cancelRefused: false, recallFailures: 1, failureReason: 'refused: 409' });
       await o.startRepair();
       const done = await o.handle().executeUpdate(resolveRecallUpdate, { args: [{ action: 'recalled-by-hand', reason: 'returned by the carrier', by: 'ops-2' }] });
@@ -114,7 +110,7 @@ describe('orders that need a person (time-skipping)', () => {
   });
 
   it('a repair run of a failed order ships it once; one whose order the store holds cancelled refuses the retry and ends cancelled', async () => {
-    const shipped = await withOrder(env, {}, async (o) => {
+    const shipped = await withOrder(ts.env, {}, async (o) => {
       o.rows.set(`${o.tenantId}/${o.orderId}`, { status: 'failed', orderVersion: 1, placed: true, cancelRefused: false, failureReason: 'warehouse 422' });
       await o.startRepair();
       const retried = await o.handle().executeUpdate(retryShipmentUpdate, { args: [{ reason: 'SKU mapping fixed', by: 'ops-3' }] });
@@ -126,7 +122,7 @@ describe('orders that need a person (time-skipping)', () => {
     expect(shipped.calls.shipped).toHaveLength(1);
 
     // A late cancellation was recorded after the operator looked: the store holds the order cancelled, and wins.
-    const raced = await withOrder(env, {}, async (o) => {
+    const raced = await withOrder(ts.env, {}, async (o) => {
       o.rows.set(`${o.tenantId}/${o.orderId}`, { status: 'cancelled', orderVersion: 3, placed: true, cancelRefused: false });
       await o.startRepair();
       expect(await refusal(o.handle().executeUpdate(retryShipmentUpdate, { args: [{ reason: 'try again' }] }))).toMatch(/is cancelled, not failed/);
@@ -138,7 +134,7 @@ describe('orders that need a person (time-skipping)', () => {
   });
 
   it('a repair run that finds no order in the store ends failed, leaving the id free', async () => {
-    const { out, calls } = await withOrder(env, {}, async (o) => {
+    const { out, calls } = await withOrder(ts.env, {}, async (o) => {
       await o.startRepair();
       return o.result();
     });

@@ -4,29 +4,22 @@
  * without real waiting.
  */
 import { randomUUID } from 'node:crypto';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { workflowBundle } from '../../src/temporal.js';
 import { ORDER_WORKFLOW_TYPE, orderEventSignal, orderWorkflowId, retryShipmentUpdate, type OrderEvent, type OrderView } from '../../workflows/api.js';
 import { SHIPMENT_BACKOFF, jitteredDelayMs } from '../../activities/index.js';
 import type { orderFulfilmentV2 } from '../../workflows/order-fulfilment.js';
 import { fakeActivities, retryable, shipUntilCancelled } from '../support/fake-activities.js';
 import { events } from '../support/harness.js';
-import { startTimeSkipping, type TimeSkippingServer } from '../support/time-skipping.js';
+import { timeSkippingForThisFile } from '../support/time-skipping.js';
 import { defaultSettings as settings, waitUntil, withOrder } from '../support/workflow-driver.js';
 
-let env: TestWorkflowEnvironment;
-let server: TimeSkippingServer | undefined;
-beforeAll(async () => {
-  server = await startTimeSkipping();
-  env = server.env;
-});
-afterAll(async () => server?.teardown());
+const ts = timeSkippingForThisFile();
 
 describe('order workflow (time-skipping)', () => {
-  it('ships a placed order, then closes after the linger window (a day, skipped)', async () => {
-    const { out, calls } = await withOrder(env, {}, async (o) => {
+  it('ships a placed order and closes as it settles', async () => {
+    const { out, calls } = await withOrder(ts.env, {}, async (o) => {
       await o.start(events.placed('x', 'x'));
       return o.result();
     });
@@ -36,7 +29,7 @@ describe('order workflow (time-skipping)', () => {
   });
 
   it('a tombstone waits its 30-day grace window, then ends cancelled without a placement', async () => {
-    const { out, calls } = await withOrder(env, {}, async (o) => {
+    const { out, calls } = await withOrder(ts.env, {}, async (o) => {
       await o.start(events.cancelled('x', 'x'));
       return o.result();
     });
@@ -46,9 +39,9 @@ describe('order workflow (time-skipping)', () => {
   });
 
   it('a placement arriving inside the grace window is recorded as cancelled and never shipped', async () => {
-    const { out, calls, rows } = await withOrder(env, {}, async (o) => {
+    const { out, calls, rows } = await withOrder(ts.env, {}, async (o) => {
       await o.start(events.cancelled('x', 'x', { orderVersion: 2 }));
-      await env.sleep('29 days');
+      await ts.env.sleep('29 days');
       expect((await o.query()).status).toBe('awaiting-placement');
       await o.signal(events.placed('x', 'x', { orderVersion: 1 }));
       return o.result();
@@ -59,7 +52,7 @@ describe('order workflow (time-skipping)', () => {
   });
 
   it('a placement arriving after the grace window finds the run closed', async () => {
-    await withOrder(env, {}, async (o) => {
+    await withOrder(ts.env, {}, async (o) => {
       await o.start(events.cancelled('x', 'x'));
       await o.result();
       await expect(o.signal(events.placed('x', 'x'))).rejects.toThrow(/completed|not found/i);
@@ -69,13 +62,13 @@ describe('order workflow (time-skipping)', () => {
   it('retries a failing warehouse with growing, jittered backoff (2s, 4s, 8s... each halved at most), all in skipped time', async () => {
     let tries = 0;
     const { out, calls } = await withOrder(
-      env,
+      ts.env,
       {
         ship: async (_input, attempt) => {
           if ((tries += 1) < 5) throw retryable(`warehouse 503 (attempt ${attempt})`, jitteredDelayMs(attempt, SHIPMENT_BACKOFF));
           return 'shp-ok';
         },
-        now: () => env.currentTimeMs(),
+        now: () => ts.env.currentTimeMs(),
       },
       async (o) => {
         await o.start(events.placed('x', 'x'));
@@ -96,7 +89,7 @@ describe('order workflow (time-skipping)', () => {
 
   it('holds the order as failed with the reason once the shipment attempts are exhausted', async () => {
     const { out, calls } = await withOrder(
-      env,
+      ts.env,
       { ship: async () => { throw retryable('warehouse down'); } },
       async (o) => {
         await o.start(events.placed('x', 'x'));
@@ -114,7 +107,7 @@ describe('order workflow (time-skipping)', () => {
   it('a cancellation during the shipment stops it and compensates', async () => {
     let shippingStarted = false;
     const { out, calls } = await withOrder(
-      env,
+      ts.env,
       { ship: shipUntilCancelled(() => (shippingStarted = true)) },
       async (o) => {
         await o.start(events.placed('x', 'x'));
@@ -131,7 +124,7 @@ describe('order workflow (time-skipping)', () => {
 
   it('ships and closes in the first workflow task with no linger: the record and the shipment are local activities', async () => {
     const { out, calls } = await withOrder(
-      env,
+      ts.env,
       {},
       async (o) => {
         await o.start(events.placed('x', 'x'));
@@ -144,7 +137,7 @@ describe('order workflow (time-skipping)', () => {
   });
 
   it('a cancellation delivered with its placement in one signal wins: never shipped', async () => {
-    const { out, calls } = await withOrder(env, {}, async (o) => {
+    const { out, calls } = await withOrder(ts.env, {}, async (o) => {
       await o.start(events.placed('x', 'x'), events.cancelled('x', 'x', { orderVersion: 2 }));
       return o.result();
     });
@@ -155,7 +148,7 @@ describe('order workflow (time-skipping)', () => {
   it('a burst of one order\'s events in one signal is applied in order, each once', async () => {
     const placed = events.placed('x', 'x');
     const storm = Array.from({ length: 300 }, (_, i) => ({ ...placed, eventId: `${placed.eventId}-again-${i}` }));
-    const { out, calls } = await withOrder(env, {}, async (o) => {
+    const { out, calls } = await withOrder(ts.env, {}, async (o) => {
       await o.start(placed, placed, ...storm, events.placed('x', 'x', { orderVersion: 2 }));
       return o.result();
     });
@@ -171,27 +164,26 @@ describe('order workflow (time-skipping)', () => {
     const workflowId = orderWorkflowId('acme', orderId);
     const [v1, v2] = [1, 2].map((v) => ({ ...events.placed('acme', orderId, { orderVersion: v }), tenantId: 'acme', orderId }) as OrderEvent);
     const resent = { ...v1!, eventId: `${v1!.eventId}-resent` } as OrderEvent;
-    await env.client.workflow.signalWithStart<typeof orderFulfilmentV2, [OrderEvent | readonly OrderEvent[]]>(ORDER_WORKFLOW_TYPE, {
+    await ts.env.client.workflow.signalWithStart<typeof orderFulfilmentV2, [OrderEvent | readonly OrderEvent[]]>(ORDER_WORKFLOW_TYPE, {
       workflowId,
       taskQueue,
       args: [{ tenantId: 'acme', orderId, settings: { ...settings, lingerSeconds: 0 } }],
       signal: orderEventSignal,
       signalArgs: [[v1!, v2!]],
     });
-    await env.client.workflow.getHandle(workflowId).signal(orderEventSignal, resent);
+    await ts.env.client.workflow.getHandle(workflowId).signal(orderEventSignal, resent);
     const fake = fakeActivities({});
-    const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: await workflowBundle(), activities: fake.activities });
-    const out = (await worker.runUntil(env.client.workflow.getHandle(workflowId).result())) as OrderView;
+    const worker = await Worker.create({ connection: ts.env.nativeConnection, taskQueue, workflowBundle: await workflowBundle(), activities: fake.activities });
+    const out = (await worker.runUntil(ts.env.client.workflow.getHandle(workflowId).result())) as OrderView;
     expect(fake.calls.record.map((e) => e.eventId)).toEqual([v1!.eventId, v2!.eventId]);
     expect(out).toMatchObject({ status: 'shipped', orderVersion: 2, appliedEvents: 2, staleIgnored: 1 });
   });
 
-  it('applies a duplicate signal once', async () => {
+  it('applies a duplicate once: copies that reach the open run together are recognised by their event id', async () => {
     const placed = events.placed('x', 'x');
-    const { out, calls } = await withOrder(env, {}, async (o) => {
-      await o.start(placed);
-      await o.signal(placed);
-      await o.signal(placed);
+    const { out, calls } = await withOrder(ts.env, {}, async (o) => {
+      // As the bridge hands over copies queued together in one lane (a run that closed meets the store instead).
+      await o.start(placed, placed, placed);
       return o.result();
     });
     expect(calls.record).toHaveLength(1);
@@ -201,7 +193,7 @@ describe('order workflow (time-skipping)', () => {
   it('an event the store can never hold is dead-lettered after one attempt; the order goes on with the next event', async () => {
     const unstorable = events.placed('x', 'x', { orderVersion: 1, origin: { topic: 'orders', partition: 2, offset: '41' } });
     const { out, calls } = await withOrder(
-      env,
+      ts.env,
       { refuse: (e) => (e.eventId === unstorable.eventId ? 'PostgreSQL refused it: value out of range (SQLSTATE 22003)' : undefined) },
       async (o) => {
         await o.start(unstorable);
@@ -224,7 +216,7 @@ describe('order workflow (time-skipping)', () => {
     let warehouseUp = false;
     const reason = 'warehouse fixed (INC-7)';
     const { out, calls } = await withOrder(
-      env,
+      ts.env,
       {
         ship: async (input) => {
           if (!warehouseUp) throw retryable('warehouse down');
@@ -233,19 +225,19 @@ describe('order workflow (time-skipping)', () => {
       },
       async (o) => {
         await o.start(events.placed('x', 'x'));
-        // Eight attempts with backoff, in skipped time; the run then lingers a day, failed.
+        // Eight attempts with backoff, in skipped time; the run then lingers a day, failed (set below).
         let view = await o.query();
         while (view.status !== 'failed') {
-          await env.sleep('30 seconds');
+          await ts.env.sleep('30 seconds');
           view = await o.query();
         }
-        const handle = env.client.workflow.getHandle(orderWorkflowId(view.tenantId, view.orderId));
+        const handle = ts.env.client.workflow.getHandle(orderWorkflowId(view.tenantId, view.orderId));
         warehouseUp = true;
         const retried = await handle.executeUpdate(retryShipmentUpdate, { args: [{ reason }], updateId: 'retry-1' });
         expect(retried).toMatchObject({ retry: 1, status: 'pending', reason, clearedFailure: expect.stringContaining('warehouse down'), shipmentKey: `ship/${view.tenantId}/${view.orderId}` });
         // The same update id again is the same update: applied once, answered with the first result.
         expect(await handle.executeUpdate(retryShipmentUpdate, { args: [{ reason }], updateId: 'retry-1' })).toEqual(retried);
-        while ((await o.query()).status !== 'shipped') await env.sleep('1 second');
+        while ((await o.query()).status !== 'shipped') await ts.env.sleep('1 second');
         const refused = await handle.executeUpdate(retryShipmentUpdate, { args: [{ reason: 'once more' }], updateId: 'retry-2' }).then(
           () => undefined,
           (err: unknown) => err as Error & { cause?: Error },
@@ -253,6 +245,9 @@ describe('order workflow (time-skipping)', () => {
         expect(refused?.cause?.message).toMatch(/is shipped, not failed: only an order held as failed can be retried/);
         return o.result();
       },
+      // A linger of a day: this test is the update on an open run (ORDER_LINGER_SECONDS > 0); at the default the
+      // failed run closes and the operator's retry starts a repair run (operator-actions.int.test.ts).
+      { ...settings, lingerSeconds: 24 * 3600 },
     );
     expect(calls.ship).toHaveLength(10); // the quick attempt and 8 failed ones, then the retry's (quick, and it ships)
     expect(calls.failed).toHaveLength(1);

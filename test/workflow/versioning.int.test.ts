@@ -19,6 +19,7 @@ import { workflowBundleAt } from '../support/workflow-at.js';
 
 /** The last commit before the `dead-letter-refused-events` patch. */
 const BEFORE_PATCH = '74af5af';
+// A linger of a minute: runs started on the old code must still be open when the new code takes them over.
 const settings = { cancelGraceSeconds: 3600, lingerSeconds: 60 };
 
 let server: TimeSkippingServer | undefined;
