@@ -106,7 +106,8 @@ describe('encrypted payloads and the codec server', () => {
   }
 
   beforeAll(async () => {
-    // The order stays open long enough for a late event after the rotation (terminated in afterAll).
+    // A linger (not the default): after the key rotation an event goes to the run, which must still be open for a new
+    // worker to replay its history written under the old key (terminated in afterAll).
     s = await scenario('codec', { PAYLOAD_ENCRYPTION_KEYS: `old:${OLD}`, ORDER_LINGER_SECONDS: '600' });
     tenant = s.tenant();
     first = await s.startInstance();

@@ -31,7 +31,7 @@ describe('an order history on the real stack', () => {
   let app: App;
   let worker: App;
   beforeAll(async () => {
-    s = await scenario('order-history', { ORDER_LINGER_SECONDS: '0' });
+    s = await scenario('order-history');
     // Both roles in one process: orders start eagerly on the worker's connection.
     app = await s.startInstance();
   });

@@ -20,7 +20,8 @@ describe('fulfilment order retry', () => {
   const opened: string[] = [];
 
   beforeAll(async () => {
-    // Settled runs stay open long enough to be retried (terminated in afterAll).
+    // A linger (not the default): the first cases send the retry to the run that held the order; at the default that
+    // run has closed and the retry starts a repair run, as the cases below do with runs ended by hand.
     s = await scenario('order-retry', { ORDER_LINGER_SECONDS: '600' });
     app = await s.startInstance();
     tenant = s.tenant('retry');

@@ -9,7 +9,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { runCli } from '../../src/cli/main.js';
-import { connectClient } from '../../src/temporal.js';
 import { memoryOutput } from '../../src/cli/output.js';
 import type { OrderShowResult } from '../../src/cli/order/show.js';
 import { orderStatusQuery, orderWorkflowId } from '../../workflows/api.js';
@@ -20,15 +19,13 @@ describe('fulfilment order show', () => {
   let app: App;
   let tenant: string;
   let other: string;
-  const opened: string[] = [];
 
   beforeAll(async () => {
-    // Settled runs stay open, so their worker answers the status query (terminated in afterAll).
-    s = await scenario('order-show', { ORDER_LINGER_SECONDS: '600' });
+    // At the defaults: each order's run has closed by the time it is shown (its worker answers the query by replay).
+    s = await scenario('order-show');
     app = await s.startInstance();
     tenant = s.tenant('show');
     other = s.tenant('other');
-    for (const t of [tenant, other]) opened.push(orderWorkflowId(t, 'o-1'));
     await s.produce([
       { key: `${tenant}/o-1`, value: events.placed(tenant, 'o-1', { data: { customerId: 'cust-show-1', lines: [{ sku: 'SKU-1', quantity: 2 }] } }) },
       { key: `${other}/o-1`, value: events.placed(other, 'o-1', { data: { customerId: 'cust-other-1', lines: [{ sku: 'SKU-9', quantity: 1 }] } }) },
@@ -41,13 +38,7 @@ describe('fulfilment order show', () => {
     await s.readTopic(s.config.DLQ_TOPIC, 3);
   });
 
-  afterAll(async () => {
-    // The last test stops the instance: a client of its own ends the runs.
-    const client = s && (await connectClient(s.config));
-    for (const id of opened) await client?.workflow.getHandle(id).terminate('test over').catch(() => undefined);
-    await client?.connection.close();
-    await s?.close();
-  });
+  afterAll(async () => s?.close());
 
   const cli = async (argv: string[], config = s.config) => {
     const out = memoryOutput();
@@ -70,7 +61,7 @@ describe('fulfilment order show', () => {
     expect(out).toMatch(/\n {2}customer_id +\[redacted\]\n/);
     expect(out).not.toContain('cust-show-1');
     expect(out).toContain(`workflow order/${tenant}/o-1 (namespace ${s.config.TEMPORAL_NAMESPACE})`);
-    expect(out).toMatch(/\n {2}run {15}[0-9a-f-]{36} running\n/);
+    expect(out).toMatch(/\n {2}run {15}[0-9a-f-]{36} closed completed at \S+Z\n/);
     expect(out).toContain('order status      shipped (search attribute: shipped)');
     for (const note of view.notes) expect(out).toContain(`    - ${note}`);
     expect(view.notes.length).toBeGreaterThan(0);
@@ -94,7 +85,7 @@ describe('fulfilment order show', () => {
     expect(r.code).toBe(0);
     const shown = JSON.parse(r.stdout) as OrderShowResult;
     expect(shown.row).toEqual(JSON.parse(JSON.stringify(row)));
-    expect(shown.workflow).toMatchObject({ workflowId: orderWorkflowId(tenant, 'o-1'), running: true, status: 'RUNNING', orderStatus: 'shipped', view: { status: 'shipped', tenantId: tenant } });
+    expect(shown.workflow).toMatchObject({ workflowId: orderWorkflowId(tenant, 'o-1'), running: false, status: 'COMPLETED', orderStatus: 'shipped', view: { status: 'shipped', tenantId: tenant } });
     expect(shown.shipment).toEqual({ key: `ship/${tenant}/o-1`, rowShipmentId: row.shipment_id, workflowShipmentId: row.shipment_id, warehouse: { id: row.shipment_id, status: 'dispatched', createdAt: expect.any(String), cancelledAt: null } });
     expect(shown.deadLetters).toHaveLength(1);
     expect(shown.deadLetters[0]).toMatchObject({ tenantId: tenant, errorClass: 'MalformedEventError', copies: 1 });
@@ -148,7 +139,7 @@ describe('fulfilment order show', () => {
     await app.stop();
     const r = await cli(['order', 'show', `${tenant}/o-1`, '--timeout', '3']);
     expect(r.code).toBe(1);
-    expect(r.stdout).toMatch(/\n {2}run {15}[0-9a-f-]{36} running\n/);
+    expect(r.stdout).toMatch(/\n {2}run {15}[0-9a-f-]{36} closed completed at \S+Z\n/);
     expect(r.stdout).toContain('order status      shipped (search attribute; the status query was not answered)');
     expect(r.stdout).toMatch(/\n {2}status +shipped\n/);
     expect(r.stderr).toContain(`error: order ${tenant}/o-1 is shown incomplete:\n  workflow status query: no answer within 3 s (--timeout): it is answered by a worker polling task queue ${s.config.TEMPORAL_TASK_QUEUE}`);

@@ -1,8 +1,9 @@
 /**
  * What production runs is what `npm run build` emitted (npm test builds it first): dist/src/service.js, plain
  * JavaScript with the prebuilt workflow bundle, ships an order on the real stack and stops on SIGTERM; a bridge-only
- * process of it loads only what the bridge uses — no worker SDK, no pg, no activities, no tracing SDK — which a
- * preload records (every module resolved, by ESM import or CommonJS require).
+ * process of it loads only what the bridge uses — no worker SDK, no activities, no tracing SDK (pg, for the late path
+ * only) — which a preload records (every module resolved, by ESM import or CommonJS require). Every attempt at an
+ * order's events is logged with the event's id, type, version, attempt and correlation id.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -41,7 +42,7 @@ Module._resolveFilename = function (request, ...rest) {
 describe('the built service (dist/)', () => {
   let s: Scenario;
   beforeAll(async () => {
-    s = await scenario('built', { ORDER_LINGER_SECONDS: '0' });
+    s = await scenario('built');
   });
   afterAll(async () => {
     await s?.close();
@@ -65,7 +66,39 @@ describe('the built service (dist/)', () => {
     }
   });
 
-  it('a bridge-only process loads neither the worker SDK, pg, the activities nor the tracing SDK', async () => {
+  it("logs every attempt at one order's events with its event id, type, version, attempt and correlation id", async () => {
+    const p = startServiceProcess({ ...s.env, METRICS_PORT: '0' }, { built: true });
+    const tenant = s.tenant();
+    const placed = events.placed(tenant, 'logged', { correlationId: 'corr-logged-1' });
+    const cancelled = events.cancelled(tenant, 'logged', { orderVersion: 2, correlationId: 'corr-logged-2' });
+    try {
+      await p.said('service ready');
+      await s.produce([{ key: 'logged', value: placed }]);
+      await waitFor('the order to ship', async () => (await s.row(tenant, 'logged'))?.status === 'shipped');
+      // After the run closed: the bridge's late path records it (and logs it) through the store.
+      await s.produce([{ key: 'logged', value: cancelled }]);
+      await waitFor('the late cancellation recorded', async () => (await s.row(tenant, 'logged'))?.cancel_refused_at);
+      await waitFor('its outcome logged', () => p.lines.some((l) => l.eventId === cancelled.eventId && l.msg === 'order event decided'));
+    } finally {
+      expect(await p.stop()).toBe(0);
+    }
+    const ofEvent = (e: { eventId: string }) => p.lines.filter((l) => l.eventId === e.eventId);
+    for (const e of [placed, cancelled] as { eventId: string; type: string; orderVersion: number; correlationId: string }[]) {
+      const attempts = ofEvent(e).filter((l) => l.msg === 'delivering event to order workflow' || l.msg === 'recording order event');
+      expect(attempts.length, `attempt lines of ${e.eventId}`).toBeGreaterThan(0);
+      for (const l of attempts) expect(l, String(l.msg)).toMatchObject({ eventId: e.eventId, type: e.type, orderVersion: e.orderVersion, attempt: expect.any(Number), correlationId: e.correlationId, tenantId: tenant, orderId: 'logged' });
+      // And its outcome, as the store decided it: applied first (a record retried after a quick attempt that ran out of
+      // time — a loaded machine — finds it claimed: a duplicate, logged as such).
+      const decided = ofEvent(e).filter((l) => l.msg === 'order event decided');
+      expect(decided.map((l) => l.outcome), String(e.eventId)).toEqual(['applied', ...decided.slice(1).map(() => 'duplicate')]);
+      for (const l of decided) expect(l).toMatchObject({ eventId: e.eventId, type: e.type, orderVersion: e.orderVersion, correlationId: e.correlationId });
+    }
+    // The placement was recorded inside its run (the activity's attempt line); the cancellation by the bridge's late path.
+    expect(ofEvent(placed).map((l) => l.msg)).toContain('recording order event');
+    expect(ofEvent(cancelled).map((l) => l.msg)).toContain("order's run had closed; event recorded through the store");
+  });
+
+  it('a bridge-only process loads neither the worker SDK, the activities nor the tracing SDK (pg only for its late path)', async () => {
     const p = startServiceProcess({ ...s.env, METRICS_PORT: '0', FULFILMENT_ROLES: 'bridge', RESOLVED_LOG: log }, { built: true, nodeArgs: ['--import', pathToFileURL(join(dir, 'preload.mjs')).href] });
     try {
       await p.said('service ready');
@@ -76,7 +109,7 @@ describe('the built service (dist/)', () => {
     // The control: the recorder saw what the bridge does load.
     expect(resolved.some((f) => /node_modules[\\/]kafkajs[\\/]/.test(f))).toBe(true);
     expect(resolved.some((f) => /node_modules[\\/]@temporalio[\\/]client[\\/]/.test(f))).toBe(true);
-    const unwanted = resolved.filter((f) => /node_modules[\\/](@temporalio[\\/](worker|activity|core-bridge)|pg|@opentelemetry[\\/]sdk-trace-base)[\\/]|dist[\\/]activities[\\/]|dist[\\/]src[\\/]worker[\\/]/.test(f));
+    const unwanted = resolved.filter((f) => /node_modules[\\/](@temporalio[\\/](worker|activity|core-bridge)|@opentelemetry[\\/]sdk-trace-base)[\\/]|dist[\\/]activities[\\/]|dist[\\/]src[\\/]worker[\\/]/.test(f));
     expect([...new Set(unwanted)]).toEqual([]);
   });
 });

@@ -21,8 +21,6 @@ const WORKERS = 2;
 /** Orders per kind (below), over 3 tenants and all 6 partitions: 300 records for 180 orders. */
 const PER_KIND = { plain: 90, duplicated: 30, reordered: 30, cancelledFirst: 30 };
 const COPIES = 3;
-/** Long enough that no run closes (and a late copy meets a closed run) before the test has read everything. */
-const LINGER_SECONDS = '600';
 const DEADLINE_MS = 300_000;
 
 interface Instance {
@@ -59,7 +57,7 @@ describe('scale-out: 2 worker and 3 bridge processes against one stack', () => {
   const workers = () => instances.filter((i) => i.role === 'worker');
 
   beforeAll(async () => {
-    s = await scenario('scale-out', { ORDER_LINGER_SECONDS: LINGER_SECONDS });
+    s = await scenario('scale-out');
     await s.admin.createPartitions({ topicPartitions: [{ topic: s.config.ORDERS_TOPIC, count: PARTITIONS }] });
     await waitFor(`${PARTITIONS} partitions on ${s.config.ORDERS_TOPIC}`, async () => (await s.admin.fetchTopicOffsets(s.config.ORDERS_TOPIC)).length === PARTITIONS);
     // A producer of its own: the scenario's learnt the topic with 3 partitions.

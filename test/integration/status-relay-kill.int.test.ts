@@ -26,7 +26,7 @@ describe('a status relay killed between publish and mark-sent', () => {
   let sender: ReturnType<typeof createSender> | undefined;
 
   beforeAll(async () => {
-    s = await scenario('status-relay-kill', { STATUS_RELAY: 'false', ORDER_LINGER_SECONDS: '0' });
+    s = await scenario('status-relay-kill', { STATUS_RELAY: 'false' });
     await s.startInstance();
     db = createDb(runtimeConnection(s.config), 2);
     watch = await s.watchTopic(s.config.STATUS_TOPIC);

@@ -29,7 +29,7 @@ describe('the status relay: crash between publish and mark-sent, several relays,
   const senders: ReturnType<typeof createSender>[] = [];
 
   beforeAll(async () => {
-    s = await scenario('status-relay', { STATUS_RELAY: 'false', ORDER_LINGER_SECONDS: '0' });
+    s = await scenario('status-relay', { STATUS_RELAY: 'false' });
     app = await s.startInstance();
     db = createDb(runtimeConnection(s.config), 2);
     watch = await s.watchTopic(s.config.STATUS_TOPIC);

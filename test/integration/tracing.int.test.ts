@@ -41,8 +41,6 @@ describe('one trace per event, bridge → workflow → activities → warehouse'
       OTEL_SERVICE_NAME: 'fulfilment-it',
       // Nothing is exported before stop(): the spans below prove that shutdown flushes.
       OTEL_BSP_SCHEDULE_DELAY: '600000',
-      // The order's workflow completes once shipped, so its RunWorkflow span ends (and is exported) too.
-      ORDER_LINGER_SECONDS: '0',
     });
     app = await s.startInstance();
     expect(app.tracing?.settings).toEqual({ exporter: 'otlp', url: `${receiver.url}/v1/traces`, protocol: 'http/json', headers: {}, timeoutMs: 10_000 });

@@ -76,9 +76,9 @@ async function statusEventsThrough(service: 'kafka' | 'postgres'): Promise<void>
   // When each step was reached, seconds from here: printed as it is reached (where a slow run spent its time).
   const t0 = Date.now();
   const mark = (step: string) => process.stdout.write(`[status-outage:${service}] ${step} at ${((Date.now() - t0) / 1000).toFixed(1)} s\n`);
-  // Runs linger past the test: a cancellation the test producer had to send again after Kafka came back still meets
-  // its order's run (and is applied or refused), instead of a closed run that would leave the order's row as it was.
-  const s = await scenario(`status-outage-${service}`, { STATUS_RELAY_POLL_MS: '200', ORDER_LINGER_SECONDS: '900' });
+  // At the defaults (a relay poll of 200 ms, not 1 s: each step waits for the events): a cancellation the test
+  // producer had to send again after Kafka came back meets its order's run, or the store once the run has closed.
+  const s = await scenario(`status-outage-${service}`, { STATUS_RELAY_POLL_MS: '200' });
   const db = createDb(runtimeConnection(s.config), 2);
   const topic = s.config.STATUS_TOPIC;
   let restarted = false;

@@ -82,8 +82,8 @@ export async function scenario(name: string, env: Record<string, string> = {}): 
     TEMPORAL_TASK_QUEUE: `orders-${suffix}`,
     WAREHOUSE_URL: warehouse.url,
     METRICS_PORT: '0',
-    CANCEL_GRACE_SECONDS: '3600',
-    ORDER_LINGER_SECONDS: '30',
+    // Everything else the service's own defaults (docs/testing.md "The defaults"): runs close the moment the order
+    // settles (ORDER_LINGER_SECONDS 0), the bridge starts orders eagerly beside its worker, the quick shipment first.
     // Test workers leave the deployment's ledger-retention schedule alone (ledger-retention.int.test.ts makes its own).
     LEDGER_PRUNE_INTERVAL: '0',
     STATUS_OUTBOX_PRUNE_INTERVAL: '0',

@@ -145,6 +145,47 @@ const stories: Record<string, Story> = {
       }
     },
   },
+  'v2-continued-as-new': {
+    order: 'o-v2-continued',
+    env: { ORDER_CONTINUE_AS_NEW_AFTER_EVENTS: '10', ORDER_LINGER_SECONDS: '0', CANCEL_GRACE_SECONDS: '600' },
+    async drive({ app, tenant, order, send }) {
+      // A tombstone waits for its placement; older cancellations (stale) each add a signal and a task, until the run
+      // continues as new past 10 events. The first run is the history kept.
+      await send(events.cancelled(tenant, order, { orderVersion: 20 }));
+      await settledAs(app, tenant, order, 'awaiting-placement');
+      const first = (await handleOf(app, tenant, order).describe()).runId;
+      for (let v = 1; v < 20; v += 1) {
+        await send(events.cancelled(tenant, order, { orderVersion: v }), true);
+        const continued = await waitFor(`v${v} decided`, async () => {
+          if ((await handleOf(app, tenant, order).describe()).runId !== first) return 'continued';
+          return (await view(app, tenant, order)).staleIgnored >= v ? 'decided' : undefined;
+        }, 30_000, 100);
+        if (continued === 'continued') {
+          await send(events.placed(tenant, order, { orderVersion: 1 }), true);
+          return first;
+        }
+      }
+      throw new Error('the run did not continue as new');
+    },
+  },
+  'v2-failed-then-late-cancel-from-store': {
+    order: 'o-v2-failed-late',
+    env: { ORDER_LINGER_SECONDS: '0' },
+    async drive({ s, app, tenant, order, send }) {
+      // Held as failed, its run closed; the late cancellation reaches the bridge, whose store hands it back (a failed
+      // order's shipment must be recalled): the run started from the store cancels the order and burns the key.
+      await fault(s, { rejectOrders: [order] });
+      try {
+        await send(events.placed(tenant, order));
+        await waitFor(`${order} to be failed`, async () => (await s.row(tenant, order))?.status === 'failed', 120_000, 200);
+        await waitFor(`${order}'s run to close`, async () => (await handleOf(app, tenant, order).describe()).status.name !== 'RUNNING', 120_000, 200);
+      } finally {
+        await fault(s, { rejectOrders: [] });
+      }
+      await send(events.cancelled(tenant, order, { orderVersion: 2 }));
+      await waitFor(`${order} to be cancelled`, async () => (await s.row(tenant, order))?.status === 'cancelled', 120_000, 200);
+    },
+  },
 };
 
 /** A slow warehouse, a placement, and its cancellation while the shipment is in flight: compensated. */
