@@ -10,6 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectClient } from '../../src/temporal.js';
+import { orderWorkflowId } from '../../workflows/api.js';
 import { events, scenario, waitFor, type Scenario } from '../support/harness.js';
 import { BUILT_SERVICE, startServiceProcess } from '../support/service-process.js';
 
@@ -75,7 +77,14 @@ describe('the built service (dist/)', () => {
       await p.said('service ready');
       await s.produce([{ key: 'logged', value: placed }]);
       await waitFor('the order to ship', async () => (await s.row(tenant, 'logged'))?.status === 'shipped');
-      // After the run closed: the bridge's late path records it (and logs it) through the store.
+      // The row is shipped inside the run's one task; the run closes when that task completes, a moment later (longer
+      // on a loaded machine). After it closed, the bridge's late path records the cancellation (and logs it).
+      const client = await connectClient(s.config);
+      try {
+        await waitFor('its run to close', async () => (await client.workflow.getHandle(orderWorkflowId(tenant, 'logged')).describe()).status.name !== 'RUNNING');
+      } finally {
+        await client.connection.close();
+      }
       await s.produce([{ key: 'logged', value: cancelled }]);
       await waitFor('the late cancellation recorded', async () => (await s.row(tenant, 'logged'))?.cancel_refused_at);
       await waitFor('its outcome logged', () => p.lines.some((l) => l.eventId === cancelled.eventId && l.msg === 'order event decided'));
