@@ -9,8 +9,8 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { halfJitterGenerator } from 'cockatiel';
 import { SHIPMENT_BACKOFF, type TransientRetry } from '../src/retry-policies.js';
-import { FailureType, type OrderEvent, type OrderLine, type OutcomeReport, type RecallResolution, type StoredOrder, type StoredOrderDetail } from '../workflows/api.js';
-import { DependencyUnavailableError, PermanentError } from '../src/errors.js';
+import { FailureType, type OrderEvent, type OrderLine, type ShipmentWaitDetails, type OutcomeReport, type RecallResolution, type StoredOrder, type StoredOrderDetail } from '../workflows/api.js';
+import { DependencyUnavailableError, PermanentError, WarehouseOutageError } from '../src/errors.js';
 import type { Logger } from '../src/log.js';
 import { createOutcomeReporter } from '../src/outcomes.js';
 import type { Metrics } from '../src/metrics.js';
@@ -18,6 +18,8 @@ import { inTenantTransaction, type Db, type Tx } from '../src/store/db.js';
 import { loadOrderDetail, recordFailed, recordRecallFailed, recordShipped, reopenFailed, resolveRecallFailed } from '../src/store/fulfilments.js';
 import { claimThen as claimInStore, recordOrderEvent as recordInStore, type ChangeCause } from '../src/store/order-events.js';
 import { classifySqlError } from '../src/store/sql-errors.js';
+import type { PauseBook } from '../src/store/pause-book.js';
+import { recordWait } from '../src/store/shipment-waits.js';
 import { resolveActionId, retryActionId } from '../src/store/status-change.js';
 import type { ChangeContext } from '../src/store/status-outbox.js';
 import type { DeadLetterForm } from '../src/dlq/dead-letter.js';
@@ -34,12 +36,21 @@ export interface ActivityDeps {
   deadLetters?: DeadLetterSink;
   /** How often the shipment activity heartbeats while it waits, milliseconds. Default 2000. */
   heartbeatMs?: number;
+  /** The delays between an order's own shipment attempts (WAREHOUSE_RETRY_*); default SHIPMENT_BACKOFF. */
+  shipmentBackoff?: TransientRetry;
+  /** Operators' pauses of shipping (`fulfilment shipping pause`); absent, nothing is ever paused. */
+  pauses?: PauseBook;
 }
 
 export interface ShipInput {
   tenantId: string;
   orderId: string;
   key: string;
+  /**
+   * The run waits when the warehouse is down for everyone or shipping is paused (WarehouseWaiting); absent (runs
+   * started before waits existed), an outage fails the attempt as transient, as it did.
+   */
+  waitOnOutage?: true;
   lines: OrderLine[];
   shippingAddress?: Record<string, unknown>;
   correlationId?: string;
@@ -61,10 +72,14 @@ export interface RecordedShipment {
   stored: StoredOrder;
 }
 
-/** What placeAndShip answers: the store's row after the placement, and the shipment when it was made and recorded. */
+/**
+ * What placeAndShip answers: the store's row after the placement, and the shipment when it was made and recorded, or
+ * the wait it met (the warehouse down for everyone, or shipping paused).
+ */
 export interface PlacedAndShipped {
   stored: StoredOrder;
   shipped?: RecordedShipment;
+  waiting?: ShipmentWaitDetails;
 }
 
 export { createOutcomeReporter } from '../src/outcomes.js';
@@ -130,17 +145,20 @@ export function createActivities(deps: ActivityDeps) {
    */
   async function ship(input: ShipInput): Promise<string> {
     const ctx = Context.current();
+    const pause = input.waitOnOutage ? await deps.pauses?.pauseFor(input.tenantId) : undefined;
+    if (pause) throw await waiting(input, `shipping paused${pause.tenantId ? ` for tenant ${pause.tenantId}` : ''} by ${pause.pausedBy} at ${pause.pausedAt.toISOString()}: ${pause.reason}`);
     logger.info(attemptFields(input), 'asking the warehouse to ship');
     // A local activity has no heartbeat (its workflow task is its liveness): only the activity heartbeats.
     const timer = ctx.info.isLocal ? undefined : setInterval(() => ctx.heartbeat(), deps.heartbeatMs ?? 2000);
     try {
       const receipt = await permanentAsFailure(() =>
-        warehouse.ship(input.key, input, ctx.cancellationSignal).catch((err: unknown) => {
+        warehouse.ship(input.key, input, ctx.cancellationSignal).catch(async (err: unknown) => {
+          if (err instanceof WarehouseOutageError && input.waitOnOutage) throw await waiting(input, err.message);
           if (!(err instanceof DependencyUnavailableError)) throw err;
           throw ApplicationFailure.create({
             message: err.message,
             type: err.name,
-            nextRetryDelay: jitteredDelayMs(ctx.info.attempt, SHIPMENT_BACKOFF),
+            nextRetryDelay: jitteredDelayMs(ctx.info.attempt, deps.shipmentBackoff ?? SHIPMENT_BACKOFF),
           });
         }),
       );
@@ -151,6 +169,18 @@ export function createActivities(deps: ActivityDeps) {
     } finally {
       clearInterval(timer);
     }
+  }
+
+  /**
+   * The shipment waits: the warehouse is down for everyone, or shipping is paused. The wait is recorded on the order's
+   * row (where the resumer finds it) and returned as a non-retryable WarehouseWaiting failure, so Temporal spends no
+   * attempt on it and the workflow waits to be woken. A store that cannot record it fails the attempt as transient.
+   */
+  async function waiting(input: ShipInput, reason: string): Promise<ApplicationFailure> {
+    const since = await recordWait(db, input.tenantId, input.orderId, reason);
+    logger.warn({ ...attemptFields(input), reason, waitingSince: since?.toISOString() }, 'the shipment waits for the warehouse');
+    const details: ShipmentWaitDetails = { since: (since ?? new Date()).toISOString(), reason };
+    return ApplicationFailure.create({ type: FailureType.warehouseWaiting, message: `waiting for the warehouse: ${reason}`, nonRetryable: true, details: [details] });
   }
 
   /** Marks the order shipped (claim `shipped/...` first). A cancelled order is left cancelled and returned as is. */
@@ -211,6 +241,7 @@ export function createActivities(deps: ActivityDeps) {
       try {
         return { stored, shipped: await shipAndRecord(input) };
       } catch (err) {
+        if (err instanceof ApplicationFailure && err.type === FailureType.warehouseWaiting) return { stored, waiting: err.details![0] as ShipmentWaitDetails };
         logger.info({ ...attemptFields(input), err: (err as Error).message }, 'quick shipment did not finish; the workflow ships the order');
         return { stored };
       }

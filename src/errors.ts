@@ -27,6 +27,12 @@ export class MalformedEventError extends PermanentError {
 /** Thrown when a dependency (Temporal, Kafka, PostgreSQL, warehouse) cannot be reached or answered 5xx. */
 export class DependencyUnavailableError extends TransientError {}
 
+/**
+ * The warehouse is down for everyone, not for this order: its circuit is open (recent calls of every order failed), or
+ * this call's failure left it open. An order that meets it waits instead of spending its attempts.
+ */
+export class WarehouseOutageError extends DependencyUnavailableError {}
+
 /** Thrown when the warehouse refuses a request for a reason retrying cannot change (4xx). */
 export class WarehouseRejectedError extends PermanentError {}
 

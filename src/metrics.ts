@@ -57,6 +57,18 @@ export interface Metrics {
   ordersNeedingAttention: Gauge<'status'>;
   ordersNeedingAttentionOldest: Gauge<'status'>;
   /**
+   * Orders of every tenant whose shipment waits for the warehouse now (down for everyone, or shipping paused), how
+   * many of them an operator's pause holds, and how long the oldest has waited: read from the store by each worker's
+   * shipment resumer (counts only, no tenant's rows).
+   */
+  ordersWaiting: Gauge<string>;
+  ordersWaitingPaused: Gauge<string>;
+  ordersWaitingOldest: Gauge<string>;
+  /** Pauses of shipping in force (`fulfilment shipping pause`), as this worker last read them (every 2 s). */
+  shippingPauses: Gauge<string>;
+  /** Waiting orders this worker's resumer woke, by why: `probe` (to try a warehouse not seen answering), `resume` (it answers). */
+  shipmentsResumed: Counter<'reason'>;
+  /**
    * Seconds each partition this bridge owns has been parked (paused behind a dependency's backoff) without a break; 0
    * while it flows. Compared with parkedBudget by the alert rule FulfilmentPartitionParked.
    */
@@ -191,6 +203,32 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}): Metrics 
       name: 'fulfilment_orders_needing_attention_oldest_seconds',
       help: 'Seconds the oldest order held for a person has waited, by status (0 when none), at the last poll.',
       labelNames: ['status'],
+      registers,
+    }),
+    ordersWaiting: new Gauge({
+      name: 'fulfilment_orders_waiting',
+      help: 'Orders of every tenant whose shipment waits for the warehouse now (down for everyone, or shipping paused), as the store counted them at the last poll.',
+      registers,
+    }),
+    ordersWaitingPaused: new Gauge({
+      name: 'fulfilment_orders_waiting_paused',
+      help: "Of the waiting orders, those an operator's pause holds (`fulfilment shipping pause`), at the last poll.",
+      registers,
+    }),
+    ordersWaitingOldest: new Gauge({
+      name: 'fulfilment_orders_waiting_oldest_seconds',
+      help: 'Seconds the oldest waiting order has waited for the warehouse (0 when none), at the last poll.',
+      registers,
+    }),
+    shippingPauses: new Gauge({
+      name: 'fulfilment_shipping_pauses',
+      help: 'Pauses of shipping in force (`fulfilment shipping pause`: every tenant, or one), as this worker last read them; it reads them every 2 s.',
+      registers,
+    }),
+    shipmentsResumed: new Counter({
+      name: 'fulfilment_shipments_resumed_total',
+      help: "Waiting orders this worker's shipment resumer woke: reason=probe (one at a time, to try a warehouse not seen answering), reason=resume (it answers again; paced, oldest first).",
+      labelNames: ['reason'],
       registers,
     }),
     partitionParkedSeconds: new Gauge({

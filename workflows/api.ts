@@ -112,6 +112,12 @@ export function signalledEvents(arg: OrderEvent | readonly OrderEvent[]): readon
   return Array.isArray(arg) ? arg : [arg as OrderEvent];
 }
 
+/**
+ * Wakes an order whose shipment waits for the warehouse, to try again now (the shipment resumer, when the warehouse
+ * answers again or to probe it; an operator's `shipping resume`). An order that does not wait ignores it.
+ */
+export const resumeShipmentSignal = defineSignal('resumeShipment');
+
 /** Answers with the order's current view; safe to call at any time, including on a closed run. */
 export const orderStatusQuery = defineQuery<OrderView>('status');
 
@@ -126,6 +132,9 @@ export interface OrderView {
   retries?: number;
   /** Recalls the warehouse refused for good (recall-failed); absent before the first. */
   recallFailures?: number;
+  /** A pending order waiting for the warehouse (down for everyone, or shipping paused): since when (ISO 8601), and why. */
+  waitingSince?: string;
+  waitingReason?: string;
   cancelRefused: boolean;
   appliedEvents: number;
   duplicatesSuppressed: number;
@@ -180,6 +189,12 @@ export interface OrderWorkflowSettings {
   rememberEventIds?: number;
   /** Continue as new once the history has this many events; absent, only when Temporal suggests it. */
   continueAsNewAfterEvents?: number;
+  /**
+   * How long an order's shipment may wait for the warehouse (down for everyone, or shipping paused) before it is held
+   * as failed, seconds from its first wait (ORDER_SHIPMENT_DEADLINE_SECONDS). Absent — runs started before waits
+   * existed — the shipment does not wait: its bounded attempts count through an outage, as they did.
+   */
+  shipmentDeadlineSeconds?: number;
 }
 
 export interface OrderWorkflowInput {
@@ -250,6 +265,11 @@ export const FailureType = {
   shipmentUnrecorded: 'ShipmentUnrecorded',
   /** The worker has no dead-letter topic configured. */
   deadLetterUnavailable: 'DeadLetterUnavailable',
+  /**
+   * The warehouse is down for everyone (its circuit open) or shipping is paused: the order's shipment waits. Thrown
+   * non-retryable (no attempt is spent on it; the workflow waits instead); the details carry ShipmentWaitDetails.
+   */
+  warehouseWaiting: 'WarehouseWaiting',
   /** The workflow refused an operator's retry (the retryShipment update). */
   retryRefused: 'RetryRefused',
   /** The workflow refused an operator's resolution (the resolveRecall update). */
@@ -260,6 +280,12 @@ export const FailureType = {
    */
   orderFailed: 'OrderFailed',
 } as const;
+
+/** What a WarehouseWaiting failure carries: when the store says the order began to wait (ISO 8601), and why. */
+export interface ShipmentWaitDetails {
+  since: string;
+  reason: string;
+}
 
 /** The failure types no retry can fix: Temporal fails these at once. */
 export const NON_RETRYABLE_FAILURES = [

@@ -3,7 +3,7 @@
  * it, and the quick-then-durable fallback every effect takes. Deterministic code only (bundled into the sandbox).
  */
 import { ActivityFailure, ApplicationFailure, isCancellation } from '@temporalio/workflow';
-import { FailureType } from './api.js';
+import { FailureType, type ShipmentWaitDetails } from './api.js';
 
 /** The ApplicationFailure an activity failed with: the cause of its ActivityFailure, or (a local activity's) itself. */
 export function applicationFailure(err: unknown): ApplicationFailure | undefined {
@@ -56,4 +56,13 @@ export async function quickThenDurable<T>(quick: () => Promise<T>, durable: () =
 /** Why an order that is not failed cannot be retried. */
 export function notFailed(tenantId: string, orderId: string, status: string): string {
   return `order ${tenantId}/${orderId} is ${status}, not failed: only an order held as failed can be retried`;
+}
+
+/** What a WarehouseWaiting failure says (the warehouse down for everyone, or shipping paused), if `err` is one. */
+export function shipmentWait(err: unknown): ShipmentWaitDetails | undefined {
+  const failure = applicationFailure(err);
+  if (failure?.type !== FailureType.warehouseWaiting) return undefined;
+  const [details] = failure.details ?? [];
+  const d = details as Partial<ShipmentWaitDetails> | undefined;
+  return typeof d?.since === 'string' && typeof d.reason === 'string' ? { since: d.since, reason: d.reason } : undefined;
 }

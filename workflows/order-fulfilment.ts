@@ -60,6 +60,7 @@ import {
   orderEventSignal,
   orderStatusQuery,
   resolveRecallUpdate,
+  resumeShipmentSignal,
   retryShipmentUpdate,
   shipmentKey,
   signalledEvents,
@@ -70,6 +71,7 @@ import {
   type OrderWorkflowInput,
   type ResolveRecallResult,
   type RetryShipmentResult,
+  type ShipmentWaitDetails,
 } from './api.js';
 import { applyResolve, applyRetry, validateResolve, validateRetry, type OperatorRunPort, type PendingRequest } from './operator-actions.js';
 import {
@@ -83,6 +85,9 @@ import {
   markFailed,
   markRecallFailed,
   markShipped,
+  markWaiting,
+  endWait,
+  waitDeadline,
   needsPerson,
   noteDecision,
   recallFailuresOf,
@@ -92,7 +97,7 @@ import {
   type OrderState,
   type StoredOrder,
 } from './order-state.js';
-import { failureReason, failureType, isNonRetryable, quickThenDurable, unrecordedShipmentId } from './failures.js';
+import { failureReason, failureType, isNonRetryable, quickThenDurable, shipmentWait, unrecordedShipmentId } from './failures.js';
 import { store, storeEffect } from './store-effects.js';
 
 const nonRetryable = { nonRetryableErrorTypes: [...NON_RETRYABLE_FAILURES] };
@@ -125,6 +130,7 @@ const { outcomes } = proxySinks<OrderSinks>();
 const GRACE_WINDOW = 'cancellation grace window';
 const LINGER = 'linger for late events';
 const HOLD = 'hold before retrying';
+const WAREHOUSE_WAIT = 'wait for the warehouse';
 
 /** A recall the warehouse refused for good holds the order as recall-failed (before: the run failed). */
 const HOLD_RECALL_FAILED = 'hold-recall-failed';
@@ -186,6 +192,11 @@ class OrderRun implements OperatorRunPort {
   private quickShipment?: RecordedShipment | 'tried';
   /** The settled status the linger deadline was counted for (lingerDeadline). */
   private lingerFor?: string;
+  /**
+   * A resumeShipment signal arrived since the current shipment attempt began: an attempt that comes back waiting
+   * tries again at once (the resumer woke the order while the attempt was failing, or to probe the warehouse).
+   */
+  private resumeRequested = false;
   /** The one timer of the grace or linger window in progress, kept while events arrive. */
   private window?: { deadline: number; summary: string; scope: CancellationScope; passed: boolean };
 
@@ -202,6 +213,7 @@ class OrderRun implements OperatorRunPort {
       this.inbox.push(...signalledEvents(arg));
     });
     setHandler(orderStatusQuery, () => toView(this.state));
+    setHandler(resumeShipmentSignal, () => void (this.resumeRequested = true));
     // Handlers only enqueue: the main loop applies a request between events, and the handler returns its answer.
     const ctx = () => ({ loading: this.loading, queued: this.requests.length });
     setHandler(retryShipmentUpdate, (request) => this.queue<RetryShipmentResult>({ kind: 'retry', request }, FailureType.retryRefused), {
@@ -268,6 +280,8 @@ class OrderRun implements OperatorRunPort {
         this.state = expireTombstone(state);
         this.publishStatus();
       }
+    } else if (state.status === 'pending' && state.waiting) {
+      await this.waitForWarehouse();
     } else if (state.status === 'pending') {
       this.closeWindow();
       await this.ship();
@@ -303,6 +317,7 @@ class OrderRun implements OperatorRunPort {
       return this.report(event, decision.kind === 'duplicate' ? 'duplicate' : 'stale', detail);
     }
     let stored: StoredOrder;
+    const waited = this.state.waiting !== undefined;
     try {
       const summary = `record event ${event.type.replace(/^orders\./, '')} v${event.orderVersion}`;
       // An order's first placement with nothing behind it: recorded and shipped in one local activity (placeAndShip).
@@ -313,6 +328,7 @@ class OrderRun implements OperatorRunPort {
       // Shipped with it; or tried and not shipped, or not known (it ran out of time, most likely on a slow warehouse):
       // the quick attempt is spent, and ship() goes to the heartbeating activity.
       if (quick) this.quickShipment = placed?.shipped ?? (stored.status === 'pending' && stored.placed ? 'tried' : undefined);
+      if (placed?.waiting) this.waitFor(placed.waiting);
     } catch (err) {
       this.state = withNote(noteDecision(this.state, event, { kind: 'stale', reason: 'refused' }, remember), `refused ${event.eventId}: ${failureReason(err)}`);
       return this.refuse(event, err);
@@ -322,17 +338,51 @@ class OrderRun implements OperatorRunPort {
       this.state = { ...this.state, graceEndsAt: Date.now() + this.settings.cancelGraceSeconds * 1000 };
     }
     this.publishStatus();
-    if (this.cancelledOverAnAttempt(event, stored)) await this.compensate(shipmentKey(this.state.tenantId, this.state.orderId));
+    if (this.cancelledOverAnAttempt(event, stored, waited)) await this.compensate(shipmentKey(this.state.tenantId, this.state.orderId));
+  }
+
+  /**
+   * The shipment met the warehouse down for everyone, or shipping paused: the order waits, without spending its
+   * attempts, until the resumer (or an operator's resume) wakes it, an event moves it, or its shipment deadline passes.
+   */
+  private waitFor(wait: ShipmentWaitDetails): void {
+    const since = Date.parse(wait.since);
+    const deadline = waitDeadline(Date.now(), this.settings.shipmentDeadlineSeconds ?? 0);
+    this.state = markWaiting(this.state, Number.isNaN(since) ? Date.now() : since, wait.reason, deadline);
+  }
+
+  /**
+   * A waiting order: waits for a resumeShipment signal (then tries the warehouse again), an event or an operator's
+   * request (handled next; a cancellation wins at once), or its shipment deadline (then it is held as failed).
+   */
+  private async waitForWarehouse(): Promise<void> {
+    const waiting = this.state.waiting!;
+    const arrived = await this.waitForEvent(waiting.deadline, WAREHOUSE_WAIT, () => this.resumeRequested);
+    if (this.resumeRequested) {
+      this.closeWindow();
+      this.state = endWait(this.state, 'woken: trying the warehouse again');
+      return;
+    }
+    if (arrived) return;
+    const hours = Math.round(((this.settings.shipmentDeadlineSeconds ?? 0) / 3600) * 10) / 10;
+    await this.markFailed(`waited for the warehouse since ${new Date(waiting.since).toISOString()}, past the order's shipment deadline (${hours} h after its first wait): ${waiting.reason}`);
+    this.publishStatus();
   }
 
   /**
    * True when `event` cancelled the order while a shipment attempt it no longer follows may have reached the warehouse:
-   * the order was held as failed (the store says `recall`), or the placement's quick attempt gave up without knowing
-   * whether the warehouse shipped (`quickShipment` 'tried', before ship() took over). The key must then be recalled
+   * the order was held as failed (the store says `recall`), the placement's quick attempt gave up without knowing
+   * whether the warehouse shipped (`quickShipment` 'tried', before ship() took over), or the order was waiting for
+   * the warehouse (`waited`: only runs that wait, so no earlier history meets it). The key must then be recalled
    * (burnt), or an attempt that lands afterwards would ship a cancelled order.
    */
-  private cancelledOverAnAttempt(event: OrderEvent, stored: StoredOrder): boolean {
+  private cancelledOverAnAttempt(event: OrderEvent, stored: StoredOrder, waited: boolean): boolean {
     if (event.type !== ORDER_CANCELLED || stored.outcome !== 'applied' || this.state.status !== 'cancelled') return false;
+    // A waiting order's attempts may have reached the warehouse before it judged itself down (its runs all recall).
+    if (waited) {
+      this.quickShipment = undefined;
+      return true;
+    }
     const abandoned = stored.recall === true || this.quickShipment === 'tried';
     // Runs from before this rule recorded such a cancellation without a recall; they replay that way.
     if (!abandoned || !patched(RECALL_ABANDONED_ATTEMPT)) return false;
@@ -359,7 +409,8 @@ class OrderRun implements OperatorRunPort {
   /** What the warehouse is asked to ship for this order (the placement's lines and address, under the order's key). */
   private shipInput(placement: OrderPlacedData, correlationId: string | undefined): ShipInput {
     const { tenantId, orderId } = this.state;
-    return { tenantId, orderId, key: shipmentKey(tenantId, orderId), lines: placement.lines, shippingAddress: placement.shippingAddress, correlationId };
+    const waits = this.settings.shipmentDeadlineSeconds !== undefined ? { waitOnOutage: true as const } : {};
+    return { tenantId, orderId, key: shipmentKey(tenantId, orderId), lines: placement.lines, shippingAddress: placement.shippingAddress, correlationId, ...waits };
   }
 
   /**
@@ -389,6 +440,7 @@ class OrderRun implements OperatorRunPort {
     const quick = this.quickShipment;
     this.quickShipment = undefined;
     if (quick !== undefined && quick !== 'tried') return this.settleShipment(key, undefined, quick, undefined);
+    this.resumeRequested = false;
     const scope = new CancellationScope();
     let settled = false;
     let recorded: RecordedShipment | undefined;
@@ -437,6 +489,11 @@ class OrderRun implements OperatorRunPort {
       return;
     }
     const unrecorded = unrecordedShipmentId(failure);
+    const wait = shipmentWait(failure);
+    if (wait) {
+      this.waitFor(wait);
+      return;
+    }
     if (recorded) {
       this.state = { ...this.state, status: recorded.stored.status === 'pending' ? 'cancelled' : recorded.stored.status };
       await this.compensate(key);
@@ -531,8 +588,8 @@ class OrderRun implements OperatorRunPort {
    * Waits until an event (or an accepted retry) arrives or `deadline` (workflow time, ms) passes; true when one
    * arrived. The window's one timer keeps running across the events that arrive in it.
    */
-  private async waitForEvent(deadline?: number, summary?: string): Promise<boolean> {
-    const arrived = () => this.inbox.length > 0 || this.requests.length > 0;
+  private async waitForEvent(deadline?: number, summary?: string, woken: () => boolean = () => false): Promise<boolean> {
+    const arrived = () => this.inbox.length > 0 || this.requests.length > 0 || woken();
     if (deadline === undefined) {
       await condition(arrived);
       return true;

@@ -48,6 +48,25 @@ export interface OrderState {
   graceEndsAt?: number;
   /** Workflow time (ms) at which a settled order's run closes. */
   lingerEndsAt?: number;
+  /**
+   * A pending order whose shipment waits for the warehouse (down for everyone, or shipping paused): since when (the
+   * store's time, ms), why, and the workflow time at which waiting gives up (the order's shipment deadline).
+   */
+  waiting?: ShipmentWait;
+  /**
+   * Workflow time (ms) past which a waiting shipment gives up: set by the order's first wait, kept across the waits
+   * that follow (woken, it may wait again), dropped when the order leaves pending.
+   */
+  shipmentDeadline?: number;
+}
+
+/** A shipment that waits for the warehouse rather than spending its attempts. */
+export interface ShipmentWait {
+  /** When the order began to wait (the store's clock), ms since the epoch. */
+  since: number;
+  reason: string;
+  /** Workflow time (ms) past which the order is held as failed (the state's shipmentDeadline). */
+  deadline: number;
 }
 
 /** What the store says after an effect was recorded (see activities/record-order-event). */
@@ -144,7 +163,7 @@ export function applyStored(state: OrderState, event: OrderEvent, stored: Stored
   const placement = event.type === ORDER_PLACED ? event.data : state.placement;
   const correlationId = event.type === ORDER_PLACED ? (event.correlationId ?? state.correlationId) : state.correlationId;
   const next: OrderState = {
-    ...state,
+    ...(status === 'pending' ? state : leavePending(state)),
     status,
     orderVersion: Math.max(state.orderVersion, stored.orderVersion),
     placement,
@@ -161,11 +180,40 @@ export function expireTombstone(state: OrderState): OrderState {
 }
 
 export function markShipped(state: OrderState, shipmentId: string): OrderState {
-  return withNote({ ...state, status: 'shipped', shipmentId }, `shipped as ${shipmentId}`);
+  return withNote({ ...leavePending(state), status: 'shipped', shipmentId }, `shipped as ${shipmentId}`);
 }
 
 export function markFailed(state: OrderState, reason: string): OrderState {
-  return withNote({ ...state, status: 'failed', failureReason: reason }, `failed: ${reason}`);
+  return withNote({ ...leavePending(state), status: 'failed', failureReason: reason }, `failed: ${reason}`);
+}
+
+/**
+ * The shipment found the warehouse down for everyone (or shipping paused): the order waits, its attempts unspent. A
+ * wait that goes on keeps the time it began and its deadline; only the reason follows the latest attempt.
+ */
+export function markWaiting(state: OrderState, since: number, reason: string, deadline: number): OrderState {
+  const shipmentDeadline = state.shipmentDeadline ?? deadline;
+  const waiting = state.waiting ? { ...state.waiting, reason } : { since, reason, deadline: shipmentDeadline };
+  const next = { ...state, waiting, shipmentDeadline };
+  return state.waiting ? next : withNote(next, `waiting for the warehouse: ${reason}`);
+}
+
+/** The order stops waiting to try the warehouse again; its shipment deadline stands. */
+export function endWait(state: OrderState, note?: string): OrderState {
+  if (!state.waiting) return state;
+  const { waiting: _ended, ...rest } = state;
+  return note ? withNote(rest, note) : rest;
+}
+
+/** The order leaves pending: no wait, no shipment deadline. */
+export function leavePending(state: OrderState): OrderState {
+  const { waiting: _waiting, shipmentDeadline: _deadline, ...rest } = state;
+  return rest;
+}
+
+/** Waiting since `since` would pass the order's overall deadline for shipping (`deadlineSeconds` after its first wait). */
+export function waitDeadline(since: number, deadlineSeconds: number): number {
+  return since + deadlineSeconds * 1000;
 }
 
 /**
@@ -252,6 +300,7 @@ export function toView(state: OrderState): OrderView {
     failureReason: state.failureReason,
     ...(state.retries ? { retries: state.retries } : {}),
     ...(state.recallFailures ? { recallFailures: state.recallFailures } : {}),
+    ...(state.waiting ? { waitingSince: new Date(state.waiting.since).toISOString(), waitingReason: state.waiting.reason } : {}),
     cancelRefused: state.cancelRefused,
     appliedEvents: state.counters.applied,
     duplicatesSuppressed: state.counters.duplicates,

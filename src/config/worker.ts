@@ -14,6 +14,26 @@ export const workerSchema = {
   WAREHOUSE_BREAKER_FAILURES: positiveInt.default(5),
   /** Milliseconds the warehouse circuit stays open before one probe is let through. */
   WAREHOUSE_BREAKER_HALF_OPEN_MS: positiveInt.default(10_000),
+  /**
+   * How long (seconds) an order's shipment may wait for the warehouse — down for everyone (its circuit open), or
+   * shipping paused — before the order is held as failed with that reason, counted from its first wait. Default a day.
+   */
+  ORDER_SHIPMENT_DEADLINE_SECONDS: positiveInt.default(86_400),
+  /**
+   * While orders wait for the warehouse and this worker has not seen it answer since it failed, the shipment resumer
+   * wakes the oldest waiting order once per this many seconds, as the probe: its shipment is the one request the
+   * warehouse gets from the resumer. At least the breaker's half-open time, so that the probe reaches it. Default 15.
+   */
+  WAREHOUSE_PROBE_SECONDS: positiveInt.default(15),
+  /** Waiting orders the resumer wakes per second, oldest first, once the warehouse answers again (per worker). */
+  WAREHOUSE_RESUME_PER_SECOND: positiveInt.default(20),
+  /**
+   * The delays between an order's own shipment attempts (the warehouse answers others, fails for this order): doubling
+   * from WAREHOUSE_RETRY_INITIAL_MS to WAREHOUSE_RETRY_MAX_MS, half-jittered; 8 attempts in all, then the order is held
+   * as failed. Defaults 2 s and 60 s: about 3 minutes of attempts.
+   */
+  WAREHOUSE_RETRY_INITIAL_MS: positiveInt.default(2_000),
+  WAREHOUSE_RETRY_MAX_MS: positiveInt.default(60_000),
   /** How long (seconds) a cancellation that arrived before its placement waits for it. Default 1 hour. */
   CANCEL_GRACE_SECONDS: positiveInt.default(3600),
   /**

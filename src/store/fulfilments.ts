@@ -44,6 +44,11 @@ export interface FulfilmentRow {
   resolved_at: Date | null;
   /** The order's correlation id: its placement's, else its first event's (migration 007); null on older rows. */
   correlation_id: string | null;
+  /** A pending order waiting for the warehouse: since when, its last wait, why, and when a resumer last woke it (migration 008). */
+  waiting_since: Date | null;
+  waited_at: Date | null;
+  waiting_reason: string | null;
+  released_at: Date | null;
 }
 
 interface EventRef {

@@ -8,7 +8,9 @@
  * events into status_outbox and reads them there (`fulfilment status tail`), tenant-scoped; reads schema_migrations
  * (the worker waits for the schema its code needs); calls prune_processed_events (ledger retention, the one way to
  * delete ledger rows), orders_needing_attention (counts of held orders over every tenant, for the metrics) and the
- * status relay's functions of migration 007 (the one way to read, mark and prune outbox rows across tenants).
+ * status relay's functions of migration 007 (the one way to read, mark and prune outbox rows across tenants), and
+ * migration 008's orders_waiting_summary and release_waiting_orders (counts of orders waiting for the warehouse, and
+ * the resumer's wake-ups across tenants); reads, inserts and updates shipping_pauses (`fulfilment shipping pause`).
  * Nothing else: no DELETE, TRUNCATE, REFERENCES or TRIGGER, no ownership.
  */
 import type pg from 'pg';
@@ -25,6 +27,7 @@ export const RUNTIME_PRIVILEGES: { tables: Record<string, TablePrivilege[]>; fun
     processed_events: ['SELECT', 'INSERT'],
     status_outbox: ['SELECT', 'INSERT'],
     schema_migrations: ['SELECT'],
+    shipping_pauses: ['SELECT', 'INSERT', 'UPDATE'],
   },
   functions: [
     'prune_processed_events(interval, integer)',
@@ -34,6 +37,8 @@ export const RUNTIME_PRIVILEGES: { tables: Record<string, TablePrivilege[]>; fun
     'status_outbox_mark_sent(text, bigint[])',
     'status_outbox_lag(text)',
     'prune_status_outbox(interval, integer)',
+    'orders_waiting_summary()',
+    'release_waiting_orders(integer)',
   ],
 };
 

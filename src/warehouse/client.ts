@@ -9,7 +9,8 @@
  *
  * Calls go through a circuit breaker (cockatiel): after `failures` consecutive transient failures it opens and
  * calls fail at once without reaching the warehouse; after `halfOpenAfterMs` one probe is let through, and its
- * success closes the circuit. A dead warehouse is probed, not hammered, however many orders are retrying.
+ * success closes the circuit. A dead warehouse is probed, not hammered, however many orders are retrying. A failure
+ * met with the circuit open (or that left it open) is a WarehouseOutageError: the order waits instead of failing.
  *
  * Tracing: each call is a CLIENT span `warehouse.<op>` (`warehouse.ship`, `warehouse.cancel`) when a tracer is given,
  * and every request carries the active trace context (`traceparent`, `tracestate`) through OpenTelemetry's
@@ -18,7 +19,7 @@
 import { SpanKind, SpanStatusCode, context, propagation, type Tracer } from '@opentelemetry/api';
 import { ATTR_ERROR_TYPE, ATTR_HTTP_REQUEST_METHOD, ATTR_HTTP_RESPONSE_STATUS_CODE, ATTR_SERVER_ADDRESS, ATTR_SERVER_PORT, ATTR_URL_FULL } from '@opentelemetry/semantic-conventions';
 import { CircuitState, ConsecutiveBreaker, circuitBreaker, handleWhen, isBrokenCircuitError } from 'cockatiel';
-import { DependencyUnavailableError, InvalidRequestError, WarehouseRejectedError } from '../errors.js';
+import { DependencyUnavailableError, InvalidRequestError, WarehouseOutageError, WarehouseRejectedError } from '../errors.js';
 import type { OrderLine } from '../../workflows/api.js';
 import { isSafeToken } from '../events/envelope.js';
 import { recordFailure } from '../tracing/spans.js';
@@ -41,6 +42,18 @@ export interface WarehouseClient {
   ship(key: string, request: ShipmentRequest, signal?: AbortSignal): Promise<ShipmentReceipt>;
   /** Recalls the shipment made under `key` and burns the key; resolves false when nothing had shipped. */
   cancel(key: string, signal?: AbortSignal): Promise<boolean>;
+  /** What this process has seen of the warehouse lately (the shipment resumer's judgement of an outage). */
+  health(): WarehouseHealth;
+}
+
+/** What one process's client has seen of the warehouse. */
+export interface WarehouseHealth {
+  /** The circuit: closed (calls go out), open (calls fail at once), half-open (one probe goes out). */
+  circuit: 'closed' | 'open' | 'half-open';
+  /** When the warehouse last answered a call (any answer but 5xx), ms since the epoch; 0 before any. */
+  lastAnswerAt: number;
+  /** When a call last failed as a dependency failure (unreachable, timeout, 5xx, circuit open), ms; 0 before any. */
+  lastFailureAt: number;
 }
 
 export interface BreakerOptions {
@@ -66,9 +79,12 @@ export function createWarehouseClient(
     [CircuitState.Open]: 'open',
     [CircuitState.HalfOpen]: 'half-open',
   };
+  const seen: WarehouseHealth = { circuit: 'closed', lastAnswerAt: 0, lastFailureAt: 0 };
   breaker.onStateChange((state) => {
     const name = names[state];
-    if (name) opts.breaker?.onStateChange?.(name);
+    if (!name) return;
+    seen.circuit = name;
+    opts.breaker?.onStateChange?.(name);
   });
 
   /** Builds the request from the order's data; one that cannot be built is that order's fault, not the warehouse's. */
@@ -80,12 +96,24 @@ export function createWarehouseClient(
     }
   }
 
+  /**
+   * One call through the breaker. A dependency failure is an outage (WarehouseOutageError) when the circuit was open,
+   * or is open once this call failed: the warehouse fails for every order, not for this one.
+   */
   async function call(path: string, init: RequestInit, signal?: AbortSignal): Promise<Response> {
     const request = build(path, init);
     try {
-      return await breaker.execute(() => send(request, path, signal));
+      const res = await breaker.execute(() => send(request, path, signal));
+      seen.lastAnswerAt = Date.now();
+      return res;
     } catch (err) {
-      if (isBrokenCircuitError(err)) throw new DependencyUnavailableError(`warehouse circuit open: not calling ${path} until a probe succeeds`);
+      if (isBrokenCircuitError(err)) {
+        seen.lastFailureAt = Date.now();
+        throw new WarehouseOutageError(`warehouse circuit open: not calling ${path} until a probe succeeds`);
+      }
+      if (!(err instanceof DependencyUnavailableError)) throw err;
+      seen.lastFailureAt = Date.now();
+      if (breaker.state !== CircuitState.Closed) throw new WarehouseOutageError(`${err.message} (the warehouse's circuit is open: it fails for every order)`, { cause: err });
       throw err;
     }
   }
@@ -161,5 +189,6 @@ export function createWarehouseClient(
       if (res.status >= 400) throw new WarehouseRejectedError(`warehouse refused to cancel ${key}: ${res.status}`);
       return ((await res.json()) as { existed: boolean }).existed;
     },
+    health: () => ({ ...seen }),
   };
 }

@@ -25,6 +25,8 @@ import { ensureLedgerRetentionSchedule } from './ledger-retention-schedule.js';
 import { ensureStatusOutboxRetentionSchedule } from './status-outbox-retention-schedule.js';
 import { startStatusRelay, type StatusRelay } from './status-relay.js';
 import { watchStatusRelayLag } from './status-relay-lag.js';
+import { startShipmentResumer } from './shipment-resumer.js';
+import { createPauseBook } from '../store/pause-book.js';
 
 /** How often the worker's state is read for a failure its run() has not reported yet, milliseconds. */
 const WATCH_MS = 500;
@@ -77,6 +79,11 @@ export async function startWorkerRole(ctx: RoleContext, opts: { alone: boolean }
     },
     tracer: tracing?.tracer,
   });
+  // Operators' pauses of shipping, read every 2 s in the background (not once per shipment).
+  const pauses = createPauseBook(probeDb, {
+    onRead: (inForce) => metrics.shippingPauses.set(inForce.length),
+    onReadFailed: (err) => activityLogger.warn({ err: err.message }, 'could not read the shipping pauses; keeping the last ones read'),
+  });
   const worker = await Worker.create({
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
@@ -85,7 +92,7 @@ export async function startWorkerRole(ctx: RoleContext, opts: { alone: boolean }
     activities: {
       ...createLedgerRetentionActivities({ db, logger: activityLogger, metrics, minRetentionDays: config.KAFKA_RETENTION_DAYS + config.REDRIVE_WINDOW_DAYS }),
       ...createStatusOutboxRetentionActivities({ db, logger: activityLogger, metrics }),
-      ...createActivities({ db, warehouse, logger: activityLogger, metrics, deadLetters, statusTopic: config.STATUS_TOPIC }),
+      ...createActivities({ db, warehouse, logger: activityLogger, metrics, deadLetters, statusTopic: config.STATUS_TOPIC, pauses, shipmentBackoff: { initialDelayMs: config.WAREHOUSE_RETRY_INITIAL_MS, maxDelayMs: config.WAREHOUSE_RETRY_MAX_MS } }),
     },
     // Activities still running after the grace time are cancelled; their retries resume on another worker.
     shutdownGraceTime: config.WORKER_SHUTDOWN_GRACE_MS,
@@ -103,6 +110,16 @@ export async function startWorkerRole(ctx: RoleContext, opts: { alone: boolean }
   // The status relay (src/worker/status-relay.ts): publishes the outbox; never part of readiness, so Kafka being down
   // leaves the input side's health alone (the lag metric and its alert tell of it).
   const relay = config.STATUS_RELAY ? startRelay(ctx, probeDb) : undefined;
+  // Wakes orders waiting for the warehouse: one probe at a time while it is down, paced once it answers.
+  const resumer = startShipmentResumer({
+    db: probeDb,
+    client: ctx.client,
+    warehouse,
+    probeSeconds: config.WAREHOUSE_PROBE_SECONDS,
+    perSecond: config.WAREHOUSE_RESUME_PER_SECOND,
+    metrics,
+    logger: logger.child({ component: 'shipment-resumer' }),
+  });
 
   let stopping = false;
   let fail!: (err: Error) => void;
@@ -160,6 +177,13 @@ export async function startWorkerRole(ctx: RoleContext, opts: { alone: boolean }
             await connection.close();
           }
           await deadLetters.close();
+        },
+      },
+      {
+        name: 'shipment resumer',
+        stop: () => {
+          pauses.stop();
+          return resumer.stop();
         },
       },
       ...(relay ? [{ name: 'status relay', stop: relay.stop }] : []),

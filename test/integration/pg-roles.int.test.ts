@@ -279,7 +279,7 @@ describe('provisioning', () => {
     const one = JSON.parse(first.stdout) as { changed: boolean; kafka: { created: { topic: string; numPartitions: number }[] }; postgres: { applied: string[]; grants: { granted: string[] } } };
     expect(one.changed).toBe(true);
     expect(one.kafka.created).toEqual([{ topic: env.ORDERS_TOPIC, numPartitions: 2 }, { topic: env.DLQ_TOPIC, numPartitions: 3 }, { topic: env.STATUS_TOPIC, numPartitions: 2 }]);
-    expect(one.postgres.applied).toEqual(['001_fulfilments.sql', '002_tenant_scoped_ledger.sql', '003_order_retries.sql', '004_ledger_retention.sql', '005_owner_and_runtime_roles.sql', '006_orders_needing_attention.sql', '007_status_outbox.sql']);
+    expect(one.postgres.applied).toEqual(['001_fulfilments.sql', '002_tenant_scoped_ledger.sql', '003_order_retries.sql', '004_ledger_retention.sql', '005_owner_and_runtime_roles.sql', '006_orders_needing_attention.sql', '007_status_outbox.sql', '008_shipment_waits.sql']);
     expect(one.postgres.grants.granted).toEqual(expect.arrayContaining(['SELECT ON fulfilments', 'INSERT ON fulfilments', 'UPDATE ON fulfilments', 'SELECT ON processed_events', 'INSERT ON processed_events', 'SELECT ON status_outbox', 'INSERT ON status_outbox', 'SELECT ON schema_migrations', 'EXECUTE ON FUNCTION status_outbox_unsent(text, integer)']));
     await worker.said('service ready', CHILD_MS);
 

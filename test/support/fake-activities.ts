@@ -4,8 +4,8 @@
  */
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import type { OrderActivities, RefusedEvent, ShipInput } from '../../activities/index.js';
-import { ORDER_PLACED, type OrderEvent, type RecallResolution, type StoredOrderDetail } from '../../workflows/api.js';
+import type { OrderActivities, PlacedAndShipped, RefusedEvent, ShipInput } from '../../activities/index.js';
+import { FailureType, ORDER_PLACED, type OrderEvent, type RecallResolution, type ShipmentWaitDetails, type StoredOrderDetail } from '../../workflows/api.js';
 import type { StoredOrder } from '../../workflows/order-state.js';
 
 export interface FakeRow {
@@ -101,12 +101,14 @@ export function fakeActivities(opts: FakeOptions = {}): { activities: OrderActiv
       row.status = 'shipped';
       return stored(row, 'applied');
     },
-    async placeAndShip(event: OrderEvent, input: ShipInput): Promise<{ stored: StoredOrder; shipped?: { shipmentId: string; stored: StoredOrder } }> {
+    async placeAndShip(event: OrderEvent, input: ShipInput): Promise<PlacedAndShipped> {
       const stored: StoredOrder = await activities.recordOrderEvent(event);
       if (stored.status !== 'pending' || !stored.placed) return { stored };
       try {
         return { stored, shipped: await activities.shipAndRecordOrder(input) };
-      } catch {
+      } catch (err) {
+        // As the real one: a wait (the warehouse down for everyone, shipping paused) is answered, anything else dropped.
+        if (err instanceof ApplicationFailure && err.type === FailureType.warehouseWaiting) return { stored, waiting: err.details![0] as ShipmentWaitDetails };
         return { stored };
       }
     },
@@ -194,3 +196,7 @@ export function shipUntilCancelled(started: () => void) {
 /** A transient failure as the real shipOrder reports it (optionally with its jittered next delay). */
 export const retryable = (message: string, nextRetryDelayMs?: number) =>
   ApplicationFailure.create({ message, type: 'DependencyUnavailableError', nextRetryDelay: nextRetryDelayMs });
+
+/** The warehouse down for everyone (or shipping paused), as the real shipOrder reports it: the order waits. */
+export const warehouseDown = (reason = 'warehouse circuit open: not calling /shipments until a probe succeeds', since = new Date()) =>
+  ApplicationFailure.create({ message: `waiting for the warehouse: ${reason}`, type: FailureType.warehouseWaiting, nonRetryable: true, details: [{ since: since.toISOString(), reason } satisfies ShipmentWaitDetails] });

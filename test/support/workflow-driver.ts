@@ -24,7 +24,7 @@ import { fakeActivities, type FakeOptions, type FakeRow } from './fake-activitie
 
 const DAY = 24 * 3600;
 /** The service's defaults but for a grace window a test can skip past (time skipping): runs close as they settle. */
-export const defaultSettings: OrderWorkflowSettings = { cancelGraceSeconds: 30 * DAY, lingerSeconds: 0 };
+export const defaultSettings: OrderWorkflowSettings = { cancelGraceSeconds: 30 * DAY, lingerSeconds: 0, shipmentDeadlineSeconds: DAY };
 
 /** What a test's body does with its order. */
 export interface OrderDriver {

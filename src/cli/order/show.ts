@@ -283,6 +283,9 @@ function describe(r: OrderShowResult, namespace: string, dlqTopic: string): stri
     for (const [k, v] of columns) field(k, v, width);
     const action = NEEDS_PERSON[String(r.row.status)];
     if (action) lines.push(`  → needs a person: ${action(`${r.tenantId}/${r.orderId}`)}`);
+    if (r.row.status === 'pending' && r.row.waiting_since) {
+      lines.push('  → waits for the warehouse: it resumes by itself once the warehouse answers (a pause: `fulfilment shipping status`)');
+    }
   } else lines.push(r.problems.some((p) => p.startsWith('row')) ? '  (not read)' : '  none: the tenant has no row for this order');
 
   lines.push('', `workflow ${orderWorkflowId(r.tenantId, r.orderId)} (namespace ${namespace})`);
@@ -296,6 +299,7 @@ function describe(r: OrderShowResult, namespace: string, dlqTopic: string): stri
     if (w.view) {
       field('version', w.view.orderVersion);
       field('events', `${w.view.appliedEvents} applied, ${w.view.duplicatesSuppressed} duplicates suppressed, ${w.view.staleIgnored} stale ignored`);
+      if (w.view.waitingSince) field('waiting', `for the warehouse since ${w.view.waitingSince}: ${w.view.waitingReason ?? '-'}`);
       if (w.view.failureReason) field('failure', w.view.failureReason);
       if (w.view.retries) field('retries', w.view.retries);
       if (w.view.recallFailures) field('recall refusals', w.view.recallFailures);

@@ -1,0 +1,120 @@
+/**
+ * The shipment resumer: wakes orders whose shipment waits for the warehouse (src/store/shipment-waits.ts), so that an
+ * outage ends by itself, paced, and the warehouse meets a bounded number of requests however many orders wait.
+ *
+ * Every worker runs one. Each second it reads how many orders wait (the gauges), then, while some wait and no pause
+ * holds them:
+ * - when this process's warehouse client has seen the warehouse answer since it last failed (its circuit closed), it
+ *   wakes up to WAREHOUSE_RESUME_PER_SECOND of the oldest, each with a resumeShipment signal; their shipments go out as
+ *   they would have, under the same keys;
+ * - otherwise it wakes only the oldest, once per WAREHOUSE_PROBE_SECONDS: that order's shipment is the probe. If the
+ *   warehouse answers, the client's circuit closes and the rest follow at the paced rate; if not, the order waits
+ *   again (and stays the oldest).
+ * release_waiting_orders() marks each order it hands out, so no two workers wake the same order, and an order woken
+ * since its last wait is not woken again until it waits again.
+ */
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { orderWorkflowId, resumeShipmentSignal } from '../../workflows/api.js';
+import type { Logger } from '../log.js';
+import type { Metrics } from '../metrics.js';
+import type { Db } from '../store/db.js';
+import { releaseWaitingOrders, waitSummary, type WaitSummary } from '../store/shipment-waits.js';
+import type { WarehouseHealth } from '../warehouse/client.js';
+
+export interface ShipmentResumerOptions {
+  db: Db;
+  client: Client;
+  /** This process's view of the warehouse (its client's circuit and last answer). */
+  warehouse: { health(): WarehouseHealth };
+  /** Seconds between probes while the warehouse is not seen answering (WAREHOUSE_PROBE_SECONDS). */
+  probeSeconds: number;
+  /** Orders woken per second once it answers (WAREHOUSE_RESUME_PER_SECOND). */
+  perSecond: number;
+  metrics: Metrics;
+  logger: Logger;
+  /** Milliseconds between rounds. Default 1000. */
+  tickMs?: number;
+}
+
+/** True when this process has seen the warehouse answer since its last failure, and its circuit is closed. */
+export function warehouseAnswers(h: WarehouseHealth): boolean {
+  return h.circuit === 'closed' && h.lastAnswerAt > 0 && h.lastAnswerAt >= h.lastFailureAt;
+}
+
+/** How many orders a round wakes, and why: none, the probe (one), or a paced share. */
+export function roundPlan(
+  summary: WaitSummary,
+  answers: boolean,
+  now: number,
+  lastProbeAt: number,
+  opts: { probeSeconds: number; perSecond: number; tickMs: number },
+): { wake: number; reason: 'probe' | 'resume' } | undefined {
+  if (summary.orders - summary.paused <= 0) return undefined;
+  if (answers) return { wake: Math.max(1, Math.round((opts.perSecond * opts.tickMs) / 1000)), reason: 'resume' };
+  if (now - lastProbeAt < opts.probeSeconds * 1000) return undefined;
+  return { wake: 1, reason: 'probe' };
+}
+
+export interface ShipmentResumer {
+  /** Ends the rounds; resolves once the current one finished. */
+  stop(): Promise<void>;
+}
+
+export function startShipmentResumer(opts: ShipmentResumerOptions): ShipmentResumer {
+  const tickMs = opts.tickMs ?? 1000;
+  const { metrics, logger } = opts;
+  let lastProbeAt = -Infinity;
+  let failing = false;
+  let stopped = false;
+  let round: Promise<void> | undefined;
+
+  async function wake(tenantId: string, orderId: string, reason: 'probe' | 'resume'): Promise<void> {
+    try {
+      await opts.client.workflow.getHandle(orderWorkflowId(tenantId, orderId)).signal(resumeShipmentSignal);
+      metrics.shipmentsResumed.inc({ reason });
+      logger.info({ tenantId, orderId, reason }, reason === 'probe' ? 'woke the oldest waiting order to probe the warehouse' : 'woke a waiting order: the warehouse answers again');
+    } catch (err) {
+      // A run that is gone (terminated by hand) cannot ship; its row stays waiting until a person looks (order show).
+      if (err instanceof WorkflowNotFoundError) logger.warn({ tenantId, orderId }, "a waiting order's run is gone; it stays waiting until an operator acts");
+      else throw err;
+    }
+  }
+
+  async function once(): Promise<void> {
+    const summary = await waitSummary(opts.db);
+    metrics.ordersWaiting.set(summary.orders);
+    metrics.ordersWaitingPaused.set(summary.paused);
+    metrics.ordersWaitingOldest.set(summary.oldest ? Math.max(0, (Date.now() - summary.oldest.getTime()) / 1000) : 0);
+    const now = Date.now();
+    const plan = roundPlan(summary, warehouseAnswers(opts.warehouse.health()), now, lastProbeAt, { probeSeconds: opts.probeSeconds, perSecond: opts.perSecond, tickMs });
+    if (!plan) return;
+    if (plan.reason === 'probe') lastProbeAt = now;
+    const orders = await releaseWaitingOrders(opts.db, plan.wake);
+    for (const o of orders) await wake(o.tenantId, o.orderId, plan.reason);
+  }
+
+  const timer = setInterval(() => {
+    // A round that outlasts the tick (a slow store, many signals) is not overlapped: the next tick skips.
+    if (stopped || round) return;
+    round = once()
+      .then(
+        () => {
+          if (failing) logger.info('the shipment resumer works again');
+          failing = false;
+        },
+        (err: unknown) => {
+          if (!failing) logger.warn({ err: (err as Error).message }, 'shipment resumer round failed; trying again next round');
+          failing = true;
+        },
+      )
+      .finally(() => (round = undefined));
+  }, tickMs);
+  timer.unref();
+  return {
+    async stop() {
+      stopped = true;
+      clearInterval(timer);
+      await round;
+    },
+  };
+}

@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import { roundPlan, warehouseAnswers } from '../../src/worker/shipment-resumer.js';
+import { endWait, initialOrderState, leavePending, markShipped, markWaiting, toView } from '../../workflows/order-state.js';
+
+const opts = { probeSeconds: 15, perSecond: 20, tickMs: 1000 };
+const waiting = (orders: number, paused = 0) => ({ orders, paused, oldest: new Date(0) });
+
+describe('the shipment resumer', () => {
+  it('judges the warehouse answering only once this process saw it answer since its last failure, circuit closed', () => {
+    expect(warehouseAnswers({ circuit: 'closed', lastAnswerAt: 0, lastFailureAt: 0 })).toBe(false); // never seen
+    expect(warehouseAnswers({ circuit: 'closed', lastAnswerAt: 2, lastFailureAt: 1 })).toBe(true);
+    expect(warehouseAnswers({ circuit: 'closed', lastAnswerAt: 1, lastFailureAt: 2 })).toBe(false);
+    expect(warehouseAnswers({ circuit: 'half-open', lastAnswerAt: 2, lastFailureAt: 1 })).toBe(false);
+    expect(warehouseAnswers({ circuit: 'open', lastAnswerAt: 2, lastFailureAt: 1 })).toBe(false);
+  });
+
+  it('wakes nothing while no order waits, or every waiting order is held by a pause', () => {
+    expect(roundPlan(waiting(0), true, 0, -Infinity, opts)).toBeUndefined();
+    expect(roundPlan(waiting(5, 5), true, 0, -Infinity, opts)).toBeUndefined();
+  });
+
+  it('while the warehouse is not seen answering, wakes one order per probe interval, whatever the number waiting', () => {
+    let lastProbeAt = -Infinity;
+    let woken = 0;
+    for (let now = 0; now < 60_000; now += 1000) {
+      const plan = roundPlan(waiting(10_000), false, now, lastProbeAt, opts);
+      if (!plan) continue;
+      expect(plan).toEqual({ wake: 1, reason: 'probe' });
+      lastProbeAt = now;
+      woken += plan.wake;
+    }
+    expect(woken).toBe(4); // at 0, 15, 30 and 45 s
+  });
+
+  it('once it answers, wakes the paced share per round (perSecond × tick)', () => {
+    expect(roundPlan(waiting(10_000), true, 0, 0, opts)).toEqual({ wake: 20, reason: 'resume' });
+    expect(roundPlan(waiting(10_000), true, 0, 0, { ...opts, tickMs: 250 })).toEqual({ wake: 5, reason: 'resume' });
+    expect(roundPlan(waiting(10_000), true, 0, 0, { ...opts, perSecond: 1, tickMs: 100 })).toEqual({ wake: 1, reason: 'resume' });
+  });
+});
+
+describe('a waiting order in the state machine', () => {
+  const pending = { ...initialOrderState('acme', 'o-1'), status: 'pending' as const };
+
+  it('keeps the time its wait began and its deadline across the waits that follow a wake-up; only the reason moves', () => {
+    const first = markWaiting(pending, 1_000, 'circuit open', 86_401_000);
+    expect(toView(first)).toMatchObject({ waitingSince: new Date(1_000).toISOString(), waitingReason: 'circuit open' });
+    const woken = endWait(first, 'woken');
+    expect(toView(woken).waitingSince).toBeUndefined();
+    const again = markWaiting(woken, 50_000, 'shipping paused', 999_999_999);
+    expect(again.waiting).toEqual({ since: 50_000, reason: 'shipping paused', deadline: 86_401_000 });
+  });
+
+  it('stops waiting, and forgets the deadline, when it leaves pending', () => {
+    const w = markWaiting(pending, 1_000, 'circuit open', 5_000);
+    expect(markShipped(w, 'shp-1')).not.toHaveProperty('waiting');
+    expect(markShipped(w, 'shp-1')).not.toHaveProperty('shipmentDeadline');
+    expect(leavePending(w)).not.toHaveProperty('shipmentDeadline');
+  });
+});
