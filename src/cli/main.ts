@@ -27,6 +27,7 @@ import { registerOrderCommands } from './order/commands.js';
 import { eprintln, processOutput, type Output } from './output.js';
 import { registerProvisionCommand } from './provision/command.js';
 import { registerReplayCommand } from './replay/command.js';
+import { registerShippingCommands } from './shipping/commands.js';
 import { registerStatusCommands } from './status/commands.js';
 import { registerWorkflowCommands } from './workflow/commands.js';
 
@@ -35,6 +36,7 @@ const COMMANDS: ((program: Command, run: Runner) => void)[] = [
   registerDlqCommands,
   registerReplayCommand,
   registerOrderCommands,
+  registerShippingCommands,
   registerStatusCommands,
   registerWorkflowCommands,
   registerLagCommands,
@@ -64,6 +66,9 @@ All commands:
   order show        one order: its row (tenant-scoped), workflow status and notes, shipment, dead letters
   order retry       ship an order held as failed again, its run open or closed, or a tenant's failed orders in bulk
   order resolve     settle an order whose recall the warehouse refused (--action retry-recall | recalled-by-hand)
+  shipping pause    stop shipping before a planned warehouse window (all tenants, or --tenant): orders wait, attempts
+                    unspent; --dry-run first; who, when and why are recorded
+  shipping resume   end a pause: the workers wake the held orders, oldest first, paced; shipping status lists both
   status tail       the status events of a tenant or an order (<tenant>[/<order>]) from the outbox, sent or waiting;
                     --follow prints new ones until SIGINT
   workflow replay   replay a run's history (from Temporal, or --file) on this checkout's workflow code;
