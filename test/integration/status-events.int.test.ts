@@ -99,8 +99,10 @@ describe('status events: every committed status change, exactly, in order per or
       { type: STATUS_EVENT.shipped, claim: `shipped/${tenant}/o-fail`, causationId: retry, status: 'shipped' });
 
     // Cancelled while the shipment was in flight: one recalled, one whose recall is refused for good (needs
-    // attention), then resolved by an operator (cancelled, caused by the resolution).
-    await faults({ latencyMs: 3000, refuseRecalls: ['o-recall'] });
+    // attention), then resolved by an operator (cancelled, caused by the resolution). The warehouse takes 15 s to answer
+    // (the quick attempt gives up after 3 s, the heartbeating one waits), so the cancellation, sent once the shipment
+    // request arrived, lands while it is in flight even on a loaded machine (3 s was too short for one at load 10).
+    await faults({ latencyMs: 15_000, refuseRecalls: ['o-recall'] });
     const cancels: Record<string, ReturnType<typeof events.cancelled>> = {};
     for (const orderId of ['o-inflight', 'o-recall']) {
       await s.produce([{ key: key(orderId), value: events.placed(tenant, orderId) }]);
