@@ -177,7 +177,7 @@ export function createActivities(deps: ActivityDeps) {
    * attempt on it and the workflow waits to be woken. A store that cannot record it fails the attempt as transient.
    */
   async function waiting(input: ShipInput, reason: string): Promise<ApplicationFailure> {
-    const since = await recordWait(db, input.tenantId, input.orderId, reason);
+    const since = await recordWait(db, input.tenantId, input.orderId, reason, Context.current().info.taskQueue);
     logger.warn({ ...attemptFields(input), reason, waitingSince: since?.toISOString() }, 'the shipment waits for the warehouse');
     const details: ShipmentWaitDetails = { since: (since ?? new Date()).toISOString(), reason };
     return ApplicationFailure.create({ type: FailureType.warehouseWaiting, message: `waiting for the warehouse: ${reason}`, nonRetryable: true, details: [details] });

@@ -14,13 +14,16 @@
  *   burst   a retry storm of 6,000 events on one order, then other orders on its partition and the others
  *   cache   1,000 runs left open in the worker's cache: its RSS per cached run
  *   plain   a plain transactional kafkajs consumer on the same backlog (the "obvious build")
+ *   outage  (first rep only) one process with both roles at the defaults, orders at 5/s, the warehouse down for
+ *           `--outage` seconds (default 240: longer than an order's whole retry budget of about 3 minutes): orders the
+ *           outage held as failed, requests/s the warehouse received while down, recovery time and its peak rate
  *   memory  (`--memory N`, once per Temporal) one bridge child over an N-record backlog, peak RSS
  *
  * with CPU per process (Temporal server, Kafka, PostgreSQL, worker, bridge, warehouse, the bench) and the 1-minute
  * load for each phase. Prints a table (or Markdown, `--markdown`) and writes JSON (`--json path`).
  *
- *   npm run bench -- [--orders 3000] [--reps 2] [--burst 6000] [--cache 1000] [--quiet-wait 120] [--fresh-temporal] [--temporal current|dev|server|dev,server] [--memory 100000]
- *                    [--phases bare,raw,drain6,drain1,dup,life,linger,eager,late,burst,cache,plain|none] [--json out.json] [--markdown]
+ *   npm run bench -- [--orders 3000] [--reps 2] [--burst 6000] [--cache 1000] [--outage 240] [--quiet-wait 120] [--fresh-temporal] [--temporal current|dev|server|dev,server] [--memory 100000]
+ *                    [--phases bare,raw,drain6,drain1,dup,life,linger,eager,late,burst,cache,plain,outage|none] [--json out.json] [--markdown]
  *   npm run bench -- --from-json out.json [--markdown]     prints the tables of an earlier run again, runs nothing
  *
  * `--temporal dev,server` brings the stack's Temporal up as each in turn (STACK_TEMPORAL, same ports) and runs
@@ -55,10 +58,11 @@ import {
   type PhaseResult,
 } from './phases.js';
 import { BURST_EVENTS, CACHE_RUNS, burst, cachedRuns, lateEvents, lifeLinger, wholeLife } from './life-phases.js';
+import { warehouseOutage } from './outage-phase.js';
 import { load1 } from './procs.js';
 import { render, type KindRun } from './report.js';
 
-const PHASES = ['bare', 'raw', 'drain6', 'drain1', 'dup', 'life', 'linger', 'eager', 'late', 'burst', 'cache', 'plain'] as const;
+const PHASES = ['bare', 'raw', 'drain6', 'drain1', 'dup', 'life', 'linger', 'eager', 'late', 'burst', 'cache', 'plain', 'outage'] as const;
 
 const { values: args } = parseArgs({
   options: {
@@ -68,6 +72,7 @@ const { values: args } = parseArgs({
     memory: { type: 'string' },
     burst: { type: 'string', default: String(BURST_EVENTS) },
     cache: { type: 'string', default: String(CACHE_RUNS) },
+    outage: { type: 'string', default: '240' },
     'quiet-wait': { type: 'string', default: '120' },
     'fresh-temporal': { type: 'boolean', default: false },
     phases: { type: 'string', default: PHASES.join(',') },
@@ -86,6 +91,8 @@ const ORDERS = wholeNumber('orders', args.orders, 10);
 const REPS = wholeNumber('reps', args.reps, 1);
 const BURST = wholeNumber('burst', args.burst, 10);
 const CACHE = wholeNumber('cache', args.cache, 1);
+/** Seconds the outage phase holds the warehouse down. */
+const OUTAGE = wholeNumber('outage', args.outage, 1);
 /** Longest wait before a phase for the Temporal server to go idle, seconds (0: none). */
 const QUIET_WAIT = wholeNumber('quiet-wait', args['quiet-wait'], 0);
 /** Other orders of the burst phase: as many as --orders, at most 600, a multiple of the 6 partitions. */
@@ -176,6 +183,7 @@ async function runKind(kind: string): Promise<KindRun> {
       await step('burst', () => burst(ctx, rep, BURST, BURST_OTHERS));
       await step('cache', () => cachedRuns(ctx, rep, CACHE));
       await step('plain', () => plainConsumer(ctx, rep, ORDERS));
+      if (rep === 1) await step('outage', () => warehouseOutage(ctx, rep, OUTAGE));
       run.reps.push(results);
     }
     if (MEMORY !== undefined) {

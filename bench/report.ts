@@ -131,6 +131,30 @@ export function figures(runs: KindRun[]): Figure[] {
       cell: (run) => ratio(run, processCpuPer('late', 'lateEvents'), processCpuPer('eager', 'orders'), (a, b) => `${fmt(a * 1000)} ÷ ${fmt(b * 1000)} ms`),
     },
     { name: 'history events of an order after its late cancellation (no run reopened)', target: '= eager\'s', cell: (run) => stat(per(run, 'late', 'historyEventsAfter'), '', 0) },
+    {
+      name: 'warehouse down (first rep): orders the outage held as failed, of those that arrived during it at 5/s',
+      target: '0',
+      cell: (run) => {
+        const f = run.reps[0]?.outage?.figures;
+        return f ? { text: `${fmt(f.failedByOutage!, 0)} of ${fmt(f.ordersDuringOutage!, 0)} (outage ${fmt(f.outageSeconds!, 0)} s, ${fmt(f.outageSeconds! / f.retryBudgetSeconds!, 1)} × an order's retry budget)`, median: f.failedByOutage } : { text: 'not run' };
+      },
+    },
+    {
+      name: 'warehouse down: shipment requests it received per second (per worker ≤ 1 per breaker half-open period, after the breaker\'s failures)',
+      target: 'bounded, not O(orders)',
+      cell: (run) => {
+        const f = run.reps[0]?.outage?.figures;
+        return f ? { text: `${fmt(f.requestsPerSecondWhileDown!)} /s (${fmt(f.requestsWhileDown!, 0)} requests)`, median: f.requestsPerSecondWhileDown } : { text: 'not run' };
+      },
+    },
+    {
+      name: 'warehouse back: every order shipped after (s), and the peak requests in one second',
+      target: 'by itself, paced',
+      cell: (run) => {
+        const f = run.reps[0]?.outage?.figures;
+        return f ? { text: `${fmt(f.recoverySeconds!)} s, peak ${fmt(f.recoveryPeakPerSecond!, 0)} /s`, median: f.recoverySeconds } : { text: 'not run' };
+      },
+    },
     { name: 'history events per shipped order, whole life (closed)', target: '≤ 10', cell: (run) => stat(per(run, 'life', 'historyEvents'), '', 0) },
     { name: 'history events per shipped order with a 1 s linger (closed)', target: '—', cell: (run) => stat(per(run, 'linger', 'historyEvents'), '', 0) },
     { name: 'bridge drain, 6 partitions ÷ raw loop', target: '≥ 0.95', cell: (run) => ratio(run, fig('drain6', 'recordsPerSecond'), fig('raw', 'callsPerSecond'), (a, b) => `${fmt(a)} ÷ ${fmt(b)} /s`) },

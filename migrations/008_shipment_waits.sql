@@ -6,11 +6,13 @@
 -- * `waiting_since`: when the order began to wait in its current spell (kept across its repeated waits); NULL while it
 --   does not wait. `waited_at`: the last time one of its attempts found the warehouse down (or shipping paused).
 --   `waiting_reason`: what it waits for. `released_at`: when a resumer last woke it; an order released after its last
---   wait is being tried, one that waited again since is waiting again.
+--   wait is being tried, one that waited again since is waiting again. `waiting_task_queue`: the task queue of the
+--   worker whose attempt waited: a resumer wakes only its own workers' orders, whose warehouse it judges.
 -- * Leaving `pending` ends the wait (a trigger clears the columns), whatever moved the order.
 -- * orders_waiting_summary(): how many orders of every tenant wait and since when — counts only, like 006's.
--- * release_waiting_orders(max): the oldest waiting orders (not released since their last wait, not of a paused tenant),
---   marked released and returned, SKIP LOCKED, so that several workers' resumers never wake the same order twice.
+-- * release_waiting_orders(max[, tenant, despite_pause, task_queue]): the oldest waiting orders (not released since
+--   their last wait, not of a paused tenant unless told, of one task queue when told), marked released and returned, SKIP LOCKED, so that several workers'
+--   resumers (and `fulfilment shipping resume --rate`) never wake the same order twice.
 -- * shipping_pauses: an operator's planned pause of shipping, for every tenant (tenant_id NULL) or one; who, when, why,
 --   and who ended it. Operational rows of no tenant's data: no row-level security.
 
@@ -18,7 +20,8 @@ ALTER TABLE fulfilments
   ADD COLUMN waiting_since  timestamptz,
   ADD COLUMN waited_at      timestamptz,
   ADD COLUMN waiting_reason text,
-  ADD COLUMN released_at    timestamptz;
+  ADD COLUMN released_at    timestamptz,
+  ADD COLUMN waiting_task_queue text;
 
 CREATE FUNCTION fulfilments_end_wait() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
@@ -27,6 +30,7 @@ BEGIN
     NEW.waited_at := NULL;
     NEW.waiting_reason := NULL;
     NEW.released_at := NULL;
+    NEW.waiting_task_queue := NULL;
   END IF;
   RETURN NEW;
 END $$;
@@ -44,6 +48,9 @@ CREATE TABLE shipping_pauses (
   paused_at      timestamptz NOT NULL DEFAULT now(),
   paused_by      text        NOT NULL CHECK (length(paused_by) BETWEEN 1 AND 200),
   reason         text        NOT NULL CHECK (length(reason) BETWEEN 1 AND 500),
+  -- `shipping resume --rate` under way: shipments go out again, but only that command wakes the orders the pause
+  -- held (paced), not the workers' resumers; then resumed_at ends the pause
+  releasing_at   timestamptz,
   resumed_at     timestamptz,
   resumed_by     text        CHECK (length(resumed_by) BETWEEN 1 AND 200),
   resume_reason  text        CHECK (length(resume_reason) BETWEEN 1 AND 500),
@@ -86,8 +93,11 @@ BEGIN
   PERFORM set_config('app.shipment_waits', '', true);
 END $$;
 
--- Wakes at most `max` of the oldest waiting orders that no resumer woke since their last wait and no pause holds.
-CREATE FUNCTION release_waiting_orders(max integer)
+-- Wakes at most `max` of the oldest waiting orders that no resumer woke since their last wait and no pause holds; of
+-- one tenant only with `only_tenant`; with `despite_pause`, the pause of exactly that scope (the tenant's, or with no
+-- tenant the one for every tenant) does not hold them — `fulfilment shipping resume --rate` wakes that pause's
+-- orders, paced, before it ends the pause; any other pause still holds its orders.
+CREATE FUNCTION release_waiting_orders(max integer, only_tenant text DEFAULT NULL, despite_pause boolean DEFAULT false, only_task_queue text DEFAULT NULL)
   RETURNS TABLE (tenant_id text, order_id text, waiting_since timestamptz, waited_at timestamptz)
   LANGUAGE plpgsql
   VOLATILE
@@ -105,9 +115,12 @@ BEGIN
       FROM public.fulfilments f
       WHERE f.waiting_since IS NOT NULL AND f.status = 'pending'
         AND (f.released_at IS NULL OR f.released_at < f.waited_at)
+        AND (only_tenant IS NULL OR f.tenant_id = only_tenant)
+        AND (only_task_queue IS NULL OR f.waiting_task_queue = only_task_queue)
         AND NOT EXISTS (
           SELECT 1 FROM public.shipping_pauses p
-          WHERE p.resumed_at IS NULL AND (p.tenant_id IS NULL OR p.tenant_id = f.tenant_id))
+          WHERE p.resumed_at IS NULL AND (p.tenant_id IS NULL OR p.tenant_id = f.tenant_id)
+            AND NOT (despite_pause AND p.tenant_id IS NOT DISTINCT FROM only_tenant))
       ORDER BY f.waiting_since, f.tenant_id, f.order_id
       LIMIT max
       FOR UPDATE SKIP LOCKED
@@ -120,4 +133,4 @@ BEGIN
 END $$;
 
 REVOKE ALL ON FUNCTION orders_waiting_summary() FROM PUBLIC;
-REVOKE ALL ON FUNCTION release_waiting_orders(integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION release_waiting_orders(integer, text, boolean, text) FROM PUBLIC;

@@ -49,6 +49,7 @@ export interface FulfilmentRow {
   waited_at: Date | null;
   waiting_reason: string | null;
   released_at: Date | null;
+  waiting_task_queue: string | null;
 }
 
 interface EventRef {

@@ -38,7 +38,7 @@ export const RUNTIME_PRIVILEGES: { tables: Record<string, TablePrivilege[]>; fun
     'status_outbox_lag(text)',
     'prune_status_outbox(interval, integer)',
     'orders_waiting_summary()',
-    'release_waiting_orders(integer)',
+    'release_waiting_orders(integer, text, boolean, text)',
   ],
 };
 

@@ -30,32 +30,40 @@ export interface ShippingPause {
   pausedAt: Date;
   pausedBy: string;
   reason: string;
+  /** `shipping resume --rate` under way: shipments go out, only that command wakes the orders the pause held. */
+  releasingAt?: Date;
   resumedAt?: Date;
   resumedBy?: string;
   resumeReason?: string;
 }
 
 /**
- * Records that one of the order's attempts found the warehouse down (or shipping paused): the wait begins now unless
- * it had begun already. Returns when it began (the store's clock), or undefined when the order is no longer pending.
+ * Records that one of the order's attempts, on a worker of `taskQueue`, found the warehouse down (or shipping paused):
+ * the wait begins now unless it had begun already. Returns when it began (the store's clock), or undefined when the order is no longer pending.
  */
-export async function recordWait(db: Db, tenantId: string, orderId: string, reason: string): Promise<Date | undefined> {
+export async function recordWait(db: Db, tenantId: string, orderId: string, reason: string, taskQueue: string): Promise<Date | undefined> {
   return inTenantTransaction(db, tenantId, async (tx) => {
     const res = await tx.query<{ waiting_since: Date }>(
-      `UPDATE fulfilments SET waiting_since = COALESCE(waiting_since, now()), waited_at = clock_timestamp(), waiting_reason = $3
+      `UPDATE fulfilments SET waiting_since = COALESCE(waiting_since, now()), waited_at = clock_timestamp(), waiting_reason = $3,
+              waiting_task_queue = $4
         WHERE tenant_id = $1 AND order_id = $2 AND status = 'pending'
         RETURNING waiting_since`,
-      [tenantId, orderId, reason.slice(0, 500)],
+      [tenantId, orderId, reason.slice(0, 500), taskQueue],
     );
     return res.rows[0]?.waiting_since;
   });
 }
 
-/** Marks at most `max` of the oldest waiting orders released and returns them, oldest first (see the migration). */
-export async function releaseWaitingOrders(db: Db, max: number): Promise<WaitingOrder[]> {
+/**
+ * Marks at most `max` of the oldest waiting orders released and returns them, oldest first (see the migration): of
+ * every tenant no pause holds; with `tenantId`, of that tenant only; with `despitePause`, the pause of exactly that
+ * scope (the tenant's, or without a tenant the one for every tenant) does not hold them, any other still does; with
+ * `taskQueue`, only orders whose wait a worker of that task queue recorded.
+ */
+export async function releaseWaitingOrders(db: Db, max: number, opts: { tenantId?: string; despitePause?: boolean; taskQueue?: string } = {}): Promise<WaitingOrder[]> {
   const res = await db.query<{ tenant_id: string; order_id: string; waiting_since: Date; waited_at: Date }>(
-    'SELECT tenant_id, order_id, waiting_since, waited_at FROM release_waiting_orders($1)',
-    [max],
+    'SELECT tenant_id, order_id, waiting_since, waited_at FROM release_waiting_orders($1, $2, $3, $4)',
+    [max, opts.tenantId ?? null, opts.despitePause ?? false, opts.taskQueue ?? null],
   );
   return res.rows
     .map((r) => ({ tenantId: r.tenant_id, orderId: r.order_id, waitingSince: r.waiting_since, waitedAt: r.waited_at }))
@@ -73,6 +81,7 @@ type PauseRow = {
   paused_at: Date;
   paused_by: string;
   reason: string;
+  releasing_at: Date | null;
   resumed_at: Date | null;
   resumed_by: string | null;
   resume_reason: string | null;
@@ -85,6 +94,7 @@ function toPause(r: PauseRow): ShippingPause {
     pausedAt: r.paused_at,
     pausedBy: r.paused_by,
     reason: r.reason,
+    ...(r.releasing_at ? { releasingAt: r.releasing_at } : {}),
     ...(r.resumed_at ? { resumedAt: r.resumed_at, resumedBy: r.resumed_by ?? undefined, resumeReason: r.resume_reason ?? undefined } : {}),
   };
 }
@@ -94,7 +104,11 @@ export async function pausesInForce(db: Pick<Db, 'query'>): Promise<ShippingPaus
   return (await db.query<PauseRow>('SELECT * FROM shipping_pauses WHERE resumed_at IS NULL ORDER BY paused_at')).rows.map(toPause);
 }
 
-/** The pause that holds `tenantId`'s shipments among `pauses`: its own, else one for every tenant. */
+/**
+ * The pause that holds `tenantId`'s shipments among `pauses`: its own, else one for every tenant. A pause being
+ * released (`shipping resume --rate` under way) no longer holds shipments.
+ */
 export function pauseFor(pauses: readonly ShippingPause[], tenantId: string): ShippingPause | undefined {
-  return pauses.find((p) => p.tenantId === tenantId) ?? pauses.find((p) => p.tenantId === undefined);
+  const holding = pauses.filter((p) => p.releasingAt === undefined);
+  return holding.find((p) => p.tenantId === tenantId) ?? holding.find((p) => p.tenantId === undefined);
 }

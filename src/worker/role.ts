@@ -117,6 +117,7 @@ export async function startWorkerRole(ctx: RoleContext, opts: { alone: boolean }
     warehouse,
     probeSeconds: config.WAREHOUSE_PROBE_SECONDS,
     perSecond: config.WAREHOUSE_RESUME_PER_SECOND,
+    taskQueue: config.TEMPORAL_TASK_QUEUE,
     metrics,
     logger: logger.child({ component: 'shipment-resumer' }),
   });

@@ -11,7 +11,8 @@
  *   warehouse answers, the client's circuit closes and the rest follow at the paced rate; if not, the order waits
  *   again (and stays the oldest).
  * release_waiting_orders() marks each order it hands out, so no two workers wake the same order, and an order woken
- * since its last wait is not woken again until it waits again.
+ * since its last wait is not woken again until it waits again. A resumer wakes only orders whose wait a worker of its
+ * own task queue recorded: the warehouse it judges is theirs (another deployment on the same database has its own).
  */
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { orderWorkflowId, resumeShipmentSignal } from '../../workflows/api.js';
@@ -30,6 +31,8 @@ export interface ShipmentResumerOptions {
   probeSeconds: number;
   /** Orders woken per second once it answers (WAREHOUSE_RESUME_PER_SECOND). */
   perSecond: number;
+  /** The task queue of this process's worker: only orders whose wait one of its workers recorded are woken. */
+  taskQueue: string;
   metrics: Metrics;
   logger: Logger;
   /** Milliseconds between rounds. Default 1000. */
@@ -89,7 +92,7 @@ export function startShipmentResumer(opts: ShipmentResumerOptions): ShipmentResu
     const plan = roundPlan(summary, warehouseAnswers(opts.warehouse.health()), now, lastProbeAt, { probeSeconds: opts.probeSeconds, perSecond: opts.perSecond, tickMs });
     if (!plan) return;
     if (plan.reason === 'probe') lastProbeAt = now;
-    const orders = await releaseWaitingOrders(opts.db, plan.wake);
+    const orders = await releaseWaitingOrders(opts.db, plan.wake, { taskQueue: opts.taskQueue });
     for (const o of orders) await wake(o.tenantId, o.orderId, plan.reason);
   }
 

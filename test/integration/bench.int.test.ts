@@ -22,14 +22,14 @@ describe('npm run bench', () => {
   it('measures every phase on 20 orders and prints the table', async () => {
     const out = join(dir, 'bench.json');
     // The bench's children run dist/ (npm test built it, as npm run bench does).
-    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'bench/main.ts', '--orders', '20', '--reps', '1', '--memory', '1000', '--burst', '60', '--cache', '10', '--quiet-wait', '0', '--json', out], {
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'bench/main.ts', '--orders', '20', '--reps', '1', '--memory', '1000', '--burst', '60', '--cache', '10', '--outage', '5', '--quiet-wait', '0', '--json', out], {
       env: process.env,
       maxBuffer: 16 * 1024 * 1024,
       timeout: 600_000,
     });
     const report = JSON.parse(readFileSync(out, 'utf8')) as { runs: { reps: Record<string, Phase>[]; memory: Phase }[] };
     const rep = report.runs[0]!.reps[0]!;
-    expect(Object.keys(rep).sort()).toEqual(['bare', 'burst', 'cache', 'drain1', 'drain6', 'dup', 'eager', 'late', 'life', 'linger', 'plain', 'raw']);
+    expect(Object.keys(rep).sort()).toEqual(['bare', 'burst', 'cache', 'drain1', 'drain6', 'dup', 'eager', 'late', 'life', 'linger', 'outage', 'plain', 'raw']);
     expect(rep.raw!.figures.calls).toBe(20);
     expect(rep.drain6!.figures.records).toBe(20);
     expect(rep.dup!.figures.records).toBe(22);
@@ -42,6 +42,10 @@ describe('npm run bench', () => {
     expect(stdout).toMatch(/a late event \(its run closed, recorded through the store\)[^\n]*\s+\d/);
     expect(rep.burst!.figures).toMatchObject({ events: 60, burstEventsPerSecond: expect.any(Number), othersOnBurstPartitionSeconds: expect.any(Number), othersElsewhereSeconds: expect.any(Number) });
     expect(rep.cache!.figures).toMatchObject({ runs: 10, workerRssPerRun: expect.any(Number) });
+    // The warehouse outage: every order that arrived during it counted, settled after, its requests measured.
+    expect(rep.outage!.figures).toMatchObject({ outageSeconds: expect.any(Number), ordersDuringOutage: expect.any(Number), failedByOutage: expect.any(Number), requestsWhileDown: expect.any(Number), recoverySeconds: expect.any(Number), recoveryPeakPerSecond: expect.any(Number) });
+    expect(rep.outage!.figures.ordersDuringOutage).toBeGreaterThan(0);
+    expect(stdout).toMatch(/warehouse down \(first rep\): orders the outage held as failed[^\n]*\d+ of \d+/);
     expect(rep.drain6!.figures.bridgePeakRss).toBeGreaterThan(0);
     for (const phase of ['drain6', 'drain1', 'dup']) expect(Object.keys(rep[phase]!.cpu)).toEqual(expect.arrayContaining(['temporal', 'kafka', 'postgres', 'worker', 'bridge']));
     expect(report.runs[0]!.memory.figures.records).toBe(1000);

@@ -68,11 +68,14 @@ describe('fulfilment shipping pause and resume', () => {
       await s.produce([{ key: 'h-4', value: events.cancelled(paused, 'h-4') }]);
       await waitFor('h-4 to be cancelled', async () => (await s.row(paused, 'h-4'))?.status === 'cancelled');
 
-      const dryResume = await cli('shipping', 'resume', '--tenant', paused, '--reason', 'maintenance done, CHG-812', '--dry-run');
+      const dryResume = await cli('shipping', 'resume', '--tenant', paused, '--reason', 'maintenance done, CHG-812', '--rate', '2', '--dry-run');
       expect(dryResume.stdout).toContain('dry run: would end the pause');
+      expect(dryResume.stdout).toContain('waking its orders first at 2/s');
       expect((await pausesInForce(db)).some((p) => p.tenantId === paused)).toBe(true);
-      const resume = await cli('shipping', 'resume', '--tenant', paused, '--reason', 'maintenance done, CHG-812', '--by', 'jane.doe');
+      // Paced: this command wakes the pause's orders at ≤ 2/s, oldest first, then ends the pause.
+      const resume = await cli('shipping', 'resume', '--tenant', paused, '--reason', 'maintenance done, CHG-812', '--by', 'jane.doe', '--rate', '2');
       expect(resume.code).toBe(0);
+      expect(resume.stdout).toContain('woke 3 waiting order(s) at ≤ 2/s, oldest first, before ending the pause');
       expect((await pausesInForce(db)).some((p) => p.tenantId === paused)).toBe(false);
       const ended = (await db.query<{ resumed_by: string; resume_reason: string }>('SELECT resumed_by, resume_reason FROM shipping_pauses WHERE tenant_id = $1', [paused])).rows;
       expect(ended).toEqual([{ resumed_by: 'jane.doe', resume_reason: 'maintenance done, CHG-812' }]);

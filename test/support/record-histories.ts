@@ -145,6 +145,22 @@ const stories: Record<string, Story> = {
       }
     },
   },
+  'v2-waited-out-warehouse-outage': {
+    order: 'o-v2-waited',
+    // The breaker opens at the first failure and the resumer probes every 2 s: the wait is seconds long.
+    env: { ORDER_LINGER_SECONDS: '0', WAREHOUSE_BREAKER_FAILURES: '1', WAREHOUSE_BREAKER_HALF_OPEN_MS: '1000', WAREHOUSE_PROBE_SECONDS: '2' },
+    async drive({ app, s, tenant, order, send }) {
+      await fault(s, { down: true });
+      try {
+        await send(events.placed(tenant, order));
+        // Woken to probe at least once while the warehouse is still down: the order waits again.
+        await waitFor(`${order} to wait again after a probe`, async () => ((await s.row(tenant, order))?.released_at ?? 0) < ((await s.row(tenant, order))?.waited_at ?? 0) && (await view(app, tenant, order)).notes.some((n) => n.startsWith('woken')), 120_000, 200);
+      } finally {
+        await fault(s, { down: false });
+      }
+      await settledAs(app, tenant, order, 'shipped');
+    },
+  },
   'v2-continued-as-new': {
     order: 'o-v2-continued',
     env: { ORDER_CONTINUE_AS_NEW_AFTER_EVENTS: '10', ORDER_LINGER_SECONDS: '0', CANCEL_GRACE_SECONDS: '600' },

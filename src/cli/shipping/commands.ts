@@ -4,6 +4,7 @@
  */
 import { InvalidArgumentError, type Command } from 'commander';
 import { runCommand, type Runner } from '../command.js';
+import * as arg from '../options.js';
 import * as orderArg from '../order/options.js';
 
 /** What `shipping pause` and `shipping resume` are asked. */
@@ -14,6 +15,8 @@ export interface ShippingChangeOptions {
   by?: string;
   dryRun?: boolean;
   json?: boolean;
+  /** resume only: wake the pause's orders at this many per second before ending it. */
+  rate?: number;
 }
 
 /** The store's limit on a pause's reason (migration 008). */
@@ -43,12 +46,12 @@ export function registerShippingCommands(program: Command, run: Runner): void {
       await runCommand(run, opts, async () => (await import('./pause.js')).shippingPause);
     },
   );
-  change('resume', "end a pause: the workers' shipment resumers wake the orders it held, oldest first, at WAREHOUSE_RESUME_PER_SECOND each").action(
-    async (flags: { tenant?: string; reason: string; by?: string; dryRun?: boolean; json?: boolean }) => {
-      const opts: ShippingChangeOptions = { tenantId: flags.tenant, reason: flags.reason, by: flags.by, dryRun: flags.dryRun, json: flags.json };
+  change('resume', "end a pause: the workers' shipment resumers wake the orders it held, oldest first, at WAREHOUSE_RESUME_PER_SECOND each; with --rate, this command wakes them first, at that pace, then ends the pause")
+    .option('--rate <orders/s>', "wake the pause's orders from here, oldest first, at most this many per second, while the pause still holds the rest; then end it", arg.rate)
+    .action(async (flags: { tenant?: string; reason: string; by?: string; dryRun?: boolean; json?: boolean; rate?: number }) => {
+      const opts: ShippingChangeOptions = { tenantId: flags.tenant, reason: flags.reason, by: flags.by, dryRun: flags.dryRun, json: flags.json, rate: flags.rate };
       await runCommand(run, opts, async () => (await import('./pause.js')).shippingResume);
-    },
-  );
+    });
   shipping
     .command('status')
     .description('the pauses in force (who, when, why) and the orders waiting for the warehouse now (how many, since when, how many a pause holds)')

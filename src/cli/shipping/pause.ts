@@ -6,17 +6,22 @@
 import { runtimeConnection } from '../../store/connection.js';
 import { createDb, type Db } from '../../store/db.js';
 import { checkRuntimeRole } from '../../store/runtime-role.js';
-import { pausesInForce, waitSummary, type ShippingPause, type WaitSummary } from '../../store/shipment-waits.js';
+import { WorkflowNotFoundError } from '@temporalio/client';
+import { orderWorkflowId, resumeShipmentSignal } from '../../../workflows/api.js';
+import { pausesInForce, releaseWaitingOrders, waitSummary, type ShippingPause, type WaitSummary } from '../../store/shipment-waits.js';
 import type { CliContext } from '../context.js';
-import { NotFoundError } from '../errors.js';
-import { println } from '../output.js';
+import { InterruptedError, NotFoundError } from '../errors.js';
+import { eprintln, println } from '../output.js';
+import { cliTemporalClient } from '../temporal-client.js';
+import { DEFAULT_PAUSE_REFRESH_MS } from '../../store/pause-book.js';
 import { defaultOperator } from '../order/options.js';
 import type { ShippingChangeOptions } from './commands.js';
 
 const scopeOf = (tenantId: string | undefined) => (tenantId ? `tenant ${tenantId}` : 'every tenant');
 
 function describePause(p: ShippingPause): string {
-  return `${scopeOf(p.tenantId)}: paused by ${p.pausedBy} at ${p.pausedAt.toISOString()}: ${p.reason}`;
+  const releasing = p.releasingAt ? ` (being resumed since ${p.releasingAt.toISOString()}: shipments go out, its orders are woken by \`shipping resume --rate\`; run it again if it stopped)` : '';
+  return `${scopeOf(p.tenantId)}: paused by ${p.pausedBy} at ${p.pausedAt.toISOString()}: ${p.reason}${releasing}`;
 }
 
 function describeWaits(w: WaitSummary): string {
@@ -69,9 +74,20 @@ export async function shippingResume(ctx: CliContext, opts: ShippingChangeOption
     if (!existing) throw new NotFoundError(`no pause in force for ${scopeOf(opts.tenantId)}: nothing to resume (\`fulfilment shipping status\` lists the pauses)`);
     if (opts.dryRun) {
       const waits = await waitSummary(db);
-      if (opts.json) println(ctx.out, JSON.stringify({ outcome: 'would-resume', dryRun: true, pause: existing, by, reason: opts.reason, waits }));
-      else println(ctx.out, `dry run: would end the pause of ${describePause(existing)}; ${describeWaits(waits)}; nothing changed`);
+      const paced = opts.rate ? `, waking its orders first at ${opts.rate}/s` : '';
+      if (opts.json) println(ctx.out, JSON.stringify({ outcome: 'would-resume', dryRun: true, pause: existing, by, reason: opts.reason, rate: opts.rate ?? null, waits }));
+      else println(ctx.out, `dry run: would end the pause of ${describePause(existing)}${paced}; ${describeWaits(waits)}; nothing changed`);
       return;
+    }
+    let woken: number | undefined;
+    if (opts.rate) {
+      // Shipments go out again (the workers stop holding them within 2 s); only this command wakes the pause's orders.
+      await db.query('UPDATE shipping_pauses SET releasing_at = COALESCE(releasing_at, now()) WHERE id = $1 AND resumed_at IS NULL', [existing.id]);
+      // Each worker reads the pauses every DEFAULT_PAUSE_REFRESH_MS: an order woken before its worker read this would
+      // find the pause still holding it and wait again.
+      eprintln(ctx.out, `resume: shipments go out again within ${DEFAULT_PAUSE_REFRESH_MS / 1000} s; waking the pause's orders at ≤ ${opts.rate}/s after that`);
+      await new Promise((r) => setTimeout(r, DEFAULT_PAUSE_REFRESH_MS + 500));
+      woken = await wakePaused(ctx, db, opts.tenantId, opts.rate);
     }
     const row = (
       await db.query<{ resumed_at: Date }>(
@@ -81,13 +97,48 @@ export async function shippingResume(ctx: CliContext, opts: ShippingChangeOption
     ).rows[0];
     if (!row) throw new NotFoundError(`the pause of ${scopeOf(opts.tenantId)} was ended meanwhile by someone else: nothing changed`);
     const waits = await waitSummary(db);
-    if (opts.json) println(ctx.out, JSON.stringify({ outcome: 'resumed', dryRun: false, pause: existing, by, reason: opts.reason, resumedAt: row.resumed_at.toISOString(), waits }));
+    if (opts.json) println(ctx.out, JSON.stringify({ outcome: 'resumed', dryRun: false, pause: existing, by, reason: opts.reason, resumedAt: row.resumed_at.toISOString(), woken: woken ?? null, waits }));
     else {
+      if (woken !== undefined) println(ctx.out, `woke ${woken} waiting order(s) at ≤ ${opts.rate}/s, oldest first, before ending the pause`);
       println(ctx.out, `resumed shipping for ${scopeOf(opts.tenantId)} at ${row.resumed_at.toISOString()} (by ${by}: ${opts.reason}); it was ${describePause(existing)}`);
       const wake = `the workers' shipment resumers wake them, oldest first, at WAREHOUSE_RESUME_PER_SECOND (${ctx.config.WAREHOUSE_RESUME_PER_SECOND}/s) per worker`;
       println(ctx.out, waits.orders > 0 ? `${describeWaits(waits)}: ${wake}` : describeWaits(waits));
     }
   });
+}
+
+/**
+ * Wakes the orders the pause of `tenantId`'s scope holds, oldest first, at most `rate` per second, while the pause
+ * still holds the rest (release_waiting_orders despite that pause); each once — one that waits again (the warehouse
+ * down meanwhile) is left to the workers' resumers. Returns how many it woke.
+ */
+async function wakePaused(ctx: CliContext, db: Db, tenantId: string | undefined, rate: number): Promise<number> {
+  const client = await cliTemporalClient(ctx.config);
+  const woken = new Set<string>();
+  try {
+    const perRound = Math.max(1, Math.round(rate));
+    const roundMs = (perRound / rate) * 1000;
+    for (;;) {
+      if (ctx.signal?.aborted) throw new InterruptedError(`interrupted after waking ${woken.size} order(s); the pause is still in force`);
+      const started = Date.now();
+      const batch = (await releaseWaitingOrders(db, perRound, { tenantId, despitePause: true })).filter((o) => !woken.has(`${o.tenantId}/${o.orderId}`));
+      if (batch.length === 0) return woken.size;
+      for (const o of batch) {
+        await client.workflow
+          .getHandle(orderWorkflowId(o.tenantId, o.orderId))
+          .signal(resumeShipmentSignal)
+          .catch((err: unknown) => {
+            if (!(err instanceof WorkflowNotFoundError)) throw err;
+          });
+        woken.add(`${o.tenantId}/${o.orderId}`);
+      }
+      eprintln(ctx.out, `resume: ${woken.size} order(s) woken`);
+      const rest = roundMs - (Date.now() - started);
+      if (rest > 0) await new Promise((r) => setTimeout(r, rest));
+    }
+  } finally {
+    await client.connection.close();
+  }
 }
 
 export async function shippingStatus(ctx: CliContext, opts: { json?: boolean }): Promise<void> {
