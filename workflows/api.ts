@@ -58,7 +58,8 @@ export type OrderEvent =
   | (EventBase & { type: typeof ORDER_CANCELLED; data: OrderCancelledData });
 
 /**
- * Order status as stored in `fulfilments.status` and shown in the OrderStatus search attribute.
+ * Order status as stored in `fulfilments.status` and shown in the OrderStatus search attribute (which also says
+ * `waiting` while a pending order's shipment waits for the warehouse).
  * `awaiting-placement` is the tombstone of a cancellation that arrived before its placement. `failed` (the warehouse
  * gave up) and `recall-failed` (cancelled, but the warehouse refused for good to recall its shipment) need a person:
  * `fulfilment order retry` and `fulfilment order resolve`.

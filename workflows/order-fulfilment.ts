@@ -131,6 +131,8 @@ const GRACE_WINDOW = 'cancellation grace window';
 const LINGER = 'linger for late events';
 const HOLD = 'hold before retrying';
 const WAREHOUSE_WAIT = 'wait for the warehouse';
+/** The OrderStatus search attribute of an order whose shipment waits for the warehouse (not a status of the store). */
+const WAITING_STATUS = 'waiting';
 
 /** A recall the warehouse refused for good holds the order as recall-failed (before: the run failed). */
 const HOLD_RECALL_FAILED = 'hold-recall-failed';
@@ -349,6 +351,7 @@ class OrderRun implements OperatorRunPort {
     const since = Date.parse(wait.since);
     const deadline = waitDeadline(Date.now(), this.settings.shipmentDeadlineSeconds ?? 0);
     this.state = markWaiting(this.state, Number.isNaN(since) ? Date.now() : since, wait.reason, deadline);
+    this.publishStatus();
   }
 
   /**
@@ -577,8 +580,9 @@ class OrderRun implements OperatorRunPort {
    * `new`; the status query has every state in between.
    */
   publishStatus(): void {
-    const { status } = this.state;
-    const worthPublishing = isSettled(this.state) || (status === 'pending' && retriesOf(this.state) > 0);
+    // A waiting order shows as `waiting` in the Web UI (OrderStatus = "waiting") until it settles.
+    const status = this.state.waiting ? WAITING_STATUS : this.state.status;
+    const worthPublishing = isSettled(this.state) || this.state.waiting !== undefined || (status === 'pending' && retriesOf(this.state) > 0);
     if (!worthPublishing || !this.indexed || this.publishedStatus === status) return;
     upsertSearchAttributes([{ key: OrderStatusAttribute, value: status }]);
     this.publishedStatus = status;
