@@ -3,8 +3,12 @@
  * the raw figures behind them. Per Temporal (`--temporal`), per repetition (`--reps`), on `--orders` distinct orders:
  *
  *   bare    the bridge's signal-with-start with no worker polling (what a bare start costs Temporal)
+ *   open    the service as production runs it (dist/src/service.js, both roles, eager start, defaults), orders produced
+ *           at steady rates (`--rates`, `--rate-seconds` each) until one falls behind: produce→shipped p50/p90/p99/max
+ *           per rate, the knee, 80 % of it, CPU per order per process (bench/open-loop.ts). What users meet.
  *   raw     the bridge's own signal-with-start call from a loop at the bridge's effective concurrency, worker running
- *   drain6  one bridge child drains a backlog on 6 partitions: until committed (delivery), until shipped (end to end)
+ *   drain6  one bridge child drains a pre-loaded backlog on 6 partitions (bridge and worker in separate processes, no
+ *           eager start: a backlog's shape, not a steady arrival's): until committed (delivery), until shipped (end to end)
  *   drain1  the same on 1 partition
  *   dup     the 6-partition backlog with 10 % duplicate records
  *   life    the 6-partition backlog until every order's run has closed (life-phases.ts), at the default linger
@@ -22,8 +26,8 @@
  * with CPU per process (Temporal server, Kafka, PostgreSQL, worker, bridge, warehouse, the bench) and the 1-minute
  * load for each phase. Prints a table (or Markdown, `--markdown`) and writes JSON (`--json path`).
  *
- *   npm run bench -- [--orders 3000] [--reps 2] [--burst 6000] [--cache 1000] [--outage 240] [--quiet-wait 120] [--fresh-temporal] [--temporal current|dev|server|dev,server] [--memory 100000]
- *                    [--phases bare,raw,drain6,drain1,dup,life,linger,eager,late,burst,cache,plain,outage|none] [--json out.json] [--markdown]
+ *   npm run bench -- [--orders 3000] [--reps 2] [--burst 6000] [--cache 1000] [--outage 240] [--rates 5,10,15,…] [--rate-seconds 30] [--quiet-wait 120] [--fresh-temporal] [--temporal current|dev|server|dev,server] [--memory 100000]
+ *                    [--phases bare,open,raw,drain6,drain1,dup,life,linger,eager,late,burst,cache,plain,outage|none] [--json out.json] [--markdown]
  *   npm run bench -- --from-json out.json [--markdown]     prints the tables of an earlier run again, runs nothing
  *
  * `--temporal dev,server` brings the stack's Temporal up as each in turn (STACK_TEMPORAL, same ports) and runs
@@ -58,11 +62,12 @@ import {
   type PhaseResult,
 } from './phases.js';
 import { BURST_EVENTS, CACHE_RUNS, burst, cachedRuns, lateEvents, lifeLinger, wholeLife } from './life-phases.js';
+import { OPEN_RATES, openLoop } from './open-loop.js';
 import { warehouseOutage } from './outage-phase.js';
 import { load1 } from './procs.js';
 import { render, type KindRun } from './report.js';
 
-const PHASES = ['bare', 'raw', 'drain6', 'drain1', 'dup', 'life', 'linger', 'eager', 'late', 'burst', 'cache', 'plain', 'outage'] as const;
+const PHASES = ['bare', 'open', 'raw', 'drain6', 'drain1', 'dup', 'life', 'linger', 'eager', 'late', 'burst', 'cache', 'plain', 'outage'] as const;
 
 const { values: args } = parseArgs({
   options: {
@@ -73,6 +78,8 @@ const { values: args } = parseArgs({
     burst: { type: 'string', default: String(BURST_EVENTS) },
     cache: { type: 'string', default: String(CACHE_RUNS) },
     outage: { type: 'string', default: '240' },
+    rates: { type: 'string', default: OPEN_RATES.join(',') },
+    'rate-seconds': { type: 'string', default: '30' },
     'quiet-wait': { type: 'string', default: '120' },
     'fresh-temporal': { type: 'boolean', default: false },
     phases: { type: 'string', default: PHASES.join(',') },
@@ -97,6 +104,9 @@ const OUTAGE = wholeNumber('outage', args.outage, 1);
 const QUIET_WAIT = wholeNumber('quiet-wait', args['quiet-wait'], 0);
 /** Other orders of the burst phase: as many as --orders, at most 600, a multiple of the 6 partitions. */
 const BURST_OTHERS = 6 * Math.ceil(Math.min(600, ORDERS) / 6);
+/** The open loop's rates (orders/s, rising) and how long each runs. */
+const RATES = args.rates.split(',').map((r) => wholeNumber('rates', r.trim(), 1));
+const RATE_SECONDS = wholeNumber('rate-seconds', args['rate-seconds'], 5);
 const MEMORY = args.memory === undefined ? undefined : wholeNumber('memory', args.memory, 1000);
 const kinds = args.temporal.split(',').map((k) => k.trim());
 for (const k of kinds) if (!['current', 'dev', 'server'].includes(k)) throw new Error(`--temporal takes current, dev or server (comma-separated), got ${JSON.stringify(k)}`);
@@ -172,6 +182,11 @@ async function runKind(kind: string): Promise<KindRun> {
         say(`   ${Object.entries(f).map(([k, v]) => `${k} ${Number.isInteger(v) ? v : v.toFixed(2)}`).join(', ')}; ${results[name].wallSeconds.toFixed(1)} s`);
       };
       await step('bare', () => bareStarts(ctx, rep, ORDERS, concurrency));
+      if (phases.includes('open')) {
+        const waited = await quietTemporal(ctx, 0.15, QUIET_WAIT * 1000);
+        say(`-- ${label} rep ${rep}/${REPS}: open loop at ${RATES.join(', ')} orders/s, ${RATE_SECONDS} s each, until one falls behind (load ${load1().toFixed(1)}; waited ${waited.toFixed(0)} s for an idle Temporal)`);
+        Object.assign(results, await openLoop(ctx, rep, RATES, RATE_SECONDS));
+      }
       await step('raw', () => rawLoop(ctx, rep, ORDERS, concurrency));
       await step('drain6', () => bridgeDrain(ctx, 'drain6', rep, ORDERS, 6));
       await step('drain1', () => bridgeDrain(ctx, 'drain1', rep, ORDERS, 1));

@@ -29,6 +29,12 @@ export function median(xs: number[]): number {
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 }
 
+/** The q-quantile (0 < q ≤ 1) of ascending `sorted`, nearest rank. */
+export function percentile(sorted: readonly number[], q: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
+}
+
 const fmt = (x: number, digits?: number) => {
   if (!Number.isFinite(x)) return '–';
   const d = digits ?? (Math.abs(x) >= 100 ? 0 : Math.abs(x) >= 10 ? 1 : 2);
@@ -64,6 +70,19 @@ const processCpuPer = (phase: string, name: string) => (r: Record<string, PhaseR
   const p = r[phase];
   const n = p?.figures[name];
   return p && n ? (p.cpu.bridge ?? 0) / n : undefined;
+};
+
+/** CPU seconds of process `proc` per unit counted by `name` in `phase`. */
+const cpuPer = (phase: string, proc: string, name: string) => (r: Record<string, PhaseResult>) => {
+  const p = r[phase];
+  const n = p?.figures[name];
+  return p && n && p.cpu[proc] !== undefined ? p.cpu[proc] / n : undefined;
+};
+
+/** The open-loop phase of the knee's rate in one rep. */
+const kneePhase = (r: Record<string, PhaseResult>) => {
+  const knee = r['open-5']?.figures.knee;
+  return knee ? `open-${knee}` : undefined;
 };
 
 function stat(values: number[], unit = '', digits?: number): { text: string; median?: number; min?: number; values: number[] } {
@@ -155,6 +174,32 @@ export function figures(runs: KindRun[]): Figure[] {
         return f ? { text: `${fmt(f.recoverySeconds!)} s, peak ${fmt(f.recoveryPeakPerSecond!, 0)} /s`, median: f.recoverySeconds } : { text: 'not run' };
       },
     },
+    {
+      name: 'open loop (the service as production runs it, orders at a steady rate): the knee — the highest rate whose p99 produce→shipped stays ≤ 500 ms and does not grow through the run',
+      target: '≥ 70/s',
+      cell: (run) => stat(per(run, 'open-5', 'knee'), '/s', 0),
+    },
+    { name: 'open loop: p99 produce→shipped at 80 % of the knee', target: '≤ 300 ms', cell: (run) => stat(per(run, 'open-knee80', 'p99'), ' ms', 0) },
+    {
+      name: 'open loop: the service process\'s CPU per order at 35/s (at the knee when that is lower) ÷ a bare start\'s client CPU',
+      target: '≤ 8 ms per order',
+      cell: (run) => {
+        const at = (r: Record<string, PhaseResult>) => (r['open-35'] ? 'open-35' : kneePhase(r));
+        const rates = [...new Set(run.reps.map((r) => at(r)).filter((p): p is string => p !== undefined))].join(', ').replaceAll('open-', '') || '–';
+        const s = ratio(run, (r) => { const p = at(r); return p ? cpuPer(p, 'service', 'orders')(r) : undefined; }, cpuPer('bare', 'bench', 'calls'), (a, b) => `${fmt(a * 1000)} ÷ ${fmt(b * 1000)} ms`);
+        return { ...s, text: `${s.text} (at ${rates}/s)` };
+      },
+    },
+    {
+      name: 'open loop: the idle service\'s CPU (its pollers and timers, no order arriving)',
+      target: '—',
+      cell: (run) => stat(run.reps.map((r) => r['open-idle']).filter((p): p is PhaseResult => p !== undefined).map((p) => ((p.cpu.service ?? 0) / p.wallSeconds) * 100), ' % of a core', 1),
+    },
+    {
+      name: 'open loop: Temporal CPU per order at the knee ÷ per bare start',
+      target: '—',
+      cell: (run) => ratio(run, (r) => { const k = kneePhase(r); return k ? cpuPer(k, 'temporal', 'orders')(r) : undefined; }, temporalCpuPer('bare', 'calls'), (a, b) => `${fmt(a * 1000)} ÷ ${fmt(b * 1000)} ms`),
+    },
     { name: 'history events per shipped order, whole life (closed)', target: '≤ 10', cell: (run) => stat(per(run, 'life', 'historyEvents'), '', 0) },
     { name: 'history events per shipped order with a 1 s linger (closed)', target: '—', cell: (run) => stat(per(run, 'linger', 'historyEvents'), '', 0) },
     { name: 'bridge drain, 6 partitions ÷ raw loop', target: '≥ 0.95', cell: (run) => ratio(run, fig('drain6', 'recordsPerSecond'), fig('raw', 'callsPerSecond'), (a, b) => `${fmt(a)} ÷ ${fmt(b)} /s`) },
@@ -197,7 +242,7 @@ export function figures(runs: KindRun[]): Figure[] {
   return rows.map((r) => ({ name: r.name, target: r.target, cells: Object.fromEntries(runs.map((run) => [run.kind, r.cell(run)])) }));
 }
 
-const PROCESSES = ['temporal', 'kafka', 'postgres', 'worker', 'bridge', 'warehouse', 'bench'];
+const PROCESSES = ['temporal', 'kafka', 'postgres', 'worker', 'bridge', 'service', 'warehouse', 'bench'];
 
 /** Per phase (median over reps): wall time, load, and each process's CPU as a share of one core. */
 export function cpuRows(run: KindRun): string[][] {
@@ -214,15 +259,55 @@ export function cpuRows(run: KindRun): string[][] {
   });
 }
 
+/** The open loop per rate (median over reps): latency produce→shipped and CPU per order of each process. */
+export function openRows(run: KindRun): string[][] {
+  const phases = [...new Set(run.reps.flatMap((r) => Object.keys(r)).filter((p) => p.startsWith('open-') && p !== 'open-idle'))];
+  const rate = (p: string) => median(run.reps.map((r) => r[p]?.figures.rate).filter((x): x is number => x !== undefined));
+  phases.sort((a, b) => rate(a) - rate(b) || a.localeCompare(b));
+  return phases.map((phase) => {
+    const results = run.reps.map((r) => r[phase]).filter((p): p is PhaseResult => p !== undefined);
+    const m = (f: (p: PhaseResult) => number) => median(results.map(f));
+    const ms = (f: (p: PhaseResult) => number) => fmt(m(f), 0);
+    const perOrder = (proc: string) => fmt((m((p) => (p.cpu[proc] ?? Number.NaN) / p.figures.orders!)) * 1000, 1);
+    const stack = (p: PhaseResult) => ['service', 'temporal', 'postgres', 'kafka', 'warehouse'].reduce((sum, k) => sum + (p.cpu[k] ?? 0), 0) / p.figures.orders!;
+    const kept = results.filter((p) => p.figures.keptUp === 1).length;
+    // The service's CPU per order beyond what it spends idle (its pollers and timers, open-idle) over the same time.
+    const aboveIdle = median(
+      run.reps
+        .filter((r) => r[phase] && r['open-idle'])
+        .map((r) => ((r[phase]!.cpu.service ?? 0) - ((r['open-idle']!.cpu.service ?? 0) / r['open-idle']!.wallSeconds) * r[phase]!.wallSeconds) / r[phase]!.figures.orders!),
+    );
+    return [
+      run.kind,
+      phase === 'open-knee80' ? `${fmt(rate(phase), 0)}/s (80 % of the knee)` : `${fmt(rate(phase), 0)}/s`,
+      fmt(m((p) => p.figures.orders!), 0),
+      `${ms((p) => p.figures.p50!)} / ${ms((p) => p.figures.p90!)} / ${ms((p) => p.figures.p99!)} / ${ms((p) => p.figures.max!)}`,
+      `${ms((p) => p.figures.firstThirdP90!)} → ${ms((p) => p.figures.lastThirdP90!)}`,
+      `${kept} of ${results.length}`,
+      `${perOrder('service')} (${fmt(aboveIdle * 1000, 1)} above idle)`,
+      perOrder('temporal'),
+      perOrder('postgres'),
+      perOrder('kafka'),
+      fmt(m(stack) * 1000, 1),
+      `${fmt(Math.min(...results.map((p) => p.load1After)), 1)}–${fmt(Math.max(...results.map((p) => p.load1After)), 1)}`,
+    ];
+  });
+}
+
 export function render(runs: KindRun[], opts: { markdown: boolean; machine: string }): string {
   const figs = figures(runs);
   const header = ['figure', ...runs.map((r) => `${r.kind}: ${r.runs}`), 'target'];
   const rows = figs.map((f) => [f.name, ...runs.map((r) => f.cells[r.kind]!.text), f.target]);
   const cpuHeader = ['temporal', 'phase', 'wall', 'load 1 min', ...PROCESSES.map((p) => `${p} CPU`)];
   const cpu = runs.flatMap(cpuRows);
+  const openHeader = ['temporal', 'rate', 'orders', 'p50 / p90 / p99 / max ms', 'p90 first → last third', 'kept up', 'service ms CPU/order', 'Temporal', 'PostgreSQL', 'Kafka', 'stack total', 'load 1 min'];
+  const open = runs.flatMap(openRows);
+  const openTitle = 'Open loop: the service as production runs it, orders produced at a steady rate, produce → shipped (median over reps); CPU in ms per order:';
   if (opts.markdown) {
     const md = (h: string[], rs: string[][]) => [`| ${h.join(' | ')} |`, `|${h.map(() => '---').join('|')}|`, ...rs.map((r) => `| ${r.join(' | ')} |`)].join('\n');
-    return [`${opts.machine}`, '', md(header, rows), '', 'CPU per process, % of one core (median over reps), and the 1-minute load at the end of each phase:', '', md(cpuHeader, cpu), ''].join('\n');
+    const openPart = open.length ? [openTitle, '', md(openHeader, open), ''] : [];
+    return [`${opts.machine}`, '', md(header, rows), '', ...openPart, 'CPU per process, % of one core (median over reps), and the 1-minute load at the end of each phase:', '', md(cpuHeader, cpu), ''].join('\n');
   }
-  return [opts.machine, '', ...formatTable(header, rows), '', 'CPU per process, % of one core (median over reps); load: 1-minute load at the end of each phase', '', ...formatTable(cpuHeader, cpu), ''].join('\n');
+  const openPart = open.length ? [openTitle, '', ...formatTable(openHeader, open), ''] : [];
+  return [opts.machine, '', ...formatTable(header, rows), '', ...openPart, 'CPU per process, % of one core (median over reps); load: 1-minute load at the end of each phase', '', ...formatTable(cpuHeader, cpu), ''].join('\n');
 }

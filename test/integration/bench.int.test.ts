@@ -22,14 +22,20 @@ describe('npm run bench', () => {
   it('measures every phase on 20 orders and prints the table', async () => {
     const out = join(dir, 'bench.json');
     // The bench's children run dist/ (npm test built it, as npm run bench does).
-    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'bench/main.ts', '--orders', '20', '--reps', '1', '--memory', '1000', '--burst', '60', '--cache', '10', '--outage', '5', '--quiet-wait', '0', '--json', out], {
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'bench/main.ts', '--orders', '20', '--reps', '1', '--memory', '1000', '--burst', '60', '--cache', '10', '--outage', '5', '--rates', '5', '--rate-seconds', '5', '--quiet-wait', '0', '--json', out], {
       env: process.env,
       maxBuffer: 16 * 1024 * 1024,
       timeout: 600_000,
     });
     const report = JSON.parse(readFileSync(out, 'utf8')) as { runs: { reps: Record<string, Phase>[]; memory: Phase }[] };
     const rep = report.runs[0]!.reps[0]!;
-    expect(Object.keys(rep).sort()).toEqual(['bare', 'burst', 'cache', 'drain1', 'drain6', 'dup', 'eager', 'late', 'life', 'linger', 'outage', 'plain', 'raw']);
+    // The open loop at one rate (5/s for 5 s): the knee's 80 % runs only when that rate was kept up with.
+    const open = Object.keys(rep).filter((k) => k.startsWith('open-'));
+    expect(Object.keys(rep).filter((k) => !k.startsWith('open-')).sort()).toEqual(['bare', 'burst', 'cache', 'drain1', 'drain6', 'dup', 'eager', 'late', 'life', 'linger', 'outage', 'plain', 'raw']);
+    expect(open).toEqual(expect.arrayContaining(['open-idle', 'open-5']));
+    expect(rep['open-5']!.figures).toMatchObject({ rate: 5, orders: 25, knee: expect.any(Number), keptUp: expect.any(Number) });
+    expect(rep['open-5']!.cpu.service).toBeGreaterThan(0);
+    expect(stdout).toMatch(/Open loop: the service as production runs it/);
     expect(rep.raw!.figures.calls).toBe(20);
     expect(rep.drain6!.figures.records).toBe(20);
     expect(rep.dup!.figures.records).toBe(22);
