@@ -7,9 +7,13 @@
 import { startApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/log.js';
+import { installTemporalRuntime } from '../src/temporal.js';
 
+const logger = createLogger(process.env.BENCH_LOG_LEVEL ?? 'warn');
+// As the service does: the process's SIGTERM handler below stops the roles in order, not the SDK's own.
+if (['worker', 'both'].includes(process.env.BENCH_ROLES ?? '')) await installTemporalRuntime(logger);
 const app = await startApp(loadConfig(), {
-  logger: createLogger(process.env.BENCH_LOG_LEVEL ?? 'warn'),
+  logger,
   roles: { worker: ['worker', 'both'].includes(process.env.BENCH_ROLES ?? ''), bridge: process.env.BENCH_ROLES !== 'worker' },
   serveMetrics: false,
 });

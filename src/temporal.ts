@@ -213,11 +213,18 @@ export async function connectClient(config: TemporalClientConfig, extra: Omit<Cl
   return temporalClient(config, await connectTemporal(config, extra));
 }
 
-/** Routes the Temporal SDK's own logs (worker state, activity failures) into our logger, at WARN and above. */
-export async function installTemporalRuntime(logger: Logger, level: LogLevel = 'WARN'): Promise<void> {
+/**
+ * Routes the Temporal SDK's own logs (worker state, activity failures) into our logger, at WARN and above, and leaves
+ * signals to the process: by default the SDK's runtime shuts every worker down itself on SIGINT/SIGTERM/SIGQUIT/SIGUSR2,
+ * beside the service's own shutdown, which stops the bridge before the worker (nothing new reaches a worker that
+ * drains) and would then find the worker already stopped — "stopped unexpectedly". `sdkStopsOnSignals` keeps the
+ * SDK's handling, for a process with no signal handling of its own (the demo).
+ */
+export async function installTemporalRuntime(logger: Logger, level: LogLevel = 'WARN', sdkStopsOnSignals = false): Promise<void> {
   const log = logger.child({ component: 'temporal-sdk' });
   const { DefaultLogger, Runtime } = await import('@temporalio/worker');
   Runtime.install({
+    ...(sdkStopsOnSignals ? {} : { shutdownSignals: [] }),
     logger: new DefaultLogger(level, ({ level: l, message, meta }) => {
       const method = l === 'ERROR' ? 'error' : l === 'WARN' ? 'warn' : 'debug';
       log[method](meta ?? {}, message);

@@ -65,7 +65,8 @@ async function main(): Promise<void> {
     ORDER_LINGER_SECONDS: '5',
   });
   const logger = createLogger(process.env.LOG_LEVEL ?? 'warn');
-  await installTemporalRuntime(logger);
+  // The demo has no signal handling of its own: Ctrl-C stops its worker through the SDK's.
+  await installTemporalRuntime(logger, 'WARN', true);
   const before = await stackStatus();
   const after = await stackUp();
   const startedHere = (Object.keys(after.services) as ServiceName[]).filter(

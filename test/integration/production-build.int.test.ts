@@ -66,6 +66,9 @@ describe('the built service (dist/)', () => {
     } finally {
       expect(await p.stop()).toBe(0);
     }
+    // The signal stops the roles in order, through the service's own handlers alone: the SDK's runtime stopping the
+    // worker on the same signal would log it as stopped unexpectedly.
+    expect(p.lines.filter((l) => Number(l.level) >= 50).map((l) => l.msg)).toEqual([]);
   });
 
   it("logs every attempt at one order's events with its event id, type, version, attempt and correlation id", async () => {
