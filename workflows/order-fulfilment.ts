@@ -24,8 +24,8 @@
  *   nothing ships after the recall. So is one recorded over a shipment attempt the workflow no longer follows (the
  *   quick attempt that ran out of time, a failed order's). One the workflow sees after the shipment was recorded is
  *   a late cancellation, recorded and refused by the store;
- * - changes to this logic go through patched() and keep the checked-in histories replaying (README "Changing the
- *   workflow"). Runs of the earlier type, orderFulfilment, finish on order-fulfilment-v1.ts.
+ * - changes to this logic go through patched() and keep the checked-in histories replaying
+ *   (docs/changing-the-workflow.md). Runs of the earlier type, orderFulfilment, finish on order-fulfilment-v1.ts.
  *
  * Re-driving a held order (`fulfilment order retry`): to the run of an order held as `failed` while it is open (with a
  * linger), else to a repair run, an operator sends the `retryShipment` update (api.ts); its validator refuses,

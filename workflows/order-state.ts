@@ -69,8 +69,7 @@ export interface ShipmentWait {
   deadline: number;
 }
 
-/** What the store says after an effect was recorded (see activities/record-order-event). */
-
+/** What decide() makes of one event, given the order's state. */
 export type Decision =
   /** The event id was already decided on by this workflow. */
   | { kind: 'duplicate' }

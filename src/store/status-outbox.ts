@@ -2,7 +2,7 @@
  * The status outbox (migration 007_status_outbox.sql): the row a status change writes in its own transaction, and what
  * the relay and the CLI read. Writing goes through the store's tenant-scoped transactions like every other effect;
  * the relay's work is cross-tenant and goes through the migration's functions, on one session that holds the relay's
- * lock of its topic (they refuse any other session): see src/relay/.
+ * lock of its topic (they refuse any other session): see src/worker/status-relay.ts.
  */
 import pg from 'pg';
 import type { Db, Tx } from './db.js';

@@ -1,6 +1,7 @@
 /**
  * The README is the map: every file in docs/ is linked from it, and every relative link in the README and in docs/
  * leads to a file of this repository — and, where it names a heading (`#anchor`), to a heading that exists there.
+ * The code's comments are held the same way: every repository path one names exists.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
@@ -29,6 +30,28 @@ function links(markdown: string): string[] {
   return [...prose.matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1]!).filter((t) => !/^[a-z]+:/.test(t));
 }
 
+/** Every .ts file under `dir` (node_modules and dist left out), relative to the root. */
+function sources(dir: string): string[] {
+  return readdirSync(join(root, dir), { withFileTypes: true, recursive: true })
+    .filter((e) => e.isFile() && e.name.endsWith('.ts') && !/(^|[\\/])(node_modules|dist)([\\/]|$)/.test(relative(root, e.parentPath)))
+    .map((e) => relative(root, join(e.parentPath, e.name)));
+}
+
+/** Repository paths named in a file's comments (`//` to the end of the line, and block-comment lines). */
+function commentPaths(text: string): { line: number; path: string }[] {
+  const out: { line: number; path: string }[] = [];
+  text.split('\n').forEach((line, i) => {
+    const at = line.indexOf('//');
+    const trimmed = line.trim();
+    const comment = at >= 0 ? line.slice(at) : trimmed.startsWith('*') || trimmed.startsWith('/*') ? line : '';
+    for (const m of comment.matchAll(/(?<![\w./-])((?:src|docs|tools|activities|workflows|bench|test|deploy|migrations)\/[\w.\-/]*[\w/])/g)) {
+      // NNN_name.sql and the like are patterns, not paths.
+      if (!m[1]!.includes('NNN')) out.push({ line: i + 1, path: m[1]!.replace(/\.+$/, '') });
+    }
+  });
+  return out;
+}
+
 describe('the README and docs/', () => {
   it('the README is under 300 lines and links every file in docs/', () => {
     const readme = readFileSync(join(root, 'README.md'), 'utf8');
@@ -47,5 +70,21 @@ describe('the README and docs/', () => {
       else if (anchor && target.endsWith('.md') && !anchors(readFileSync(target, 'utf8')).has(anchor)) broken.push(`${link} (no heading #${anchor})`);
     }
     expect(broken).toEqual([]);
+  });
+});
+
+describe("the code's comments", () => {
+  it.each(['src', 'workflows', 'activities', 'bench', 'tools', 'test'])('every repository path a comment under %s/ names exists', (dir) => {
+    const files = sources(dir);
+    expect(files.length).toBeGreaterThan(0);
+    const missing = files.flatMap((f) => commentPaths(readFileSync(join(root, f), 'utf8')).filter((p) => !existsSync(join(root, p.path))).map((p) => `${f}:${p.line} ${p.path}`));
+    expect(missing).toEqual([]);
+  });
+
+  it('the check finds a path that does not exist', () => {
+    // Spelt apart, so that this file's own check does not read them as paths.
+    const [dir, page, file] = [['src', 'relay/'], ['docs', 'performance.md'], ['src', 'nowhere.ts']].map((p) => p.join('/'));
+    const text = `const x = 1; ${'//'} see ${dir} and ${page}.\n * as ${file} says`;
+    expect(commentPaths(text).map((p) => p.path)).toEqual([dir, page, file]);
   });
 });
