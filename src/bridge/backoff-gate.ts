@@ -10,6 +10,7 @@
 import { ExponentialBackoff, halfJitterGenerator, type IBackoff } from 'cockatiel';
 import { TransientError } from '../errors.js';
 import { BRIDGE_RETRY, type TransientRetry } from '../retry-policies.js';
+import { sleep } from '../sleep.js';
 
 export type { TransientRetry } from '../retry-policies.js';
 
@@ -54,19 +55,9 @@ export function maxAttemptsWithin(windowMs: number, retry: TransientRetry): numb
 }
 
 /** Resolves after `ms`, or rejects with Abandoned when `signal` aborts first. */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(new Abandoned('abandoned'));
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(new Abandoned('abandoned'));
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
+export async function sleepOrAbandon(ms: number, signal?: AbortSignal): Promise<void> {
+  await sleep(ms, signal);
+  if (signal?.aborted) throw new Abandoned('abandoned');
 }
 
 export interface GateEvents {

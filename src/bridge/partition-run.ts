@@ -19,7 +19,7 @@ import type { PartitionBatch } from '../kafka/consumer-supervisor.js';
 import { MembershipLost } from '../kafka/records.js';
 import { DependencyUnavailableError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { Abandoned, sleep, type BackoffGate } from './backoff-gate.js';
+import { Abandoned, sleepOrAbandon, type BackoffGate } from './backoff-gate.js';
 import { runInLanes } from './lanes.js';
 import { OffsetTracker } from './offset-tracker.js';
 import { classify, laneKey, type PartitionContext, type RecordInPartition, type RecordOutcome } from './record-pipeline.js';
@@ -153,7 +153,7 @@ export class PartitionRun {
       const signal = AbortSignal.any([lanesDone.signal, leave.signal]);
       while (!signal.aborted) {
         try {
-          await sleep(opts.commitIntervalMs, signal);
+          await sleepOrAbandon(opts.commitIntervalMs, signal);
           await commitPrefix(signal, false);
         } catch (err) {
           onCommitError(err);

@@ -25,7 +25,7 @@ import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { OrderEvent } from '../../workflows/api.js';
 import type { OrderStarter, StartOutcome } from './order-starter.js';
-import { DelaySequence, sleep, type TransientRetry } from './backoff-gate.js';
+import { DelaySequence, sleepOrAbandon, type TransientRetry } from './backoff-gate.js';
 
 /** A record that only its order's workflow kept refusing until its retry budget was spent; dead-lettered. */
 export class RecordRetryBudgetSpentError extends PermanentError {}
@@ -212,7 +212,7 @@ export async function deliver(rs: readonly OrderEventRecord[], deps: PipelineDep
         }
         const delayMs = Math.min((alone ??= new DelaySequence(deps.recordRetry)).next(), leftMs);
         for (const [i, event] of events.entries()) deps.log.warn({ ...ids(event, i), attempt, err: err.message, delayMs, budgetLeftMs: leftMs }, "only this order's workflow refuses the event now; retrying it alone while its partition flows on");
-        await sleep(delayMs, ctx.signal);
+        await sleepOrAbandon(delayMs, ctx.signal);
         continue;
       }
       if (!(err instanceof PermanentError)) throw err;

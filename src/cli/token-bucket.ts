@@ -3,6 +3,7 @@
  * there. Capacity bounds the burst after an idle spell; the long-run rate never exceeds `ratePerSecond`.
  * The clock is injected so tests check the pacing without waiting.
  */
+import { sleep } from '../sleep.js';
 
 export interface Clock {
   /** Milliseconds on a monotonic-enough scale. */
@@ -12,7 +13,7 @@ export interface Clock {
 
 export const systemClock: Clock = {
   now: () => performance.now(),
-  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+  sleep: (ms) => sleep(ms),
 };
 
 export interface TakeOptions {

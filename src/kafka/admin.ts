@@ -4,6 +4,7 @@
  * partitions come back sorted. One connection per TopicAdmin, closed by its owner.
  */
 import type { Admin, ITopicConfig, Kafka } from 'kafkajs';
+import { sleep } from '../sleep.js';
 
 export interface PartitionOffsets {
   partition: number;
@@ -127,6 +128,6 @@ export async function createTopicsWithLeaders(admin: Admin, topics: ITopicConfig
     } catch (err) {
       if (!NOT_YET.has((err as { type?: string }).type ?? '') || Date.now() > deadline) throw err;
     }
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await sleep(100);
   }
 }

@@ -12,6 +12,7 @@
 import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
 import { KAFKA_RETRY } from '../retry-policies.js';
 import { MembershipLost, type ConsumedRecord } from './records.js';
+import { sleep } from '../sleep.js';
 
 /** One fetched batch of one partition, as the owner sees it. */
 export interface PartitionBatch {
@@ -109,17 +110,6 @@ function asMembershipLost(err: unknown): MembershipLost | undefined {
   }
   return undefined;
 }
-
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
 
 export function createConsumerSupervisor(opts: ConsumerSupervisorOptions): ConsumerSupervisor {
   const { topic, stopping, events, restartDelays } = opts;

@@ -13,6 +13,7 @@ import type { Logger } from '../log.js';
 import { serveMetrics } from '../metrics.js';
 import { connectLagReader, oldestAgeSeconds, position, type LagReport } from './lag.js';
 import type { Kafka } from '../kafka/client.js';
+import { sleep } from '../sleep.js';
 
 export interface LagMetrics {
   registry: Registry;
@@ -144,7 +145,6 @@ export async function startLagExporter(opts: LagExporterOptions): Promise<LagExp
       await broken?.close().catch(() => undefined);
     }
   };
-  let timer: NodeJS.Timeout | undefined;
   const loop: Promise<void> = (async () => {
     while (!stopping.signal.aborted) {
       await pollOnce();
@@ -152,10 +152,7 @@ export async function startLagExporter(opts: LagExporterOptions): Promise<LagExp
       waiters = [];
       for (const w of woken) w();
       if (stopping.signal.aborted) break;
-      await new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, opts.intervalMs);
-        stopping.signal.addEventListener('abort', () => resolve(), { once: true });
-      });
+      await sleep(opts.intervalMs, stopping.signal);
     }
   })();
   opts.logger.info({ port, groups: opts.groups, topic: opts.topic, intervalMs: opts.intervalMs }, 'lag exporter serving /metrics');
@@ -166,7 +163,6 @@ export async function startLagExporter(opts: LagExporterOptions): Promise<LagExp
     async stop() {
       health.stopping('stopped');
       stopping.abort();
-      clearTimeout(timer);
       await loop;
       for (const w of waiters) w();
       await reader?.close().catch(() => undefined);

@@ -23,6 +23,7 @@ import { statusEventKey } from '../store/status-change.js';
 import { openRelaySession, type OutboxRow, type RelaySession } from '../store/status-outbox.js';
 import { recordFailure } from '../tracing/spans.js';
 import { TRACEPARENT } from '../tracing/propagation.js';
+import { sleep } from '../sleep.js';
 
 /** The header naming the correlation id of a status event (as the input side reads it). */
 export const CORRELATION_HEADER = 'correlation-id';
@@ -75,18 +76,6 @@ export function outboxRecord(row: OutboxRow): OutgoingRecord {
     headers: { ...(row.traceparent ? { [TRACEPARENT]: row.traceparent } : {}), [CORRELATION_HEADER]: row.correlationId },
   };
 }
-
-const wait = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    if (signal.aborted) return resolve();
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
 
 export function startStatusRelay(deps: StatusRelayDeps): StatusRelay {
   const { topic, sender, logger, metrics } = deps;
@@ -152,7 +141,7 @@ export function startStatusRelay(deps: StatusRelayDeps): StatusRelay {
         const outcome = await round();
         backoff = undefined;
         if (outcome === 'idle') await session!.changed(deps.pollMs, stopping.signal);
-        else if (outcome === 'standby') await wait(deps.pollMs, stopping.signal);
+        else if (outcome === 'standby') await sleep(deps.pollMs, stopping.signal);
       } catch (err) {
         if (stopping.signal.aborted) break;
         const failure = err instanceof RoundFailure ? err : new RoundFailure('postgres', err);
@@ -161,7 +150,7 @@ export function startStatusRelay(deps: StatusRelayDeps): StatusRelay {
         metrics?.statusRelayFailures.inc({ topic, dependency: failure.dependency });
         backoff = backoff ? backoff.next(undefined) : new ExponentialBackoff({ generator: halfJitterGenerator, initialDelay: STATUS_RELAY_RETRY.initialDelayMs, maxDelay: STATUS_RELAY_RETRY.maxDelayMs }).next();
         logger.warn({ topic, dependency: failure.dependency, err: failure.message, retryInMs: backoff.duration }, 'status relay round failed; the rows wait');
-        await wait(backoff.duration, stopping.signal);
+        await sleep(backoff.duration, stopping.signal);
       }
     }
   })();

@@ -9,7 +9,7 @@ import {
   DEFAULT_TRANSIENT_RETRY,
   DelaySequence,
   maxAttemptsWithin,
-  sleep,
+  sleepOrAbandon,
   type GateEvents,
   type TransientRetry,
 } from '../../src/bridge/backoff-gate.js';
@@ -487,9 +487,9 @@ describe('maxAttemptsWithin', () => {
   });
 });
 
-describe('sleep', () => {
+describe('sleepOrAbandon', () => {
   it('resolves after the given time, not before', async () => {
-    const s = track(sleep(500));
+    const s = track(sleepOrAbandon(500));
     await advance(499);
     expect(s.state).toBe('pending');
     await advance(1);
@@ -498,19 +498,19 @@ describe('sleep', () => {
 
   it('rejects with Abandoned when the signal aborts first, or has already aborted', async () => {
     const leave = new AbortController();
-    const s = track(sleep(10_000, leave.signal));
+    const s = track(sleepOrAbandon(10_000, leave.signal));
     await advance(100);
     leave.abort();
     await flush();
     expect(s.state).toBe('rejected');
     expect(s.error).toBeInstanceOf(Abandoned);
     expect((s.error as Error).name).toBe('Abandoned');
-    await expect(sleep(1, leave.signal)).rejects.toBeInstanceOf(Abandoned);
+    await expect(sleepOrAbandon(1, leave.signal)).rejects.toBeInstanceOf(Abandoned);
   });
 
   it('an abort after it resolved changes nothing', async () => {
     const leave = new AbortController();
-    const s = track(sleep(10, leave.signal));
+    const s = track(sleepOrAbandon(10, leave.signal));
     await advance(10);
     leave.abort();
     await flush();

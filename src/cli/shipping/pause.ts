@@ -16,6 +16,7 @@ import { cliTemporalClient } from '../temporal-client.js';
 import { DEFAULT_PAUSE_REFRESH_MS } from '../../store/pause-book.js';
 import { defaultOperator } from '../order/options.js';
 import type { ShippingChangeOptions } from './commands.js';
+import { sleep } from '../../sleep.js';
 
 const scopeOf = (tenantId: string | undefined) => (tenantId ? `tenant ${tenantId}` : 'every tenant');
 
@@ -86,7 +87,7 @@ export async function shippingResume(ctx: CliContext, opts: ShippingChangeOption
       // Each worker reads the pauses every DEFAULT_PAUSE_REFRESH_MS: an order woken before its worker read this would
       // find the pause still holding it and wait again.
       eprintln(ctx.out, `resume: shipments go out again within ${DEFAULT_PAUSE_REFRESH_MS / 1000} s; waking the pause's orders at ≤ ${opts.rate}/s after that`);
-      await new Promise((r) => setTimeout(r, DEFAULT_PAUSE_REFRESH_MS + 500));
+      await sleep(DEFAULT_PAUSE_REFRESH_MS + 500);
       woken = await wakePaused(ctx, db, opts.tenantId, opts.rate);
     }
     const row = (
@@ -134,7 +135,7 @@ async function wakePaused(ctx: CliContext, db: Db, tenantId: string | undefined,
       }
       eprintln(ctx.out, `resume: ${woken.size} order(s) woken`);
       const rest = roundMs - (Date.now() - started);
-      if (rest > 0) await new Promise((r) => setTimeout(r, rest));
+      if (rest > 0) await sleep(rest);
     }
   } finally {
     await client.connection.close();

@@ -12,6 +12,7 @@ import { lastStatusEvents, readStatusEvents, type OutboxEntry } from '../../stor
 import type { CliContext } from '../context.js';
 import { println } from '../output.js';
 import type { StatusTailOptions } from './commands.js';
+import { sleep } from '../../sleep.js';
 
 /** One line of an entry: text, or a JSON object with --json. */
 export function tailLine(e: OutboxEntry, json: boolean | undefined): string {
@@ -20,24 +21,13 @@ export function tailLine(e: OutboxEntry, json: boolean | undefined): string {
   return [ev.occurredAt, ev.type.padEnd(31), `${ev.tenantId}/${ev.orderId}`, `v${ev.orderVersion}`, ev.status, `cause ${ev.causationId}`, e.sentAt ? 'sent' : 'waiting', ev.eventId].join('  ');
 }
 
-const pause = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-    signal?.addEventListener('abort', done, { once: true });
-  });
-
 async function follow(ctx: CliContext, db: Db, opts: StatusTailOptions, afterId: string): Promise<void> {
   let last = afterId;
   while (!ctx.signal?.aborted) {
     const page = await inTenantTransaction(db, opts.tenantId, (tx) => readStatusEvents(tx, { ...opts, afterId: last, limit: 500 }));
     for (const e of page) println(ctx.out, tailLine(e, opts.json));
     if (page.length > 0) last = page.at(-1)!.id;
-    else await pause(ctx.config.STATUS_RELAY_POLL_MS, ctx.signal);
+    else await sleep(ctx.config.STATUS_RELAY_POLL_MS, ctx.signal);
   }
 }
 
