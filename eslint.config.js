@@ -1,6 +1,7 @@
 // Lint keeps workflow code deterministic: workflows are replayed, so they may not touch I/O, clocks or Node builtins.
 // Product code reaches Kafka only through the port in src/kafka/. Imports point down the layers below (a module may
-// import from its own layer or lower ones, never higher). Everything else gets the recommended TypeScript rules.
+// import from its own layer or lower ones, never higher). Promises in product code are awaited or marked `void` (the
+// type-aware rules at the end). Everything else gets the recommended TypeScript rules.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
@@ -83,5 +84,13 @@ export default tseslint.config(
   {
     files: ['workflows/**/*.ts'],
     rules: { 'no-restricted-imports': ['error', forbiddenInWorkflows] },
+  },
+  // Type-aware, where a promise nobody awaits is a silent bug: a floating promise in a workflow or an activity loses
+  // its failure (and in a workflow, its place in the history), and a promise handed where a callback's result is
+  // ignored (an event handler, a timer) the same. `void` says "not awaited, on purpose".
+  {
+    files: ['src/**/*.ts', 'workflows/**/*.ts', 'activities/**/*.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: { '@typescript-eslint/no-floating-promises': 'error', '@typescript-eslint/no-misused-promises': 'error' },
   },
 );

@@ -38,3 +38,20 @@ describe('imports point down the layers', () => {
     expect(await refusals(path, `${code}\nexport {};\n`)).toEqual([]);
   });
 });
+
+describe('promises in product code are awaited or marked void', () => {
+  /** The type-aware promise rules' messages ESLint gives `code` as if it were the file at `path`. */
+  async function promiseFindings(path: string, code: string): Promise<string[]> {
+    const [result] = await eslint.lintText(code, { filePath: path });
+    return result!.messages.filter((m) => /no-(floating|misused)-promises/.test(m.ruleId ?? '')).map((m) => m.ruleId!);
+  }
+  const floating = 'async function work(): Promise<void> {}\nexport function run(): void {\n  work();\n}\n';
+  const marked = 'async function work(): Promise<void> {}\nexport function run(): void {\n  void work();\n}\n';
+  const handedAsCallback = "async function work(): Promise<void> {}\nexport function run(t: { on(e: string, f: () => void): void }): void {\n  t.on('x', work);\n}\n";
+
+  it.each(['workflows/order-fulfilment.ts', 'activities/index.ts', 'src/bridge/bridge.ts'])('%s: an unawaited promise is refused, a void one passes', async (path) => {
+    expect(await promiseFindings(path, floating)).toEqual(['@typescript-eslint/no-floating-promises']);
+    expect(await promiseFindings(path, marked)).toEqual([]);
+    expect(await promiseFindings(path, handedAsCallback)).toEqual(['@typescript-eslint/no-misused-promises']);
+  });
+});
