@@ -16,8 +16,12 @@ const forbiddenInWorkflows = {
   })),
 };
 
-const kafkaPortOnly = 'Product code reaches Kafka through the port in src/kafka/ (client, records, sender, admin, topic-reader); only src/kafka/ and the tooling import kafkajs.';
-const kafkaPort = { paths: [{ name: 'kafkajs', message: kafkaPortOnly }], patterns: [{ group: ['kafkajs/*'], message: kafkaPortOnly }] };
+const kafkaPortOnly =
+  'Product code reaches Kafka through the port in src/kafka/ (client, records, sender, admin, topic-reader); only src/kafka/ and the tooling import kafkajs.';
+const kafkaPort = {
+  paths: [{ name: 'kafkajs', message: kafkaPortOnly }],
+  patterns: [{ group: ['kafkajs/*'], message: kafkaPortOnly }],
+};
 
 /**
  * The layers of the product, top down. A module may import from its own layer and the ones below, never from one
@@ -33,12 +37,34 @@ const kafkaPort = { paths: [{ name: 'kafkajs', message: kafkaPortOnly }], patter
  */
 const ENTRY = ['**/cli/**', '**/app.js', '**/service.js'];
 const ROLES = ['**/worker/**', '**/bridge/**', '**/role.js', '**/provision/**', '**/lag/**'];
-const DOMAIN = ['**/activities/**', '**/dlq/**', '**/workflows/**', '!**/workflows/api.js', '!**/workflows/identity.js'];
-const ADAPTERS = ['**/kafka/**', '**/store/**', '**/warehouse/**', '**/tracing/**', '**/events/**', '**/codec/**', '**/temporal.js', '**/temporal-refusal.js', '**/workflow-settings.js'];
+const DOMAIN = [
+  '**/activities/**',
+  '**/dlq/**',
+  '**/workflows/**',
+  '!**/workflows/api.js',
+  '!**/workflows/identity.js',
+];
+const ADAPTERS = [
+  '**/kafka/**',
+  '**/store/**',
+  '**/warehouse/**',
+  '**/tracing/**',
+  '**/events/**',
+  '**/codec/**',
+  '**/temporal.js',
+  '**/temporal-refusal.js',
+  '**/workflow-settings.js',
+];
 
 /** The rule for a layer: the Kafka port's, and no import from the layers listed (those above it). */
 function layer(above, why) {
-  return { paths: kafkaPort.paths, patterns: [...kafkaPort.patterns, { group: above, message: `Imports point down the layers (eslint.config.js): ${why}` }] };
+  return {
+    paths: kafkaPort.paths,
+    patterns: [
+      ...kafkaPort.patterns,
+      { group: above, message: `Imports point down the layers (eslint.config.js): ${why}` },
+    ],
+  };
 }
 
 export default tseslint.config(
@@ -57,29 +83,96 @@ export default tseslint.config(
   },
   {
     files: ['src/worker/**/*.ts', 'src/bridge/**/*.ts', 'src/role.ts', 'src/provision/**/*.ts', 'src/lag/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', layer(ENTRY, 'a role is started by the entry points, and never imports them')] },
+    rules: {
+      'no-restricted-imports': ['error', layer(ENTRY, 'a role is started by the entry points, and never imports them')],
+    },
   },
   // A role does not reach into the other: what they share lies below them.
-  { files: ['src/worker/**/*.ts'], rules: { 'no-restricted-imports': ['error', layer([...ENTRY, '**/bridge/**'], 'the worker role does not import the bridge')] } },
-  { files: ['src/bridge/**/*.ts'], rules: { 'no-restricted-imports': ['error', layer([...ENTRY, '**/worker/**'], 'the bridge role does not import the worker')] } },
   {
-    files: ['activities/**/*.ts', 'src/dlq/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', layer([...ENTRY, ...ROLES], 'the order\'s effects know nothing of the roles that run them')] },
+    files: ['src/worker/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        layer([...ENTRY, '**/bridge/**'], 'the worker role does not import the bridge'),
+      ],
+    },
   },
   {
-    files: ['src/kafka/**/*.ts', 'src/store/**/*.ts', 'src/warehouse/**/*.ts', 'src/tracing/**/*.ts', 'src/events/**/*.ts', 'src/codec/**/*.ts', 'src/temporal.ts', 'src/temporal-refusal.ts', 'src/workflow-settings.ts'],
+    files: ['src/bridge/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', layer([...ENTRY, ...ROLES, ...DOMAIN], 'an adapter serves the layers above it and imports none of them')],
+      'no-restricted-imports': [
+        'error',
+        layer([...ENTRY, '**/worker/**'], 'the bridge role does not import the worker'),
+      ],
+    },
+  },
+  {
+    files: ['activities/**/*.ts', 'src/dlq/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        layer([...ENTRY, ...ROLES], "the order's effects know nothing of the roles that run them"),
+      ],
+    },
+  },
+  {
+    files: [
+      'src/kafka/**/*.ts',
+      'src/store/**/*.ts',
+      'src/warehouse/**/*.ts',
+      'src/tracing/**/*.ts',
+      'src/events/**/*.ts',
+      'src/codec/**/*.ts',
+      'src/temporal.ts',
+      'src/temporal-refusal.ts',
+      'src/workflow-settings.ts',
+    ],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        layer([...ENTRY, ...ROLES, ...DOMAIN], 'an adapter serves the layers above it and imports none of them'),
+      ],
     },
   },
   // The Kafka port itself is the one place kafkajs may be imported.
   {
     files: ['src/kafka/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: [...ENTRY, ...ROLES, ...DOMAIN], message: 'Imports point down the layers (eslint.config.js): the Kafka port imports nothing above it' }] }] },
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: [...ENTRY, ...ROLES, ...DOMAIN],
+              message: 'Imports point down the layers (eslint.config.js): the Kafka port imports nothing above it',
+            },
+          ],
+        },
+      ],
+    },
   },
   {
-    files: ['src/config.ts', 'src/config/**/*.ts', 'src/log.ts', 'src/metrics.ts', 'src/outcomes.ts', 'src/errors.ts', 'src/retry-policies.ts', 'src/health.ts', 'src/startup.ts', 'src/package-root.ts'],
-    rules: { 'no-restricted-imports': ['error', layer([...ENTRY, ...ROLES, ...DOMAIN, ...ADAPTERS, '!**/codec/keys.js'], 'the base layer imports nothing above it')] },
+    files: [
+      'src/config.ts',
+      'src/config/**/*.ts',
+      'src/log.ts',
+      'src/metrics.ts',
+      'src/outcomes.ts',
+      'src/errors.ts',
+      'src/retry-policies.ts',
+      'src/health.ts',
+      'src/startup.ts',
+      'src/package-root.ts',
+    ],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        layer(
+          [...ENTRY, ...ROLES, ...DOMAIN, ...ADAPTERS, '!**/codec/keys.js'],
+          'the base layer imports nothing above it',
+        ),
+      ],
+    },
   },
   {
     files: ['workflows/**/*.ts'],

@@ -9,14 +9,34 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { halfJitterGenerator } from 'cockatiel';
 import { SHIPMENT_BACKOFF, type TransientRetry } from '../src/retry-policies.js';
-import { FailureType, type OrderEvent, type OrderLine, type ShipmentWaitDetails, type OutcomeReport, type RecallResolution, type StoredOrder, type StoredOrderDetail } from '../workflows/api.js';
+import {
+  FailureType,
+  type OrderEvent,
+  type OrderLine,
+  type ShipmentWaitDetails,
+  type OutcomeReport,
+  type RecallResolution,
+  type StoredOrder,
+  type StoredOrderDetail,
+} from '../workflows/api.js';
 import { DependencyUnavailableError, PermanentError, WarehouseOutageError } from '../src/errors.js';
 import type { Logger } from '../src/log.js';
 import { createOutcomeReporter } from '../src/outcomes.js';
 import type { Metrics } from '../src/metrics.js';
 import { inTenantTransaction, type Db, type Tx } from '../src/store/db.js';
-import { loadOrderDetail, recordFailed, recordRecallFailed, recordShipped, reopenFailed, resolveRecallFailed } from '../src/store/fulfilments.js';
-import { claimThen as claimInStore, recordOrderEvent as recordInStore, type ChangeCause } from '../src/store/order-events.js';
+import {
+  loadOrderDetail,
+  recordFailed,
+  recordRecallFailed,
+  recordShipped,
+  reopenFailed,
+  resolveRecallFailed,
+} from '../src/store/fulfilments.js';
+import {
+  claimThen as claimInStore,
+  recordOrderEvent as recordInStore,
+  type ChangeCause,
+} from '../src/store/order-events.js';
 import { classifySqlError } from '../src/store/sql-errors.js';
 import type { PauseBook } from '../src/store/pause-book.js';
 import { recordWait } from '../src/store/shipment-waits.js';
@@ -91,7 +111,12 @@ export { SHIPMENT_BACKOFF } from '../src/retry-policies.js';
  * of min(max, initial·2^(attempt-1)) — never zero, and spread so that orders failing together retry apart.
  */
 export function jitteredDelayMs(attempt: number, policy: TransientRetry): number {
-  return halfJitterGenerator(Math.max(0, attempt - 1), { generator: halfJitterGenerator, exponent: 2, initialDelay: policy.initialDelayMs, maxDelay: policy.maxDelayMs })[0];
+  return halfJitterGenerator(Math.max(0, attempt - 1), {
+    generator: halfJitterGenerator,
+    exponent: 2,
+    initialDelay: policy.initialDelayMs,
+    maxDelay: policy.maxDelayMs,
+  })[0];
 }
 
 /** Permanent errors become non-retryable ApplicationFailures, so Temporal does not retry a business refusal. */
@@ -105,7 +130,16 @@ async function permanentAsFailure<T>(work: () => Promise<T>): Promise<T> {
 }
 
 /** The fields of an activity's input that identify the event (or order) an attempt works for. */
-const ATTEMPT_FIELDS = ['eventId', 'type', 'orderVersion', 'correlationId', 'tenantId', 'orderId', 'key', 'retry'] as const;
+const ATTEMPT_FIELDS = [
+  'eventId',
+  'type',
+  'orderVersion',
+  'correlationId',
+  'tenantId',
+  'orderId',
+  'key',
+  'retry',
+] as const;
 
 /**
  * One log line per attempt of an activity (local ones too): its attempt number (Temporal's activity info),
@@ -114,8 +148,13 @@ const ATTEMPT_FIELDS = ['eventId', 'type', 'orderVersion', 'correlationId', 'ten
  */
 function attemptFields(input: object): Record<string, unknown> {
   const info = Context.current().info;
-  const fields: Record<string, unknown> = { attempt: info.attempt, activityType: info.activityType, workflowId: info.workflowExecution?.workflowId };
-  for (const k of ATTEMPT_FIELDS) if ((input as Record<string, unknown>)[k] !== undefined) fields[k] = (input as Record<string, unknown>)[k];
+  const fields: Record<string, unknown> = {
+    attempt: info.attempt,
+    activityType: info.activityType,
+    workflowId: info.workflowExecution?.workflowId,
+  };
+  for (const k of ATTEMPT_FIELDS)
+    if ((input as Record<string, unknown>)[k] !== undefined) fields[k] = (input as Record<string, unknown>)[k];
   return fields;
 }
 
@@ -146,7 +185,11 @@ export function createActivities(deps: ActivityDeps) {
   async function ship(input: ShipInput): Promise<string> {
     const ctx = Context.current();
     const pause = input.waitOnOutage ? await deps.pauses?.pauseFor(input.tenantId) : undefined;
-    if (pause) throw await waiting(input, `shipping paused${pause.tenantId ? ` for tenant ${pause.tenantId}` : ''} by ${pause.pausedBy} at ${pause.pausedAt.toISOString()}: ${pause.reason}`);
+    if (pause)
+      throw await waiting(
+        input,
+        `shipping paused${pause.tenantId ? ` for tenant ${pause.tenantId}` : ''} by ${pause.pausedBy} at ${pause.pausedAt.toISOString()}: ${pause.reason}`,
+      );
     logger.info(attemptFields(input), 'asking the warehouse to ship');
     // A local activity has no heartbeat (its workflow task is its liveness): only the activity heartbeats.
     const timer = ctx.info.isLocal ? undefined : setInterval(() => ctx.heartbeat(), deps.heartbeatMs ?? 2000);
@@ -178,9 +221,17 @@ export function createActivities(deps: ActivityDeps) {
    */
   async function waiting(input: ShipInput, reason: string): Promise<ApplicationFailure> {
     const since = await recordWait(db, input.tenantId, input.orderId, reason, Context.current().info.taskQueue);
-    logger.warn({ ...attemptFields(input), reason, waitingSince: since?.toISOString() }, 'the shipment waits for the warehouse');
+    logger.warn(
+      { ...attemptFields(input), reason, waitingSince: since?.toISOString() },
+      'the shipment waits for the warehouse',
+    );
     const details: ShipmentWaitDetails = { since: (since ?? new Date()).toISOString(), reason };
-    return ApplicationFailure.create({ type: FailureType.warehouseWaiting, message: `waiting for the warehouse: ${reason}`, nonRetryable: true, details: [details] });
+    return ApplicationFailure.create({
+      type: FailureType.warehouseWaiting,
+      message: `waiting for the warehouse: ${reason}`,
+      nonRetryable: true,
+      details: [details],
+    });
   }
 
   /** Marks the order shipped (claim `shipped/...` first). A cancelled order is left cancelled and returned as is. */
@@ -205,7 +256,10 @@ export function createActivities(deps: ActivityDeps) {
     const ctx = Context.current();
     if (ctx.cancellationSignal.aborted) throw new CancelledFailure('the shipment was cancelled before it was recorded');
     try {
-      return { shipmentId, stored: await markShipped({ tenantId: input.tenantId, orderId: input.orderId, shipmentId }) };
+      return {
+        shipmentId,
+        stored: await markShipped({ tenantId: input.tenantId, orderId: input.orderId, shipmentId }),
+      };
     } catch (err) {
       throw ApplicationFailure.create({
         type: FailureType.shipmentUnrecorded,
@@ -241,8 +295,12 @@ export function createActivities(deps: ActivityDeps) {
       try {
         return { stored, shipped: await shipAndRecord(input) };
       } catch (err) {
-        if (err instanceof ApplicationFailure && err.type === FailureType.warehouseWaiting) return { stored, waiting: err.details![0] as ShipmentWaitDetails };
-        logger.info({ ...attemptFields(input), err: (err as Error).message }, 'quick shipment did not finish; the workflow ships the order');
+        if (err instanceof ApplicationFailure && err.type === FailureType.warehouseWaiting)
+          return { stored, waiting: err.details![0] as ShipmentWaitDetails };
+        logger.info(
+          { ...attemptFields(input), err: (err as Error).message },
+          'quick shipment did not finish; the workflow ships the order',
+        );
         return { stored };
       }
     },
@@ -273,10 +331,17 @@ export function createActivities(deps: ActivityDeps) {
      * keeps the key it always had (`failed/<tenant>/<order>`), the failure after retry n claims `…/<n>`, so a
      * retried order can be held as failed again.
      */
-    async markOrderFailed(input: { tenantId: string; orderId: string; reason: string; retry?: number }): Promise<StoredOrder> {
+    async markOrderFailed(input: {
+      tenantId: string;
+      orderId: string;
+      reason: string;
+      retry?: number;
+    }): Promise<StoredOrder> {
       const key = `failed/${input.tenantId}/${input.orderId}${input.retry ? `/${input.retry}` : ''}`;
       logger.warn({ ...attemptFields(input), reason: input.reason }, 'holding order as failed');
-      const stored = await claimThen(input.tenantId, input.orderId, key, (tx, change) => recordFailed(tx, input.tenantId, input.orderId, input.reason, change));
+      const stored = await claimThen(input.tenantId, input.orderId, key, (tx, change) =>
+        recordFailed(tx, input.tenantId, input.orderId, input.reason, change),
+      );
       if (stored.outcome === 'applied' && stored.status === 'failed') metrics?.ordersHeldFailed.inc();
       return stored;
     },
@@ -286,17 +351,33 @@ export function createActivities(deps: ActivityDeps) {
      * failure_reason cleared, the reason, time and count recorded. Claimed per retry (`retry/<tenant>/<order>/<n>`),
      * so a repeated attempt of one retry applies once; another status is returned as it is (stale).
      */
-    async reopenFailedOrder(input: { tenantId: string; orderId: string; retry: number; reason: string; by?: string }): Promise<StoredOrder> {
+    async reopenFailedOrder(input: {
+      tenantId: string;
+      orderId: string;
+      retry: number;
+      reason: string;
+      by?: string;
+    }): Promise<StoredOrder> {
       logger.info({ ...attemptFields(input), reason: input.reason, by: input.by }, 'retrying a failed order');
       const key = retryActionId(input.tenantId, input.orderId, input.retry);
-      return claimThen(input.tenantId, input.orderId, key, (tx, change) => reopenFailed(tx, input.tenantId, input.orderId, input.reason, input.by, change), { causationId: key });
+      return claimThen(
+        input.tenantId,
+        input.orderId,
+        key,
+        (tx, change) => reopenFailed(tx, input.tenantId, input.orderId, input.reason, input.by, change),
+        { causationId: key },
+      );
     },
 
     /** The order as the store holds it, for a repair run to start from; null when the store holds no such order. */
     async loadOrder(input: { tenantId: string; orderId: string }): Promise<StoredOrderDetail | null> {
       logger.info(attemptFields(input), 'loading the order from the store');
       return permanentAsFailure(() =>
-        inTenantTransaction(db, input.tenantId, async (tx) => (await loadOrderDetail(tx, input.tenantId, input.orderId)) ?? null).catch((err: unknown) => {
+        inTenantTransaction(
+          db,
+          input.tenantId,
+          async (tx) => (await loadOrderDetail(tx, input.tenantId, input.orderId)) ?? null,
+        ).catch((err: unknown) => {
           throw classifySqlError(err, `load ${input.tenantId}/${input.orderId}`);
         }),
       );
@@ -306,10 +387,20 @@ export function createActivities(deps: ActivityDeps) {
      * Holds a cancelled order as recall-failed: the warehouse refused for good to recall its shipment. Claimed per
      * refusal (`recall-failed/<tenant>/<order>/<n>`), so a refusal after a resolution's retried recall is held again.
      */
-    async markRecallFailed(input: { tenantId: string; orderId: string; reason: string; attempt: number }): Promise<StoredOrder> {
+    async markRecallFailed(input: {
+      tenantId: string;
+      orderId: string;
+      reason: string;
+      attempt: number;
+    }): Promise<StoredOrder> {
       const key = `recall-failed/${input.tenantId}/${input.orderId}/${input.attempt}`;
-      logger.warn({ ...attemptFields(input), reason: input.reason }, 'the warehouse refused the recall; holding the order as recall-failed');
-      const stored = await claimThen(input.tenantId, input.orderId, key, (tx, change) => recordRecallFailed(tx, input.tenantId, input.orderId, input.reason, change));
+      logger.warn(
+        { ...attemptFields(input), reason: input.reason },
+        'the warehouse refused the recall; holding the order as recall-failed',
+      );
+      const stored = await claimThen(input.tenantId, input.orderId, key, (tx, change) =>
+        recordRecallFailed(tx, input.tenantId, input.orderId, input.reason, change),
+      );
       if (stored.outcome === 'applied' && stored.status === 'recall-failed') metrics?.ordersRecallFailed.inc();
       return stored;
     },
@@ -318,11 +409,31 @@ export function createActivities(deps: ActivityDeps) {
      * An operator's resolution of a recall-failed order (the resolveRecall update): recall-failed → cancelled, with
      * the action, reason and who asked. Claimed per refusal it resolves (`resolve/<tenant>/<order>/<n>`).
      */
-    async resolveRecallFailed(input: { tenantId: string; orderId: string; failures: number; action: RecallResolution; reason: string; by?: string }): Promise<StoredOrder> {
-      logger.info({ ...attemptFields(input), action: input.action, reason: input.reason, by: input.by }, 'resolving a recall-failed order');
+    async resolveRecallFailed(input: {
+      tenantId: string;
+      orderId: string;
+      failures: number;
+      action: RecallResolution;
+      reason: string;
+      by?: string;
+    }): Promise<StoredOrder> {
+      logger.info(
+        { ...attemptFields(input), action: input.action, reason: input.reason, by: input.by },
+        'resolving a recall-failed order',
+      );
       const key = resolveActionId(input.tenantId, input.orderId, input.failures);
-      const resolution = { action: input.action, reason: input.reason, ...(input.by !== undefined ? { by: input.by } : {}) };
-      return claimThen(input.tenantId, input.orderId, key, (tx, change) => resolveRecallFailed(tx, input.tenantId, input.orderId, resolution, change), { causationId: key });
+      const resolution = {
+        action: input.action,
+        reason: input.reason,
+        ...(input.by !== undefined ? { by: input.by } : {}),
+      };
+      return claimThen(
+        input.tenantId,
+        input.orderId,
+        key,
+        (tx, change) => resolveRecallFailed(tx, input.tenantId, input.orderId, resolution, change),
+        { causationId: key },
+      );
     },
 
     /** Compensation: recalls the shipment made under `key`, if any. Idempotent. */
@@ -338,8 +449,15 @@ export function createActivities(deps: ActivityDeps) {
      */
     async deadLetterEvent(refused: RefusedEvent): Promise<DeadLetterForm> {
       const { event, error } = refused;
-      logger.warn({ ...attemptFields(event), errorClass: error.name, err: error.message }, 'dead-lettering an event the workflow refused');
-      if (!deps.deadLetters) throw ApplicationFailure.nonRetryable('this worker has no dead-letter topic configured', FailureType.deadLetterUnavailable);
+      logger.warn(
+        { ...attemptFields(event), errorClass: error.name, err: error.message },
+        'dead-lettering an event the workflow refused',
+      );
+      if (!deps.deadLetters)
+        throw ApplicationFailure.nonRetryable(
+          'this worker has no dead-letter topic configured',
+          FailureType.deadLetterUnavailable,
+        );
       const { origin, ...validated } = event;
       const at = new Date(refused.refusedAt);
       const form = await deps.deadLetters.publish({

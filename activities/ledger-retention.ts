@@ -44,7 +44,13 @@ export function createLedgerRetentionActivities(deps: LedgerRetentionDeps) {
           'RetentionTooShort',
         );
       }
-      const run = await pruneInBatches('ledger retention', () => pruneLedgerBatch(db, retentionDays, batchSize), batchSize, 'RetentionTooShort', (n) => metrics?.ledgerPruned.inc(n));
+      const run = await pruneInBatches(
+        'ledger retention',
+        () => pruneLedgerBatch(db, retentionDays, batchSize),
+        batchSize,
+        'RetentionTooShort',
+        (n) => metrics?.ledgerPruned.inc(n),
+      );
       const { result, ...facts } = run;
       logger.info({ ...result, retentionDays, batchSize, ...facts }, 'dedupe ledger pruned');
       return result;

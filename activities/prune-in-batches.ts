@@ -33,10 +33,20 @@ export interface PruneRun {
 }
 
 /** Calls `batch` until it deletes less than `batchSize` rows, counting each deletion with `counted`. */
-export async function pruneInBatches(what: string, batch: () => Promise<PrunedBatch>, batchSize: number, refusedAs: string, counted: (deleted: number) => void): Promise<PruneRun> {
+export async function pruneInBatches(
+  what: string,
+  batch: () => Promise<PrunedBatch>,
+  batchSize: number,
+  refusedAs: string,
+  counted: (deleted: number) => void,
+): Promise<PruneRun> {
   const ctx = Context.current();
   const resumed = ctx.info.heartbeatDetails as Progress | undefined;
-  const progress: Progress = { deleted: resumed?.deleted ?? 0, batches: resumed?.batches ?? 0, cutoff: resumed?.cutoff };
+  const progress: Progress = {
+    deleted: resumed?.deleted ?? 0,
+    batches: resumed?.batches ?? 0,
+    cutoff: resumed?.cutoff,
+  };
   const started = Date.now();
   for (;;) {
     if (ctx.cancellationSignal.aborted) throw new CancelledFailure(`${what} cancelled between batches`, [progress]);

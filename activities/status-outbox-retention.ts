@@ -24,7 +24,13 @@ export function createStatusOutboxRetentionActivities(deps: { db: Db; logger: Lo
     /** Deletes sent status-outbox rows older than `retentionDays`, in batches; returns what it deleted. */
     async pruneSentStatusEvents(input: PruneStatusOutboxInput): Promise<PruneStatusOutboxResult> {
       const { retentionDays, batchSize } = input;
-      const run = await pruneInBatches('status-outbox retention', () => pruneStatusOutboxBatch(db, retentionDays, batchSize), batchSize, 'RetentionTooShort', (n) => metrics?.statusOutboxPruned.inc(n));
+      const run = await pruneInBatches(
+        'status-outbox retention',
+        () => pruneStatusOutboxBatch(db, retentionDays, batchSize),
+        batchSize,
+        'RetentionTooShort',
+        (n) => metrics?.statusOutboxPruned.inc(n),
+      );
       const { result, ...facts } = run;
       logger.info({ ...result, retentionDays, batchSize, ...facts }, 'status outbox pruned');
       return result;

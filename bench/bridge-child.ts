@@ -14,19 +14,26 @@ const logger = createLogger(process.env.BENCH_LOG_LEVEL ?? 'warn');
 if (['worker', 'both'].includes(process.env.BENCH_ROLES ?? '')) await installTemporalRuntime(logger);
 const app = await startApp(loadConfig(), {
   logger,
-  roles: { worker: ['worker', 'both'].includes(process.env.BENCH_ROLES ?? ''), bridge: process.env.BENCH_ROLES !== 'worker' },
+  roles: {
+    worker: ['worker', 'both'].includes(process.env.BENCH_ROLES ?? ''),
+    bridge: process.env.BENCH_ROLES !== 'worker',
+  },
   serveMetrics: false,
 });
 
 async function handled(): Promise<number> {
   const metric = app.metrics.registry.getSingleMetric('fulfilment_bridge_records_total');
   const values = metric ? (await metric.get()).values : [];
-  return values.filter((v) => ['accepted', 'duplicate', 'stale'].includes(String(v.labels.outcome))).reduce((sum, v) => sum + v.value, 0);
+  return values
+    .filter((v) => ['accepted', 'duplicate', 'stale'].includes(String(v.labels.outcome)))
+    .reduce((sum, v) => sum + v.value, 0);
 }
 
 const report = async () => {
   const m = process.memoryUsage();
-  process.stdout.write(`${JSON.stringify({ t: Date.now(), handled: await handled(), rss: m.rss, heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ t: Date.now(), handled: await handled(), rss: m.rss, heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external })}\n`,
+  );
 };
 const timer = setInterval(() => void report(), 250);
 process.on('SIGTERM', () => {

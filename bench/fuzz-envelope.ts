@@ -8,7 +8,12 @@
  *          --generators mutated,json,bytes,valid (default all).
  */
 import { parseArgs } from 'node:util';
-import { GENERATORS, runEnvelopeProperty, type GeneratorCounts, type GeneratorName } from '../test/support/envelope-property.js';
+import {
+  GENERATORS,
+  runEnvelopeProperty,
+  type GeneratorCounts,
+  type GeneratorName,
+} from '../test/support/envelope-property.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -24,33 +29,41 @@ const generators = args.generators.split(',').map((g) => g.trim());
 if (!Number.isSafeInteger(runs) || runs < 1) throw new Error('--runs must be a positive integer');
 if (!Number.isSafeInteger(seed)) throw new Error('--seed must be an integer');
 const unknownGenerator = generators.find((g) => !(GENERATORS as readonly string[]).includes(g));
-if (unknownGenerator !== undefined) throw new Error(`--generators: unknown generator ${unknownGenerator}; known: ${GENERATORS.join(', ')}`);
+if (unknownGenerator !== undefined)
+  throw new Error(`--generators: unknown generator ${unknownGenerator}; known: ${GENERATORS.join(', ')}`);
 
 /** Groups malformed fields: array indices as `[]`, anything inside the free-form address under one entry. */
 function fieldGroup(field: string): string {
   if (field === '') return '(whole value)';
   const grouped = field.replace(/\[\d+\]/g, '[]');
-  return grouped.startsWith('data.shippingAddress') && grouped !== 'data.shippingAddress' ? 'data.shippingAddress.<path>' : grouped;
+  return grouped.startsWith('data.shippingAddress') && grouped !== 'data.shippingAddress'
+    ? 'data.shippingAddress.<path>'
+    : grouped;
 }
 
 const pad = (n: number) => String(n).padStart(9);
-const summary = (c: GeneratorCounts) => `${pad(c.total)} cases: ${pad(c.accepted)} accepted, ${pad(c.unknownType)} unknown type, ${pad(c.malformed)} malformed`;
+const summary = (c: GeneratorCounts) =>
+  `${pad(c.total)} cases: ${pad(c.accepted)} accepted, ${pad(c.unknownType)} unknown type, ${pad(c.malformed)} malformed`;
 
 const started = performance.now();
 const result = runEnvelopeProperty({ numRuns: runs, seed, generators: generators as GeneratorName[] });
 const seconds = (performance.now() - started) / 1000;
 
 const groups = new Map<string, number>();
-for (const [field, n] of result.malformedFields) groups.set(fieldGroup(field), (groups.get(fieldGroup(field)) ?? 0) + n);
+for (const [field, n] of result.malformedFields)
+  groups.set(fieldGroup(field), (groups.get(fieldGroup(field)) ?? 0) + n);
 const top = [...groups].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).slice(0, 10);
 
-console.log(`envelope fuzz: seed ${seed}, ${runs} runs requested (replay: npm run fuzz -- --runs ${runs} --seed ${seed})`);
+console.log(
+  `envelope fuzz: seed ${seed}, ${runs} runs requested (replay: npm run fuzz -- --runs ${runs} --seed ${seed})`,
+);
 console.log(`  total cases            ${pad(result.total.total)}`);
 console.log(`  accepted order events  ${pad(result.total.accepted)}`);
 console.log(`  unknown types          ${pad(result.total.unknownType)}`);
 console.log(`  malformed              ${pad(result.total.malformed)}`);
 console.log('  by generator:');
-for (const g of GENERATORS) if (result.byGenerator[g].total > 0) console.log(`    ${g.padEnd(8)} ${summary(result.byGenerator[g])}`);
+for (const g of GENERATORS)
+  if (result.byGenerator[g].total > 0) console.log(`    ${g.padEnd(8)} ${summary(result.byGenerator[g])}`);
 console.log('  top malformed fields:');
 for (const [field, n] of top) console.log(`    ${pad(n)}  ${field}`);
 console.log(`  ${seconds.toFixed(1)} s, ${Math.round(result.total.total / seconds)} cases/s`);

@@ -62,36 +62,67 @@ async function closedRuns(ctx: Context, tenant: string): Promise<number> {
  * A backlog of `n` orders drained by a bridge child whose orders linger `lingerSeconds`, until every run has closed:
  * CPU per process over the whole life, closed orders per second, history events of a closed order.
  */
-export async function wholeLife(ctx: Context, phase: string, rep: number, n: number, lingerSeconds: number, opts: { eager?: boolean } = {}): Promise<PhaseResult> {
+export async function wholeLife(
+  ctx: Context,
+  phase: string,
+  rep: number,
+  n: number,
+  lingerSeconds: number,
+  opts: { eager?: boolean } = {},
+): Promise<PhaseResult> {
   const tenant = `b-${ctx.suffix}-${phase}-${rep}`;
   const { topic, group, env } = await privateTopic(ctx, `${phase}-${rep}`, 6);
   const events = Array.from({ length: n }, (_, i) => placement(tenant, i));
-  await produce(ctx, topic, events.map((e) => ({ key: e.orderId, value: JSON.stringify(e) })));
+  await produce(
+    ctx,
+    topic,
+    events.map((e) => ({ key: e.orderId, value: JSON.stringify(e) })),
+  );
   let bridge: Child | undefined;
   try {
     // Eager: one process with both roles on a task queue of its own, the bridge starting runs on the worker's connection.
     bridge = opts.eager
-      ? await startChild('both', { ...env, ORDER_LINGER_SECONDS: String(lingerSeconds), TEMPORAL_TASK_QUEUE: `bench-${ctx.suffix}-${phase}-${rep}`, BRIDGE_EAGER_START: 'true' })
-      : await startChild('bridge', { ...env, ORDER_LINGER_SECONDS: String(lingerSeconds), BRIDGE_EAGER_START: 'false' });
+      ? await startChild('both', {
+          ...env,
+          ORDER_LINGER_SECONDS: String(lingerSeconds),
+          TEMPORAL_TASK_QUEUE: `bench-${ctx.suffix}-${phase}-${rep}`,
+          BRIDGE_EAGER_START: 'true',
+        })
+      : await startChild('bridge', {
+          ...env,
+          ORDER_LINGER_SECONDS: String(lingerSeconds),
+          BRIDGE_EAGER_START: 'false',
+        });
     const b = bridge;
-    const result = await measured(ctx, phase, () => ({ bridge: b.pid }), async () => {
-      const t0 = await firstHandled(b, phase);
-      const shippedAt = await waitShipped(ctx, tenant, n, phase);
-      let last = Date.now();
-      let closed = 0;
-      for (;;) {
-        closed = await closedRuns(ctx, tenant).catch(() => closed);
-        if (closed >= n) break;
-        if (Date.now() - last > 10_000) {
-          last = Date.now();
-          ctx.progress(`${phase}: ${closed}/${n} runs closed`);
+    const result = await measured(
+      ctx,
+      phase,
+      () => ({ bridge: b.pid }),
+      async () => {
+        const t0 = await firstHandled(b, phase);
+        const shippedAt = await waitShipped(ctx, tenant, n, phase);
+        let last = Date.now();
+        let closed = 0;
+        for (;;) {
+          closed = await closedRuns(ctx, tenant).catch(() => closed);
+          if (closed >= n) break;
+          if (Date.now() - last > 10_000) {
+            last = Date.now();
+            ctx.progress(`${phase}: ${closed}/${n} runs closed`);
+          }
+          // A count is a visibility query the Temporal server pays for inside the measurement: one a second.
+          await sleep(1_000);
         }
-        // A count is a visibility query the Temporal server pays for inside the measurement: one a second.
-        await sleep(1_000);
-      }
-      const closedSeconds = (Date.now() - t0) / 1000;
-      return { orders: n, lingerSeconds, shippedSeconds: (shippedAt - t0) / 1000, closedSeconds, closedPerSecond: n / closedSeconds };
-    });
+        const closedSeconds = (Date.now() - t0) / 1000;
+        return {
+          orders: n,
+          lingerSeconds,
+          shippedSeconds: (shippedAt - t0) / 1000,
+          closedSeconds,
+          closedPerSecond: n / closedSeconds,
+        };
+      },
+    );
     result.figures.historyEvents = await historyEvents(ctx, tenant, n);
     return result;
   } finally {
@@ -124,30 +155,53 @@ export async function lateEvents(ctx: Context, rep: number, n: number): Promise<
   const tenant = `b-${ctx.suffix}-late-${rep}`;
   const { topic, group, env } = await privateTopic(ctx, `late-${rep}`, 6);
   const placed = Array.from({ length: n }, (_, i) => placement(tenant, i));
-  await produce(ctx, topic, placed.map((e) => ({ key: e.orderId, value: JSON.stringify(e) })));
+  await produce(
+    ctx,
+    topic,
+    placed.map((e) => ({ key: e.orderId, value: JSON.stringify(e) })),
+  );
   let both: Child | undefined;
   try {
-    both = await startChild('both', { ...env, TEMPORAL_TASK_QUEUE: `bench-${ctx.suffix}-late-${rep}`, BRIDGE_EAGER_START: 'true' });
+    both = await startChild('both', {
+      ...env,
+      TEMPORAL_TASK_QUEUE: `bench-${ctx.suffix}-late-${rep}`,
+      BRIDGE_EAGER_START: 'true',
+    });
     const b = both;
     await waitShipped(ctx, tenant, n, 'late');
     while ((await closedRuns(ctx, tenant).catch(() => 0)) < n) await sleep(1_000);
-    const result = await measured(ctx, 'late', () => ({ bridge: b.pid }), async () => {
-      const t0 = Date.now();
-      const cancels = placed.map((e) => ({ ...e, eventId: `${e.eventId}-cancel`, type: 'orders.OrderCancelled', orderVersion: 2, data: { reason: 'bench' } }));
-      await produce(ctx, topic, cancels.map((e) => ({ key: e.orderId, value: JSON.stringify(e) })));
-      let last = Date.now();
-      for (;;) {
-        const refused = await refusedCount(ctx.db, tenant);
-        if (refused >= n) break;
-        if (Date.now() - last > 10_000) {
-          last = Date.now();
-          ctx.progress(`late: ${refused}/${n} late cancellations recorded`);
+    const result = await measured(
+      ctx,
+      'late',
+      () => ({ bridge: b.pid }),
+      async () => {
+        const t0 = Date.now();
+        const cancels = placed.map((e) => ({
+          ...e,
+          eventId: `${e.eventId}-cancel`,
+          type: 'orders.OrderCancelled',
+          orderVersion: 2,
+          data: { reason: 'bench' },
+        }));
+        await produce(
+          ctx,
+          topic,
+          cancels.map((e) => ({ key: e.orderId, value: JSON.stringify(e) })),
+        );
+        let last = Date.now();
+        for (;;) {
+          const refused = await refusedCount(ctx.db, tenant);
+          if (refused >= n) break;
+          if (Date.now() - last > 10_000) {
+            last = Date.now();
+            ctx.progress(`late: ${refused}/${n} late cancellations recorded`);
+          }
+          await sleep(250);
         }
-        await sleep(250);
-      }
-      const seconds = (Date.now() - t0) / 1000;
-      return { lateEvents: n, lateSeconds: seconds, lateEventsPerSecond: n / seconds };
-    });
+        const seconds = (Date.now() - t0) / 1000;
+        return { lateEvents: n, lateSeconds: seconds, lateEventsPerSecond: n / seconds };
+      },
+    );
     result.figures.historyEventsAfter = await historyEvents(ctx, tenant, n);
     return result;
   } finally {
@@ -162,7 +216,9 @@ async function shippedAfter(db: pg.Pool, tenant: string, t0: number): Promise<Ma
   try {
     await c.query('BEGIN');
     await c.query("SELECT set_config('app.tenant_id', $1, true)", [tenant]);
-    const r = await c.query<{ order_id: string; at: Date }>("SELECT order_id, shipped_at AS at FROM fulfilments WHERE status = 'shipped'");
+    const r = await c.query<{ order_id: string; at: Date }>(
+      "SELECT order_id, shipped_at AS at FROM fulfilments WHERE status = 'shipped'",
+    );
     await c.query('COMMIT');
     return new Map(r.rows.map((row) => [row.order_id, (row.at.getTime() - t0) / 1000]));
   } finally {
@@ -180,9 +236,18 @@ export async function burst(ctx: Context, rep: number, events: number, others: n
   const tenant = `b-${ctx.suffix}-burst-${rep}`;
   const { topic, group, env } = await privateTopic(ctx, `burst-${rep}`, 6);
   const burstOrder = 'burst';
-  const stormEvent = (i: number): OrderEvent => ({ ...placement(tenant, 0), orderId: burstOrder, eventId: `${tenant}-burst-${i}`, correlationId: 'bench-storm' });
+  const stormEvent = (i: number): OrderEvent => ({
+    ...placement(tenant, 0),
+    orderId: burstOrder,
+    eventId: `${tenant}-burst-${i}`,
+    correlationId: 'bench-storm',
+  });
   const records = [
-    ...Array.from({ length: events }, (_, i) => ({ key: burstOrder, value: JSON.stringify(stormEvent(i)), partition: 0 })),
+    ...Array.from({ length: events }, (_, i) => ({
+      key: burstOrder,
+      value: JSON.stringify(stormEvent(i)),
+      partition: 0,
+    })),
     ...Array.from({ length: others }, (_, i) => {
       const e = placement(tenant, i);
       return { key: e.orderId, value: JSON.stringify(e), partition: i % 6 };
@@ -194,38 +259,48 @@ export async function burst(ctx: Context, rep: number, events: number, others: n
     bridge = await startChild('bridge', env);
     const b = bridge;
     const handle = ctx.client.workflow.getHandle(orderWorkflowId(tenant, burstOrder));
-    return await measured(ctx, 'burst', () => ({ bridge: b.pid }), async () => {
-      const t0 = await firstHandled(b, 'burst');
-      let burstAt: number | undefined;
-      let last = Date.now();
-      // The storm has drained once its workflow accounted for every event, or — the run closed once the order shipped,
-      // and later storm events are answered "closed" by Temporal — once the group committed past the storm.
-      while (burstAt === undefined) {
-        const view = await handle.query(orderStatusQuery).catch(() => undefined);
-        const seen = view ? view.appliedEvents + view.duplicatesSuppressed + view.staleIgnored : 0;
-        const passed = await committedOffset(ctx.admin, topic, group, 0).catch(() => -1n);
-        if (seen >= events || passed >= BigInt(events)) burstAt = Date.now();
-        else if (Date.now() - last > 10_000) {
-          last = Date.now();
-          ctx.progress(`burst: ${seen}/${events} storm events accounted for by the order's workflow, ${passed < 0n ? 0 : passed} committed`);
+    return await measured(
+      ctx,
+      'burst',
+      () => ({ bridge: b.pid }),
+      async () => {
+        const t0 = await firstHandled(b, 'burst');
+        let burstAt: number | undefined;
+        let last = Date.now();
+        // The storm has drained once its workflow accounted for every event, or — the run closed once the order shipped,
+        // and later storm events are answered "closed" by Temporal — once the group committed past the storm.
+        while (burstAt === undefined) {
+          const view = await handle.query(orderStatusQuery).catch(() => undefined);
+          const seen = view ? view.appliedEvents + view.duplicatesSuppressed + view.staleIgnored : 0;
+          const passed = await committedOffset(ctx.admin, topic, group, 0).catch(() => -1n);
+          if (seen >= events || passed >= BigInt(events)) burstAt = Date.now();
+          else if (Date.now() - last > 10_000) {
+            last = Date.now();
+            ctx.progress(
+              `burst: ${seen}/${events} storm events accounted for by the order's workflow, ${passed < 0n ? 0 : passed} committed`,
+            );
+          }
+          if (burstAt === undefined) await sleep(200);
         }
-        if (burstAt === undefined) await sleep(200);
-      }
-      await waitShipped(ctx, tenant, others + 1, 'burst');
-      while (!(await caughtUp(ctx.admin, topic, group).catch(() => false))) await sleep(200);
-      const shipped = await shippedAfter(ctx.db, tenant, t0);
-      const behind = Array.from({ length: others }, (_, i) => ({ partition: i % 6, at: shipped.get(orderId(i)) ?? Number.NaN }));
-      const onBurst = behind.filter((o) => o.partition === 0).map((o) => o.at);
-      const elsewhere = behind.filter((o) => o.partition !== 0).map((o) => o.at);
-      const burstSeconds = (burstAt - t0) / 1000;
-      return {
-        events,
-        burstSeconds,
-        burstEventsPerSecond: events / burstSeconds,
-        othersOnBurstPartitionSeconds: Math.max(...onBurst),
-        othersElsewhereSeconds: Math.max(...elsewhere),
-      };
-    });
+        await waitShipped(ctx, tenant, others + 1, 'burst');
+        while (!(await caughtUp(ctx.admin, topic, group).catch(() => false))) await sleep(200);
+        const shipped = await shippedAfter(ctx.db, tenant, t0);
+        const behind = Array.from({ length: others }, (_, i) => ({
+          partition: i % 6,
+          at: shipped.get(orderId(i)) ?? Number.NaN,
+        }));
+        const onBurst = behind.filter((o) => o.partition === 0).map((o) => o.at);
+        const elsewhere = behind.filter((o) => o.partition !== 0).map((o) => o.at);
+        const burstSeconds = (burstAt - t0) / 1000;
+        return {
+          events,
+          burstSeconds,
+          burstEventsPerSecond: events / burstSeconds,
+          othersOnBurstPartitionSeconds: Math.max(...onBurst),
+          othersElsewhereSeconds: Math.max(...elsewhere),
+        };
+      },
+    );
   } finally {
     await bridge?.stop();
     await dropTopic(ctx, topic, group);
@@ -242,26 +317,46 @@ export async function cachedRuns(ctx: Context, rep: number, runs: number): Promi
   const tenant = `b-${ctx.suffix}-cache-${rep}`;
   const taskQueue = `bench-${ctx.suffix}-cache-${rep}`;
   const n = Math.min(runs, ctx.config.WORKER_MAX_CACHED_WORKFLOWS || runs);
-  const starter = createOrderStarter(ctx.client, taskQueue, workflowSettings(ctx.config), createLateEventRecorder({ db: ctx.db, statusTopic: ctx.config.STATUS_TOPIC }));
+  const starter = createOrderStarter(
+    ctx.client,
+    taskQueue,
+    workflowSettings(ctx.config),
+    createLateEventRecorder({ db: ctx.db, statusTopic: ctx.config.STATUS_TOPIC }),
+  );
   const worker = await startChild('worker', { ...ctx.env, TEMPORAL_TASK_QUEUE: taskQueue });
   try {
     // Settled after start-up (the bundle loaded, pollers up): what the cache adds is measured from here.
     await sleep(2_000);
-    return await measured(ctx, 'cache', () => ({ cacheWorker: worker.pid }), async () => {
-      const rssBefore = procMemory(worker.pid)?.rss ?? 0;
-      await pool(n, 16, async (i) => {
-        const e = placement(tenant, i);
-        await starter.deliver([{ ...e, type: 'orders.OrderCancelled', eventId: `${e.eventId}-cancel`, data: {} } as OrderEvent]);
-      });
-      await waitRows(ctx.db, tenant, n);
-      // The last runs' tasks complete just after their rows are written.
-      await sleep(2_000);
-      const rssAfter = procMemory(worker.pid)?.rss ?? 0;
-      return { runs: n, workerRssBefore: rssBefore, workerRssAfter: rssAfter, workerRssPerRun: (rssAfter - rssBefore) / n };
-    });
+    return await measured(
+      ctx,
+      'cache',
+      () => ({ cacheWorker: worker.pid }),
+      async () => {
+        const rssBefore = procMemory(worker.pid)?.rss ?? 0;
+        await pool(n, 16, async (i) => {
+          const e = placement(tenant, i);
+          await starter.deliver([
+            { ...e, type: 'orders.OrderCancelled', eventId: `${e.eventId}-cancel`, data: {} } as OrderEvent,
+          ]);
+        });
+        await waitRows(ctx.db, tenant, n);
+        // The last runs' tasks complete just after their rows are written.
+        await sleep(2_000);
+        const rssAfter = procMemory(worker.pid)?.rss ?? 0;
+        return {
+          runs: n,
+          workerRssBefore: rssBefore,
+          workerRssAfter: rssAfter,
+          workerRssPerRun: (rssAfter - rssBefore) / n,
+        };
+      },
+    );
   } finally {
     await pool(n, 16, async (i) => {
-      await ctx.client.workflow.getHandle(orderWorkflowId(tenant, orderId(i))).terminate('bench clean-up').catch(() => undefined);
+      await ctx.client.workflow
+        .getHandle(orderWorkflowId(tenant, orderId(i)))
+        .terminate('bench clean-up')
+        .catch(() => undefined);
     });
     await worker.stop();
   }

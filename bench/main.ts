@@ -67,7 +67,22 @@ import { warehouseOutage } from './outage-phase.js';
 import { load1 } from './procs.js';
 import { render, type KindRun } from './report.js';
 
-const PHASES = ['bare', 'open', 'raw', 'drain6', 'drain1', 'dup', 'life', 'linger', 'eager', 'late', 'burst', 'cache', 'plain', 'outage'] as const;
+const PHASES = [
+  'bare',
+  'open',
+  'raw',
+  'drain6',
+  'drain1',
+  'dup',
+  'life',
+  'linger',
+  'eager',
+  'late',
+  'burst',
+  'cache',
+  'plain',
+  'outage',
+] as const;
 
 const { values: args } = parseArgs({
   options: {
@@ -91,7 +106,8 @@ const { values: args } = parseArgs({
 
 function wholeNumber(name: string, text: string | undefined, min: number): number {
   const n = Number(text);
-  if (!Number.isInteger(n) || n < min) throw new Error(`--${name} must be a whole number ≥ ${min}, got ${JSON.stringify(text)}`);
+  if (!Number.isInteger(n) || n < min)
+    throw new Error(`--${name} must be a whole number ≥ ${min}, got ${JSON.stringify(text)}`);
   return n;
 }
 const ORDERS = wholeNumber('orders', args.orders, 10);
@@ -109,10 +125,15 @@ const RATES = args.rates.split(',').map((r) => wholeNumber('rates', r.trim(), 1)
 const RATE_SECONDS = wholeNumber('rate-seconds', args['rate-seconds'], 5);
 const MEMORY = args.memory === undefined ? undefined : wholeNumber('memory', args.memory, 1000);
 const kinds = args.temporal.split(',').map((k) => k.trim());
-for (const k of kinds) if (!['current', 'dev', 'server'].includes(k)) throw new Error(`--temporal takes current, dev or server (comma-separated), got ${JSON.stringify(k)}`);
-if (kinds.includes('current') && kinds.length > 1) throw new Error('--temporal current runs on the stack as it is: give it alone, or name dev and/or server');
+for (const k of kinds)
+  if (!['current', 'dev', 'server'].includes(k))
+    throw new Error(`--temporal takes current, dev or server (comma-separated), got ${JSON.stringify(k)}`);
+if (kinds.includes('current') && kinds.length > 1)
+  throw new Error('--temporal current runs on the stack as it is: give it alone, or name dev and/or server');
 const phases = args.phases === 'none' ? [] : args.phases.split(',').map((p) => p.trim());
-for (const p of phases) if (!(PHASES as readonly string[]).includes(p)) throw new Error(`--phases takes ${PHASES.join(', ')}, got ${JSON.stringify(p)}`);
+for (const p of phases)
+  if (!(PHASES as readonly string[]).includes(p))
+    throw new Error(`--phases takes ${PHASES.join(', ')}, got ${JSON.stringify(p)}`);
 
 const say = (line: string) => process.stderr.write(`${line}\n`);
 const progress = (line: string) => process.stderr.write(`  … ${line}\n`);
@@ -161,13 +182,20 @@ async function runKind(kind: string): Promise<KindRun> {
     admin,
     client,
     db,
-    stackPids: { temporal: pid('temporal'), kafka: pid('kafka'), postgres: pid('postgres'), warehouse: pid('warehouse') },
+    stackPids: {
+      temporal: pid('temporal'),
+      kafka: pid('kafka'),
+      postgres: pid('postgres'),
+      warehouse: pid('warehouse'),
+    },
     suffix,
     say,
     progress,
   };
   const concurrency = bridgeConcurrency(config, config.ORDERS_TOPIC_PARTITIONS);
-  say(`== ${label}: ${runs}; ${ORDERS} orders × ${REPS} reps; raw loop at ${concurrency} in flight (the bridge's on ${config.ORDERS_TOPIC_PARTITIONS} partitions)`);
+  say(
+    `== ${label}: ${runs}; ${ORDERS} orders × ${REPS} reps; raw loop at ${concurrency} in flight (the bridge's on ${config.ORDERS_TOPIC_PARTITIONS} partitions)`,
+  );
   const run: KindRun = { kind: label, runs, concurrency, reps: [] };
   try {
     ctx.worker = await startChild('worker', env);
@@ -176,15 +204,23 @@ async function runKind(kind: string): Promise<KindRun> {
       const step = async (name: string, fn: () => Promise<PhaseResult>) => {
         if (!phases.includes(name)) return;
         const waited = await quietTemporal(ctx, 0.15, QUIET_WAIT * 1000);
-        say(`-- ${label} rep ${rep}/${REPS}: ${name} (load ${load1().toFixed(1)}; waited ${waited.toFixed(0)} s for an idle Temporal)`);
+        say(
+          `-- ${label} rep ${rep}/${REPS}: ${name} (load ${load1().toFixed(1)}; waited ${waited.toFixed(0)} s for an idle Temporal)`,
+        );
         results[name] = await fn();
         const f = results[name].figures;
-        say(`   ${Object.entries(f).map(([k, v]) => `${k} ${Number.isInteger(v) ? v : v.toFixed(2)}`).join(', ')}; ${results[name].wallSeconds.toFixed(1)} s`);
+        say(
+          `   ${Object.entries(f)
+            .map(([k, v]) => `${k} ${Number.isInteger(v) ? v : v.toFixed(2)}`)
+            .join(', ')}; ${results[name].wallSeconds.toFixed(1)} s`,
+        );
       };
       await step('bare', () => bareStarts(ctx, rep, ORDERS, concurrency));
       if (phases.includes('open')) {
         const waited = await quietTemporal(ctx, 0.15, QUIET_WAIT * 1000);
-        say(`-- ${label} rep ${rep}/${REPS}: open loop at ${RATES.join(', ')} orders/s, ${RATE_SECONDS} s each, until one falls behind (load ${load1().toFixed(1)}; waited ${waited.toFixed(0)} s for an idle Temporal)`);
+        say(
+          `-- ${label} rep ${rep}/${REPS}: open loop at ${RATES.join(', ')} orders/s, ${RATE_SECONDS} s each, until one falls behind (load ${load1().toFixed(1)}; waited ${waited.toFixed(0)} s for an idle Temporal)`,
+        );
         Object.assign(results, await openLoop(ctx, rep, RATES, RATE_SECONDS));
       }
       await step('raw', () => rawLoop(ctx, rep, ORDERS, concurrency));
@@ -227,6 +263,9 @@ for (const kind of kinds) runs.push(await runKind(kind));
 const machine = `${cpus().length} × ${cpus()[0]?.model.trim() ?? 'CPU'}, Node ${process.version}; ${ORDERS} orders, ${REPS} reps; 1-minute load ${load1().toFixed(1)} at the end; ${startedAt.toISOString()}`;
 process.stdout.write(`${render(runs, { markdown: args.markdown, machine })}\n`);
 if (args.json) {
-  writeFileSync(args.json, `${JSON.stringify({ startedAt, machine, orders: ORDERS, reps: REPS, memory: MEMORY, runs }, null, 2)}\n`);
+  writeFileSync(
+    args.json,
+    `${JSON.stringify({ startedAt, machine, orders: ORDERS, reps: REPS, memory: MEMORY, runs }, null, 2)}\n`,
+  );
   say(`wrote ${args.json}`);
 }

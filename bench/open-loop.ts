@@ -15,7 +15,16 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import { join } from 'node:path';
 import { Partitioners } from 'kafkajs';
-import { dropTopic, measured, placement, privateTopic, sleep, type Context, type Env, type PhaseResult } from './phases.js';
+import {
+  dropTopic,
+  measured,
+  placement,
+  privateTopic,
+  sleep,
+  type Context,
+  type Env,
+  type PhaseResult,
+} from './phases.js';
 import { percentile } from './report.js';
 
 /** Rates tried, orders per second, in order; the loop stops at the first one past the knee. */
@@ -57,7 +66,10 @@ interface Service {
 /** `node dist/src/service.js` with `env`, its log lines to `logFile`; resolves once its /readyz answers 200. */
 async function startService(env: Env, logFile: string): Promise<Service> {
   const port = await freePort();
-  const proc = spawn(process.execPath, [...SERVICE_NODE_FLAGS, 'dist/src/service.js'], { env: { ...env, METRICS_PORT: String(port), METRICS_HOST: '127.0.0.1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, [...SERVICE_NODE_FLAGS, 'dist/src/service.js'], {
+    env: { ...env, METRICS_PORT: String(port), METRICS_HOST: '127.0.0.1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const log = createWriteStream(logFile);
   proc.stdout!.pipe(log);
   proc.stderr!.pipe(log);
@@ -66,8 +78,12 @@ async function startService(env: Env, logFile: string): Promise<Service> {
   const deadline = Date.now() + 180_000;
   for (;;) {
     if (dead) throw new Error(`the service (pid ${proc.pid}) exited before it was ready; its output is in ${logFile}`);
-    if (Date.now() > deadline) throw new Error(`the service (pid ${proc.pid}) was not ready within 180 s; its output is in ${logFile}`);
-    const ready = await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false);
+    if (Date.now() > deadline)
+      throw new Error(`the service (pid ${proc.pid}) was not ready within 180 s; its output is in ${logFile}`);
+    const ready = await fetch(`http://127.0.0.1:${port}/readyz`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ready) break;
     await sleep(200);
   }
@@ -89,7 +105,9 @@ async function shippedTimes(ctx: Context, tenant: string): Promise<Map<string, n
   try {
     await c.query('BEGIN');
     await c.query("SELECT set_config('app.tenant_id', $1, true)", [tenant]);
-    const r = await c.query<{ order_id: string; ms: string }>("SELECT order_id, (extract(epoch FROM shipped_at) * 1000)::float8 AS ms FROM fulfilments WHERE status = 'shipped'");
+    const r = await c.query<{ order_id: string; ms: string }>(
+      "SELECT order_id, (extract(epoch FROM shipped_at) * 1000)::float8 AS ms FROM fulfilments WHERE status = 'shipped'",
+    );
     await c.query('COMMIT');
     return new Map(r.rows.map((row) => [row.order_id, Number(row.ms)]));
   } finally {
@@ -115,61 +133,83 @@ export interface RateFigures extends Record<string, number> {
 }
 
 /** One rate through the running service: `rate` orders/s for `seconds`, then until every order shipped (or SETTLE_MS). */
-async function oneRate(ctx: Context, service: Service, topic: string, tenant: string, rate: number, seconds: number, phase: string): Promise<PhaseResult> {
-  const producer = ctx.kafka.producer({ allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner });
+async function oneRate(
+  ctx: Context,
+  service: Service,
+  topic: string,
+  tenant: string,
+  rate: number,
+  seconds: number,
+  phase: string,
+): Promise<PhaseResult> {
+  const producer = ctx.kafka.producer({
+    allowAutoTopicCreation: false,
+    createPartitioner: Partitioners.DefaultPartitioner,
+  });
   await producer.connect();
   try {
-    return await measured(ctx, phase, () => ({ service: service.pid }), async () => {
-      const n = Math.max(1, Math.round(rate * seconds));
-      const producedAt = new Array<number>(n);
-      const ids = new Array<string>(n);
-      const sends: Promise<unknown>[] = [];
-      const start = Date.now();
-      for (let i = 0; i < n; i += 1) {
-        const due = start + (i * 1000) / rate;
-        if (due > Date.now()) await sleep(due - Date.now());
-        const e = placement(tenant, i);
-        ids[i] = e.orderId;
-        producedAt[i] = Date.now();
-        // Not awaited one by one: a slow acknowledgement must not hold back the next order's arrival.
-        sends.push(producer.send({ topic, acks: -1, messages: [{ key: e.orderId, value: JSON.stringify(e) }] }));
-      }
-      await Promise.all(sends);
-      const producedPerSecond = n / ((producedAt[n - 1]! - producedAt[0]! || 1) / 1000);
-      let shipped = new Map<string, number>();
-      const lastProduced = Date.now();
-      let lastProgress = Date.now();
-      while (Date.now() - lastProduced < SETTLE_MS) {
-        shipped = await shippedTimes(ctx, tenant);
-        if (shipped.size >= n) break;
-        if (Date.now() - lastProgress > 10_000) {
-          lastProgress = Date.now();
-          ctx.progress(`${phase}: ${shipped.size}/${n} shipped`);
+    return await measured(
+      ctx,
+      phase,
+      () => ({ service: service.pid }),
+      async () => {
+        const n = Math.max(1, Math.round(rate * seconds));
+        const producedAt = new Array<number>(n);
+        const ids = new Array<string>(n);
+        const sends: Promise<unknown>[] = [];
+        const start = Date.now();
+        for (let i = 0; i < n; i += 1) {
+          const due = start + (i * 1000) / rate;
+          if (due > Date.now()) await sleep(due - Date.now());
+          const e = placement(tenant, i);
+          ids[i] = e.orderId;
+          producedAt[i] = Date.now();
+          // Not awaited one by one: a slow acknowledgement must not hold back the next order's arrival.
+          sends.push(producer.send({ topic, acks: -1, messages: [{ key: e.orderId, value: JSON.stringify(e) }] }));
         }
-        await sleep(250);
-      }
-      // An order not shipped within SETTLE_MS counts as infinitely late.
-      const latency = ids.map((id, i) => (shipped.get(id) ?? Number.POSITIVE_INFINITY) - producedAt[i]!);
-      const third = Math.max(1, Math.floor(n / 3));
-      const sorted = [...latency].sort((a, b) => a - b);
-      const firstThirdP90 = percentile(latency.slice(0, third).sort((a, b) => a - b), 0.9);
-      const lastThirdP90 = percentile(latency.slice(n - third).sort((a, b) => a - b), 0.9);
-      const p99 = percentile(sorted, 0.99);
-      const grows = lastThirdP90 > GROWTH.factor * firstThirdP90 + GROWTH.slackMs;
-      const figures: RateFigures = {
-        rate,
-        orders: n,
-        p50: percentile(sorted, 0.5),
-        p90: percentile(sorted, 0.9),
-        p99,
-        max: sorted[n - 1]!,
-        firstThirdP90,
-        lastThirdP90,
-        keptUp: p99 <= OPEN_P99_BOUND_MS && !grows ? 1 : 0,
-        producedPerSecond,
-      };
-      return figures;
-    });
+        await Promise.all(sends);
+        const producedPerSecond = n / ((producedAt[n - 1]! - producedAt[0]! || 1) / 1000);
+        let shipped = new Map<string, number>();
+        const lastProduced = Date.now();
+        let lastProgress = Date.now();
+        while (Date.now() - lastProduced < SETTLE_MS) {
+          shipped = await shippedTimes(ctx, tenant);
+          if (shipped.size >= n) break;
+          if (Date.now() - lastProgress > 10_000) {
+            lastProgress = Date.now();
+            ctx.progress(`${phase}: ${shipped.size}/${n} shipped`);
+          }
+          await sleep(250);
+        }
+        // An order not shipped within SETTLE_MS counts as infinitely late.
+        const latency = ids.map((id, i) => (shipped.get(id) ?? Number.POSITIVE_INFINITY) - producedAt[i]!);
+        const third = Math.max(1, Math.floor(n / 3));
+        const sorted = [...latency].sort((a, b) => a - b);
+        const firstThirdP90 = percentile(
+          latency.slice(0, third).sort((a, b) => a - b),
+          0.9,
+        );
+        const lastThirdP90 = percentile(
+          latency.slice(n - third).sort((a, b) => a - b),
+          0.9,
+        );
+        const p99 = percentile(sorted, 0.99);
+        const grows = lastThirdP90 > GROWTH.factor * firstThirdP90 + GROWTH.slackMs;
+        const figures: RateFigures = {
+          rate,
+          orders: n,
+          p50: percentile(sorted, 0.5),
+          p90: percentile(sorted, 0.9),
+          p99,
+          max: sorted[n - 1]!,
+          firstThirdP90,
+          lastThirdP90,
+          keptUp: p99 <= OPEN_P99_BOUND_MS && !grows ? 1 : 0,
+          producedPerSecond,
+        };
+        return figures;
+      },
+    );
   } finally {
     await producer.disconnect();
   }
@@ -179,31 +219,58 @@ async function oneRate(ctx: Context, service: Service, topic: string, tenant: st
  * The open loop: one service process, `rates` in turn (each its own tenant) until one does not keep up, then 80 % of
  * the knee. Phases `open-<rate>` and `open-knee80`; the knee is the figure `knee` of every one of them.
  */
-export async function openLoop(ctx: Context, rep: number, rates: readonly number[], seconds: number): Promise<Record<string, PhaseResult>> {
+export async function openLoop(
+  ctx: Context,
+  rep: number,
+  rates: readonly number[],
+  seconds: number,
+): Promise<Record<string, PhaseResult>> {
   const { topic, group, env } = await privateTopic(ctx, `open-${rep}`, 6);
   const logFile = join('.stack', 'logs', `bench-service-${ctx.suffix}-${rep}.log`);
   // The service at its defaults: both roles, eager start, the stack's addresses, a task queue of its own.
-  const serviceEnv: Env = { ...env, FULFILMENT_ROLES: 'worker,bridge', LOG_LEVEL: process.env.BENCH_SERVICE_LOG_LEVEL ?? 'info', TEMPORAL_TASK_QUEUE: `bench-${ctx.suffix}-open-${rep}` };
+  const serviceEnv: Env = {
+    ...env,
+    FULFILMENT_ROLES: 'worker,bridge',
+    LOG_LEVEL: process.env.BENCH_SERVICE_LOG_LEVEL ?? 'info',
+    TEMPORAL_TASK_QUEUE: `bench-${ctx.suffix}-open-${rep}`,
+  };
   for (const k of ['BRIDGE_EAGER_START', 'ORDER_LINGER_SECONDS', 'LEDGER_PRUNE_INTERVAL']) delete serviceEnv[k];
   const service = await startService(serviceEnv, logFile);
   ctx.say(`   the service: pid ${service.pid}, log ${logFile}`);
   const out: Record<string, PhaseResult> = {};
   try {
     // Warm-up, not counted: the consumer group's first assignment, the first connections, the JIT's first passes.
-    await oneRate(ctx, service, topic, `b-${ctx.suffix}-open-${rep}-warmup`, WARMUP.rate, WARMUP.seconds, 'open-warmup');
+    await oneRate(
+      ctx,
+      service,
+      topic,
+      `b-${ctx.suffix}-open-${rep}-warmup`,
+      WARMUP.rate,
+      WARMUP.seconds,
+      'open-warmup',
+    );
     // What the service spends doing nothing: its pollers (relay, resumer, pause book), timers, the Temporal core's own.
-    out['open-idle'] = await measured(ctx, 'open-idle', () => ({ service: service.pid }), async () => {
-      await sleep(IDLE_SECONDS * 1000);
-      return {};
-    });
-    ctx.say(`   idle: the service ${(((out['open-idle'].cpu.service ?? 0) / out['open-idle'].wallSeconds) * 100).toFixed(1)} % of a core`);
+    out['open-idle'] = await measured(
+      ctx,
+      'open-idle',
+      () => ({ service: service.pid }),
+      async () => {
+        await sleep(IDLE_SECONDS * 1000);
+        return {};
+      },
+    );
+    ctx.say(
+      `   idle: the service ${(((out['open-idle'].cpu.service ?? 0) / out['open-idle'].wallSeconds) * 100).toFixed(1)} % of a core`,
+    );
     let knee = 0;
     for (const rate of rates) {
       const phase = `open-${rate}`;
       const r = await oneRate(ctx, service, topic, `b-${ctx.suffix}-open-${rep}-${rate}`, rate, seconds, phase);
       out[phase] = r;
       const f = r.figures as RateFigures;
-      ctx.say(`   ${rate}/s: p50 ${f.p50.toFixed(0)} p90 ${f.p90.toFixed(0)} p99 ${f.p99.toFixed(0)} max ${f.max.toFixed(0)} ms; service CPU ${(((r.cpu.service ?? 0) / f.orders) * 1000).toFixed(1)} ms/order; load ${r.load1After.toFixed(1)}`);
+      ctx.say(
+        `   ${rate}/s: p50 ${f.p50.toFixed(0)} p90 ${f.p90.toFixed(0)} p99 ${f.p99.toFixed(0)} max ${f.max.toFixed(0)} ms; service CPU ${(((r.cpu.service ?? 0) / f.orders) * 1000).toFixed(1)} ms/order; load ${r.load1After.toFixed(1)}`,
+      );
       if (!f.keptUp) break;
       knee = rate;
     }

@@ -23,7 +23,15 @@ import { migrationConnection, runtimeConnection } from '../src/store/connection.
 import { createOrderStarter } from '../src/bridge/order-starter.js';
 import { createLateEventRecorder } from '../src/bridge/late-events.js';
 import { workflowSettings } from '../src/workflow-settings.js';
-import { ORDER_WORKFLOW_TYPE, OrderIdAttribute, OrderStatusAttribute, TenantIdAttribute, orderEventSignal, orderWorkflowId, type OrderEvent } from '../workflows/api.js';
+import {
+  ORDER_WORKFLOW_TYPE,
+  OrderIdAttribute,
+  OrderStatusAttribute,
+  TenantIdAttribute,
+  orderEventSignal,
+  orderWorkflowId,
+  type OrderEvent,
+} from '../workflows/api.js';
 import { cpuDelta, cpuSeconds, load1, procMemory } from './procs.js';
 
 export type Env = Record<string, string>;
@@ -78,14 +86,21 @@ export interface Child {
  * heap peaks near 55 MB on a 100,000-record backlog) and V8's optimise-for-size mode.
  * BENCH_BRIDGE_NODE_FLAGS replaces them (empty: Node's defaults).
  */
-export const BRIDGE_NODE_FLAGS = (process.env.BENCH_BRIDGE_NODE_FLAGS ?? '--max-semi-space-size=1 --max-old-space-size=64 --optimize-for-size').split(' ').filter(Boolean);
+export const BRIDGE_NODE_FLAGS = (
+  process.env.BENCH_BRIDGE_NODE_FLAGS ?? '--max-semi-space-size=1 --max-old-space-size=64 --optimize-for-size'
+)
+  .split(' ')
+  .filter(Boolean);
 /** Node flags of the worker children (and of a child with both roles), e.g. `--cpu-prof` to profile one; none by default. */
 export const WORKER_NODE_FLAGS = (process.env.BENCH_WORKER_NODE_FLAGS ?? '').split(' ').filter(Boolean);
 
 export async function startChild(role: 'bridge' | 'worker' | 'both', env: Env): Promise<Child> {
   const flags = role === 'bridge' ? BRIDGE_NODE_FLAGS : WORKER_NODE_FLAGS;
   // What production runs: the JavaScript `npm run build` emitted (npm run bench builds first).
-  const proc = spawn(process.execPath, [...flags, 'dist/bench/bridge-child.js'], { env: { ...env, BENCH_ROLES: role }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const proc = spawn(process.execPath, [...flags, 'dist/bench/bridge-child.js'], {
+    env: { ...env, BENCH_ROLES: role },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const exited = new Promise<void>((resolve) => proc.on('exit', () => resolve()));
   const samples: Child['samples'] = [];
   let buffered = '';
@@ -165,7 +180,12 @@ export function placement(tenant: string, order: number, version = 1): OrderEven
 }
 
 /** Measures `work` with CPU per process (the stack's, the worker's, `extra` and the bench's own) and the load. */
-export async function measured(ctx: Context, phase: string, extra: () => Record<string, number | undefined>, work: () => Promise<Record<string, number>>): Promise<PhaseResult> {
+export async function measured(
+  ctx: Context,
+  phase: string,
+  extra: () => Record<string, number | undefined>,
+  work: () => Promise<Record<string, number>>,
+): Promise<PhaseResult> {
   const roots = () => ({ ...ctx.stackPids, worker: ctx.worker?.pid, ...extra(), bench: process.pid });
   const load1Before = load1();
   const alone = new Set(['bench']);
@@ -174,7 +194,14 @@ export async function measured(ctx: Context, phase: string, extra: () => Record<
   const figures = await work();
   // Children started inside the phase (the bridge) count from zero: their `before` is absent.
   const after = cpuSeconds(roots(), alone);
-  return { phase, wallSeconds: (Date.now() - t0) / 1000, load1Before, load1After: load1(), cpu: cpuDelta(before, after), figures };
+  return {
+    phase,
+    wallSeconds: (Date.now() - t0) / 1000,
+    load1Before,
+    load1After: load1(),
+    cpu: cpuDelta(before, after),
+    figures,
+  };
 }
 
 /** Number of `shipped` rows of `tenant` (the runtime role sees a tenant's rows only inside its transaction). */
@@ -203,7 +230,10 @@ export async function waitShipped(ctx: Context, tenant: string, n: number, label
       seen = shipped;
       changedAt = Date.now();
     }
-    if (Date.now() - changedAt > 300_000) throw new Error(`${label}: ${shipped} of ${n} orders shipped and none more for 5 minutes; see the worker's output above`);
+    if (Date.now() - changedAt > 300_000)
+      throw new Error(
+        `${label}: ${shipped} of ${n} orders shipped and none more for 5 minutes; see the worker's output above`,
+      );
     if (Date.now() - last > 10_000) {
       last = Date.now();
       ctx.progress(`${label}: ${shipped}/${n} shipped`);
@@ -214,7 +244,12 @@ export async function waitShipped(ctx: Context, tenant: string, n: number, label
 
 /** The bridge's own call, from the bench: what the raw loop measures. */
 export function rawStarter(ctx: Context) {
-  return createOrderStarter(ctx.client, ctx.config.TEMPORAL_TASK_QUEUE, workflowSettings(ctx.config), createLateEventRecorder({ db: ctx.db, statusTopic: ctx.config.STATUS_TOPIC }));
+  return createOrderStarter(
+    ctx.client,
+    ctx.config.TEMPORAL_TASK_QUEUE,
+    workflowSettings(ctx.config),
+    createLateEventRecorder({ db: ctx.db, statusTopic: ctx.config.STATUS_TOPIC }),
+  );
 }
 
 /**
@@ -225,21 +260,31 @@ export async function rawLoop(ctx: Context, rep: number, n: number, concurrency:
   const tenant = `b-${ctx.suffix}-raw-${rep}`;
   const starter = rawStarter(ctx);
   let callsEndedAt = 0;
-  const result = await measured(ctx, 'raw', () => ({}), async () => {
-    const t0 = Date.now();
-    let done = 0;
-    const ticker = setInterval(() => ctx.progress(`raw loop: ${done}/${n} calls`), 10_000);
-    try {
-      await pool(n, concurrency, async (i) => {
-        await starter.deliver([placement(tenant, i)]);
-        done += 1;
-      });
-    } finally {
-      clearInterval(ticker);
-    }
-    callsEndedAt = Date.now();
-    return { calls: n, concurrency, seconds: (callsEndedAt - t0) / 1000, callsPerSecond: n / ((callsEndedAt - t0) / 1000) };
-  });
+  const result = await measured(
+    ctx,
+    'raw',
+    () => ({}),
+    async () => {
+      const t0 = Date.now();
+      let done = 0;
+      const ticker = setInterval(() => ctx.progress(`raw loop: ${done}/${n} calls`), 10_000);
+      try {
+        await pool(n, concurrency, async (i) => {
+          await starter.deliver([placement(tenant, i)]);
+          done += 1;
+        });
+      } finally {
+        clearInterval(ticker);
+      }
+      callsEndedAt = Date.now();
+      return {
+        calls: n,
+        concurrency,
+        seconds: (callsEndedAt - t0) / 1000,
+        callsPerSecond: n / ((callsEndedAt - t0) / 1000),
+      };
+    },
+  );
   // The worker ships them before the next phase begins (not part of the measurement).
   await waitShipped(ctx, tenant, n, 'raw loop, settling');
   return result;
@@ -253,31 +298,39 @@ export async function bareStarts(ctx: Context, rep: number, n: number, concurren
   const tenant = `b-${ctx.suffix}-bare-${rep}`;
   const taskQueue = `bench-${ctx.suffix}-unpolled`;
   const settings = workflowSettings(ctx.config);
-  return measured(ctx, 'bare', () => ({}), async () => {
-    const t0 = Date.now();
-    await pool(n, concurrency, async (i) => {
-      const event = placement(tenant, i);
-      await ctx.client.workflow.signalWithStart(ORDER_WORKFLOW_TYPE, {
-        workflowId: orderWorkflowId(tenant, event.orderId),
-        taskQueue,
-        args: [{ tenantId: tenant, orderId: event.orderId, settings }],
-        signal: orderEventSignal,
-        signalArgs: [event],
-        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-        workflowRunTimeout: '3 minutes',
-        typedSearchAttributes: [
-          { key: TenantIdAttribute, value: tenant },
-          { key: OrderIdAttribute, value: event.orderId },
-          { key: OrderStatusAttribute, value: 'new' },
-        ],
+  return measured(
+    ctx,
+    'bare',
+    () => ({}),
+    async () => {
+      const t0 = Date.now();
+      await pool(n, concurrency, async (i) => {
+        const event = placement(tenant, i);
+        await ctx.client.workflow.signalWithStart(ORDER_WORKFLOW_TYPE, {
+          workflowId: orderWorkflowId(tenant, event.orderId),
+          taskQueue,
+          args: [{ tenantId: tenant, orderId: event.orderId, settings }],
+          signal: orderEventSignal,
+          signalArgs: [event],
+          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+          workflowRunTimeout: '3 minutes',
+          typedSearchAttributes: [
+            { key: TenantIdAttribute, value: tenant },
+            { key: OrderIdAttribute, value: event.orderId },
+            { key: OrderStatusAttribute, value: 'new' },
+          ],
+        });
       });
-    });
-    const seconds = (Date.now() - t0) / 1000;
-    return { calls: n, concurrency, seconds, callsPerSecond: n / seconds };
-  }).finally(() =>
+      const seconds = (Date.now() - t0) / 1000;
+      return { calls: n, concurrency, seconds, callsPerSecond: n / seconds };
+    },
+  ).finally(() =>
     // Terminated now, outside the measurement: left to their run timeout they would close inside a later phase.
     pool(n, 16, async (i) => {
-      await ctx.client.workflow.getHandle(orderWorkflowId(tenant, orderId(i))).terminate('bench clean-up').catch(() => undefined);
+      await ctx.client.workflow
+        .getHandle(orderWorkflowId(tenant, orderId(i)))
+        .terminate('bench clean-up')
+        .catch(() => undefined);
     }),
   );
 }
@@ -299,13 +352,22 @@ export async function quietTemporal(ctx: Context, share = 0.15, maxMs = 120_000)
 }
 
 /** Produces `records` onto `topic` (by key, or to the partition a record names) in batches of 1,000 (a batch to one partition stays under the broker's 1 MB message limit), four sends in flight. */
-export async function produce(ctx: Context, topic: string, records: { key: string; value: string; partition?: number }[]): Promise<void> {
-  const producer = ctx.kafka.producer({ allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner });
+export async function produce(
+  ctx: Context,
+  topic: string,
+  records: { key: string; value: string; partition?: number }[],
+): Promise<void> {
+  const producer = ctx.kafka.producer({
+    allowAutoTopicCreation: false,
+    createPartitioner: Partitioners.DefaultPartitioner,
+  });
   await producer.connect();
   try {
     const inFlight = new Set<Promise<unknown>>();
     for (let start = 0; start < records.length; start += 1_000) {
-      const send = producer.send({ topic, acks: -1, messages: records.slice(start, start + 1_000) }).finally(() => inFlight.delete(send));
+      const send = producer
+        .send({ topic, acks: -1, messages: records.slice(start, start + 1_000) })
+        .finally(() => inFlight.delete(send));
       inFlight.add(send);
       if (inFlight.size >= 4) await Promise.race(inFlight);
     }
@@ -317,7 +379,10 @@ export async function produce(ctx: Context, topic: string, records: { key: strin
 
 /** True once `group` has committed every partition of `topic` up to its end. */
 export async function caughtUp(admin: Admin, topic: string, group: string): Promise<boolean> {
-  const [ends, [committed]] = await Promise.all([admin.fetchTopicOffsets(topic), admin.fetchOffsets({ groupId: group, topics: [topic] })]);
+  const [ends, [committed]] = await Promise.all([
+    admin.fetchTopicOffsets(topic),
+    admin.fetchOffsets({ groupId: group, topics: [topic] }),
+  ]);
   const done = new Map(committed?.partitions.map((p) => [p.partition, BigInt(p.offset)]) ?? []);
   return ends.every((e) => BigInt(e.high) === 0n || (done.get(e.partition) ?? -1n) >= BigInt(e.high));
 }
@@ -330,17 +395,28 @@ export async function committedOffset(admin: Admin, topic: string, group: string
 }
 
 /** A private topic with `partitions` partitions, as `fulfilment provision` creates it. */
-export async function privateTopic(ctx: Context, name: string, partitions: number): Promise<{ topic: string; group: string; env: Env }> {
+export async function privateTopic(
+  ctx: Context,
+  name: string,
+  partitions: number,
+): Promise<{ topic: string; group: string; env: Env }> {
   const topic = `bench.${name}.${ctx.suffix}`;
   const group = `bench-${name}-${ctx.suffix}`;
-  const env: Env = { ...ctx.env, ORDERS_TOPIC: topic, ORDERS_TOPIC_PARTITIONS: String(partitions), CONSUMER_GROUP: group };
+  const env: Env = {
+    ...ctx.env,
+    ORDERS_TOPIC: topic,
+    ORDERS_TOPIC_PARTITIONS: String(partitions),
+    CONSUMER_GROUP: group,
+  };
   // Provisioning's kafkajs logs a partition leader that is not ready yet, and retries: not worth a line here.
   await provision(loadConfig(env), createLogger('fatal'), ['kafka']);
   return { topic, group, env };
 }
 
 export async function dropTopic(ctx: Context, topic: string, group: string): Promise<void> {
-  await ctx.admin.deleteTopics({ topics: [topic] }).catch((e: unknown) => ctx.say(`could not delete topic ${topic}: ${String(e)}`));
+  await ctx.admin
+    .deleteTopics({ topics: [topic] })
+    .catch((e: unknown) => ctx.say(`could not delete topic ${topic}: ${String(e)}`));
   await ctx.admin.deleteGroups([group]).catch(() => undefined);
 }
 
@@ -355,7 +431,11 @@ export function backlog(tenant: string, n: number, duplicates = 0): OrderEvent[]
   for (let k = 0; k < duplicates; k += 1) {
     const of = (k * 7919) % n;
     const at = Math.min(events.length, of + 1 + ((k * 31) % 200));
-    events.splice(at, 0, events.find((e) => e.orderId === orderId(of))!);
+    events.splice(
+      at,
+      0,
+      events.find((e) => e.orderId === orderId(of))!,
+    );
   }
   return events;
 }
@@ -365,7 +445,14 @@ export function backlog(tenant: string, n: number, duplicates = 0): OrderEvent[]
  * one bridge child from the first record it hands over until its group committed everything (delivery), and on
  * until every order shipped (end to end).
  */
-export async function bridgeDrain(ctx: Context, phase: string, rep: number, n: number, partitions: number, duplicates = 0): Promise<PhaseResult> {
+export async function bridgeDrain(
+  ctx: Context,
+  phase: string,
+  rep: number,
+  n: number,
+  partitions: number,
+  duplicates = 0,
+): Promise<PhaseResult> {
   const tenant = `b-${ctx.suffix}-${phase}-${rep}`;
   const { topic, group, env } = await privateTopic(ctx, `${phase}-${rep}`, partitions);
   const events = backlog(tenant, n, duplicates);
@@ -376,33 +463,38 @@ export async function bridgeDrain(ctx: Context, phase: string, rep: number, n: n
     const b = bridge;
     b.resetPeak();
     ctx.worker?.resetPeak();
-    const result = await measured(ctx, phase, () => ({ bridge: b.pid }), async () => {
-      const t0 = await firstHandled(b, phase);
-      let last = Date.now();
-      while (!(await caughtUp(ctx.admin, topic, group).catch(() => false))) {
-        if (Date.now() - last > 10_000) {
-          last = Date.now();
-          ctx.progress(`${phase}: ${b.samples.at(-1)?.handled ?? 0}/${events.length} records handed over`);
+    const result = await measured(
+      ctx,
+      phase,
+      () => ({ bridge: b.pid }),
+      async () => {
+        const t0 = await firstHandled(b, phase);
+        let last = Date.now();
+        while (!(await caughtUp(ctx.admin, topic, group).catch(() => false))) {
+          if (Date.now() - last > 10_000) {
+            last = Date.now();
+            ctx.progress(`${phase}: ${b.samples.at(-1)?.handled ?? 0}/${events.length} records handed over`);
+          }
+          await sleep(200);
         }
-        await sleep(200);
-      }
-      const deliveredAt = Date.now();
-      const shippedAt = await waitShipped(ctx, tenant, n, phase);
-      const delivered = (deliveredAt - t0) / 1000;
-      const shipped = (shippedAt - t0) / 1000;
-      return {
-        records: events.length,
-        orders: n,
-        partitions,
-        deliverySeconds: delivered,
-        recordsPerSecond: events.length / delivered,
-        shippedSeconds: shipped,
-        shippedPerSecond: n / shipped,
-        bridgePeakRss: b.peakRss(),
-        bridgeWorkPeakRss: b.workPeakRss(),
-        ...(ctx.worker ? { workerWorkPeakRss: ctx.worker.workPeakRss() } : {}),
-      };
-    });
+        const deliveredAt = Date.now();
+        const shippedAt = await waitShipped(ctx, tenant, n, phase);
+        const delivered = (deliveredAt - t0) / 1000;
+        const shipped = (shippedAt - t0) / 1000;
+        return {
+          records: events.length,
+          orders: n,
+          partitions,
+          deliverySeconds: delivered,
+          recordsPerSecond: events.length / delivered,
+          shippedSeconds: shipped,
+          shippedPerSecond: n / shipped,
+          bridgePeakRss: b.peakRss(),
+          bridgeWorkPeakRss: b.workPeakRss(),
+          ...(ctx.worker ? { workerWorkPeakRss: ctx.worker.workPeakRss() } : {}),
+        };
+      },
+    );
     if (phase === 'drain6') result.figures.historyEvents = await historyEvents(ctx, tenant, n);
     return result;
   } finally {
@@ -444,58 +536,74 @@ export async function plainConsumer(ctx: Context, rep: number, n: number): Promi
   await produce(ctx, topic, envelopes(backlog(tenant, n)));
   const owner = new pg.Pool({ ...migrationConnection(ctx.config), max: 6 });
   owner.on('error', () => undefined);
-  const consumer = createKafka(ctx.config, ctx.logger, { clientId: `bench-plain-${ctx.suffix}` }).consumer({ groupId: group, maxBytesPerPartition: 1024 * 1024 });
+  const consumer = createKafka(ctx.config, ctx.logger, { clientId: `bench-plain-${ctx.suffix}` }).consumer({
+    groupId: group,
+    maxBytesPerPartition: 1024 * 1024,
+  });
   try {
     await owner.query(`CREATE SCHEMA IF NOT EXISTS bench;
       CREATE TABLE IF NOT EXISTS bench.processed_events (event_id text PRIMARY KEY, processed_at timestamptz NOT NULL DEFAULT now());
       CREATE TABLE IF NOT EXISTS bench.orders (tenant_id text, order_id text, order_version int NOT NULL, status text NOT NULL, customer_id text,
         lines jsonb, updated_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (tenant_id, order_id))`);
-    return await measured(ctx, 'plain', () => ({}), async () => {
-      let handled = 0;
-      let t0 = 0;
-      await consumer.connect();
-      await consumer.subscribe({ topic, fromBeginning: true });
-      await consumer.run({
-        partitionsConsumedConcurrently: 6,
-        eachMessage: async ({ message }) => {
-          t0 ||= Date.now();
-          const e = JSON.parse(message.value!.toString()) as OrderEvent & { data: { customerId: string; lines: unknown } };
-          const c = await owner.connect();
-          try {
-            await c.query('BEGIN');
-            const claimed = await c.query('INSERT INTO bench.processed_events (event_id) VALUES ($1) ON CONFLICT DO NOTHING', [e.eventId]);
-            if (claimed.rowCount === 1) {
-              const current = await c.query<{ order_version: number }>('SELECT order_version FROM bench.orders WHERE tenant_id = $1 AND order_id = $2 FOR UPDATE', [e.tenantId, e.orderId]);
-              if ((current.rows[0]?.order_version ?? 0) < e.orderVersion) {
-                await c.query(
-                  `INSERT INTO bench.orders (tenant_id, order_id, order_version, status, customer_id, lines) VALUES ($1, $2, $3, 'placed', $4, $5)
+    return await measured(
+      ctx,
+      'plain',
+      () => ({}),
+      async () => {
+        let handled = 0;
+        let t0 = 0;
+        await consumer.connect();
+        await consumer.subscribe({ topic, fromBeginning: true });
+        await consumer.run({
+          partitionsConsumedConcurrently: 6,
+          eachMessage: async ({ message }) => {
+            t0 ||= Date.now();
+            const e = JSON.parse(message.value!.toString()) as OrderEvent & {
+              data: { customerId: string; lines: unknown };
+            };
+            const c = await owner.connect();
+            try {
+              await c.query('BEGIN');
+              const claimed = await c.query(
+                'INSERT INTO bench.processed_events (event_id) VALUES ($1) ON CONFLICT DO NOTHING',
+                [e.eventId],
+              );
+              if (claimed.rowCount === 1) {
+                const current = await c.query<{ order_version: number }>(
+                  'SELECT order_version FROM bench.orders WHERE tenant_id = $1 AND order_id = $2 FOR UPDATE',
+                  [e.tenantId, e.orderId],
+                );
+                if ((current.rows[0]?.order_version ?? 0) < e.orderVersion) {
+                  await c.query(
+                    `INSERT INTO bench.orders (tenant_id, order_id, order_version, status, customer_id, lines) VALUES ($1, $2, $3, 'placed', $4, $5)
                    ON CONFLICT (tenant_id, order_id) DO UPDATE SET order_version = EXCLUDED.order_version, status = EXCLUDED.status,
                      customer_id = EXCLUDED.customer_id, lines = EXCLUDED.lines, updated_at = now()`,
-                  [e.tenantId, e.orderId, e.orderVersion, e.data.customerId, JSON.stringify(e.data.lines)],
-                );
+                    [e.tenantId, e.orderId, e.orderVersion, e.data.customerId, JSON.stringify(e.data.lines)],
+                  );
+                }
               }
+              await c.query('COMMIT');
+            } catch (err) {
+              await c.query('ROLLBACK').catch(() => undefined);
+              throw err;
+            } finally {
+              c.release();
             }
-            await c.query('COMMIT');
-          } catch (err) {
-            await c.query('ROLLBACK').catch(() => undefined);
-            throw err;
-          } finally {
-            c.release();
+            handled += 1;
+          },
+        });
+        let last = Date.now();
+        while (!(await caughtUp(ctx.admin, topic, group).catch(() => false))) {
+          if (Date.now() - last > 10_000) {
+            last = Date.now();
+            ctx.progress(`plain consumer: ${handled}/${n} records`);
           }
-          handled += 1;
-        },
-      });
-      let last = Date.now();
-      while (!(await caughtUp(ctx.admin, topic, group).catch(() => false))) {
-        if (Date.now() - last > 10_000) {
-          last = Date.now();
-          ctx.progress(`plain consumer: ${handled}/${n} records`);
+          await sleep(100);
         }
-        await sleep(100);
-      }
-      const seconds = (Date.now() - t0) / 1000;
-      return { records: n, seconds, recordsPerSecond: n / seconds };
-    });
+        const seconds = (Date.now() - t0) / 1000;
+        return { records: n, seconds, recordsPerSecond: n / seconds };
+      },
+    );
   } finally {
     await consumer.disconnect().catch(() => undefined);
     await owner.query('DELETE FROM bench.orders WHERE tenant_id = $1', [tenant]).catch(() => undefined);
@@ -539,25 +647,43 @@ export async function memoryRun(ctx: Context, events: number): Promise<PhaseResu
     const b = bridge;
     const rssBefore = b.samples[0]!.rss;
     b.resetPeak();
-    return await measured(ctx, 'memory', () => ({ bridge: b.pid }), async () => {
-      const t0 = Date.now();
-      let last = Date.now();
-      while (!(await caughtUp(ctx.admin, topic, group).catch(() => false))) {
-        if (Date.now() - last > 10_000) {
-          last = Date.now();
-          const s = b.samples.at(-1)!;
-          ctx.progress(`memory: ${s.handled}/${events} handed over, RSS ${(s.rss / 2 ** 20).toFixed(0)} MB (peak ${(b.peakRss() / 2 ** 20).toFixed(0)} MB)`);
+    return await measured(
+      ctx,
+      'memory',
+      () => ({ bridge: b.pid }),
+      async () => {
+        const t0 = Date.now();
+        let last = Date.now();
+        while (!(await caughtUp(ctx.admin, topic, group).catch(() => false))) {
+          if (Date.now() - last > 10_000) {
+            last = Date.now();
+            const s = b.samples.at(-1)!;
+            ctx.progress(
+              `memory: ${s.handled}/${events} handed over, RSS ${(s.rss / 2 ** 20).toFixed(0)} MB (peak ${(b.peakRss() / 2 ** 20).toFixed(0)} MB)`,
+            );
+          }
+          await sleep(250);
         }
-        await sleep(250);
-      }
-      const seconds = (Date.now() - t0) / 1000;
-      return { records: events, seconds, recordsPerSecond: events / seconds, bridgePeakRss: b.peakRss(), bridgeWorkPeakRss: b.workPeakRss(), bridgeRssBefore: rssBefore, bridgePeakHeap: Math.max(...b.samples.map((s) => s.heapUsed)) };
-    });
+        const seconds = (Date.now() - t0) / 1000;
+        return {
+          records: events,
+          seconds,
+          recordsPerSecond: events / seconds,
+          bridgePeakRss: b.peakRss(),
+          bridgeWorkPeakRss: b.workPeakRss(),
+          bridgeRssBefore: rssBefore,
+          bridgePeakHeap: Math.max(...b.samples.map((s) => s.heapUsed)),
+        };
+      },
+    );
   } finally {
     await bridge?.stop();
     await dropTopic(ctx, topic, group);
     await pool(orders, 16, async (i) => {
-      await ctx.client.workflow.getHandle(orderWorkflowId(tenant, orderId(i))).terminate('bench clean-up').catch(() => undefined);
+      await ctx.client.workflow
+        .getHandle(orderWorkflowId(tenant, orderId(i)))
+        .terminate('bench clean-up')
+        .catch(() => undefined);
     });
   }
 }

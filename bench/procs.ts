@@ -55,7 +55,10 @@ function parents(): Map<number, number> {
  * CPU seconds used so far by each root and its descendants (undefined root pids are skipped); the roots in `alone`
  * count only their own threads (the bench itself: its children are measured apart).
  */
-export function cpuSeconds(roots: Record<string, number | undefined>, alone: ReadonlySet<string> = new Set()): Record<string, number> {
+export function cpuSeconds(
+  roots: Record<string, number | undefined>,
+  alone: ReadonlySet<string> = new Set(),
+): Record<string, number> {
   const byParent = new Map<number, number[]>();
   for (const [pid, ppid] of parents()) byParent.set(ppid, [...(byParent.get(ppid) ?? []), pid]);
   const out: Record<string, number> = {};

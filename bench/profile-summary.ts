@@ -28,9 +28,15 @@ interface Profile {
 
 const { values: args, positionals } = parseArgs({
   allowPositionals: true,
-  options: { orders: { type: 'string' }, top: { type: 'string', default: '25' }, functions: { type: 'string' }, markdown: { type: 'boolean', default: false } },
+  options: {
+    orders: { type: 'string' },
+    top: { type: 'string', default: '25' },
+    functions: { type: 'string' },
+    markdown: { type: 'boolean', default: false },
+  },
 });
-if (positionals.length !== 1) throw new Error('usage: profile-summary.ts PROFILE.cpuprofile [--orders N] [--top 25] [--markdown]');
+if (positionals.length !== 1)
+  throw new Error('usage: profile-summary.ts PROFILE.cpuprofile [--orders N] [--top 25] [--markdown]');
 const profile = JSON.parse(readFileSync(positionals[0]!, 'utf8')) as Profile;
 const orders = args.orders === undefined ? undefined : Number(args.orders);
 
@@ -44,16 +50,23 @@ function part(url: string, name: string): string {
   if (url.startsWith('node:')) return `node:${url.slice(5).split('/')[0]}`;
   const ours = /\/(?:dist\/)?(src\/[^/]+|workflows|activities)(?:\/|$)/.exec(url);
   if (ours) return ours[1]!.replace(/\.js$/, '');
-  return url.replace(/^file:\/\//, '').split('/').slice(-2).join('/');
+  return url
+    .replace(/^file:\/\//, '')
+    .split('/')
+    .slice(-2)
+    .join('/');
 }
 
 const byId = new Map(profile.nodes.map((n) => [n.id, n]));
 const parent = new Map<number, number>();
 for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
 const selfUs = new Map<number, number>();
-for (let i = 0; i < profile.samples.length; i += 1) selfUs.set(profile.samples[i]!, (selfUs.get(profile.samples[i]!) ?? 0) + (profile.timeDeltas[i] ?? 0));
+for (let i = 0; i < profile.samples.length; i += 1)
+  selfUs.set(profile.samples[i]!, (selfUs.get(profile.samples[i]!) ?? 0) + (profile.timeDeltas[i] ?? 0));
 const total = [...selfUs.values()].reduce((a, b) => a + b, 0);
-const idle = [...selfUs].filter(([id]) => byId.get(id)?.callFrame.functionName === '(idle)').reduce((a, [, us]) => a + us, 0);
+const idle = [...selfUs]
+  .filter(([id]) => byId.get(id)?.callFrame.functionName === '(idle)')
+  .reduce((a, [, us]) => a + us, 0);
 const busy = total - idle;
 
 const selfByPart = new Map<string, number>();
@@ -107,10 +120,15 @@ const title = `${positionals[0]}: ${((profile.endTime - profile.startTime) / 1e6
 const partHeader = ['part', 'self ms', 'self share', 'self ms/order', 'inclusive ms', 'inclusive share'];
 const fnHeader = ['function', 'self ms', 'share', 'ms/order'];
 if (args.markdown) {
-  const md = (h: string[], rs: string[][]) => [`| ${h.join(' | ')} |`, `|${h.map(() => '---').join('|')}|`, ...rs.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+  const md = (h: string[], rs: string[][]) =>
+    [`| ${h.join(' | ')} |`, `|${h.map(() => '---').join('|')}|`, ...rs.map((r) => `| ${r.join(' | ')} |`)].join('\n');
   const incl = fnInclRows.length ? `\n${md(['function (inclusive)', 'ms', 'share', 'ms/order'], fnInclRows)}\n` : '';
   process.stdout.write(`${title}\n\n${md(partHeader, partRows)}\n\n${md(fnHeader, fnRows)}\n${incl}`);
 } else {
-  const incl = fnInclRows.length ? `\n${formatTable(['function (inclusive)', 'ms', 'share', 'ms/order'], fnInclRows).join('\n')}\n` : '';
-  process.stdout.write(`${title}\n\n${formatTable(partHeader, partRows).join('\n')}\n\n${formatTable(fnHeader, fnRows).join('\n')}\n${incl}`);
+  const incl = fnInclRows.length
+    ? `\n${formatTable(['function (inclusive)', 'ms', 'share', 'ms/order'], fnInclRows).join('\n')}\n`
+    : '';
+  process.stdout.write(
+    `${title}\n\n${formatTable(partHeader, partRows).join('\n')}\n\n${formatTable(fnHeader, fnRows).join('\n')}\n${incl}`,
+  );
 }

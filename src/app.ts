@@ -54,7 +54,10 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
   const metrics = opts.observability?.metrics ?? createMetrics({ defaultMetrics: opts.serveMetrics ?? false });
   const health = opts.observability?.health ?? new Health();
   // Served before anything is waited for: readiness says what start-up is waiting for.
-  const server = !opts.observability && (opts.serveMetrics ?? true) && config.METRICS_PORT > 0 ? await serveMetrics(metrics.registry, config.METRICS_PORT, config.METRICS_HOST, health) : undefined;
+  const server =
+    !opts.observability && (opts.serveMetrics ?? true) && config.METRICS_PORT > 0
+      ? await serveMetrics(metrics.registry, config.METRICS_PORT, config.METRICS_HOST, health)
+      : undefined;
   // Off unless configured: then undefined, and nothing makes a span or registers anything.
   const tracing = await startTracing(config, logger);
   // An untrusted certificate, a refused client certificate or API key stops start-up at once (src/temporal.ts).
@@ -62,11 +65,18 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
   const client = await connectSharedClient(config, logger, health, signal, permanent);
   const ctx: RoleContext = { config, logger, metrics, health, client, tracing, signal, permanent };
 
-  const worker = runWorker ? await (await import('./worker/role.js')).startWorkerRole(ctx, { alone: !runBridge }) : undefined;
-  const bridge = runBridge ? await (await import('./bridge/role.js')).startBridgeRole(ctx, { ...opts, workerConnection: worker?.connection, workerDb: worker?.db }) : undefined;
+  const worker = runWorker
+    ? await (await import('./worker/role.js')).startWorkerRole(ctx, { alone: !runBridge })
+    : undefined;
+  const bridge = runBridge
+    ? await (
+        await import('./bridge/role.js')
+      ).startBridgeRole(ctx, { ...opts, workerConnection: worker?.connection, workerDb: worker?.db })
+    : undefined;
   // The bridge stops first (nothing new reaches workflows while the worker drains), the tracing last (its last spans).
   const stops: Stop[] = [...(bridge?.stops ?? []), ...(worker?.stops ?? [])];
-  if (server) stops.push({ name: 'metrics and health server', stop: () => new Promise((resolve) => server.close(resolve)) });
+  if (server)
+    stops.push({ name: 'metrics and health server', stop: () => new Promise((resolve) => server.close(resolve)) });
   stops.push({ name: 'Temporal client', stop: () => client.connection.close() });
   if (tracing) stops.push({ name: 'tracing (exporting the last spans)', stop: () => tracing.shutdown() });
   if (!opts.observability) health.started();
@@ -83,13 +93,17 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
     health,
     tracing,
     // A role failing while the app stops is part of stopping, not a failure.
-    failed: Promise.race([worker?.failed, bridge?.failed].filter((f): f is Promise<Error> => f !== undefined)).then((err) => (stopped ? new Promise<Error>(() => undefined) : err)),
+    failed: Promise.race([worker?.failed, bridge?.failed].filter((f): f is Promise<Error> => f !== undefined)).then(
+      (err) => (stopped ? new Promise<Error>(() => undefined) : err),
+    ),
     stillStopping: () => (stopped === undefined ? [] : stops.slice(next).map((s) => s.name)),
     stop() {
       health.stopping('stopping');
       stopped ??= (async () => {
         for (next = 0; next < stops.length; next += 1) {
-          await stops[next]!.stop().catch((err: unknown) => logger.warn({ err, stopping: stops[next]!.name }, 'error while stopping'));
+          await stops[next]!.stop().catch((err: unknown) =>
+            logger.warn({ err, stopping: stops[next]!.name }, 'error while stopping'),
+          );
         }
       })();
       return stopped;

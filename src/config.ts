@@ -20,8 +20,18 @@ import { workerSchema, workerTuningProblems } from './config/worker.js';
 import type { PayloadKeys } from './codec/keys.js';
 
 export { durationMs, SECRET_VARIABLES } from './config/fields.js';
-export { KAFKA_SASL_MECHANISMS, KAFKA_SECURITY_PROTOCOLS, KAFKA_SETTING_NAMES, type KafkaSettings } from './config/kafka.js';
-export { LEDGER_RETENTION_FLOOR_DAYS, LOCAL_DATABASE_MIGRATION_URL, LOCAL_DATABASE_URL, databaseUser } from './config/postgres.js';
+export {
+  KAFKA_SASL_MECHANISMS,
+  KAFKA_SECURITY_PROTOCOLS,
+  KAFKA_SETTING_NAMES,
+  type KafkaSettings,
+} from './config/kafka.js';
+export {
+  LEDGER_RETENTION_FLOOR_DAYS,
+  LOCAL_DATABASE_MIGRATION_URL,
+  LOCAL_DATABASE_URL,
+  databaseUser,
+} from './config/postgres.js';
 export { isTemporalEnvconfigVariable, type TemporalSettings, type TemporalTls } from './config/temporal-settings.js';
 export { OTEL_TRACES_EXPORTERS, OTEL_TRACES_SAMPLERS, OTLP_PROTOCOLS } from './config/tracing.js';
 
@@ -49,7 +59,10 @@ const CROSS_FIELD_CHECKS: ((c: Partial<Config>, invalid: ReadonlySet<string>) =>
   codecServerProblems,
 ];
 
-export type Config = Omit<{ [K in keyof typeof configSchema]: z.output<(typeof configSchema)[K]> }, 'DATABASE_MIGRATION_URL'> & {
+export type Config = Omit<
+  { [K in keyof typeof configSchema]: z.output<(typeof configSchema)[K]> },
+  'DATABASE_MIGRATION_URL'
+> & {
   /** Undefined when DATABASE_URL is set and DATABASE_MIGRATION_URL is not: provisioning's PostgreSQL step then refuses. */
   DATABASE_MIGRATION_URL: string | undefined;
   /** How to reach Temporal: TEMPORAL_* variables over the envconfig profile; src/temporal.ts turns it into connection options. */
@@ -65,7 +78,12 @@ export class ConfigError extends Error {}
  * Addresses with a local-stack default that production mode (NODE_ENV=production) requires to be set: a service
  * deployed somewhere real must never fall back to 127.0.0.1 (or ship orders to the fake warehouse).
  */
-export const PRODUCTION_REQUIRED = ['KAFKA_BROKERS', 'TEMPORAL_ADDRESS', 'DATABASE_URL', 'WAREHOUSE_URL'] as const satisfies readonly (keyof typeof configSchema)[];
+export const PRODUCTION_REQUIRED = [
+  'KAFKA_BROKERS',
+  'TEMPORAL_ADDRESS',
+  'DATABASE_URL',
+  'WAREHOUSE_URL',
+] as const satisfies readonly (keyof typeof configSchema)[];
 
 /** True when the environment asks for production mode. */
 export const isProduction = (env: NodeJS.ProcessEnv): boolean => env.NODE_ENV?.trim() === 'production';
@@ -79,7 +97,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const raw = env[name];
     // TEMPORAL_ADDRESS may also come from a Temporal configuration profile: checked once that is read, below.
     if (required.has(name) && name !== 'TEMPORAL_ADDRESS' && (raw === undefined || raw.trim() === '')) {
-      problems.push(`${name} is not set: required when NODE_ENV=production (there are no local defaults in production)`);
+      problems.push(
+        `${name} is not set: required when NODE_ENV=production (there are no local defaults in production)`,
+      );
       continue;
     }
     // The local owner is the default only beside the local runtime role: a configured DATABASE_URL with the local
@@ -101,7 +121,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   for (const check of CROSS_FIELD_CHECKS) problems.push(...check(partial, invalid));
   const temporal = temporalSettings(env, out as Partial<Config>, problems);
   if (temporal && required.has('TEMPORAL_ADDRESS') && temporal.addressFrom === 'the local default') {
-    problems.push('TEMPORAL_ADDRESS is not set: required when NODE_ENV=production (there are no local defaults in production), unless a Temporal configuration profile (TEMPORAL_CONFIG_FILE, TEMPORAL_PROFILE) gives the address');
+    problems.push(
+      'TEMPORAL_ADDRESS is not set: required when NODE_ENV=production (there are no local defaults in production), unless a Temporal configuration profile (TEMPORAL_CONFIG_FILE, TEMPORAL_PROFILE) gives the address',
+    );
   }
   if (temporal) {
     out.TEMPORAL_ADDRESS = temporal.address;
@@ -112,4 +134,3 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (problems.length > 0) throw new ConfigError(`Bad configuration:\n  ${problems.join('\n  ')}`);
   return out as Config;
 }
-

@@ -277,7 +277,11 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}): Metrics 
       labelNames: ['dependency'],
       registers,
     }),
-    ledgerPruned: new Counter({ name: 'fulfilment_ledger_pruned_total', help: 'Dedupe-ledger (processed_events) rows deleted by retention, across tenants.', registers }),
+    ledgerPruned: new Counter({
+      name: 'fulfilment_ledger_pruned_total',
+      help: 'Dedupe-ledger (processed_events) rows deleted by retention, across tenants.',
+      registers,
+    }),
     statusRelayLag: new Gauge({
       name: 'fulfilment_status_relay_lag_seconds',
       help: 'Seconds since the oldest unsent status-outbox row of the topic was committed (0 when none waits): how far the status events lag behind what the store committed.',
@@ -302,7 +306,11 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}): Metrics 
       labelNames: ['topic', 'dependency'],
       registers,
     }),
-    statusOutboxPruned: new Counter({ name: 'fulfilment_status_outbox_pruned_total', help: 'Sent status-outbox rows deleted by retention, across tenants.', registers }),
+    statusOutboxPruned: new Counter({
+      name: 'fulfilment_status_outbox_pruned_total',
+      help: 'Sent status-outbox rows deleted by retention, across tenants.',
+      registers,
+    }),
   };
 }
 
@@ -310,9 +318,16 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}): Metrics 
  * Serves GET /metrics on `port` (loopback unless `host` says otherwise), and with `health` also GET /livez and
  * GET /readyz: JSON bodies, 200 when live/ready, 503 with each check and its reason when not.
  */
-export async function serveMetrics(registry: Registry, port: number, host = '127.0.0.1', health?: Health): Promise<Server> {
+export async function serveMetrics(
+  registry: Registry,
+  port: number,
+  host = '127.0.0.1',
+  health?: Health,
+): Promise<Server> {
   const json = (res: ServerResponse, ok: boolean, body: unknown) =>
-    res.writeHead(ok ? 200 : 503, { 'content-type': 'application/json', 'cache-control': 'no-store' }).end(`${JSON.stringify(body)}\n`);
+    res
+      .writeHead(ok ? 200 : 503, { 'content-type': 'application/json', 'cache-control': 'no-store' })
+      .end(`${JSON.stringify(body)}\n`);
   const server = createServer((req, res) => {
     const path = (req.url ?? '').split('?')[0];
     if (path === '/metrics') {
@@ -340,11 +355,17 @@ export async function serveMetrics(registry: Registry, port: number, host = '127
 }
 
 /** Current total of a metric in `registry` over the samples whose labels match `labels` (0 when never set). */
-export async function metricValue(registry: Registry, name: string, labels: Record<string, string> = {}): Promise<number> {
+export async function metricValue(
+  registry: Registry,
+  name: string,
+  labels: Record<string, string> = {},
+): Promise<number> {
   const metric = registry.getSingleMetric(name);
   if (!metric) return 0;
   const { values } = await metric.get();
   return values
-    .filter((v) => Object.entries(labels).every(([k, want]) => String((v.labels as Record<string, unknown>)[k]) === want))
+    .filter((v) =>
+      Object.entries(labels).every(([k, want]) => String((v.labels as Record<string, unknown>)[k]) === want),
+    )
     .reduce((sum, v) => sum + v.value, 0);
 }

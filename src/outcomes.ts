@@ -19,7 +19,16 @@ export function createOutcomeReporter(deps: { logger: Logger; metrics?: Metrics 
       if (Number.isFinite(delay) && delay >= 0) metrics?.processingDelay.observe({ type: event.type }, delay);
     }
     logger.info(
-      { eventId: event.eventId, type: event.type, orderVersion: event.orderVersion, correlationId: event.correlationId, tenantId: event.tenantId, orderId: event.orderId, outcome, detail: report.detail },
+      {
+        eventId: event.eventId,
+        type: event.type,
+        orderVersion: event.orderVersion,
+        correlationId: event.correlationId,
+        tenantId: event.tenantId,
+        orderId: event.orderId,
+        outcome,
+        detail: report.detail,
+      },
       'order event decided',
     );
   };

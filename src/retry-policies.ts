@@ -35,12 +35,21 @@ export const KAFKA_RETRY = { initialRetryTime: 300, maxRetryTime: 5_000, request
 export const REPLAY_RETRY = { initialDelayMs: 250, maxDelayMs: 10_000, attempts: 8 } as const;
 
 /** The bridge's Temporal client: few in-client attempts (outages belong to the gate), reconnect backoff capped at 5 s. */
-export const BRIDGE_TEMPORAL_RPC = { maxAttempts: 3, initialReconnectBackoffMs: 500, maxReconnectBackoffMs: 5_000 } as const;
+export const BRIDGE_TEMPORAL_RPC = {
+  maxAttempts: 3,
+  initialReconnectBackoffMs: 500,
+  maxReconnectBackoffMs: 5_000,
+} as const;
 
 /** Short activity effects (PostgreSQL, the DLQ topic): retried through a dependency restart, about 15 minutes in all. */
 export const SHORT_EFFECT_ACTIVITY = {
   startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 35 },
+  retry: {
+    initialInterval: '500 milliseconds',
+    backoffCoefficient: 2,
+    maximumInterval: '30 seconds',
+    maximumAttempts: 35,
+  },
 } as const;
 
 /**
@@ -63,7 +72,12 @@ export const SHIPMENT_BACKOFF: TransientRetry = { initialDelayMs: 2_000, maxDela
  */
 export const LOCAL_STORE_EFFECT = {
   startToCloseTimeout: '10 seconds',
-  retry: { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumInterval: '2 seconds', maximumAttempts: 5 },
+  retry: {
+    initialInterval: '200 milliseconds',
+    backoffCoefficient: 2,
+    maximumInterval: '2 seconds',
+    maximumAttempts: 5,
+  },
 } as const;
 
 /**
@@ -80,7 +94,12 @@ export const QUICK_SHIPMENT = {
 /** Outcome reporting, a local activity: cheap, a few quick attempts, never holding the order up. */
 export const REPORTING_LOCAL_ACTIVITY = {
   startToCloseTimeout: '5 seconds',
-  retry: { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumInterval: '2 seconds', maximumAttempts: 3 },
+  retry: {
+    initialInterval: '200 milliseconds',
+    backoffCoefficient: 2,
+    maximumInterval: '2 seconds',
+    maximumAttempts: 3,
+  },
 } as const;
 
 /** After an effect's own policy gave up on a transient failure, the workflow holds the order this long and tries again. */

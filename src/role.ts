@@ -65,10 +65,29 @@ export async function probeWithin(what: string, work: Promise<unknown>): Promise
  * The process's shared Temporal client, connected once Temporal answers (start-up waits for it), with the `temporal`
  * readiness check: a cheap RPC on it, bounded by a deadline (the client's own retries stop there).
  */
-export async function connectSharedClient(config: Config, logger: Logger, health: Health, signal: AbortSignal | undefined, permanent: RoleContext['permanent']): Promise<Client> {
+export async function connectSharedClient(
+  config: Config,
+  logger: Logger,
+  health: Health,
+  signal: AbortSignal | undefined,
+  permanent: RoleContext['permanent'],
+): Promise<Client> {
   const temporal = `Temporal at ${config.TEMPORAL_ADDRESS}`;
-  const client = await waitForDependency(temporal, health.attempting(temporal, () => connectClient(config)), logger, signal, permanent);
-  health.set('temporal', () => probeWithin(temporal, client.connection.withDeadline(Date.now() + CHECK_TIMEOUT_MS, () => client.connection.workflowService.getSystemInfo({}))));
+  const client = await waitForDependency(
+    temporal,
+    health.attempting(temporal, () => connectClient(config)),
+    logger,
+    signal,
+    permanent,
+  );
+  health.set('temporal', () =>
+    probeWithin(
+      temporal,
+      client.connection.withDeadline(Date.now() + CHECK_TIMEOUT_MS, () =>
+        client.connection.workflowService.getSystemInfo({}),
+      ),
+    ),
+  );
   return client;
 }
 

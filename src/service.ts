@@ -45,16 +45,28 @@ interface Observability {
 async function serveObservability(config: Config): Promise<Observability> {
   const metrics = createMetrics({ defaultMetrics: config.METRICS_PORT > 0 });
   const health = new Health();
-  const server = config.METRICS_PORT > 0 ? await serveMetrics(metrics.registry, config.METRICS_PORT, config.METRICS_HOST, health) : undefined;
+  const server =
+    config.METRICS_PORT > 0
+      ? await serveMetrics(metrics.registry, config.METRICS_PORT, config.METRICS_HOST, health)
+      : undefined;
   let closed: Promise<void> | undefined;
-  return { metrics, health, close: () => (closed ??= new Promise((resolve) => (server ? server.close(() => resolve()) : resolve()))) };
+  return {
+    metrics,
+    health,
+    close: () => (closed ??= new Promise((resolve) => (server ? server.close(() => resolve()) : resolve()))),
+  };
 }
 
 /**
  * Starts the configured roles, waiting out dependencies that are down. Aborting `signal` gives start-up up with
  * StartupAborted. /metrics, /livez and /readyz are served from the start (not ready until the roles run).
  */
-export async function runService(config: Config, logger: Logger, signal?: AbortSignal, served?: Observability): Promise<RunningService> {
+export async function runService(
+  config: Config,
+  logger: Logger,
+  signal?: AbortSignal,
+  served?: Observability,
+): Promise<RunningService> {
   const observed = served ?? (await serveObservability(config));
   const { health } = observed;
   try {
@@ -79,7 +91,12 @@ export async function runService(config: Config, logger: Logger, signal?: AbortS
  * (the dev launcher stops its stack). Stopping takes at most SHUTDOWN_DEADLINE_MS: past it the process logs what
  * was still stopping and exits 2.
  */
-export async function serveUntilSignalled(opts: { config: Config; logger: Logger; afterStop?: () => Promise<void>; onReady?: (s: RunningService) => void }): Promise<void> {
+export async function serveUntilSignalled(opts: {
+  config: Config;
+  logger: Logger;
+  afterStop?: () => Promise<void>;
+  onReady?: (s: RunningService) => void;
+}): Promise<void> {
   const { config, logger } = opts;
   const starting = new AbortController();
   const observed = await serveObservability(config);
@@ -91,10 +108,17 @@ export async function serveUntilSignalled(opts: { config: Config; logger: Logger
     const code = 'signal' in why ? EXIT.stopped : EXIT.failed;
     observed.health.stopping('signal' in why ? `${why.signal} received` : why.failure.message);
     if ('signal' in why) logger.info({ signal: why.signal, deadlineMs: config.SHUTDOWN_DEADLINE_MS }, 'stopping');
-    else logger.fatal({ err: why.failure.message, deadlineMs: config.SHUTDOWN_DEADLINE_MS }, 'a role stopped for good; stopping the rest and exiting non-zero');
+    else
+      logger.fatal(
+        { err: why.failure.message, deadlineMs: config.SHUTDOWN_DEADLINE_MS },
+        'a role stopped for good; stopping the rest and exiting non-zero',
+      );
     const deadline = setTimeout(() => {
       const stillStopping = service?.app.stillStopping() ?? [];
-      logger.fatal({ deadlineMs: config.SHUTDOWN_DEADLINE_MS, stillStopping }, `shutdown deadline of ${config.SHUTDOWN_DEADLINE_MS} ms passed; still stopping: ${stillStopping.join(', ') || 'nothing'}`);
+      logger.fatal(
+        { deadlineMs: config.SHUTDOWN_DEADLINE_MS, stillStopping },
+        `shutdown deadline of ${config.SHUTDOWN_DEADLINE_MS} ms passed; still stopping: ${stillStopping.join(', ') || 'nothing'}`,
+      );
       process.exit(EXIT.deadline);
     }, config.SHUTDOWN_DEADLINE_MS);
     starting.abort();
@@ -130,7 +154,9 @@ async function main(): Promise<void> {
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   main().catch((err: unknown) => {
-    process.stderr.write(`${err instanceof ConfigError || err instanceof PermanentStartupError ? err.message : ((err as Error).stack ?? String(err))}\n`);
+    process.stderr.write(
+      `${err instanceof ConfigError || err instanceof PermanentStartupError ? err.message : ((err as Error).stack ?? String(err))}\n`,
+    );
     process.exit(1);
   });
 }

@@ -36,16 +36,31 @@ export interface WaitOptions {
  * Rejects with StartupAborted once `signal` aborts, and with a PermanentStartupError, without waiting, on a
  * failure `opts.permanent` says no retry can cure.
  */
-export async function waitForDependency<T>(dependency: string, attempt: () => Promise<T>, logger: Logger, signal?: AbortSignal, opts: WaitOptions = {}): Promise<T> {
+export async function waitForDependency<T>(
+  dependency: string,
+  attempt: () => Promise<T>,
+  logger: Logger,
+  signal?: AbortSignal,
+  opts: WaitOptions = {},
+): Promise<T> {
   const classify = (err: unknown) => (err instanceof PermanentStartupError ? err : opts.permanent?.(err));
-  const policy = retry(handleWhen((err) => classify(err) === undefined), {
-    backoff: new ExponentialBackoff({ initialDelay: STARTUP_RETRY.initialDelayMs, maxDelay: STARTUP_RETRY.maxDelayMs }),
-  });
+  const policy = retry(
+    handleWhen((err) => classify(err) === undefined),
+    {
+      backoff: new ExponentialBackoff({
+        initialDelay: STARTUP_RETRY.initialDelayMs,
+        maxDelay: STARTUP_RETRY.maxDelayMs,
+      }),
+    },
+  );
   let failures = 0;
   policy.onRetry(({ delay, ...rest }) => {
     failures += 1;
     const err = 'error' in rest ? (rest.error as Error) : undefined;
-    logger.warn({ dependency, attempt: failures, delayMs: Math.round(delay), err: err?.message }, `waiting for ${dependency}`);
+    logger.warn(
+      { dependency, attempt: failures, delayMs: Math.round(delay), err: err?.message },
+      `waiting for ${dependency}`,
+    );
   });
   try {
     const value = await policy.execute(async () => {

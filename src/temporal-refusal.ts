@@ -15,14 +15,28 @@ import { PermanentStartupError } from './startup.js';
 
 /** The server's certificate is not trusted, or not for this name (OpenSSL's verification results, Node's name check). */
 const SERVER_CERT = new Set([
-  'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'UNABLE_TO_GET_ISSUER_CERT', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'SELF_SIGNED_CERT_IN_CHAIN',
-  'DEPTH_ZERO_SELF_SIGNED_CERT', 'CERT_HAS_EXPIRED', 'CERT_NOT_YET_VALID', 'CERT_UNTRUSTED', 'CERT_REJECTED', 'CERT_SIGNATURE_FAILURE',
-  'INVALID_CA', 'INVALID_PURPOSE', 'ERR_TLS_CERT_ALTNAME_INVALID',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'CERT_UNTRUSTED',
+  'CERT_REJECTED',
+  'CERT_SIGNATURE_FAILURE',
+  'INVALID_CA',
+  'INVALID_PURPOSE',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
 ]);
 /** The server's TLS alert on this client's certificate, or on the lack of one (alerts 116, 42, 48, 46, 45, 44, 49). */
 const CLIENT_CERT = new Set([
-  'ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED', 'ERR_SSL_SSLV3_ALERT_BAD_CERTIFICATE', 'ERR_SSL_TLSV1_ALERT_UNKNOWN_CA',
-  'ERR_SSL_SSLV3_ALERT_CERTIFICATE_UNKNOWN', 'ERR_SSL_SSLV3_ALERT_CERTIFICATE_EXPIRED', 'ERR_SSL_SSLV3_ALERT_CERTIFICATE_REVOKED',
+  'ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED',
+  'ERR_SSL_SSLV3_ALERT_BAD_CERTIFICATE',
+  'ERR_SSL_TLSV1_ALERT_UNKNOWN_CA',
+  'ERR_SSL_SSLV3_ALERT_CERTIFICATE_UNKNOWN',
+  'ERR_SSL_SSLV3_ALERT_CERTIFICATE_EXPIRED',
+  'ERR_SSL_SSLV3_ALERT_CERTIFICATE_REVOKED',
   'ERR_SSL_TLSV1_ALERT_ACCESS_DENIED',
 ]);
 /** TLS towards a server that does not speak it. */
@@ -33,7 +47,10 @@ const UNAUTHENTICATED = 16;
 const PERMISSION_DENIED = 7;
 
 /** The HTTP/2 client preface and an empty SETTINGS frame: what a gRPC client sends first. */
-const H2_PREFACE = Buffer.concat([Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'), Buffer.from([0, 0, 0, 4, 0, 0, 0, 0, 0])]);
+const H2_PREFACE = Buffer.concat([
+  Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'),
+  Buffer.from([0, 0, 0, 4, 0, 0, 0, 0, 0]),
+]);
 
 function hostAndPort(address: string): { host: string; port: number } {
   const m = /^\[([^\]]+)\]:(\d+)$/.exec(address) ?? /^([^:]+):(\d+)$/.exec(address);
@@ -66,11 +83,15 @@ export function tlsHandshake(address: string, tls: TemporalTls, timeoutMs = 10_0
       if (err) reject(err);
       else resolve();
     };
-    socket.setTimeout(timeoutMs, () => settle(Object.assign(new Error(`no answer over TLS within ${timeoutMs} ms`), { code: 'ETIMEDOUT' })));
+    socket.setTimeout(timeoutMs, () =>
+      settle(Object.assign(new Error(`no answer over TLS within ${timeoutMs} ms`), { code: 'ETIMEDOUT' })),
+    );
     socket.once('secureConnect', () => setTimeout(() => socket.writable && socket.write(H2_PREFACE), QUIET_MS).unref());
     socket.once('data', () => settle());
     socket.once('error', (err) => settle(err));
-    socket.once('close', () => settle(Object.assign(new Error('the server closed the connection without a TLS alert'), { code: 'ECONNRESET' })));
+    socket.once('close', () =>
+      settle(Object.assign(new Error('the server closed the connection without a TLS alert'), { code: 'ECONNRESET' })),
+    );
   });
 }
 
@@ -96,7 +117,10 @@ function tlsReason(err: unknown, code: string): string {
  * A PermanentStartupError for a Temporal failure no retry can cure, naming the variables to check; undefined for
  * anything else (the server is down or restarting: keep waiting).
  */
-export function permanentTemporalError(config: Pick<Config, 'temporal'>, err: unknown): PermanentStartupError | undefined {
+export function permanentTemporalError(
+  config: Pick<Config, 'temporal'>,
+  err: unknown,
+): PermanentStartupError | undefined {
   if (err instanceof PermanentStartupError) return err;
   const t = config.temporal;
   const at = `Temporal at ${t.address}`;
@@ -122,7 +146,10 @@ export function permanentTemporalError(config: Pick<Config, 'temporal'>, err: un
     );
   }
   if (tls && typeof code === 'string' && NOT_TLS.has(code)) {
-    return new PermanentStartupError(`${at} does not answer TLS (${tlsReason(err, code)}): check TEMPORAL_ADDRESS and TEMPORAL_TLS${orProfile}`, { cause: err });
+    return new PermanentStartupError(
+      `${at} does not answer TLS (${tlsReason(err, code)}): check TEMPORAL_ADDRESS and TEMPORAL_TLS${orProfile}`,
+      { cause: err },
+    );
   }
   if (code === UNAUTHENTICATED || code === PERMISSION_DENIED) {
     return new PermanentStartupError(

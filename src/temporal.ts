@@ -13,7 +13,13 @@ import type { DataConverter } from '@temporalio/common';
 import { EncryptionCodec } from './codec/payload-codec.js';
 // The worker SDK (its Rust core, the bundler) is loaded only where a worker or a replay runs: a bridge-only process
 // never loads it, which keeps its memory small (docs/performance.md).
-import type { InjectedSinks, LogLevel, NativeConnection, ReplayWorkerOptions, WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import type {
+  InjectedSinks,
+  LogLevel,
+  NativeConnection,
+  ReplayWorkerOptions,
+  WorkflowBundleWithSourceMap,
+} from '@temporalio/worker';
 import type { Config, TemporalTls } from './config.js';
 import type { Logger } from './log.js';
 import { permanentTemporalError, tlsHandshake } from './temporal-refusal.js';
@@ -24,7 +30,9 @@ import type { OrderSinks, OutcomeReport } from '../workflows/api.js';
 const EXT = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
 export const WORKFLOWS_PATH = fileURLToPath(new URL(`../workflows/index${EXT}`, import.meta.url));
 /** The OpenTelemetry workflow interceptors, in the bundle only when tracing is on. */
-export const TRACING_INTERCEPTORS_PATH = fileURLToPath(new URL(`../workflows/tracing-interceptors${EXT}`, import.meta.url));
+export const TRACING_INTERCEPTORS_PATH = fileURLToPath(
+  new URL(`../workflows/tracing-interceptors${EXT}`, import.meta.url),
+);
 
 /**
  * The workflow bundles `npm run build` prebuilds beside the emitted JavaScript (dist/workflows/bundle*.js), plain and
@@ -44,14 +52,19 @@ const bundles = new Map<string, Promise<WorkflowBundleWithSourceMap>>();
  * `workflowsPath` (an entry point exporting the same workflow types) is bundled the same way: `fulfilment workflow
  * replay --workflows` replays a history against a changed copy of the code with it.
  */
-export function workflowBundle(opts: { workflowsPath?: string; tracing?: boolean } = {}): Promise<WorkflowBundleWithSourceMap> {
+export function workflowBundle(
+  opts: { workflowsPath?: string; tracing?: boolean } = {},
+): Promise<WorkflowBundleWithSourceMap> {
   const workflowsPath = opts.workflowsPath ?? WORKFLOWS_PATH;
   const tracing = opts.tracing ?? false;
   const key = `${tracing ? 'traced' : 'plain'}:${workflowsPath}`;
   let bundle = bundles.get(key);
   const prebuilt = prebuiltBundlePath(tracing);
   if (!bundle && EXT === '.js' && workflowsPath === WORKFLOWS_PATH && existsSync(prebuilt)) {
-    bundle = readFile(prebuilt, 'utf8').then(async (code) => ({ code, sourceMap: existsSync(`${prebuilt}.map`) ? await readFile(`${prebuilt}.map`, 'utf8') : '' }));
+    bundle = readFile(prebuilt, 'utf8').then(async (code) => ({
+      code,
+      sourceMap: existsSync(`${prebuilt}.map`) ? await readFile(`${prebuilt}.map`, 'utf8') : '',
+    }));
     bundles.set(key, bundle);
   }
   if (!bundle) {
@@ -64,7 +77,10 @@ export function workflowBundle(opts: { workflowsPath?: string; tracing?: boolean
 }
 
 /** What running the workflow code takes besides a connection: the same for the worker and for every replay. */
-export type WorkflowCodeOptions = Pick<ReplayWorkerOptions, 'workflowBundle' | 'interceptors' | 'sinks' | 'dataConverter' | 'plugins'>;
+export type WorkflowCodeOptions = Pick<
+  ReplayWorkerOptions,
+  'workflowBundle' | 'interceptors' | 'sinks' | 'dataConverter' | 'plugins'
+>;
 
 /**
  * The options every Worker that runs this service's workflows is created with (src/app.ts) and every replay of
@@ -73,17 +89,27 @@ export type WorkflowCodeOptions = Pick<ReplayWorkerOptions, 'workflowBundle' | '
  * belong here, in one place, so a replay decides exactly as the worker does.
  */
 export async function workflowCodeOptions(
-  opts: { config?: Pick<Config, 'payloadEncryption'>; workflowsPath?: string; tracing?: Tracing; reportOutcome?: (report: OutcomeReport) => void } = {},
+  opts: {
+    config?: Pick<Config, 'payloadEncryption'>;
+    workflowsPath?: string;
+    tracing?: Tracing;
+    reportOutcome?: (report: OutcomeReport) => void;
+  } = {},
 ): Promise<WorkflowCodeOptions> {
   const { tracing } = opts;
   const converter = opts.config ? dataConverter(opts.config) : undefined;
   // Outcomes the workflow decides itself (duplicates, stale events), logged and counted outside the history; never
   // on replay, so a replay (which passes no reporter) only needs the sink to exist.
   const report = opts.reportOutcome ?? (() => undefined);
-  const outcomes: InjectedSinks<OrderSinks> = { outcomes: { report: { fn: (_info, r: OutcomeReport) => report(r), callDuringReplay: false } } };
+  const outcomes: InjectedSinks<OrderSinks> = {
+    outcomes: { report: { fn: (_info, r: OutcomeReport) => report(r), callDuringReplay: false } },
+  };
   return {
     ...(converter ? { dataConverter: converter } : {}),
-    workflowBundle: await workflowBundle({ ...(opts.workflowsPath ? { workflowsPath: opts.workflowsPath } : {}), tracing: tracing !== undefined }),
+    workflowBundle: await workflowBundle({
+      ...(opts.workflowsPath ? { workflowsPath: opts.workflowsPath } : {}),
+      tracing: tracing !== undefined,
+    }),
     // Tracing: RunActivity spans (children of the workflow's StartActivity) and the sink the workflow spans leave by.
     ...(tracing ? { interceptors: tracing.workerInterceptors() } : {}),
     sinks: { ...outcomes, ...(tracing ? tracing.workerSinks() : {}) },
@@ -91,13 +117,23 @@ export async function workflowCodeOptions(
 }
 
 /** Bundles the workflow code at `workflowsPath` (with the tracing interceptors when `tracing`): what a worker runs. */
-export async function buildWorkflowBundle(workflowsPath: string, tracing: boolean): Promise<WorkflowBundleWithSourceMap> {
+export async function buildWorkflowBundle(
+  workflowsPath: string,
+  tracing: boolean,
+): Promise<WorkflowBundleWithSourceMap> {
   const { bundleWorkflowCode } = await import('@temporalio/worker');
-  return bundleWorkflowCode({ workflowsPath, logger: quietBundlerLogger, ...(tracing ? { workflowInterceptorModules: [TRACING_INTERCEPTORS_PATH] } : {}) });
+  return bundleWorkflowCode({
+    workflowsPath,
+    logger: quietBundlerLogger,
+    ...(tracing ? { workflowInterceptorModules: [TRACING_INTERCEPTORS_PATH] } : {}),
+  });
 }
 
 const quietBundlerLogger = {
-  log: () => undefined, trace: () => undefined, debug: () => undefined, info: () => undefined,
+  log: () => undefined,
+  trace: () => undefined,
+  debug: () => undefined,
+  info: () => undefined,
   warn: (m: string, a?: unknown) => console.warn(m, a ?? ''),
   error: (m: string, a?: unknown) => console.error(m, a ?? ''),
 };
@@ -132,7 +168,10 @@ export { permanentTemporalError } from './temporal-refusal.js';
  * failure waiting cannot cure (an untrusted server certificate, a refused client certificate or API key) is thrown
  * as a PermanentStartupError naming the variables to check; anything else (the server is down) as it came.
  */
-export async function connectTemporal(config: Pick<Config, 'temporal'>, extra: Omit<ClientConnectionOptions, keyof TemporalConnectionOptions> = {}): Promise<Connection> {
+export async function connectTemporal(
+  config: Pick<Config, 'temporal'>,
+  extra: Omit<ClientConnectionOptions, keyof TemporalConnectionOptions> = {},
+): Promise<Connection> {
   const options = { ...temporalConnectionOptions(config), ...extra };
   try {
     await probe(options, config.temporal.namespace);
@@ -203,13 +242,25 @@ export function dataConverter(config: Pick<Config, 'payloadEncryption'>): DataCo
 }
 
 /** A Client on `connection` for the configured namespace, with the configured data converter. */
-export function temporalClient(config: TemporalClientConfig, connection: Connection | NativeConnection, extra: Pick<ClientOptions, 'interceptors'> = {}): Client {
+export function temporalClient(
+  config: TemporalClientConfig,
+  connection: Connection | NativeConnection,
+  extra: Pick<ClientOptions, 'interceptors'> = {},
+): Client {
   const converter = dataConverter(config);
-  return new Client({ connection, namespace: config.temporal.namespace, ...extra, ...(converter ? { dataConverter: converter } : {}) });
+  return new Client({
+    connection,
+    namespace: config.temporal.namespace,
+    ...extra,
+    ...(converter ? { dataConverter: converter } : {}),
+  });
 }
 
 /** A client on a connection of its own, to the configured namespace; close it with `client.connection.close()`. */
-export async function connectClient(config: TemporalClientConfig, extra: Omit<ClientConnectionOptions, keyof TemporalConnectionOptions> = {}): Promise<Client> {
+export async function connectClient(
+  config: TemporalClientConfig,
+  extra: Omit<ClientConnectionOptions, keyof TemporalConnectionOptions> = {},
+): Promise<Client> {
   return temporalClient(config, await connectTemporal(config, extra));
 }
 
@@ -220,7 +271,11 @@ export async function connectClient(config: TemporalClientConfig, extra: Omit<Cl
  * drains) and would then find the worker already stopped — "stopped unexpectedly". `sdkStopsOnSignals` keeps the
  * SDK's handling, for a process with no signal handling of its own (the demo).
  */
-export async function installTemporalRuntime(logger: Logger, level: LogLevel = 'WARN', sdkStopsOnSignals = false): Promise<void> {
+export async function installTemporalRuntime(
+  logger: Logger,
+  level: LogLevel = 'WARN',
+  sdkStopsOnSignals = false,
+): Promise<void> {
   const log = logger.child({ component: 'temporal-sdk' });
   const { DefaultLogger, Runtime } = await import('@temporalio/worker');
   Runtime.install({

@@ -7,6 +7,8 @@ export function workflowSettings(config: Config): OrderWorkflowSettings {
     cancelGraceSeconds: config.CANCEL_GRACE_SECONDS,
     lingerSeconds: config.ORDER_LINGER_SECONDS,
     shipmentDeadlineSeconds: config.ORDER_SHIPMENT_DEADLINE_SECONDS,
-    ...(config.ORDER_CONTINUE_AS_NEW_AFTER_EVENTS !== undefined ? { continueAsNewAfterEvents: config.ORDER_CONTINUE_AS_NEW_AFTER_EVENTS } : {}),
+    ...(config.ORDER_CONTINUE_AS_NEW_AFTER_EVENTS !== undefined
+      ? { continueAsNewAfterEvents: config.ORDER_CONTINUE_AS_NEW_AFTER_EVENTS }
+      : {}),
   };
 }

@@ -15,11 +15,22 @@ const say = (line: string) => process.stdout.write(`[build] ${line}\n`);
 
 let t0 = Date.now();
 say('tsc -p tsconfig.build.json → dist/');
-const tsc = spawnSync(process.execPath, [join(repoRoot, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(repoRoot, 'tsconfig.build.json')], { stdio: 'inherit' });
+const tsc = spawnSync(
+  process.execPath,
+  [join(repoRoot, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(repoRoot, 'tsconfig.build.json')],
+  { stdio: 'inherit' },
+);
 if (tsc.status !== 0) process.exit(tsc.status ?? 1);
 say(`  emitted in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 
-const quiet = { log: () => undefined, trace: () => undefined, debug: () => undefined, info: () => undefined, warn: console.warn, error: console.error };
+const quiet = {
+  log: () => undefined,
+  trace: () => undefined,
+  debug: () => undefined,
+  info: () => undefined,
+  warn: console.warn,
+  error: console.error,
+};
 for (const traced of [false, true]) {
   t0 = Date.now();
   const out = join(dist, 'workflows', `bundle${traced ? '-traced' : ''}.js`);
@@ -30,5 +41,7 @@ for (const traced of [false, true]) {
   });
   writeFileSync(out, code);
   writeFileSync(`${out}.map`, sourceMap);
-  say(`  workflow bundle${traced ? ' (traced)' : ''} → ${out.slice(repoRoot.length + 1)} (${(code.length / 2 ** 20).toFixed(1)} MB) in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  say(
+    `  workflow bundle${traced ? ' (traced)' : ''} → ${out.slice(repoRoot.length + 1)} (${(code.length / 2 ** 20).toFixed(1)} MB) in ${((Date.now() - t0) / 1000).toFixed(1)} s`,
+  );
 }

@@ -43,8 +43,10 @@ const event = (type: string, tenantId: string, orderId: string, orderVersion: nu
   correlationId: `demo-${run}-${orderId}`,
   data,
 });
-const placed = (t: string, o: string, v = 1) => event('orders.OrderPlaced', t, o, v, { customerId: 'cust-42', lines: [{ sku: 'MUG-01', quantity: 2 }] });
-const cancelled = (t: string, o: string, v: number) => event('orders.OrderCancelled', t, o, v, { reason: 'changed my mind' });
+const placed = (t: string, o: string, v = 1) =>
+  event('orders.OrderPlaced', t, o, v, { customerId: 'cust-42', lines: [{ sku: 'MUG-01', quantity: 2 }] });
+const cancelled = (t: string, o: string, v: number) =>
+  event('orders.OrderCancelled', t, o, v, { reason: 'changed my mind' });
 
 async function main(): Promise<void> {
   // Topics, group and task queue of its own: a service running beside the demo neither takes its records nor gives
@@ -81,7 +83,9 @@ async function main(): Promise<void> {
     await app.stop();
     const admin = createKafka(config, createLogger('silent'), { clientId: `demo-${run}` }).admin();
     await admin.connect();
-    await admin.deleteTopics({ topics: [config.ORDERS_TOPIC, config.DLQ_TOPIC, config.STATUS_TOPIC] }).catch(() => undefined);
+    await admin
+      .deleteTopics({ topics: [config.ORDERS_TOPIC, config.DLQ_TOPIC, config.STATUS_TOPIC] })
+      .catch(() => undefined);
     await admin.deleteGroups([config.CONSUMER_GROUP]).catch(() => undefined);
     await admin.disconnect();
     if (startedHere.length > 0) await stackDown({ services: startedHere });
@@ -103,11 +107,31 @@ async function tell(config: Config, app: App): Promise<void> {
   const poisonKey = `demo-${run}-poison`;
   const steps: Step[] = [
     { story: 'normal order', tenant: acme, order: 'o-normal', settled: (r) => r?.status === 'shipped' },
-    { story: 'delivered three times', tenant: acme, order: 'o-duplicate', settled: (r, v) => r?.status === 'shipped' && (v?.duplicatesSuppressed ?? 0) >= 1 },
-    { story: 'cancel before placement', tenant: acme, order: 'o-cancel-first', settled: (r) => r?.status === 'cancelled' && r.placed_at !== null },
-    { story: 'v3, then stale v2', tenant: acme, order: 'o-stale', settled: (r, v) => r?.status === 'shipped' && (v?.staleIgnored ?? 0) >= 1 },
+    {
+      story: 'delivered three times',
+      tenant: acme,
+      order: 'o-duplicate',
+      settled: (r, v) => r?.status === 'shipped' && (v?.duplicatesSuppressed ?? 0) >= 1,
+    },
+    {
+      story: 'cancel before placement',
+      tenant: acme,
+      order: 'o-cancel-first',
+      settled: (r) => r?.status === 'cancelled' && r.placed_at !== null,
+    },
+    {
+      story: 'v3, then stale v2',
+      tenant: acme,
+      order: 'o-stale',
+      settled: (r, v) => r?.status === 'shipped' && (v?.staleIgnored ?? 0) >= 1,
+    },
     { story: 'same order id, tenant acme', tenant: acme, order: 'o-shared', settled: (r) => r?.status === 'shipped' },
-    { story: 'same order id, tenant globex', tenant: globex, order: 'o-shared', settled: (r) => r?.status === 'cancelled' },
+    {
+      story: 'same order id, tenant globex',
+      tenant: globex,
+      order: 'o-shared',
+      settled: (r) => r?.status === 'cancelled',
+    },
   ];
 
   console.log(`publishing the story to ${config.ORDERS_TOPIC} (run ${run}) ...`);
@@ -126,10 +150,14 @@ async function tell(config: Config, app: App): Promise<void> {
   await send([{ key: `${acme}/o-refund`, value: event('orders.OrderRefunded', acme, 'o-refund', 4, {}) }]);
   await send([{ key: poisonKey, value: '{"eventId": "broken' }]);
   // One order id, two tenants: acme's ships, globex's is cancelled — neither touches the other.
-  await send([{ key: `${acme}/o-shared`, value: placed(acme, 'o-shared') }, { key: `${globex}/o-shared`, value: cancelled(globex, 'o-shared', 2) }]);
+  await send([
+    { key: `${acme}/o-shared`, value: placed(acme, 'o-shared') },
+    { key: `${globex}/o-shared`, value: cancelled(globex, 'o-shared', 2) },
+  ]);
 
   console.log('waiting for it to settle ...');
-  for (const s of steps) await waitFor(async () => s.settled(await row(app, s.tenant, s.order), await view(app, s.tenant, s.order)));
+  for (const s of steps)
+    await waitFor(async () => s.settled(await row(app, s.tenant, s.order), await view(app, s.tenant, s.order)));
   const dlq = await findDeadLetter(kafka, config.DLQ_TOPIC, poisonKey);
   await waitFor(async () => (await count(app, 'fulfilment_unknown_event_types_total')) >= 1);
   await producer.disconnect();
@@ -138,7 +166,10 @@ async function tell(config: Config, app: App): Promise<void> {
   for (const s of steps) {
     const r = await row(app, s.tenant, s.order);
     const v = await view(app, s.tenant, s.order);
-    const shipments = (await (await fetch(`${config.WAREHOUSE_URL}/shipments?tenantId=${s.tenant}`)).json()) as { orderId: string; status: string }[];
+    const shipments = (await (await fetch(`${config.WAREHOUSE_URL}/shipments?tenantId=${s.tenant}`)).json()) as {
+      orderId: string;
+      status: string;
+    }[];
     table.push({
       story: s.story,
       order: `${s.tenant.replace(`demo-${run}-`, '')}/${s.order}`,
@@ -148,18 +179,38 @@ async function tell(config: Config, app: App): Promise<void> {
       'applied/dup/stale': v ? `${v.appliedEvents}/${v.duplicatesSuppressed}/${v.staleIgnored}` : '-',
     });
   }
-  table.push({ story: 'unknown event type', order: 'acme/o-refund', 'db status': (await row(app, acme, 'o-refund'))?.status ?? 'no row', version: '-', shipments: 0, 'applied/dup/stale': 'ignored' });
-  table.push({ story: 'poison message', order: '-', 'db status': dlq ? `DLQ ${dlq}` : 'not found', version: '-', shipments: 0, 'applied/dup/stale': '-' });
+  table.push({
+    story: 'unknown event type',
+    order: 'acme/o-refund',
+    'db status': (await row(app, acme, 'o-refund'))?.status ?? 'no row',
+    version: '-',
+    shipments: 0,
+    'applied/dup/stale': 'ignored',
+  });
+  table.push({
+    story: 'poison message',
+    order: '-',
+    'db status': dlq ? `DLQ ${dlq}` : 'not found',
+    version: '-',
+    shipments: 0,
+    'applied/dup/stale': '-',
+  });
   console.table(table);
 
   // What other services heard: the status events the relay published from the outbox, per order in commit order.
   const published = await readStatusTopic(kafka, config.STATUS_TOPIC, await committedEventIds(app, [acme, globex]));
   console.log(`status events published to ${config.STATUS_TOPIC} (key <tenant>/<order>):`);
-  console.table(steps.map((s) => ({
-    story: s.story,
-    order: `${s.tenant.replace(`demo-${run}-`, '')}/${s.order}`,
-    'status events': published.filter((e) => e.tenantId === s.tenant && e.orderId === s.order).map((e) => `${e.type.replace('fulfilment.', '')} (v${e.orderVersion})`).join(' → ') || '-',
-  })));
+  console.table(
+    steps.map((s) => ({
+      story: s.story,
+      order: `${s.tenant.replace(`demo-${run}-`, '')}/${s.order}`,
+      'status events':
+        published
+          .filter((e) => e.tenantId === s.tenant && e.orderId === s.order)
+          .map((e) => `${e.type.replace('fulfilment.', '')} (v${e.orderVersion})`)
+          .join(' → ') || '-',
+    })),
+  );
 
   const counters: Record<string, number> = {};
   for (const outcome of ['accepted', 'recorded-late', 'duplicate', 'ignored', 'dead-lettered']) {
@@ -176,40 +227,60 @@ async function tell(config: Config, app: App): Promise<void> {
   // cancellation still awaiting its placement stays open, as it would in production).
   for (const s of steps) {
     if ((await row(app, s.tenant, s.order))?.placed_at === null) continue;
-    await waitFor(async () => (await app.client.workflow.getHandle(orderWorkflowId(s.tenant, s.order)).describe()).status.name !== 'RUNNING');
+    await waitFor(
+      async () =>
+        (await app.client.workflow.getHandle(orderWorkflowId(s.tenant, s.order)).describe()).status.name !== 'RUNNING',
+    );
   }
   console.log('Web UI:');
   for (const s of steps) {
-    console.log(`  ${s.story.padEnd(30)} ${config.TEMPORAL_UI_URL}/namespaces/${config.TEMPORAL_NAMESPACE}/workflows/${encodeURIComponent(orderWorkflowId(s.tenant, s.order))}`);
+    console.log(
+      `  ${s.story.padEnd(30)} ${config.TEMPORAL_UI_URL}/namespaces/${config.TEMPORAL_NAMESPACE}/workflows/${encodeURIComponent(orderWorkflowId(s.tenant, s.order))}`,
+    );
   }
 }
 
-const row = (app: App, tenant: string, order: string) => inTenantTransaction(app.db!, tenant, (tx) => readFulfilment(tx, tenant, order));
+const row = (app: App, tenant: string, order: string) =>
+  inTenantTransaction(app.db!, tenant, (tx) => readFulfilment(tx, tenant, order));
 
 async function view(app: App, tenant: string, order: string): Promise<OrderView | undefined> {
-  return app.client.workflow.getHandle(orderWorkflowId(tenant, order)).query(orderStatusQuery).catch(() => undefined);
+  return app.client.workflow
+    .getHandle(orderWorkflowId(tenant, order))
+    .query(orderStatusQuery)
+    .catch(() => undefined);
 }
 
-const count = (app: App, name: string, labels: Record<string, string> = {}) => metricValue(app.metrics.registry, name, labels);
+const count = (app: App, name: string, labels: Record<string, string> = {}) =>
+  metricValue(app.metrics.registry, name, labels);
 
 /** Polls until `probe` is true; the demo gives up after two minutes. */
 async function waitFor(probe: () => Promise<boolean>, timeoutMs = 120_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await probe().catch(() => false))) {
-    if (Date.now() > deadline) throw new Error('the story did not settle within two minutes; see the logs (LOG_LEVEL=info)');
+    if (Date.now() > deadline)
+      throw new Error('the story did not settle within two minutes; see the logs (LOG_LEVEL=info)');
     await new Promise((r) => setTimeout(r, 200));
   }
 }
 
 /** The ids of every status event the store committed for `tenants`, once the relay has sent them all. */
 async function committedEventIds(app: App, tenants: string[]): Promise<Set<string>> {
-  const rows = async () => (await Promise.all(tenants.map((t) => inTenantTransaction(app.db!, t, (tx) => readStatusEvents(tx, { tenantId: t, limit: 1000 }))))).flat();
+  const rows = async () =>
+    (
+      await Promise.all(
+        tenants.map((t) => inTenantTransaction(app.db!, t, (tx) => readStatusEvents(tx, { tenantId: t, limit: 1000 }))),
+      )
+    ).flat();
   await waitFor(async () => (await rows()).every((e) => e.sentAt !== null));
   return new Set((await rows()).map((e) => e.event.eventId));
 }
 
 /** Reads the status topic from the start until every id of `ids` was seen; returns the events once each, in order. */
-async function readStatusTopic(kafka: ReturnType<typeof createKafka>, topic: string, ids: Set<string>): Promise<StatusEvent[]> {
+async function readStatusTopic(
+  kafka: ReturnType<typeof createKafka>,
+  topic: string,
+  ids: Set<string>,
+): Promise<StatusEvent[]> {
   const group = `demo-status-reader-${run}`;
   const consumer = kafka.consumer({ groupId: group });
   const seen = new Map<string, StatusEvent>();
@@ -234,14 +305,19 @@ async function readStatusTopic(kafka: ReturnType<typeof createKafka>, topic: str
 }
 
 /** Reads the DLQ from the start with a throwaway group until the record with `key` is found; returns "partition:offset". */
-async function findDeadLetter(kafka: ReturnType<typeof createKafka>, topic: string, key: string): Promise<string | undefined> {
+async function findDeadLetter(
+  kafka: ReturnType<typeof createKafka>,
+  topic: string,
+  key: string,
+): Promise<string | undefined> {
   const consumer = kafka.consumer({ groupId: `demo-reader-${run}` });
   let found: string | undefined;
   await consumer.connect();
   await consumer.subscribe({ topic, fromBeginning: true });
   await consumer.run({
     eachMessage: async ({ message, partition }) => {
-      if (message.key?.toString() === key) found = `${partition}:${message.offset} (${message.headers?.['dlq-error-class']?.toString()})`;
+      if (message.key?.toString() === key)
+        found = `${partition}:${message.offset} (${message.headers?.['dlq-error-class']?.toString()})`;
     },
   });
   try {

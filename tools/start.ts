@@ -19,7 +19,10 @@ async function ready(config: Config, exited: () => boolean): Promise<boolean> {
   if (config.METRICS_PORT <= 0) return !exited();
   const url = `http://127.0.0.1:${config.METRICS_PORT}/readyz`;
   while (!exited()) {
-    const ok = await fetch(url, { signal: AbortSignal.timeout(2_000) }).then((r) => r.ok, () => false);
+    const ok = await fetch(url, { signal: AbortSignal.timeout(2_000) }).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) return true;
     await new Promise((r) => setTimeout(r, 250));
   }
@@ -45,7 +48,9 @@ async function main(): Promise<number> {
   announceRuntime('start');
   const config = loadConfig();
   const logger = createLogger(config.LOG_LEVEL, undefined, config.LOG_FORMAT);
-  const build = spawnSync(process.execPath, ['--import', 'tsx', join(repoRoot, 'tools', 'build.ts')], { stdio: 'inherit' });
+  const build = spawnSync(process.execPath, ['--import', 'tsx', join(repoRoot, 'tools', 'build.ts')], {
+    stdio: 'inherit',
+  });
   if (build.status !== 0) return build.status ?? 1;
 
   const before = await stackStatus();
@@ -60,7 +65,9 @@ async function main(): Promise<number> {
   // The service, as production runs it: the JavaScript tsc emitted, one process that receives the signals.
   const service = spawn(process.execPath, [join(repoRoot, 'dist', 'src', 'service.js')], { stdio: 'inherit' });
   let code: number | undefined;
-  const done = new Promise<number>((resolve) => service.on('exit', (c, signal) => resolve((code = c ?? (signal ? 1 : 0)))));
+  const done = new Promise<number>((resolve) =>
+    service.on('exit', (c, signal) => resolve((code = c ?? (signal ? 1 : 0)))),
+  );
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => service.kill(signal));
   if (await ready(config, () => code !== undefined)) process.stdout.write(`${banner(config)}\n`);
   const exitCode = await done;

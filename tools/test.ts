@@ -29,7 +29,11 @@ interface Run {
 /** Runs a command, echoing its output (each line prefixed when `prefix` is set), and reads its closing count. */
 function run(command: string, args: string[], opts: { env?: NodeJS.ProcessEnv; prefix?: string } = {}): Promise<Run> {
   return new Promise((resolve) => {
-    const child = spawn(command, args, { cwd: repoRoot, env: opts.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, {
+      cwd: repoRoot,
+      env: opts.env ?? process.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let counts: Run['counts'];
     const failures: string[] = [];
     const echo = (stream: NodeJS.WriteStream) => {
@@ -59,7 +63,11 @@ function outageNamespace(): string | undefined {
   const name = `fulfilment-outage-${createHash('sha256').update(repoRoot).digest('hex').slice(0, 8)}`;
   const exists = spawnSync('ip', ['netns', 'list'], { encoding: 'utf8' });
   if (exists.status !== 0) return undefined;
-  if (!exists.stdout.split('\n').some((l) => l.split(' ')[0] === name) && spawnSync('ip', ['netns', 'add', name]).status !== 0) return undefined;
+  if (
+    !exists.stdout.split('\n').some((l) => l.split(' ')[0] === name) &&
+    spawnSync('ip', ['netns', 'add', name]).status !== 0
+  )
+    return undefined;
   return spawnSync('ip', ['netns', 'exec', name, 'ip', 'link', 'set', 'lo', 'up']).status === 0 ? name : undefined;
 }
 
@@ -82,7 +90,9 @@ async function main(): Promise<number> {
     process.stdout.write('[test] outage tests run after the others (no network namespace here)\n');
     return (await run(node, [vitest, 'run'])).code;
   }
-  process.stdout.write(`[test] outage tests run beside the others, in network namespace ${ns} with a stack of their own\n`);
+  process.stdout.write(
+    `[test] outage tests run beside the others, in network namespace ${ns} with a stack of their own\n`,
+  );
   const env = { ...process.env, STACK_DIR: join(repoRoot, '.stack-outage') };
   const inNs = (args: string[]) => ['netns', 'exec', ns, node, ...args];
   const outage = (async () => {
@@ -110,7 +120,9 @@ async function main(): Promise<number> {
   // The two runs' output is interleaved and the one that ended first scrolled away: name every failure again here.
   const failures = results.flatMap((r) => r.failures);
   if (failures.length > 0) process.stdout.write(`\n${failures.join('\n')}\n`);
-  process.stdout.write(`\ntests: ${total.passed} passed, ${total.failed} failed${total.skipped ? `, ${total.skipped} skipped` : ''}\n`);
+  process.stdout.write(
+    `\ntests: ${total.passed} passed, ${total.failed} failed${total.skipped ? `, ${total.skipped} skipped` : ''}\n`,
+  );
   return results.some((r) => r.code !== 0) ? 1 : 0;
 }
 

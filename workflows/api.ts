@@ -65,15 +65,15 @@ export type OrderEvent =
  * `fulfilment order retry` and `fulfilment order resolve`.
  */
 export type OrderStatus =
-  | 'new'
-  | 'awaiting-placement'
-  | 'pending'
-  | 'shipped'
-  | 'cancelled'
-  | 'failed'
-  | 'recall-failed';
+  'new' | 'awaiting-placement' | 'pending' | 'shipped' | 'cancelled' | 'failed' | 'recall-failed';
 
-export { ID_PATTERN, OPERATOR_MAX_LENGTH, RETRY_REASON_MAX_LENGTH, operatorProblem, retryReasonProblem } from './identity.js';
+export {
+  ID_PATTERN,
+  OPERATOR_MAX_LENGTH,
+  RETRY_REASON_MAX_LENGTH,
+  operatorProblem,
+  retryReasonProblem,
+} from './identity.js';
 
 /** The ONE definition of an order's workflow id: readable in the Web UI, unique per (tenant, order). */
 export function orderWorkflowId(tenantId: string, orderId: string): string {
@@ -84,7 +84,9 @@ export function orderWorkflowId(tenantId: string, orderId: string): string {
  * The order workflow's user metadata, shown by the Web UI and `temporal workflow describe`: a one-line summary, and
  * details saying which event started it (no customer data: ids, type and version only).
  */
-export function orderWorkflowMetadata(event: Pick<OrderEvent, 'tenantId' | 'orderId' | 'type' | 'orderVersion' | 'eventId' | 'correlationId'>): { staticSummary: string; staticDetails: string } {
+export function orderWorkflowMetadata(
+  event: Pick<OrderEvent, 'tenantId' | 'orderId' | 'type' | 'orderVersion' | 'eventId' | 'correlationId'>,
+): { staticSummary: string; staticDetails: string } {
   return {
     staticSummary: `order ${event.tenantId}/${event.orderId}`,
     staticDetails: [
@@ -142,7 +144,6 @@ export interface OrderView {
   staleIgnored: number;
   notes: string[];
 }
-
 
 export * from './operator-requests.js';
 
@@ -216,7 +217,10 @@ export interface OrderWorkflowInput {
 
 /** An event's outcome as the workflow reports it for logs and metrics (`outcomes` sink, `reportOutcome`). */
 export interface OutcomeReport {
-  event: Pick<OrderEvent, 'eventId' | 'type' | 'tenantId' | 'orderId' | 'orderVersion' | 'correlationId' | 'occurredAt'>;
+  event: Pick<
+    OrderEvent,
+    'eventId' | 'type' | 'tenantId' | 'orderId' | 'orderVersion' | 'correlationId' | 'occurredAt'
+  >;
   outcome: EventOutcome;
   layer?: 'workflow' | 'store';
   detail?: string;

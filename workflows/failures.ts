@@ -64,5 +64,7 @@ export function shipmentWait(err: unknown): ShipmentWaitDetails | undefined {
   if (failure?.type !== FailureType.warehouseWaiting) return undefined;
   const [details] = failure.details ?? [];
   const d = details as Partial<ShipmentWaitDetails> | undefined;
-  return typeof d?.since === 'string' && typeof d.reason === 'string' ? { since: d.since, reason: d.reason } : undefined;
+  return typeof d?.since === 'string' && typeof d.reason === 'string'
+    ? { since: d.since, reason: d.reason }
+    : undefined;
 }

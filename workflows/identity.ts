@@ -24,7 +24,8 @@ export const OPERATOR_MAX_LENGTH = 200;
 /** Why `reason` cannot be an operator's reason (a retry, a resolution), or undefined when it can (CLI and validators). */
 export function retryReasonProblem(reason: unknown): string | undefined {
   if (typeof reason !== 'string' || reason.trim() === '') return 'a reason is required (what was fixed, who asked)';
-  if (reason.length > RETRY_REASON_MAX_LENGTH) return `the reason is ${reason.length} characters: at most ${RETRY_REASON_MAX_LENGTH}`;
+  if (reason.length > RETRY_REASON_MAX_LENGTH)
+    return `the reason is ${reason.length} characters: at most ${RETRY_REASON_MAX_LENGTH}`;
   return unstorableText(reason, 'the reason');
 }
 
@@ -32,7 +33,8 @@ export function retryReasonProblem(reason: unknown): string | undefined {
 export function operatorProblem(by: unknown): string | undefined {
   if (by === undefined) return undefined;
   if (typeof by !== 'string' || by.trim() === '') return 'who asked (--by) must be a non-empty name';
-  if (by.length > OPERATOR_MAX_LENGTH) return `who asked (--by) is ${by.length} characters: at most ${OPERATOR_MAX_LENGTH}`;
+  if (by.length > OPERATOR_MAX_LENGTH)
+    return `who asked (--by) is ${by.length} characters: at most ${OPERATOR_MAX_LENGTH}`;
   return unstorableText(by, 'who asked (--by)');
 }
 

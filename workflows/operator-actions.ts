@@ -18,7 +18,14 @@ import {
   type StoredOrder,
 } from './api.js';
 import { failureReason, notFailed } from './failures.js';
-import { recallFailuresOf, reopenForRetry, resolveRecalled, retriesOf, withNote, type OrderState } from './order-state.js';
+import {
+  recallFailuresOf,
+  reopenForRetry,
+  resolveRecalled,
+  retriesOf,
+  withNote,
+  type OrderState,
+} from './order-state.js';
 import { storeEffect } from './store-effects.js';
 
 /** An operator's request the validator accepted, waiting for the main loop; its handler waits for the answer. */
@@ -65,7 +72,9 @@ export function validateResolve(state: OrderState, request: ResolveRecallRequest
   if (problem) throw new Error(`resolution of order ${tenantId}/${orderId} refused: ${problem}`);
   const action = (request as Partial<ResolveRecallRequest> | undefined)?.action;
   if (!RECALL_RESOLUTIONS.includes(action as ResolveRecallRequest['action'])) {
-    throw new Error(`resolution of order ${tenantId}/${orderId} refused: action must be one of ${RECALL_RESOLUTIONS.join(', ')}, not ${JSON.stringify(action)}`);
+    throw new Error(
+      `resolution of order ${tenantId}/${orderId} refused: action must be one of ${RECALL_RESOLUTIONS.join(', ')}, not ${JSON.stringify(action)}`,
+    );
   }
   if (!ctx.loading && status !== 'recall-failed') throw new Error(notRecallFailed(tenantId, orderId, status));
   if (ctx.queued > 0) throw new Error(`order ${tenantId}/${orderId} already has an operator's request being applied`);
@@ -82,7 +91,10 @@ const now = (): string => new Date(Date.now()).toISOString();
  * Applies an accepted retry: the store moves the order failed → pending (it is the truth: a row it no longer holds as
  * failed refuses the retry), then the run follows, and its next step ships again under the same key.
  */
-export async function applyRetry(run: OperatorRunPort, pending: Extract<PendingRequest, { kind: 'retry' }>): Promise<void> {
+export async function applyRetry(
+  run: OperatorRunPort,
+  pending: Extract<PendingRequest, { kind: 'retry' }>,
+): Promise<void> {
   const { tenantId, orderId, status } = run.state;
   if (status !== 'failed') {
     pending.refusal = notFailed(tenantId, orderId, status);
@@ -92,13 +104,31 @@ export async function applyRetry(run: OperatorRunPort, pending: Extract<PendingR
   const { reason, by } = pending.request;
   const retriedAt = now();
   const stored = await recordOrRefuse(run, pending, `retry ${retry}`, () =>
-    run.durably(`retry ${retry}`, () => storeEffect('reopenFailedOrder', `reopen for retry ${retry}`, { tenantId, orderId, retry, reason, ...(by !== undefined ? { by } : {}) })),
+    run.durably(`retry ${retry}`, () =>
+      storeEffect('reopenFailedOrder', `reopen for retry ${retry}`, {
+        tenantId,
+        orderId,
+        retry,
+        reason,
+        ...(by !== undefined ? { by } : {}),
+      }),
+    ),
   );
   if (!stored || !followStore(run, pending, stored, 'pending', `retry ${retry}`, 'failed')) return;
   const clearedFailure = run.state.failureReason;
   run.state = reopenForRetry(run.state, retry, reason, by);
   run.publishStatus();
-  pending.result = { tenantId, orderId, retry, status: 'pending', clearedFailure, reason, ...(by !== undefined ? { by } : {}), retriedAt, shipmentKey: shipmentKey(tenantId, orderId) };
+  pending.result = {
+    tenantId,
+    orderId,
+    retry,
+    status: 'pending',
+    clearedFailure,
+    reason,
+    ...(by !== undefined ? { by } : {}),
+    retriedAt,
+    shipmentKey: shipmentKey(tenantId, orderId),
+  };
 }
 
 /**
@@ -106,7 +136,10 @@ export async function applyRetry(run: OperatorRunPort, pending: Extract<PendingR
  * the order stays recall-failed with the new reason); a recall that succeeded, or one done by hand, is recorded and
  * the order is cancelled.
  */
-export async function applyResolve(run: OperatorRunPort, pending: Extract<PendingRequest, { kind: 'resolve' }>): Promise<void> {
+export async function applyResolve(
+  run: OperatorRunPort,
+  pending: Extract<PendingRequest, { kind: 'resolve' }>,
+): Promise<void> {
   const { tenantId, orderId, status } = run.state;
   if (status !== 'recall-failed') {
     pending.refusal = notRecallFailed(tenantId, orderId, status);
@@ -124,7 +157,16 @@ export async function applyResolve(run: OperatorRunPort, pending: Extract<Pendin
   }
   const failures = recallFailuresOf(run.state);
   const stored = await recordOrRefuse(run, pending, `resolution of recall refusal ${failures}`, () =>
-    run.durably(`resolve ${failures}`, () => storeEffect('resolveRecallFailed', `resolve recall refusal ${failures} (${action})`, { tenantId, orderId, failures, action, reason, ...(by !== undefined ? { by } : {}) })),
+    run.durably(`resolve ${failures}`, () =>
+      storeEffect('resolveRecallFailed', `resolve recall refusal ${failures} (${action})`, {
+        tenantId,
+        orderId,
+        failures,
+        action,
+        reason,
+        ...(by !== undefined ? { by } : {}),
+      }),
+    ),
   );
   if (!stored || !followStore(run, pending, stored, 'cancelled', `resolution ${failures}`, 'recall-failed')) return;
   run.state = resolveRecalled(run.state, `resolved (${action})${by ? ` by ${by}` : ''}: ${reason}`);
@@ -133,7 +175,12 @@ export async function applyResolve(run: OperatorRunPort, pending: Extract<Pendin
 }
 
 /** The store's answer to a request's effect, or undefined (the request refused with the store's reason). */
-async function recordOrRefuse(run: OperatorRunPort, pending: PendingRequest, what: string, effect: () => Promise<StoredOrder>): Promise<StoredOrder | undefined> {
+async function recordOrRefuse(
+  run: OperatorRunPort,
+  pending: PendingRequest,
+  what: string,
+  effect: () => Promise<StoredOrder>,
+): Promise<StoredOrder | undefined> {
   try {
     return await effect();
   } catch (err) {
@@ -144,10 +191,20 @@ async function recordOrRefuse(run: OperatorRunPort, pending: PendingRequest, wha
 }
 
 /** True when the store holds the order as `expected` after the effect; else the run adopts the store's status and refuses. */
-function followStore(run: OperatorRunPort, pending: PendingRequest, stored: StoredOrder, expected: OrderStatus, what: string, needed: OrderStatus): boolean {
+function followStore(
+  run: OperatorRunPort,
+  pending: PendingRequest,
+  stored: StoredOrder,
+  expected: OrderStatus,
+  what: string,
+  needed: OrderStatus,
+): boolean {
   if (stored.status === expected) return true;
   const { tenantId, orderId } = run.state;
-  run.state = withNote({ ...run.state, status: stored.status }, `${what} refused: the store holds the order as ${stored.status}`);
+  run.state = withNote(
+    { ...run.state, status: stored.status },
+    `${what} refused: the store holds the order as ${stored.status}`,
+  );
   run.publishStatus();
   pending.refusal = `order ${tenantId}/${orderId} is ${stored.status} in the store, not ${needed}: nothing to do`;
   return false;

@@ -44,7 +44,6 @@ export interface RetryShipmentResult {
  */
 export const retryShipmentUpdate = defineUpdate<RetryShipmentResult, [RetryShipmentRequest]>('retryShipment');
 
-
 /** What an operator asks of `resolveRecall`. */
 export interface ResolveRecallRequest {
   action: RecallResolution;

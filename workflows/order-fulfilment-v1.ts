@@ -106,7 +106,6 @@ const CONTINUE_AS_NEW_WHEN_DRAINED = 'continue-as-new-when-drained';
  */
 const CHEAPER_ORDERS = 'cheaper-orders';
 
-
 /** What the Web UI's Event History says for each timer (user metadata). */
 const GRACE_WINDOW = 'cancellation grace window';
 const LINGER = 'linger for late events';
@@ -135,7 +134,8 @@ const reporting = proxyLocalActivities<OrderActivities>(REPORTING_LOCAL_ACTIVITY
  */
 export async function orderFulfilment(input: OrderWorkflowInput): Promise<OrderView> {
   const run = new OrderRun(input);
-  const carryOn = () => continueAsNew<typeof orderFulfilment>({ ...input, carried: { state: run.state, inbox: run.inbox } });
+  const carryOn = () =>
+    continueAsNew<typeof orderFulfilment>({ ...input, carried: { state: run.state, inbox: run.inbox } });
   for (;;) {
     await run.drainInbox();
     if (run.readyToContinueAsNew() && patched(CONTINUE_AS_NEW_WHEN_DRAINED)) await carryOn();
@@ -185,7 +185,12 @@ class OrderRun {
         const pending: PendingRetry = { request };
         this.retries.push(pending);
         await condition(() => pending.result !== undefined || pending.refusal !== undefined);
-        if (pending.refusal !== undefined) throw ApplicationFailure.create({ type: FailureType.retryRefused, message: pending.refusal, nonRetryable: true });
+        if (pending.refusal !== undefined)
+          throw ApplicationFailure.create({
+            type: FailureType.retryRefused,
+            message: pending.refusal,
+            nonRetryable: true,
+          });
         return pending.result!;
       },
       { validator: (request) => this.validateRetry(request) },
@@ -243,14 +248,19 @@ class OrderRun {
     const retriedAt = new Date(Date.now()).toISOString();
     let stored: StoredOrder;
     try {
-      stored = await this.durably(`retry ${retry}`, () => this.storeEffect('reopenFailedOrder', `reopen for retry ${retry}`, [{ tenantId, orderId, retry, reason }]));
+      stored = await this.durably(`retry ${retry}`, () =>
+        this.storeEffect('reopenFailedOrder', `reopen for retry ${retry}`, [{ tenantId, orderId, retry, reason }]),
+      );
     } catch (err) {
       pending.refusal = `the store refused retry ${retry} of order ${tenantId}/${orderId}: ${failureReason(err)}`;
       this.state = withNote(this.state, `retry ${retry} refused: ${failureReason(err)}`);
       return;
     }
     if (stored.status !== 'pending') {
-      this.state = withNote({ ...this.state, status: stored.status }, `retry ${retry} refused: the store holds the order as ${stored.status}`);
+      this.state = withNote(
+        { ...this.state, status: stored.status },
+        `retry ${retry} refused: the store holds the order as ${stored.status}`,
+      );
       this.publishStatus();
       pending.refusal = `order ${tenantId}/${orderId} is ${stored.status} in the store, not failed: nothing to retry`;
       return;
@@ -258,7 +268,16 @@ class OrderRun {
     const clearedFailure = this.state.failureReason;
     this.state = reopenForRetry(this.state, retry, reason);
     this.publishStatus();
-    pending.result = { tenantId, orderId, retry, status: 'pending', clearedFailure, reason, retriedAt, shipmentKey: shipmentKey(tenantId, orderId) };
+    pending.result = {
+      tenantId,
+      orderId,
+      retry,
+      status: 'pending',
+      clearedFailure,
+      reason,
+      retriedAt,
+      shipmentKey: shipmentKey(tenantId, orderId),
+    };
   }
 
   /** True when this run takes the cheaper shape (CHEAPER_ORDERS); the first call decides, and writes its marker. */
@@ -292,14 +311,22 @@ class OrderRun {
     const remember = this.settings.rememberEventIds;
     if (decision.kind === 'duplicate' || decision.kind === 'stale' || decision.kind === 'foreign') {
       this.state = noteDecision(this.state, event, decision, remember);
-      const detail = decision.kind === 'stale' ? decision.reason : decision.kind === 'foreign' ? 'event names another order' : undefined;
+      const detail =
+        decision.kind === 'stale'
+          ? decision.reason
+          : decision.kind === 'foreign'
+            ? 'event names another order'
+            : undefined;
       return this.report(event, decision.kind === 'duplicate' ? 'duplicate' : 'stale', 'workflow', detail);
     }
     let stored: StoredOrder;
     try {
       stored = await this.durably(`record ${event.eventId}`, () => this.recordEvent(event));
     } catch (err) {
-      this.state = withNote(noteDecision(this.state, event, { kind: 'stale', reason: 'refused' }, remember), `refused ${event.eventId}: ${failureReason(err)}`);
+      this.state = withNote(
+        noteDecision(this.state, event, { kind: 'stale', reason: 'refused' }, remember),
+        `refused ${event.eventId}: ${failureReason(err)}`,
+      );
       return this.refuse(event, err);
     }
     this.state = applyStored(noteDecision(this.state, event, decision, remember), event, stored);
@@ -321,9 +348,16 @@ class OrderRun {
    * A store effect in this run's shape — the one place the two shapes part: cheaper-orders runs it as a local
    * activity first (store-effects.ts), the earlier shape as an activity, with `earlierArgs` when they differ.
    */
-  private storeEffect<K extends StoreEffect>(name: K, summary: string, args: Parameters<OrderActivities[K]>, earlierArgs: readonly unknown[] = args): Promise<Awaited<ReturnType<OrderActivities[K]>>> {
+  private storeEffect<K extends StoreEffect>(
+    name: K,
+    summary: string,
+    args: Parameters<OrderActivities[K]>,
+    earlierArgs: readonly unknown[] = args,
+  ): Promise<Awaited<ReturnType<OrderActivities[K]>>> {
     if (this.cheap) return storeEffect(name, summary, ...args);
-    return (store[name] as unknown as (...a: unknown[]) => Promise<Awaited<ReturnType<OrderActivities[K]>>>)(...earlierArgs);
+    return (store[name] as unknown as (...a: unknown[]) => Promise<Awaited<ReturnType<OrderActivities[K]>>>)(
+      ...earlierArgs,
+    );
   }
 
   /**
@@ -335,7 +369,9 @@ class OrderRun {
     const error = { name: failureType(err), message: failureReason(err) };
     const refusedAt = new Date(Date.now()).toISOString();
     try {
-      await this.durably(`dead-letter ${event.eventId}`, () => deadLetters.deadLetterEvent({ event, error, refusedAt }));
+      await this.durably(`dead-letter ${event.eventId}`, () =>
+        deadLetters.deadLetterEvent({ event, error, refusedAt }),
+      );
     } catch (dlqErr) {
       this.state = withNote(this.state, `dead-letter ${event.eventId} refused: ${failureReason(dlqErr)}`);
       return this.report(event, 'refused', 'store', failureReason(err));
@@ -368,7 +404,11 @@ class OrderRun {
     const cheap = this.cheap;
     const shipping = scope
       .run(async () => {
-        if (cheap) recorded = await warehouse.shipAndRecordOrder.executeWithOptions({ ...warehousePolicy, summary: 'ship via warehouse' }, [input]);
+        if (cheap)
+          recorded = await warehouse.shipAndRecordOrder.executeWithOptions(
+            { ...warehousePolicy, summary: 'ship via warehouse' },
+            [input],
+          );
         else shipmentId = await warehouse.shipOrder(input);
       })
       .catch((err: unknown) => void (failure = err))
@@ -406,7 +446,12 @@ class OrderRun {
    * and the shipment is recalled; a shipment the store has not recorded yet is recorded through the store path; a
    * warehouse that gave up holds the order as failed.
    */
-  private async settleShipment(key: string, cancelledBy: OrderEvent | undefined, recorded: RecordedShipment | undefined, failure: unknown): Promise<void> {
+  private async settleShipment(
+    key: string,
+    cancelledBy: OrderEvent | undefined,
+    recorded: RecordedShipment | undefined,
+    failure: unknown,
+  ): Promise<void> {
     if (recorded?.stored.status === 'shipped') {
       this.state = markShipped(this.state, recorded.shipmentId);
       this.publishStatus();
@@ -420,7 +465,10 @@ class OrderRun {
     }
     const unrecorded = unrecordedShipmentId(failure);
     if (recorded) {
-      this.state = { ...this.state, status: recorded.stored.status === 'pending' ? 'cancelled' : recorded.stored.status };
+      this.state = {
+        ...this.state,
+        status: recorded.stored.status === 'pending' ? 'cancelled' : recorded.stored.status,
+      };
       await this.compensate(key);
     } else if (unrecorded !== undefined) await this.markShipped(unrecorded, key);
     else if (!isCancellation(failure)) await this.markFailed(failureReason(failure));
@@ -430,7 +478,9 @@ class OrderRun {
   /** Records the shipment; when the store refuses (cancelled underneath us) the store wins and it is recalled. */
   private async markShipped(shipmentId: string, key: string): Promise<void> {
     const { tenantId, orderId } = this.state;
-    const stored = await this.durably('mark shipped', () => this.storeEffect('markOrderShipped', 'record shipped', [{ tenantId, orderId, shipmentId }]));
+    const stored = await this.durably('mark shipped', () =>
+      this.storeEffect('markOrderShipped', 'record shipped', [{ tenantId, orderId, shipmentId }]),
+    );
     if (stored.status === 'shipped') {
       this.state = markShipped(this.state, shipmentId);
       return;
@@ -443,15 +493,21 @@ class OrderRun {
   private async markFailed(reason: string): Promise<void> {
     const { tenantId, orderId } = this.state;
     const retry = retriesOf(this.state);
-    const input = retry > 0 && patched(RETRY_FAILED_ORDERS) ? { tenantId, orderId, reason, retry } : { tenantId, orderId, reason };
+    const input =
+      retry > 0 && patched(RETRY_FAILED_ORDERS) ? { tenantId, orderId, reason, retry } : { tenantId, orderId, reason };
     await this.durably('mark failed', () => this.storeEffect('markOrderFailed', 'record failed', [input]));
     this.state = markFailed(this.state, reason);
   }
 
   /** Compensation: recalls the shipment made under `key`; the warehouse burns the key, so nothing ships after. */
   async compensate(key: string): Promise<void> {
-    const existed = await this.durably('recall shipment', () => warehouse.recallShipment.executeWithOptions({ ...warehousePolicy, summary: 'recall shipment' }, [{ key }]));
-    this.state = withNote(this.state, existed ? `compensated: shipment ${key} recalled` : `compensated: shipment ${key} blocked before it shipped`);
+    const existed = await this.durably('recall shipment', () =>
+      warehouse.recallShipment.executeWithOptions({ ...warehousePolicy, summary: 'recall shipment' }, [{ key }]),
+    );
+    this.state = withNote(
+      this.state,
+      existed ? `compensated: shipment ${key} recalled` : `compensated: shipment ${key} blocked before it shipped`,
+    );
   }
 
   /**
@@ -465,7 +521,10 @@ class OrderRun {
         return await effect();
       } catch (err) {
         if (isNonRetryable(err) || isCancellation(err)) throw err;
-        this.state = withNote(this.state, `${what}: gave up for now (${failureReason(err)}); trying again in 5 minutes`);
+        this.state = withNote(
+          this.state,
+          `${what}: gave up for now (${failureReason(err)}); trying again in 5 minutes`,
+        );
         await sleep(HOLD_BEFORE_RETRYING, { summary: HOLD });
       }
     }
@@ -500,10 +559,12 @@ class OrderRun {
       this.closeWindow();
       if (remaining <= 0) return false;
       const window = { deadline, summary: summary ?? 'wait', scope: new CancellationScope(), passed: false };
-      window.scope.run(() => sleep(remaining, { summary })).then(
-        () => void (window.passed = true),
-        () => undefined,
-      );
+      window.scope
+        .run(() => sleep(remaining, { summary }))
+        .then(
+          () => void (window.passed = true),
+          () => undefined,
+        );
       this.window = window;
     }
     const window = this.window!;
@@ -519,10 +580,20 @@ class OrderRun {
     this.window = undefined;
   }
 
-  private async report(event: OrderEvent, outcome: EventOutcomeReport, layer: 'workflow' | 'store', detail?: string): Promise<void> {
+  private async report(
+    event: OrderEvent,
+    outcome: EventOutcomeReport,
+    layer: 'workflow' | 'store',
+    detail?: string,
+  ): Promise<void> {
     if (this.cheap) {
       const { eventId, type, tenantId, orderId, orderVersion, correlationId, occurredAt } = event;
-      outcomes.report({ event: { eventId, type, tenantId, orderId, orderVersion, correlationId, occurredAt }, outcome, layer, detail } satisfies OutcomeReport);
+      outcomes.report({
+        event: { eventId, type, tenantId, orderId, orderVersion, correlationId, occurredAt },
+        outcome,
+        layer,
+        detail,
+      } satisfies OutcomeReport);
       return;
     }
     await reporting.reportOutcome({ event, outcome, layer, detail }).catch(() => undefined);

@@ -73,7 +73,14 @@ import {
   type RetryShipmentResult,
   type ShipmentWaitDetails,
 } from './api.js';
-import { applyResolve, applyRetry, validateResolve, validateRetry, type OperatorRunPort, type PendingRequest } from './operator-actions.js';
+import {
+  applyResolve,
+  applyRetry,
+  validateResolve,
+  validateRetry,
+  type OperatorRunPort,
+  type PendingRequest,
+} from './operator-actions.js';
 import {
   applyStored,
   cancelsShipment,
@@ -97,7 +104,14 @@ import {
   type OrderState,
   type StoredOrder,
 } from './order-state.js';
-import { failureReason, failureType, isNonRetryable, quickThenDurable, shipmentWait, unrecordedShipmentId } from './failures.js';
+import {
+  failureReason,
+  failureType,
+  isNonRetryable,
+  quickThenDurable,
+  shipmentWait,
+  unrecordedShipmentId,
+} from './failures.js';
 import { store, storeEffect } from './store-effects.js';
 
 const nonRetryable = { nonRetryableErrorTypes: [...NON_RETRYABLE_FAILURES] };
@@ -160,7 +174,12 @@ export async function orderFulfilmentV2(input: OrderWorkflowInput): Promise<Orde
   // ends failed, so the Web UI and `temporal workflow list` tell it from a settled one. So does a repair run that found
   // no order in the store (its placement, arriving later, gets a run from the store).
   if (needsPerson(run.state) || view.status === 'new') {
-    throw ApplicationFailure.create({ type: FailureType.orderFailed, message: endedUnsettled(view), nonRetryable: true, details: [view] });
+    throw ApplicationFailure.create({
+      type: FailureType.orderFailed,
+      message: endedUnsettled(view),
+      nonRetryable: true,
+      details: [view],
+    });
   }
   return view;
 }
@@ -218,19 +237,28 @@ class OrderRun implements OperatorRunPort {
     setHandler(resumeShipmentSignal, () => void (this.resumeRequested = true));
     // Handlers only enqueue: the main loop applies a request between events, and the handler returns its answer.
     const ctx = () => ({ loading: this.loading, queued: this.requests.length });
-    setHandler(retryShipmentUpdate, (request) => this.queue<RetryShipmentResult>({ kind: 'retry', request }, FailureType.retryRefused), {
-      validator: (request) => validateRetry(this.state, request, ctx()),
-    });
-    setHandler(resolveRecallUpdate, (request) => this.queue<ResolveRecallResult>({ kind: 'resolve', request }, FailureType.resolveRefused), {
-      validator: (request) => validateResolve(this.state, request, ctx()),
-    });
+    setHandler(
+      retryShipmentUpdate,
+      (request) => this.queue<RetryShipmentResult>({ kind: 'retry', request }, FailureType.retryRefused),
+      {
+        validator: (request) => validateRetry(this.state, request, ctx()),
+      },
+    );
+    setHandler(
+      resolveRecallUpdate,
+      (request) => this.queue<ResolveRecallResult>({ kind: 'resolve', request }, FailureType.resolveRefused),
+      {
+        validator: (request) => validateResolve(this.state, request, ctx()),
+      },
+    );
   }
 
   /** Queues an accepted request for the main loop and waits for its answer (a refusal fails the update). */
   private async queue<R>(pending: PendingRequest, refusedType: string): Promise<R> {
     this.requests.push(pending);
     await condition(() => pending.result !== undefined || pending.refusal !== undefined);
-    if (pending.refusal !== undefined) throw ApplicationFailure.create({ type: refusedType, message: pending.refusal, nonRetryable: true });
+    if (pending.refusal !== undefined)
+      throw ApplicationFailure.create({ type: refusedType, message: pending.refusal, nonRetryable: true });
     return pending.result as R;
   }
 
@@ -238,7 +266,9 @@ class OrderRun implements OperatorRunPort {
   async loadIfRepair(): Promise<void> {
     if (!this.loading) return;
     const { tenantId, orderId } = this.state;
-    const detail = await this.durably('load the order', () => storeEffect('loadOrder', 'load the order from the store', { tenantId, orderId }));
+    const detail = await this.durably('load the order', () =>
+      storeEffect('loadOrder', 'load the order from the store', { tenantId, orderId }),
+    );
     if (detail) this.state = fromStored(this.state, detail);
     else this.state = withNote(this.state, 'loaded from the store: no such order');
     this.loading = false;
@@ -315,7 +345,12 @@ class OrderRun implements OperatorRunPort {
     const remember = this.settings.rememberEventIds;
     if (decision.kind === 'duplicate' || decision.kind === 'stale' || decision.kind === 'foreign') {
       this.state = noteDecision(this.state, event, decision, remember);
-      const detail = decision.kind === 'stale' ? decision.reason : decision.kind === 'foreign' ? 'event names another order' : undefined;
+      const detail =
+        decision.kind === 'stale'
+          ? decision.reason
+          : decision.kind === 'foreign'
+            ? 'event names another order'
+            : undefined;
       return this.report(event, decision.kind === 'duplicate' ? 'duplicate' : 'stale', detail);
     }
     let stored: StoredOrder;
@@ -323,16 +358,28 @@ class OrderRun implements OperatorRunPort {
     try {
       const summary = `record event ${event.type.replace(/^orders\./, '')} v${event.orderVersion}`;
       // An order's first placement with nothing behind it: recorded and shipped in one local activity (placeAndShip).
-      const quick = event.type === ORDER_PLACED && this.state.status === 'new' && this.inbox.length === 0 && this.requests.length === 0;
+      const quick =
+        event.type === ORDER_PLACED &&
+        this.state.status === 'new' &&
+        this.inbox.length === 0 &&
+        this.requests.length === 0;
       const placed = quick ? await this.placeAndShip(event) : undefined;
       // The recording activity reports the store's outcome itself, once its transaction committed.
-      stored = placed?.stored ?? (await this.durably(`record ${event.eventId}`, () => storeEffect('recordOrderEvent', summary, event, { reportOutcome: true })));
+      stored =
+        placed?.stored ??
+        (await this.durably(`record ${event.eventId}`, () =>
+          storeEffect('recordOrderEvent', summary, event, { reportOutcome: true }),
+        ));
       // Shipped with it; or tried and not shipped, or not known (it ran out of time, most likely on a slow warehouse):
       // the quick attempt is spent, and ship() goes to the heartbeating activity.
-      if (quick) this.quickShipment = placed?.shipped ?? (stored.status === 'pending' && stored.placed ? 'tried' : undefined);
+      if (quick)
+        this.quickShipment = placed?.shipped ?? (stored.status === 'pending' && stored.placed ? 'tried' : undefined);
       if (placed?.waiting) this.waitFor(placed.waiting);
     } catch (err) {
-      this.state = withNote(noteDecision(this.state, event, { kind: 'stale', reason: 'refused' }, remember), `refused ${event.eventId}: ${failureReason(err)}`);
+      this.state = withNote(
+        noteDecision(this.state, event, { kind: 'stale', reason: 'refused' }, remember),
+        `refused ${event.eventId}: ${failureReason(err)}`,
+      );
       return this.refuse(event, err);
     }
     this.state = applyStored(noteDecision(this.state, event, decision, remember), event, stored);
@@ -340,7 +387,8 @@ class OrderRun implements OperatorRunPort {
       this.state = { ...this.state, graceEndsAt: Date.now() + this.settings.cancelGraceSeconds * 1000 };
     }
     this.publishStatus();
-    if (this.cancelledOverAnAttempt(event, stored, waited)) await this.compensate(shipmentKey(this.state.tenantId, this.state.orderId));
+    if (this.cancelledOverAnAttempt(event, stored, waited))
+      await this.compensate(shipmentKey(this.state.tenantId, this.state.orderId));
   }
 
   /**
@@ -368,7 +416,9 @@ class OrderRun implements OperatorRunPort {
     }
     if (arrived) return;
     const hours = Math.round(((this.settings.shipmentDeadlineSeconds ?? 0) / 3600) * 10) / 10;
-    await this.markFailed(`waited for the warehouse since ${new Date(waiting.since).toISOString()}, past the order's shipment deadline (${hours} h after its first wait): ${waiting.reason}`);
+    await this.markFailed(
+      `waited for the warehouse since ${new Date(waiting.since).toISOString()}, past the order's shipment deadline (${hours} h after its first wait): ${waiting.reason}`,
+    );
     this.publishStatus();
   }
 
@@ -380,7 +430,8 @@ class OrderRun implements OperatorRunPort {
    * (burnt), or an attempt that lands afterwards would ship a cancelled order.
    */
   private cancelledOverAnAttempt(event: OrderEvent, stored: StoredOrder, waited: boolean): boolean {
-    if (event.type !== ORDER_CANCELLED || stored.outcome !== 'applied' || this.state.status !== 'cancelled') return false;
+    if (event.type !== ORDER_CANCELLED || stored.outcome !== 'applied' || this.state.status !== 'cancelled')
+      return false;
     // A waiting order's attempts may have reached the warehouse before it judged itself down (its runs all recall).
     if (waited) {
       this.quickShipment = undefined;
@@ -399,10 +450,18 @@ class OrderRun implements OperatorRunPort {
    * refusal of the record is thrown; when the quick attempt gave up otherwise (a slow warehouse, a store restart), the
    * answer is undefined and the order takes the durable path: the record as an activity if need be, then ship().
    */
-  private async placeAndShip(event: Extract<OrderEvent, { type: typeof ORDER_PLACED }>): Promise<PlacedAndShipped | undefined> {
+  private async placeAndShip(
+    event: Extract<OrderEvent, { type: typeof ORDER_PLACED }>,
+  ): Promise<PlacedAndShipped | undefined> {
     const input = this.shipInput(event.data, event.correlationId);
     try {
-      return await quickPlacement.placeAndShip.executeWithOptions({ ...quickShipPolicy, summary: `record event ${event.type.replace(/^orders\./, '')} v${event.orderVersion} and ship via warehouse` }, [event, input]);
+      return await quickPlacement.placeAndShip.executeWithOptions(
+        {
+          ...quickShipPolicy,
+          summary: `record event ${event.type.replace(/^orders\./, '')} v${event.orderVersion} and ship via warehouse`,
+        },
+        [event, input],
+      );
     } catch (err) {
       if (isNonRetryable(err) || isCancellation(err)) throw err;
       return undefined;
@@ -413,7 +472,15 @@ class OrderRun implements OperatorRunPort {
   private shipInput(placement: OrderPlacedData, correlationId: string | undefined): ShipInput {
     const { tenantId, orderId } = this.state;
     const waits = this.settings.shipmentDeadlineSeconds !== undefined ? { waitOnOutage: true as const } : {};
-    return { tenantId, orderId, key: shipmentKey(tenantId, orderId), lines: placement.lines, shippingAddress: placement.shippingAddress, correlationId, ...waits };
+    return {
+      tenantId,
+      orderId,
+      key: shipmentKey(tenantId, orderId),
+      lines: placement.lines,
+      shippingAddress: placement.shippingAddress,
+      correlationId,
+      ...waits,
+    };
   }
 
   /**
@@ -450,8 +517,21 @@ class OrderRun implements OperatorRunPort {
     let failure: unknown;
     const shipping = scope
       .run(async () => {
-        const durable = () => warehouse.shipAndRecordOrder.executeWithOptions({ ...warehousePolicy, summary: 'ship via warehouse' }, [input]);
-        recorded = quick === 'tried' ? await durable() : await quickThenDurable(() => quickWarehouse.shipAndRecordOrder.executeWithOptions({ ...quickShipPolicy, summary: 'ship via warehouse' }, [input]), durable);
+        const durable = () =>
+          warehouse.shipAndRecordOrder.executeWithOptions({ ...warehousePolicy, summary: 'ship via warehouse' }, [
+            input,
+          ]);
+        recorded =
+          quick === 'tried'
+            ? await durable()
+            : await quickThenDurable(
+                () =>
+                  quickWarehouse.shipAndRecordOrder.executeWithOptions(
+                    { ...quickShipPolicy, summary: 'ship via warehouse' },
+                    [input],
+                  ),
+                durable,
+              );
       })
       .catch((err: unknown) => void (failure = err))
       .finally(() => void (settled = true));
@@ -479,7 +559,12 @@ class OrderRun implements OperatorRunPort {
    * store did not record is recorded through the store's own policy; a warehouse that gave up holds the order as
    * failed.
    */
-  private async settleShipment(key: string, cancelledBy: OrderEvent | undefined, recorded: RecordedShipment | undefined, failure: unknown): Promise<void> {
+  private async settleShipment(
+    key: string,
+    cancelledBy: OrderEvent | undefined,
+    recorded: RecordedShipment | undefined,
+    failure: unknown,
+  ): Promise<void> {
     if (recorded?.stored.status === 'shipped') {
       this.state = markShipped(this.state, recorded.shipmentId);
       this.publishStatus();
@@ -498,7 +583,10 @@ class OrderRun implements OperatorRunPort {
       return;
     }
     if (recorded) {
-      this.state = { ...this.state, status: recorded.stored.status === 'pending' ? 'cancelled' : recorded.stored.status };
+      this.state = {
+        ...this.state,
+        status: recorded.stored.status === 'pending' ? 'cancelled' : recorded.stored.status,
+      };
       await this.compensate(key);
     } else if (unrecorded !== undefined) await this.markShipped(unrecorded, key);
     else if (!isCancellation(failure)) await this.markFailed(failureReason(failure));
@@ -508,7 +596,9 @@ class OrderRun implements OperatorRunPort {
   /** Records the shipment; when the store refuses (cancelled underneath us) the store wins and it is recalled. */
   private async markShipped(shipmentId: string, key: string): Promise<void> {
     const { tenantId, orderId } = this.state;
-    const stored = await this.durably('mark shipped', () => storeEffect('markOrderShipped', 'record shipped', { tenantId, orderId, shipmentId }));
+    const stored = await this.durably('mark shipped', () =>
+      storeEffect('markOrderShipped', 'record shipped', { tenantId, orderId, shipmentId }),
+    );
     if (stored.status === 'shipped') {
       this.state = markShipped(this.state, shipmentId);
       return;
@@ -521,7 +611,9 @@ class OrderRun implements OperatorRunPort {
   private async markFailed(reason: string): Promise<void> {
     const { tenantId, orderId } = this.state;
     const retry = retriesOf(this.state);
-    await this.durably('mark failed', () => storeEffect('markOrderFailed', 'record failed', { tenantId, orderId, reason, ...(retry > 0 ? { retry } : {}) }));
+    await this.durably('mark failed', () =>
+      storeEffect('markOrderFailed', 'record failed', { tenantId, orderId, reason, ...(retry > 0 ? { retry } : {}) }),
+    );
     this.state = markFailed(this.state, reason);
   }
 
@@ -538,13 +630,18 @@ class OrderRun implements OperatorRunPort {
   async recall(key: string): Promise<string | undefined> {
     let existed: boolean;
     try {
-      existed = await this.durably('recall shipment', () => warehouse.recallShipment.executeWithOptions({ ...warehousePolicy, summary: 'recall shipment' }, [{ key }]));
+      existed = await this.durably('recall shipment', () =>
+        warehouse.recallShipment.executeWithOptions({ ...warehousePolicy, summary: 'recall shipment' }, [{ key }]),
+      );
     } catch (err) {
       // Runs from before hold-recall-failed failed here; they replay that way.
       if (!isNonRetryable(err) || !patched(HOLD_RECALL_FAILED)) throw err;
       return failureReason(err);
     }
-    this.state = withNote(this.state, existed ? `compensated: shipment ${key} recalled` : `compensated: shipment ${key} blocked before it shipped`);
+    this.state = withNote(
+      this.state,
+      existed ? `compensated: shipment ${key} recalled` : `compensated: shipment ${key} blocked before it shipped`,
+    );
     return undefined;
   }
 
@@ -552,8 +649,16 @@ class OrderRun implements OperatorRunPort {
   async holdRecallFailed(reason: string): Promise<void> {
     const { tenantId, orderId } = this.state;
     const attempt = recallFailuresOf(this.state) + 1;
-    const stored = await this.durably('record recall refused', () => storeEffect('markRecallFailed', 'record recall refused', { tenantId, orderId, reason, attempt }));
-    this.state = stored.status === 'recall-failed' ? markRecallFailed(this.state, reason, attempt) : withNote({ ...this.state, status: stored.status }, `recall refused (${reason}); the store holds the order as ${stored.status}`);
+    const stored = await this.durably('record recall refused', () =>
+      storeEffect('markRecallFailed', 'record recall refused', { tenantId, orderId, reason, attempt }),
+    );
+    this.state =
+      stored.status === 'recall-failed'
+        ? markRecallFailed(this.state, reason, attempt)
+        : withNote(
+            { ...this.state, status: stored.status },
+            `recall refused (${reason}); the store holds the order as ${stored.status}`,
+          );
     this.publishStatus();
   }
 
@@ -568,7 +673,10 @@ class OrderRun implements OperatorRunPort {
         return await effect();
       } catch (err) {
         if (isNonRetryable(err) || isCancellation(err)) throw err;
-        this.state = withNote(this.state, `${what}: gave up for now (${failureReason(err)}); trying again in 5 minutes`);
+        this.state = withNote(
+          this.state,
+          `${what}: gave up for now (${failureReason(err)}); trying again in 5 minutes`,
+        );
         await sleep(HOLD_BEFORE_RETRYING, { summary: HOLD });
       }
     }
@@ -582,7 +690,8 @@ class OrderRun implements OperatorRunPort {
   publishStatus(): void {
     // A waiting order shows as `waiting` in the Web UI (OrderStatus = "waiting") until it settles.
     const status = this.state.waiting ? WAITING_STATUS : this.state.status;
-    const worthPublishing = isSettled(this.state) || this.state.waiting !== undefined || (status === 'pending' && retriesOf(this.state) > 0);
+    const worthPublishing =
+      isSettled(this.state) || this.state.waiting !== undefined || (status === 'pending' && retriesOf(this.state) > 0);
     if (!worthPublishing || !this.indexed || this.publishedStatus === status) return;
     upsertSearchAttributes([{ key: OrderStatusAttribute, value: status }]);
     this.publishedStatus = status;
@@ -592,7 +701,11 @@ class OrderRun implements OperatorRunPort {
    * Waits until an event (or an accepted retry) arrives or `deadline` (workflow time, ms) passes; true when one
    * arrived. The window's one timer keeps running across the events that arrive in it.
    */
-  private async waitForEvent(deadline?: number, summary?: string, woken: () => boolean = () => false): Promise<boolean> {
+  private async waitForEvent(
+    deadline?: number,
+    summary?: string,
+    woken: () => boolean = () => false,
+  ): Promise<boolean> {
     const arrived = () => this.inbox.length > 0 || this.requests.length > 0 || woken();
     if (deadline === undefined) {
       await condition(arrived);
@@ -603,10 +716,12 @@ class OrderRun implements OperatorRunPort {
       const remaining = deadline - Date.now();
       if (remaining <= 0) return false;
       const window = { deadline, summary: summary ?? 'wait', scope: new CancellationScope(), passed: false };
-      window.scope.run(() => sleep(remaining, { summary })).then(
-        () => void (window.passed = true),
-        () => undefined,
-      );
+      window.scope
+        .run(() => sleep(remaining, { summary }))
+        .then(
+          () => void (window.passed = true),
+          () => undefined,
+        );
       this.window = window;
     }
     const window = this.window!;
@@ -625,6 +740,11 @@ class OrderRun implements OperatorRunPort {
   /** Logs and counts an outcome the workflow decided itself, through the worker's sink (not again on replay). */
   private report(event: OrderEvent, outcome: 'duplicate' | 'stale' | 'refused', detail?: string): void {
     const { eventId, type, tenantId, orderId, orderVersion, correlationId, occurredAt } = event;
-    outcomes.report({ event: { eventId, type, tenantId, orderId, orderVersion, correlationId, occurredAt }, outcome, layer: 'workflow', detail });
+    outcomes.report({
+      event: { eventId, type, tenantId, orderId, orderVersion, correlationId, occurredAt },
+      outcome,
+      layer: 'workflow',
+      detail,
+    });
   }
 }

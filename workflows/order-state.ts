@@ -133,7 +133,12 @@ export function decide(state: OrderState, event: OrderEvent): Decision {
 }
 
 /** Remembers that the event was decided on, and counts it. Call once per non-duplicate decision. */
-export function noteDecision(state: OrderState, event: OrderEvent, decision: Decision, limit = DEFAULT_REMEMBERED_EVENT_IDS): OrderState {
+export function noteDecision(
+  state: OrderState,
+  event: OrderEvent,
+  decision: Decision,
+  limit = DEFAULT_REMEMBERED_EVENT_IDS,
+): OrderState {
   if (decision.kind === 'duplicate') {
     return { ...state, counters: { ...state.counters, duplicates: state.counters.duplicates + 1 } };
   }
@@ -153,14 +158,14 @@ export function noteDecision(state: OrderState, event: OrderEvent, decision: Dec
 
 /** Takes the store's answer as the truth about the order after an effect was recorded. */
 export function applyStored(state: OrderState, event: OrderEvent, stored: StoredOrder): OrderState {
-  const status: OrderStatus =
-    stored.status === 'cancelled' && !stored.placed ? 'awaiting-placement' : stored.status;
+  const status: OrderStatus = stored.status === 'cancelled' && !stored.placed ? 'awaiting-placement' : stored.status;
   const counters = { ...state.counters };
   if (stored.outcome === 'applied') counters.applied += 1;
   else if (stored.outcome === 'duplicate') counters.duplicates += 1;
   else counters.stale += 1;
   const placement = event.type === ORDER_PLACED ? event.data : state.placement;
-  const correlationId = event.type === ORDER_PLACED ? (event.correlationId ?? state.correlationId) : state.correlationId;
+  const correlationId =
+    event.type === ORDER_PLACED ? (event.correlationId ?? state.correlationId) : state.correlationId;
   const next: OrderState = {
     ...(status === 'pending' ? state : leavePending(state)),
     status,
@@ -221,7 +226,10 @@ export function waitDeadline(since: number, deadlineSeconds: number): number {
  */
 export function reopenForRetry(state: OrderState, retry: number, reason: string, by?: string): OrderState {
   const { failureReason: cleared, lingerEndsAt: _lingerEndsAt, ...rest } = state;
-  return withNote({ ...rest, status: 'pending', retries: retry }, `retry ${retry}: failed → pending (${reason})${by ? ` by ${by}` : ''}; cleared: ${cleared ?? 'no reason recorded'}`);
+  return withNote(
+    { ...rest, status: 'pending', retries: retry },
+    `retry ${retry}: failed → pending (${reason})${by ? ` by ${by}` : ''}; cleared: ${cleared ?? 'no reason recorded'}`,
+  );
 }
 
 /**
@@ -229,7 +237,10 @@ export function reopenForRetry(state: OrderState, retry: number, reason: string,
  * cancelled in substance but needs a person (`fulfilment order resolve`).
  */
 export function markRecallFailed(state: OrderState, reason: string, recallFailures: number): OrderState {
-  return withNote({ ...state, status: 'recall-failed', failureReason: reason, recallFailures }, `recall refused (${recallFailures}): ${reason}`);
+  return withNote(
+    { ...state, status: 'recall-failed', failureReason: reason, recallFailures },
+    `recall refused (${recallFailures}): ${reason}`,
+  );
 }
 
 /** An operator's resolution of a recall-failed order recorded it cancelled: the shipment is recalled. */
@@ -255,7 +266,10 @@ export function fromStored(state: OrderState, detail: StoredOrderDetail): OrderS
     ...(detail.retries > 0 ? { retries: detail.retries } : {}),
     ...(detail.recallFailures > 0 ? { recallFailures: detail.recallFailures } : {}),
   };
-  return withNote(next, `loaded from the store: ${detail.status} v${detail.orderVersion}${detail.failureReason ? ` (${detail.failureReason})` : ''}`);
+  return withNote(
+    next,
+    `loaded from the store: ${detail.status} v${detail.orderVersion}${detail.failureReason ? ` (${detail.failureReason})` : ''}`,
+  );
 }
 
 /** Recall refusals of the order so far. */
@@ -299,7 +313,9 @@ export function toView(state: OrderState): OrderView {
     failureReason: state.failureReason,
     ...(state.retries ? { retries: state.retries } : {}),
     ...(state.recallFailures ? { recallFailures: state.recallFailures } : {}),
-    ...(state.waiting ? { waitingSince: new Date(state.waiting.since).toISOString(), waitingReason: state.waiting.reason } : {}),
+    ...(state.waiting
+      ? { waitingSince: new Date(state.waiting.since).toISOString(), waitingReason: state.waiting.reason }
+      : {}),
     cancelRefused: state.cancelRefused,
     appliedEvents: state.counters.applied,
     duplicatesSuppressed: state.counters.duplicates,

@@ -5,7 +5,11 @@
  * Rule a reader must not break: no I/O, clocks or randomness (this file is replayed). The run is one activity call.
  */
 import { proxyActivities } from '@temporalio/workflow';
-import type { PruneStatusOutboxInput, PruneStatusOutboxResult, StatusOutboxRetentionActivities } from '../activities/status-outbox-retention.js';
+import type {
+  PruneStatusOutboxInput,
+  PruneStatusOutboxResult,
+  StatusOutboxRetentionActivities,
+} from '../activities/status-outbox-retention.js';
 import { STATUS_OUTBOX_PRUNE_ACTIVITY } from '../src/retry-policies.js';
 
 const retention = proxyActivities<StatusOutboxRetentionActivities>(STATUS_OUTBOX_PRUNE_ACTIVITY);

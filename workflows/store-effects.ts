@@ -33,7 +33,11 @@ type Result<K extends StoreEffect> = Awaited<ReturnType<OrderActivities[K]>>;
 type Proxy<K extends StoreEffect> = { executeWithOptions(options: object, args: unknown[]): Promise<Result<K>> };
 
 /** Runs store effect `name` with `args`, shown in the history as `summary`: local first, the activity when that gave up. */
-export function storeEffect<K extends StoreEffect>(name: K, summary: string, ...args: Parameters<OrderActivities[K]>): Promise<Result<K>> {
+export function storeEffect<K extends StoreEffect>(
+  name: K,
+  summary: string,
+  ...args: Parameters<OrderActivities[K]>
+): Promise<Result<K>> {
   const quick = localStore[name] as unknown as Proxy<K>;
   const durable = store[name] as unknown as Proxy<K>;
   return quickThenDurable(

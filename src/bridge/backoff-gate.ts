@@ -30,7 +30,11 @@ export class DelaySequence {
   next(): number {
     this.current = this.current
       ? this.current.next(undefined)
-      : new ExponentialBackoff({ generator: halfJitterGenerator, initialDelay: this.retry.initialDelayMs, maxDelay: this.retry.maxDelayMs }).next();
+      : new ExponentialBackoff({
+          generator: halfJitterGenerator,
+          initialDelay: this.retry.initialDelayMs,
+          maxDelay: this.retry.maxDelayMs,
+        }).next();
     return this.current.duration;
   }
 
@@ -79,7 +83,10 @@ export class BackoffGate {
   private probing = false;
   private waiters = new Set<() => void>();
 
-  constructor(retry: TransientRetry, private readonly events: GateEvents) {
+  constructor(
+    retry: TransientRetry,
+    private readonly events: GateEvents,
+  ) {
     this.delays = new DelaySequence(retry);
   }
 

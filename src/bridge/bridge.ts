@@ -45,7 +45,10 @@ export const COALESCE_MAX_BYTES = 256 * 1024;
  * Signal-with-start calls one bridge keeps in flight on a topic of `partitions` partitions (all assigned to it):
  * lanes × partitions consumed at once, capped by the delivery slots.
  */
-export function bridgeConcurrency(c: { BRIDGE_LANES: number; BRIDGE_MAX_DELIVERIES: number }, partitions: number): number {
+export function bridgeConcurrency(
+  c: { BRIDGE_LANES: number; BRIDGE_MAX_DELIVERIES: number },
+  partitions: number,
+): number {
   return Math.min(c.BRIDGE_MAX_DELIVERIES, c.BRIDGE_LANES * Math.min(partitions, DEFAULT_PARTITIONS_CONCURRENTLY));
 }
 
@@ -159,7 +162,10 @@ export function createBridge(opts: BridgeOptions): Bridge {
       refused = err;
       consumer.pauseAll();
       metrics.failures.inc({ operation: 'deliver', error_class: err.name });
-      log.fatal({ err: err.message, errorClass: err.name }, 'Temporal refused this bridge for good; it stops consuming');
+      log.fatal(
+        { err: err.message, errorClass: err.name },
+        'Temporal refused this bridge for good; it stops consuming',
+      );
       events.emit('failed', err);
     }
     throw new Abandoned(err.message);
@@ -169,7 +175,9 @@ export function createBridge(opts: BridgeOptions): Bridge {
       deliver: (event) =>
         refused
           ? Promise.reject(new Abandoned(refused.message))
-          : slot(() => opts.starter.deliver(event)).catch((err: unknown) => (err instanceof AccessRefusedError ? refuse(err) : Promise.reject(err as Error))),
+          : slot(() => opts.starter.deliver(event)).catch((err: unknown) =>
+              err instanceof AccessRefusedError ? refuse(err) : Promise.reject(err as Error),
+            ),
     },
     recordRetry: { ...retry, budgetMs: opts.recordRetryBudgetMs ?? 300_000 },
     hint: new LRUCache<string, true>({ max: opts.dedupeHintSize ?? 10_000 }),
@@ -208,7 +216,8 @@ export function createBridge(opts: BridgeOptions): Bridge {
         stopping: stopping.signal,
         process: (r, ctx) => traceRecord(opts.tracer, groupId, r, () => processRecord(r, deps, ctx)),
         // Lanes group only records of one order (laneKey), so a group is always one order's events.
-        processGroup: (rs, ctx) => traceRecords(opts.tracer, groupId, rs, () => processOrderEvents(rs as OrderEventRecord[], deps, ctx)),
+        processGroup: (rs, ctx) =>
+          traceRecords(opts.tracer, groupId, rs, () => processOrderEvents(rs as OrderEventRecord[], deps, ctx)),
         coalesce: { maxEvents: opts.coalesceMaxEvents ?? DEFAULT_COALESCE_MAX_EVENTS, maxBytes: COALESCE_MAX_BYTES },
         log,
       });
@@ -256,7 +265,10 @@ export function createBridge(opts: BridgeOptions): Bridge {
       },
       onBackoff: (err, delayMs) => {
         park();
-        log.warn({ operation, partition, err: err.message, delayMs }, 'transient failure; partition parked, backing off');
+        log.warn(
+          { operation, partition, err: err.message, delayMs },
+          'transient failure; partition parked, backing off',
+        );
       },
     });
   }
@@ -265,7 +277,15 @@ export function createBridge(opts: BridgeOptions): Bridge {
     let p = partitions.get(partition);
     if (!p) {
       const park = () => p!.park();
-      p = new PartitionRun(partition, { deliver: gate('deliver', partition, park), deadLetter: gate('dead-letter', partition, park), commit: gate('commit', partition, park) }, consumer);
+      p = new PartitionRun(
+        partition,
+        {
+          deliver: gate('deliver', partition, park),
+          deadLetter: gate('dead-letter', partition, park),
+          commit: gate('commit', partition, park),
+        },
+        consumer,
+      );
       partitions.set(partition, p);
     }
     return p;
@@ -285,7 +305,10 @@ export function createBridge(opts: BridgeOptions): Bridge {
       if (parkedMs <= parkedBudgetMs) overBudget.delete(partition);
       else if (!overBudget.has(partition)) {
         overBudget.add(partition);
-        log.error({ partition, parkedSeconds: Math.round(parkedMs / 1000), budgetSeconds: parkedBudgetMs / 1000 }, 'partition parked longer than its budget: a dependency has refused it all that time');
+        log.error(
+          { partition, parkedSeconds: Math.round(parkedMs / 1000), budgetSeconds: parkedBudgetMs / 1000 },
+          'partition parked longer than its budget: a dependency has refused it all that time',
+        );
       }
     }
   }
@@ -298,7 +321,10 @@ export function createBridge(opts: BridgeOptions): Bridge {
       if (!member.joined) return { ok: false, reason: `Kafka: ${member.reason ?? 'not in the consumer group'}` };
       const silentMs = Date.now() - member.lastContactAt;
       if (silentMs > sessionTimeoutMs) {
-        return { ok: false, reason: `Kafka has not answered the consumer for ${Math.round(silentMs / 1000)} s (session timeout ${sessionTimeoutMs} ms)` };
+        return {
+          ok: false,
+          reason: `Kafka has not answered the consumer for ${Math.round(silentMs / 1000)} s (session timeout ${sessionTimeoutMs} ms)`,
+        };
       }
       return { ok: true };
     },
@@ -316,7 +342,9 @@ export function createBridge(opts: BridgeOptions): Bridge {
         for (const p of partitions.values()) p.dispose();
         consumer.pauseAll();
         await Promise.allSettled([...active]);
-        await consumer.disconnect().catch((err: unknown) => log.warn({ err: (err as Error).message }, 'consumer disconnect failed'));
+        await consumer
+          .disconnect()
+          .catch((err: unknown) => log.warn({ err: (err as Error).message }, 'consumer disconnect failed'));
         await sender.disconnect();
       })();
       return stopped;

@@ -23,7 +23,14 @@ export class WorkflowBusyError extends RecordTransientError {}
 export class TemporalAccessRefusedError extends AccessRefusedError {}
 
 /** gRPC status codes (grpc/status.h). */
-export const GRPC = { INVALID_ARGUMENT: 3, NOT_FOUND: 5, PERMISSION_DENIED: 7, RESOURCE_EXHAUSTED: 8, FAILED_PRECONDITION: 9, UNAUTHENTICATED: 16 } as const;
+export const GRPC = {
+  INVALID_ARGUMENT: 3,
+  NOT_FOUND: 5,
+  PERMISSION_DENIED: 7,
+  RESOURCE_EXHAUSTED: 8,
+  FAILED_PRECONDITION: 9,
+  UNAUTHENTICATED: 16,
+} as const;
 
 const { google, temporal } = proto;
 
@@ -51,14 +58,24 @@ export function grpcError(err: unknown): (GrpcLike & { code: number }) | undefin
 /** The typed details of a gRPC error, by their short type name (`ResourceExhaustedFailure`), decoded when known. */
 export function statusDetails(err: GrpcLike): { type: string; value: Uint8Array }[] {
   const md = err.metadata;
-  const raw = md && typeof (md as { get?: unknown }).get === 'function' ? (md as { get(key: string): unknown[] }).get(DETAILS_TRAILER)?.[0] : (md as Record<string, unknown> | undefined)?.[DETAILS_TRAILER];
-  const bytes = raw instanceof Uint8Array ? raw : Array.isArray(raw) && raw[0] instanceof Uint8Array ? (raw[0] as Uint8Array) : undefined;
+  const raw =
+    md && typeof (md as { get?: unknown }).get === 'function'
+      ? (md as { get(key: string): unknown[] }).get(DETAILS_TRAILER)?.[0]
+      : (md as Record<string, unknown> | undefined)?.[DETAILS_TRAILER];
+  const bytes =
+    raw instanceof Uint8Array
+      ? raw
+      : Array.isArray(raw) && raw[0] instanceof Uint8Array
+        ? (raw[0] as Uint8Array)
+        : undefined;
   if (!bytes) return [];
   try {
     return (google.rpc.Status.decode(bytes).details ?? []).flatMap((d) => {
       const url = d.type_url ?? '';
       const name = url.slice(url.lastIndexOf('/') + 1);
-      return name.startsWith(ERROR_DETAILS) && d.value ? [{ type: name.slice(ERROR_DETAILS.length), value: d.value }] : [];
+      return name.startsWith(ERROR_DETAILS) && d.value
+        ? [{ type: name.slice(ERROR_DETAILS.length), value: d.value }]
+        : [];
     });
   } catch {
     return []; // details that do not decode say nothing more than the code
@@ -77,11 +94,16 @@ export function resourceExhaustedCause(err: GrpcLike): number | undefined {
  * answers, in that order, while its deletion runs.
  */
 function namespaceGone(err: unknown, g: (GrpcLike & { code: number }) | undefined): boolean {
-  if (err instanceof NamespaceNotFoundError || (err as { cause?: unknown })?.cause instanceof NamespaceNotFoundError) return true;
+  if (err instanceof NamespaceNotFoundError || (err as { cause?: unknown })?.cause instanceof NamespaceNotFoundError)
+    return true;
   if (g?.code === GRPC.NOT_FOUND) return statusDetails(g).some((d) => d.type === 'NamespaceNotFoundFailure');
   if (g?.code !== GRPC.FAILED_PRECONDITION) return false;
   const invalid = statusDetails(g).find((d) => d.type === 'NamespaceInvalidStateFailure');
-  return invalid !== undefined && temporal.api.errordetails.v1.NamespaceInvalidStateFailure.decode(invalid.value).state === temporal.api.enums.v1.NamespaceState.NAMESPACE_STATE_DELETED;
+  return (
+    invalid !== undefined &&
+    temporal.api.errordetails.v1.NamespaceInvalidStateFailure.decode(invalid.value).state ===
+      temporal.api.enums.v1.NamespaceState.NAMESPACE_STATE_DELETED
+  );
 }
 
 const codeName = (code: number) => Object.entries(GRPC).find(([, c]) => c === code)?.[0] ?? `code ${code}`;
@@ -90,13 +112,25 @@ const codeName = (code: number) => Object.entries(GRPC).find(([, c]) => c === co
 export function classifyDeliveryFailure(err: unknown): Error {
   const g = grpcError(err);
   const said = `${String((err as GrpcLike)?.message ?? err)}${typeof g?.details === 'string' && g.details ? ` (${g.details})` : ''}`;
-  if (g?.code === GRPC.INVALID_ARGUMENT) return new EventRejectedByTemporalError(`Temporal rejected the event: ${said}`, { cause: err });
-  if (g?.code === GRPC.RESOURCE_EXHAUSTED && resourceExhaustedCause(g) === temporal.api.enums.v1.ResourceExhaustedCause.RESOURCE_EXHAUSTED_CAUSE_BUSY_WORKFLOW) {
-    return new WorkflowBusyError(`Temporal refuses more for this order's workflow now (RESOURCE_EXHAUSTED, BUSY_WORKFLOW): ${said}`, { cause: err });
+  if (g?.code === GRPC.INVALID_ARGUMENT)
+    return new EventRejectedByTemporalError(`Temporal rejected the event: ${said}`, { cause: err });
+  if (
+    g?.code === GRPC.RESOURCE_EXHAUSTED &&
+    resourceExhaustedCause(g) === temporal.api.enums.v1.ResourceExhaustedCause.RESOURCE_EXHAUSTED_CAUSE_BUSY_WORKFLOW
+  ) {
+    return new WorkflowBusyError(
+      `Temporal refuses more for this order's workflow now (RESOURCE_EXHAUSTED, BUSY_WORKFLOW): ${said}`,
+      { cause: err },
+    );
   }
-  if (namespaceGone(err, g)) return new TemporalAccessRefusedError(`Temporal refused this bridge (its namespace is gone): ${said}`, { cause: err });
+  if (namespaceGone(err, g))
+    return new TemporalAccessRefusedError(`Temporal refused this bridge (its namespace is gone): ${said}`, {
+      cause: err,
+    });
   if (g?.code === GRPC.UNAUTHENTICATED || g?.code === GRPC.PERMISSION_DENIED) {
-    return new TemporalAccessRefusedError(`Temporal refused this bridge (${codeName(g.code)}): ${said}`, { cause: err });
+    return new TemporalAccessRefusedError(`Temporal refused this bridge (${codeName(g.code)}): ${said}`, {
+      cause: err,
+    });
   }
   const cause = (err as { cause?: { message?: string } })?.cause?.message;
   return new DependencyUnavailableError(`Temporal unavailable: ${said}${cause ? ` (${cause})` : ''}`, { cause: err });

@@ -73,7 +73,13 @@ export async function runInLanes<T>(opts: LaneRun<T>): Promise<void> {
     while (taken.length < group.max && p + taken.length < lane.length) {
       const next = lane[p + taken.length]!;
       if (next >= head + maxInFlight || opts.keyOf(items[next]!) !== key) break;
-      if (!group.fits(taken.map((j) => items[j]!), items[next]!)) break;
+      if (
+        !group.fits(
+          taken.map((j) => items[j]!),
+          items[next]!,
+        )
+      )
+        break;
       taken.push(next);
     }
     return taken;
@@ -83,7 +89,7 @@ export async function runInLanes<T>(opts: LaneRun<T>): Promise<void> {
   try {
     await Promise.all(
       lanes.map(async (lane) => {
-        for (let p = 0; p < lane.length; ) {
+        for (let p = 0; p < lane.length;) {
           const i = lane[p]!;
           while (i >= head + maxInFlight && !stopped()) await new Promise<void>((resolve) => waiters.push(resolve));
           if (stopped()) return;

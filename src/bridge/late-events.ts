@@ -7,10 +7,14 @@ import type { OutcomeReport } from '../../workflows/api.js';
 import { recordLateEvent, type StoreTarget } from '../store/order-events.js';
 import type { LateEventRecorder } from './order-starter.js';
 
-export function createLateEventRecorder(target: StoreTarget, report?: (outcome: OutcomeReport) => void): LateEventRecorder {
+export function createLateEventRecorder(
+  target: StoreTarget,
+  report?: (outcome: OutcomeReport) => void,
+): LateEventRecorder {
   return async (event) => {
     const record = await recordLateEvent(target, event);
-    if (record.kind === 'recorded') report?.({ event, outcome: record.stored.outcome, layer: 'store', detail: "its order's run had closed" });
+    if (record.kind === 'recorded')
+      report?.({ event, outcome: record.stored.outcome, layer: 'store', detail: "its order's run had closed" });
     return record;
   };
 }

@@ -21,7 +21,8 @@ export class OffsetTracker {
     if (this.position !== undefined && o < this.position) return; // refetch of something already committed
     if (this.byOffset.has(o)) return;
     const last = this.queue[this.queue.length - 1];
-    if (last && o < last.offset) throw new Error(`offset ${o} begun after ${last.offset}: records must be begun in order`);
+    if (last && o < last.offset)
+      throw new Error(`offset ${o} begun after ${last.offset}: records must be begun in order`);
     const entry = { offset: o, timestampMs, done: false };
     this.queue.push(entry);
     this.byOffset.set(o, entry);

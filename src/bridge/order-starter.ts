@@ -66,7 +66,13 @@ export interface OrderStarterOptions {
 /** Why an attempt to hand the events to an open or new run found the order's run closed. */
 type Handed = 'accepted' | 'run-closed';
 
-export function createOrderStarter(client: Client, taskQueue: string, settings: OrderWorkflowSettings, late: LateEventRecorder, opts: OrderStarterOptions = {}): OrderStarter {
+export function createOrderStarter(
+  client: Client,
+  taskQueue: string,
+  settings: OrderWorkflowSettings,
+  late: LateEventRecorder,
+  opts: OrderStarterOptions = {},
+): OrderStarter {
   const callTimeoutMs = opts.callTimeoutMs ?? 15_000;
   const within = <T>(call: () => Promise<T>) => client.connection.withDeadline(Date.now() + callTimeoutMs, call);
   /** What every start of an order's run carries, whichever call starts it. */
@@ -83,14 +89,20 @@ export function createOrderStarter(client: Client, taskQueue: string, settings: 
     ],
   });
   // One event is signalled as itself, which workers of every version read; several as a list (upgrade workers first).
-  const signalArg = (events: readonly OrderEvent[]): OrderEvent | readonly OrderEvent[] => (events.length === 1 ? events[0]! : events);
+  const signalArg = (events: readonly OrderEvent[]): OrderEvent | readonly OrderEvent[] =>
+    events.length === 1 ? events[0]! : events;
 
   /** One call: starts the run with the events signalled, or signals the running one; a closed run refuses. */
   async function signalWithStart(events: readonly OrderEvent[]): Promise<Handed> {
     const event = events[0]!;
     const input: OrderWorkflowInput = { tenantId: event.tenantId, orderId: event.orderId, settings };
     try {
-      await within(() => client.workflow.signalWithStart<typeof orderFulfilmentV2, [OrderEvent | readonly OrderEvent[]]>(ORDER_WORKFLOW_TYPE, { ...startOptions(event), args: [input], signal: orderEventSignal, signalArgs: [signalArg(events)] }));
+      await within(() =>
+        client.workflow.signalWithStart<typeof orderFulfilmentV2, [OrderEvent | readonly OrderEvent[]]>(
+          ORDER_WORKFLOW_TYPE,
+          { ...startOptions(event), args: [input], signal: orderEventSignal, signalArgs: [signalArg(events)] },
+        ),
+      );
       return 'accepted';
     } catch (err) {
       if (err instanceof WorkflowExecutionAlreadyStartedError) return 'run-closed';
@@ -104,17 +116,29 @@ export function createOrderStarter(client: Client, taskQueue: string, settings: 
    */
   async function eagerStart(events: readonly OrderEvent[]): Promise<Handed> {
     const event = events[0]!;
-    const input: OrderWorkflowInput = { tenantId: event.tenantId, orderId: event.orderId, settings, events: [...events] };
+    const input: OrderWorkflowInput = {
+      tenantId: event.tenantId,
+      orderId: event.orderId,
+      settings,
+      events: [...events],
+    };
     try {
       await within(() =>
-        client.workflow.start<typeof orderFulfilmentV2>(ORDER_WORKFLOW_TYPE, { ...startOptions(event), args: [input], requestEagerStart: true, workflowIdConflictPolicy: WorkflowIdConflictPolicy.FAIL }),
+        client.workflow.start<typeof orderFulfilmentV2>(ORDER_WORKFLOW_TYPE, {
+          ...startOptions(event),
+          args: [input],
+          requestEagerStart: true,
+          workflowIdConflictPolicy: WorkflowIdConflictPolicy.FAIL,
+        }),
       );
       return 'accepted';
     } catch (err) {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw classify(err);
     }
     try {
-      await within(() => client.workflow.getHandle(startOptions(event).workflowId).signal(orderEventSignal, signalArg(events)));
+      await within(() =>
+        client.workflow.getHandle(startOptions(event).workflowId).signal(orderEventSignal, signalArg(events)),
+      );
       return 'accepted';
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) return 'run-closed';
@@ -132,15 +156,18 @@ export function createOrderStarter(client: Client, taskQueue: string, settings: 
     const metadata = orderWorkflowMetadata(event);
     try {
       await within(() =>
-        client.workflow.signalWithStart<typeof orderFulfilmentV2, [OrderEvent | readonly OrderEvent[]]>(ORDER_WORKFLOW_TYPE, {
-          ...startOptions(event),
-          workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
-          staticSummary: `${metadata.staticSummary} (from the store)`,
-          staticDetails: `${metadata.staticDetails}\n\nStarted from the store after the order's run had closed: ${reason}.`,
-          args: [input],
-          signal: orderEventSignal,
-          signalArgs: [signalArg(events)],
-        }),
+        client.workflow.signalWithStart<typeof orderFulfilmentV2, [OrderEvent | readonly OrderEvent[]]>(
+          ORDER_WORKFLOW_TYPE,
+          {
+            ...startOptions(event),
+            workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
+            staticSummary: `${metadata.staticSummary} (from the store)`,
+            staticDetails: `${metadata.staticDetails}\n\nStarted from the store after the order's run had closed: ${reason}.`,
+            args: [input],
+            signal: orderEventSignal,
+            signalArgs: [signalArg(events)],
+          },
+        ),
       );
     } catch (err) {
       throw classify(err);

@@ -22,7 +22,13 @@ import type { Logger } from '../log.js';
 import { Abandoned, sleepOrAbandon, type BackoffGate } from './backoff-gate.js';
 import { runInLanes } from './lanes.js';
 import { OffsetTracker } from './offset-tracker.js';
-import { classify, laneKey, type PartitionContext, type RecordInPartition, type RecordOutcome } from './record-pipeline.js';
+import {
+  classify,
+  laneKey,
+  type PartitionContext,
+  type RecordInPartition,
+  type RecordOutcome,
+} from './record-pipeline.js';
 
 /** The dependencies one partition's records go through, each behind its own gate. */
 export interface PartitionGates {
@@ -100,7 +106,10 @@ export class PartitionRun {
     const log = opts.log;
     // Records this member already finished in this generation come back only to carry an owed commit (resumeNow).
     const finished = tracker.commitPosition();
-    const fresh = finished === undefined ? batch.records : batch.records.filter((record) => BigInt(record.offset) >= BigInt(finished));
+    const fresh =
+      finished === undefined
+        ? batch.records
+        : batch.records.filter((record) => BigInt(record.offset) >= BigInt(finished));
     const records: RecordInPartition[] = fresh.map((record) => {
       tracker.begin(record.offset, Number(record.timestamp));
       return { record, topic: batch.topic, partition, classified: classify(record, batch.topic, partition) };
@@ -111,7 +120,11 @@ export class PartitionRun {
     const leave = new AbortController();
     let lost: MembershipLost | undefined;
     const loseMembership = (err: MembershipLost) => {
-      if (!lost) log.info({ partition, reason: err.message }, 'group membership is changing; settling in-flight records and leaving the batch');
+      if (!lost)
+        log.info(
+          { partition, reason: err.message },
+          'group membership is changing; settling in-flight records and leaving the batch',
+        );
       lost ??= err;
       leave.abort();
     };
@@ -121,16 +134,20 @@ export class PartitionRun {
     // A batch fetched just before its partition was parked must not wait out the backoff here.
     if (this.backingOff && this.remainingMs() > 0) this.park();
 
-    const ticker = setInterval(() => {
-      if (!batch.isCurrent()) leave.abort();
-      batch.heartbeat().catch((err: unknown) => {
-        if (err instanceof MembershipLost) loseMembership(err);
-      });
-    }, Math.min(1_000, opts.heartbeatIntervalMs));
+    const ticker = setInterval(
+      () => {
+        if (!batch.isCurrent()) leave.abort();
+        batch.heartbeat().catch((err: unknown) => {
+          if (err instanceof MembershipLost) loseMembership(err);
+        });
+      },
+      Math.min(1_000, opts.heartbeatIntervalMs),
+    );
 
     const commitPrefix = async (signal: AbortSignal, final: boolean): Promise<void> => {
       const position = tracker.commitPosition();
-      if (position === undefined || (this.committed !== undefined && BigInt(position) <= BigInt(this.committed))) return;
+      if (position === undefined || (this.committed !== undefined && BigInt(position) <= BigInt(this.committed)))
+        return;
       await this.gates.commit.run(
         () =>
           batch.commit(position).catch((err: unknown) => {
@@ -178,7 +195,8 @@ export class PartitionRun {
         ? {
             max: coalesce.maxEvents,
             fits: (taken: readonly RecordInPartition[], next: RecordInPartition) =>
-              taken.reduce((bytes, r) => bytes + (r.record.value?.length ?? 0), next.record.value?.length ?? 0) <= coalesce.maxBytes,
+              taken.reduce((bytes, r) => bytes + (r.record.value?.length ?? 0), next.record.value?.length ?? 0) <=
+              coalesce.maxBytes,
             run: (rs: RecordInPartition[]) => settled(processGroup(rs, ctx)),
           }
         : undefined;
@@ -250,7 +268,9 @@ export class PartitionRun {
   /** The commit position this member reached and has not managed to commit in this generation, if any. */
   owedCommit(): string | undefined {
     const position = this.tracker.commitPosition();
-    return position !== undefined && (this.committed === undefined || BigInt(position) > BigInt(this.committed)) ? position : undefined;
+    return position !== undefined && (this.committed === undefined || BigInt(position) > BigInt(this.committed))
+      ? position
+      : undefined;
   }
 
   private resumeNow(): void {

@@ -19,7 +19,13 @@
 import { parseRecord } from '../events/envelope.js';
 import { PermanentError, RecordTransientError } from '../errors.js';
 import type { PayloadKeys } from '../codec/keys.js';
-import { carryForward, publishDeadLetter, redriveHistory, withoutRedriveCount, type DeadLetter } from '../dlq/dead-letter.js';
+import {
+  carryForward,
+  publishDeadLetter,
+  redriveHistory,
+  withoutRedriveCount,
+  type DeadLetter,
+} from '../dlq/dead-letter.js';
 import type { ConsumedRecord, RecordSender } from '../kafka/records.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
@@ -85,8 +91,14 @@ export interface PartitionContext {
 /** 1. classify: the edge's verdict on one record; never throws. */
 export function classify(record: ConsumedRecord, topic: string, partition: number): Classified {
   try {
-    const parsed = parseRecord({ value: record.value, headers: record.headers, origin: { topic, partition, offset: record.offset, timestamp: record.timestamp } });
-    return parsed.kind === 'order-event' ? parsed : { kind: 'unknown-type', type: parsed.type, eventId: parsed.eventId, tenantId: parsed.tenantId };
+    const parsed = parseRecord({
+      value: record.value,
+      headers: record.headers,
+      origin: { topic, partition, offset: record.offset, timestamp: record.timestamp },
+    });
+    return parsed.kind === 'order-event'
+      ? parsed
+      : { kind: 'unknown-type', type: parsed.type, eventId: parsed.eventId, tenantId: parsed.tenantId };
   } catch (err) {
     return { kind: 'malformed', error: err instanceof PermanentError ? err : new PermanentError(String(err)) };
   }
@@ -94,18 +106,32 @@ export function classify(record: ConsumedRecord, topic: string, partition: numbe
 
 /** The lane of a record: its order for order events, its own offset (a lane of its own) for anything else. */
 export function laneKey(r: RecordInPartition): string {
-  return r.classified.kind === 'order-event' ? `${r.classified.event.tenantId}/${r.classified.event.orderId}` : r.record.offset;
+  return r.classified.kind === 'order-event'
+    ? `${r.classified.event.tenantId}/${r.classified.event.orderId}`
+    : r.record.offset;
 }
 
 /** The whole path of one record, top-down. */
-export async function processRecord(r: RecordInPartition, deps: PipelineDeps, ctx: PartitionContext): Promise<RecordOutcome> {
+export async function processRecord(
+  r: RecordInPartition,
+  deps: PipelineDeps,
+  ctx: PartitionContext,
+): Promise<RecordOutcome> {
   const { classified } = r;
   // 2. route
   if (classified.kind === 'malformed') {
     deps.metrics.failures.inc({ operation: 'parse', error_class: classified.error.name });
     deps.metrics.malformedRecords.inc({ error_class: classified.error.name });
-    deps.log.warn({ partition: r.partition, offset: r.record.offset, err: classified.error.message }, 'malformed record; dead-lettering');
-    return deadLetter(r, { error: classified.error, attempts: 1, firstFailureAt: new Date(), type: 'malformed' }, deps, ctx);
+    deps.log.warn(
+      { partition: r.partition, offset: r.record.offset, err: classified.error.message },
+      'malformed record; dead-lettering',
+    );
+    return deadLetter(
+      r,
+      { error: classified.error, attempts: 1, firstFailureAt: new Date(), type: 'malformed' },
+      deps,
+      ctx,
+    );
   }
   if (classified.kind === 'unknown-type') return ignoreUnknownType(r, classified, deps);
   const [outcome] = await processOrderEvents([r as OrderEventRecord], deps, ctx);
@@ -121,7 +147,11 @@ export type OrderEventRecord = RecordInPartition & { classified: Extract<Classif
  * delivery for good, each event is delivered on its own, so only the one at fault is dead-lettered. The outcomes
  * are the records', in their order.
  */
-export async function processOrderEvents(rs: readonly OrderEventRecord[], deps: PipelineDeps, ctx: PartitionContext): Promise<RecordOutcome[]> {
+export async function processOrderEvents(
+  rs: readonly OrderEventRecord[],
+  deps: PipelineDeps,
+  ctx: PartitionContext,
+): Promise<RecordOutcome[]> {
   const outcomes = new Map<OrderEventRecord, RecordOutcome>();
   const fresh: OrderEventRecord[] = [];
   for (const r of rs) {
@@ -135,14 +165,27 @@ export async function processOrderEvents(rs: readonly OrderEventRecord[], deps: 
   if (delivery?.kind === 'delivered') for (const r of fresh) outcomes.set(r, delivery.outcome);
   else if (delivery?.error instanceof RecordRetryBudgetSpentError) {
     // The order's workflow refused them all, not one event: each alone would only spend the budget again.
-    for (const r of fresh) outcomes.set(r, await deadLetter(r, { ...delivery, type: r.classified.event.type }, deps, ctx));
-  } else if (delivery && fresh.length === 1) outcomes.set(fresh[0]!, await deadLetter(fresh[0]!, { ...delivery, type: fresh[0]!.classified.event.type }, deps, ctx));
+    for (const r of fresh)
+      outcomes.set(r, await deadLetter(r, { ...delivery, type: r.classified.event.type }, deps, ctx));
+  } else if (delivery && fresh.length === 1)
+    outcomes.set(
+      fresh[0]!,
+      await deadLetter(fresh[0]!, { ...delivery, type: fresh[0]!.classified.event.type }, deps, ctx),
+    );
   else if (delivery) {
-    deps.log.info({ partition: fresh[0]!.partition, events: fresh.length, err: delivery.error.message }, 'Temporal refused events delivered together; delivering each on its own');
+    deps.log.info(
+      { partition: fresh[0]!.partition, events: fresh.length, err: delivery.error.message },
+      'Temporal refused events delivered together; delivering each on its own',
+    );
     for (const r of fresh) {
       const alone = await deliver([r], deps, ctx);
       // 5. dead-letter
-      outcomes.set(r, alone.kind === 'delivered' ? alone.outcome : await deadLetter(r, { ...alone, type: r.classified.event.type }, deps, ctx));
+      outcomes.set(
+        r,
+        alone.kind === 'delivered'
+          ? alone.outcome
+          : await deadLetter(r, { ...alone, type: r.classified.event.type }, deps, ctx),
+      );
     }
   }
   return rs.map((r) => outcomes.get(r)!);
@@ -152,10 +195,17 @@ export async function processOrderEvents(rs: readonly OrderEventRecord[], deps: 
 export const UNKNOWN_TYPE_LABEL_CHARS = 100;
 
 /** 2. route: an unknown event type is ignored, logged and counted (by name, bounded: metrics.ts). */
-export function ignoreUnknownType(r: RecordInPartition, c: Extract<Classified, { kind: 'unknown-type' }>, deps: PipelineDeps): 'ignored' {
+export function ignoreUnknownType(
+  r: RecordInPartition,
+  c: Extract<Classified, { kind: 'unknown-type' }>,
+  deps: PipelineDeps,
+): 'ignored' {
   deps.metrics.unknownTypes.inc(c.type.slice(0, UNKNOWN_TYPE_LABEL_CHARS));
   deps.metrics.bridgeRecords.inc({ type: 'unknown', outcome: 'ignored' });
-  deps.log.info({ partition: r.partition, offset: r.record.offset, type: c.type, eventId: c.eventId }, 'ignoring unknown event type');
+  deps.log.info(
+    { partition: r.partition, offset: r.record.offset, type: c.type, eventId: c.eventId },
+    'ignoring unknown event type',
+  );
   return 'ignored';
 }
 
@@ -166,7 +216,10 @@ export function isRecentDuplicate(event: OrderEvent, deps: PipelineDeps): boolea
   if (!deps.hint.has(hintKey(event))) return false;
   deps.metrics.duplicatesSuppressed.inc({ layer: 'bridge' });
   deps.metrics.bridgeRecords.inc({ type: event.type, outcome: 'duplicate' });
-  deps.log.info({ eventId: event.eventId, type: event.type, orderVersion: event.orderVersion, correlationId: event.correlationId }, 'duplicate suppressed by bridge');
+  deps.log.info(
+    { eventId: event.eventId, type: event.type, orderVersion: event.orderVersion, correlationId: event.correlationId },
+    'duplicate suppressed by bridge',
+  );
   return true;
 }
 
@@ -178,9 +231,22 @@ type Delivery =
  * 4. deliver: hands one order's events (one, or several queued together) to its workflow in one call, every attempt
  * logged for each event; a permanent refusal is returned.
  */
-export async function deliver(rs: readonly OrderEventRecord[], deps: PipelineDeps, ctx: PartitionContext): Promise<Delivery> {
+export async function deliver(
+  rs: readonly OrderEventRecord[],
+  deps: PipelineDeps,
+  ctx: PartitionContext,
+): Promise<Delivery> {
   const events = rs.map((r) => r.classified.event);
-  const ids = (event: OrderEvent, i: number) => ({ eventId: event.eventId, type: event.type, orderVersion: event.orderVersion, correlationId: event.correlationId, tenantId: event.tenantId, orderId: event.orderId, partition: rs[i]!.partition, offset: rs[i]!.record.offset });
+  const ids = (event: OrderEvent, i: number) => ({
+    eventId: event.eventId,
+    type: event.type,
+    orderVersion: event.orderVersion,
+    correlationId: event.correlationId,
+    tenantId: event.tenantId,
+    orderId: event.orderId,
+    partition: rs[i]!.partition,
+    offset: rs[i]!.record.offset,
+  });
   let attempt = 0;
   let firstFailureAt: Date | undefined;
   let alone: DelaySequence | undefined;
@@ -189,7 +255,10 @@ export async function deliver(rs: readonly OrderEventRecord[], deps: PipelineDep
       const outcome = await ctx.gates.deliver.run(async () => {
         attempt += 1;
         for (const [i, event] of events.entries()) {
-          deps.log.info({ ...ids(event, i), attempt, ...(events.length > 1 ? { deliveredWith: events.length } : {}) }, 'delivering event to order workflow');
+          deps.log.info(
+            { ...ids(event, i), attempt, ...(events.length > 1 ? { deliveredWith: events.length } : {}) },
+            'delivering event to order workflow',
+          );
         }
         return deps.starter.deliver(events).catch((err: unknown) => {
           firstFailureAt ??= new Date();
@@ -206,12 +275,19 @@ export async function deliver(rs: readonly OrderEventRecord[], deps: PipelineDep
         const spentMs = Date.now() - firstFailureAt!.getTime();
         const leftMs = deps.recordRetry.budgetMs - spentMs;
         if (leftMs <= 0) {
-          const error = new RecordRetryBudgetSpentError(`refused for ${Math.round(spentMs / 1000)} s over ${attempt} attempts, past the record's retry budget of ${deps.recordRetry.budgetMs / 1000} s: ${err.message}`, { cause: err });
+          const error = new RecordRetryBudgetSpentError(
+            `refused for ${Math.round(spentMs / 1000)} s over ${attempt} attempts, past the record's retry budget of ${deps.recordRetry.budgetMs / 1000} s: ${err.message}`,
+            { cause: err },
+          );
           deps.metrics.failures.inc({ operation: 'deliver', error_class: error.name });
           return { kind: 'refused', error, attempts: attempt, firstFailureAt: firstFailureAt! };
         }
         const delayMs = Math.min((alone ??= new DelaySequence(deps.recordRetry)).next(), leftMs);
-        for (const [i, event] of events.entries()) deps.log.warn({ ...ids(event, i), attempt, err: err.message, delayMs, budgetLeftMs: leftMs }, "only this order's workflow refuses the event now; retrying it alone while its partition flows on");
+        for (const [i, event] of events.entries())
+          deps.log.warn(
+            { ...ids(event, i), attempt, err: err.message, delayMs, budgetLeftMs: leftMs },
+            "only this order's workflow refuses the event now; retrying it alone while its partition flows on",
+          );
         await sleepOrAbandon(delayMs, ctx.signal);
         continue;
       }
@@ -227,7 +303,16 @@ function countDelivered(events: readonly OrderEvent[], outcome: StartOutcome, de
   for (const event of events) {
     deps.metrics.bridgeRecords.inc({ type: event.type, outcome });
     if (outcome === 'accepted') deps.hint.set(hintKey(event), true);
-    else deps.log.info({ eventId: event.eventId, type: event.type, orderVersion: event.orderVersion, correlationId: event.correlationId }, "order's run had closed; event recorded through the store");
+    else
+      deps.log.info(
+        {
+          eventId: event.eventId,
+          type: event.type,
+          orderVersion: event.orderVersion,
+          correlationId: event.correlationId,
+        },
+        "order's run had closed; event recorded through the store",
+      );
   }
 }
 
@@ -245,7 +330,10 @@ export async function deadLetter(
   const history = redriveHistory(r.record.headers);
   const { attempts, firstFailureAt } = carryForward(failure, history);
   if (history) {
-    deps.log.info({ partition: r.partition, offset: r.record.offset, redrivenFrom: history.from, attempts }, 'redriven record failed again; its attempts and first failure carried forward');
+    deps.log.info(
+      { partition: r.partition, offset: r.record.offset, redrivenFrom: history.from, attempts },
+      'redriven record failed again; its attempts and first failure carried forward',
+    );
   }
   const d: DeadLetter = {
     key: r.record.key,
@@ -259,10 +347,16 @@ export async function deadLetter(
     lastFailureAt: new Date(),
     stage: 'edge',
   };
-  const form = await ctx.gates.deadLetter.run(() => publishDeadLetter(deps.sender, deps.dlqTopic, d, deps.dlqEncryption), ctx.signal);
+  const form = await ctx.gates.deadLetter.run(
+    () => publishDeadLetter(deps.sender, deps.dlqTopic, d, deps.dlqEncryption),
+    ctx.signal,
+  );
   if (form !== 'whole') {
     deps.metrics.failures.inc({ operation: 'dead-letter', error_class: 'DeadLetterTooLarge' });
-    deps.log.warn({ partition: r.partition, offset: r.record.offset, form, bytes: r.record.value?.length ?? 0 }, 'dead letter did not fit the DLQ topic; written without its value (size and SHA-256 kept)');
+    deps.log.warn(
+      { partition: r.partition, offset: r.record.offset, form, bytes: r.record.value?.length ?? 0 },
+      'dead letter did not fit the DLQ topic; written without its value (size and SHA-256 kept)',
+    );
   }
   deps.metrics.bridgeRecords.inc({ type: failure.type, outcome: 'dead-lettered' });
   return 'dead-lettered';

@@ -4,7 +4,15 @@
  * the bridge does for the record runs inside it — the signal-with-start call (whose client interceptor passes the
  * context on to the workflow) and a dead letter (which records the trace it belongs to).
  */
-import { SpanKind, SpanStatusCode, trace, type Link, type Span, type SpanOptions, type Tracer } from '@opentelemetry/api';
+import {
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Link,
+  type Span,
+  type SpanOptions,
+  type Tracer,
+} from '@opentelemetry/api';
 import { recordContext } from '../tracing/propagation.js';
 import { recordFailure } from '../tracing/spans.js';
 import { Abandoned } from './backoff-gate.js';
@@ -49,20 +57,32 @@ function messagingAttributes(group: string, r: RecordInPartition): Record<string
  * Runs `work` in a CONSUMER span continuing `parent`'s trace; `ended` names its outcome on the span. A record left for
  * a later fetch (Abandoned: shutdown, revocation) is marked so, not as a failure of its own.
  */
-function inSpan<T>(tracer: Tracer, name: string, options: SpanOptions, parent: RecordInPartition, work: () => Promise<T>, ended: (span: Span, result: T) => void): Promise<T> {
-  return tracer.startActiveSpan(name, { kind: SpanKind.CONSUMER, ...options }, recordContext(parent.record.headers), async (span) => {
-    try {
-      const result = await work();
-      ended(span, result);
-      return result;
-    } catch (err) {
-      if (err instanceof Abandoned) span.setAttribute('fulfilment.outcome', 'abandoned');
-      else recordFailure(span, err);
-      throw err;
-    } finally {
-      span.end();
-    }
-  });
+function inSpan<T>(
+  tracer: Tracer,
+  name: string,
+  options: SpanOptions,
+  parent: RecordInPartition,
+  work: () => Promise<T>,
+  ended: (span: Span, result: T) => void,
+): Promise<T> {
+  return tracer.startActiveSpan(
+    name,
+    { kind: SpanKind.CONSUMER, ...options },
+    recordContext(parent.record.headers),
+    async (span) => {
+      try {
+        const result = await work();
+        ended(span, result);
+        return result;
+      } catch (err) {
+        if (err instanceof Abandoned) span.setAttribute('fulfilment.outcome', 'abandoned');
+        else recordFailure(span, err);
+        throw err;
+      } finally {
+        span.end();
+      }
+    },
+  );
 }
 
 /**
@@ -70,23 +90,38 @@ function inSpan<T>(tracer: Tracer, name: string, options: SpanOptions, parent: R
  * OpenTelemetry's messaging conventions have a batch processed: it continues the first record's trace and links every
  * record's own context. The signal carries this span's context to the workflow. Without a tracer, just runs it.
  */
-export function traceRecords(tracer: Tracer | undefined, group: string, rs: readonly RecordInPartition[], work: () => Promise<RecordOutcome[]>): Promise<RecordOutcome[]> {
+export function traceRecords(
+  tracer: Tracer | undefined,
+  group: string,
+  rs: readonly RecordInPartition[],
+  work: () => Promise<RecordOutcome[]>,
+): Promise<RecordOutcome[]> {
   if (!tracer) return work();
   const first = rs[0]!;
   const links: Link[] = rs.flatMap((r) => {
     const span = trace.getSpanContext(recordContext(r.record.headers));
     return span ? [{ context: span, attributes: { [MESSAGING_KAFKA_OFFSET]: Number(r.record.offset) } }] : [];
   });
-  const attributes: Record<string, string | number> = { ...messagingAttributes(group, first), [MESSAGING_BATCH_MESSAGE_COUNT]: rs.length };
+  const attributes: Record<string, string | number> = {
+    ...messagingAttributes(group, first),
+    [MESSAGING_BATCH_MESSAGE_COUNT]: rs.length,
+  };
   if (first.classified.kind === 'order-event') {
     attributes['fulfilment.tenant_id'] = first.classified.event.tenantId;
     attributes['fulfilment.order_id'] = first.classified.event.orderId;
   }
-  return inSpan(tracer, `kafka.records ${spanType(first)}`, { attributes, links }, first, work, (span, outcomes) => span.setAttribute('fulfilment.outcomes', [...new Set(outcomes)].join(',')));
+  return inSpan(tracer, `kafka.records ${spanType(first)}`, { attributes, links }, first, work, (span, outcomes) =>
+    span.setAttribute('fulfilment.outcomes', [...new Set(outcomes)].join(',')),
+  );
 }
 
 /** Runs `work` (the record's whole path) inside its `kafka.record <type>` span; without a tracer, just runs it. */
-export function traceRecord(tracer: Tracer | undefined, group: string, r: RecordInPartition, work: () => Promise<RecordOutcome>): Promise<RecordOutcome> {
+export function traceRecord(
+  tracer: Tracer | undefined,
+  group: string,
+  r: RecordInPartition,
+  work: () => Promise<RecordOutcome>,
+): Promise<RecordOutcome> {
   if (!tracer) return work();
   const c = r.classified;
   const attributes = messagingAttributes(group, r);
@@ -100,6 +135,10 @@ export function traceRecord(tracer: Tracer | undefined, group: string, r: Record
   }
   return inSpan(tracer, `kafka.record ${spanType(r)}`, { attributes }, r, work, (span, outcome) => {
     span.setAttribute('fulfilment.outcome', outcome);
-    if (outcome === 'dead-lettered') span.setStatus({ code: SpanStatusCode.ERROR, message: c.kind === 'malformed' ? c.error.message.slice(0, 500) : 'dead-lettered' });
+    if (outcome === 'dead-lettered')
+      span.setStatus({
+        code: SpanStatusCode.ERROR,
+        message: c.kind === 'malformed' ? c.error.message.slice(0, 500) : 'dead-lettered',
+      });
   });
 }

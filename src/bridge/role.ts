@@ -35,7 +35,10 @@ export interface BridgeRoleOptions {
   onBridge?: (bridge: Bridge) => void;
 }
 
-export async function startBridgeRole(ctx: RoleContext, opts: BridgeRoleOptions): Promise<StartedRole & { bridge: Bridge }> {
+export async function startBridgeRole(
+  ctx: RoleContext,
+  opts: BridgeRoleOptions,
+): Promise<StartedRole & { bridge: Bridge }> {
   const { config, logger, metrics, health, tracing, signal, permanent } = ctx;
   const stops: StartedRole['stops'] = [];
   // kafkajs rides out a broker outage of about 30 s itself (10 retries up to 5 s apart), keeping the consumer's group
@@ -46,7 +49,11 @@ export async function startBridgeRole(ctx: RoleContext, opts: BridgeRoleOptions)
     metrics.failures.inc({ operation: 'kafka-connect', error_class: 'KafkaJSConnectionError' });
   };
   const kafka = createKafka(config, logger, { retries: KAFKA_RETRY.consumer, onConnectionError });
-  const senderKafka = createKafka(config, logger, { clientId: `${config.KAFKA_CLIENT_ID}-dlq`, retries: KAFKA_RETRY.requests, onConnectionError });
+  const senderKafka = createKafka(config, logger, {
+    clientId: `${config.KAFKA_CLIENT_ID}-dlq`,
+    retries: KAFKA_RETRY.requests,
+    onConnectionError,
+  });
   // Beside a worker, orders start eagerly on the worker's own connection: their first task never waits for a poll.
   const eager = opts.workerConnection !== undefined && config.BRIDGE_EAGER_START;
   const temporal = `Temporal at ${config.TEMPORAL_ADDRESS}`;
@@ -55,20 +62,37 @@ export async function startBridgeRole(ctx: RoleContext, opts: BridgeRoleOptions)
   // backoff capped at 5 s, so delivery resumes within seconds of Temporal coming back.
   const connection = eager
     ? opts.workerConnection!
-    : await waitForDependency(temporal, health.attempting(temporal, () => connectTemporal(config, {
-        interceptors: [makeGrpcRetryInterceptor(defaultGrpcRetryOptions({ maxAttempts: BRIDGE_TEMPORAL_RPC.maxAttempts }))],
-        channelArgs: {
-          'grpc.initial_reconnect_backoff_ms': BRIDGE_TEMPORAL_RPC.initialReconnectBackoffMs,
-          'grpc.max_reconnect_backoff_ms': BRIDGE_TEMPORAL_RPC.maxReconnectBackoffMs,
-        },
-      })), logger, signal, permanent);
+    : await waitForDependency(
+        temporal,
+        health.attempting(temporal, () =>
+          connectTemporal(config, {
+            interceptors: [
+              makeGrpcRetryInterceptor(defaultGrpcRetryOptions({ maxAttempts: BRIDGE_TEMPORAL_RPC.maxAttempts })),
+            ],
+            channelArgs: {
+              'grpc.initial_reconnect_backoff_ms': BRIDGE_TEMPORAL_RPC.initialReconnectBackoffMs,
+              'grpc.max_reconnect_backoff_ms': BRIDGE_TEMPORAL_RPC.maxReconnectBackoffMs,
+            },
+          }),
+        ),
+        logger,
+        signal,
+        permanent,
+      );
   if (!eager) stops.push({ name: 'bridge Temporal connection', stop: () => connection.close() });
   // With tracing, the start or signal carries the record's span context to the workflow (its headers).
-  const client = temporalClient(config, connection, tracing ? { interceptors: { workflow: tracing.clientInterceptors() } } : {});
+  const client = temporalClient(
+    config,
+    connection,
+    tracing ? { interceptors: { workflow: tracing.clientInterceptors() } } : {},
+  );
   // Events whose order's run has closed are recorded through the store (the late path), as the runtime role.
   const db = opts.workerDb ?? createDb(runtimeConnection(config), LATE_PATH_POOL_SIZE);
   if (!opts.workerDb) stops.push({ name: 'bridge PostgreSQL pool', stop: () => db.end() });
-  const late = createLateEventRecorder({ db, statusTopic: config.STATUS_TOPIC }, createOutcomeReporter({ logger, metrics }));
+  const late = createLateEventRecorder(
+    { db, statusTopic: config.STATUS_TOPIC },
+    createOutcomeReporter({ logger, metrics }),
+  );
   const starter = createOrderStarter(client, config.TEMPORAL_TASK_QUEUE, workflowSettings(config), late, { eager });
   const bridge = createBridge({
     kafka,
@@ -97,17 +121,26 @@ export async function startBridgeRole(ctx: RoleContext, opts: BridgeRoleOptions)
   const failed = new Promise<Error>((resolve) =>
     bridge.events.on('failed', (err) => {
       if (stopping) return;
-      logger.fatal({ err: err.message, errorClass: err.name }, 'the bridge stopped for good; this instance no longer consumes');
+      logger.fatal(
+        { err: err.message, errorClass: err.name },
+        'the bridge stopped for good; this instance no longer consumes',
+      );
       resolve(new Error(`the bridge stopped for good: ${err.message}`, { cause: err }));
     }),
   );
   // One connection without kafkajs's own retries first: a refused credential or an untrusted certificate stops
   // start-up at once (the process exits non-zero), while a broker that is down is waited for.
   const kafkaName = `Kafka at ${config.KAFKA_BROKERS.join(',')}`;
-  await waitForDependency(kafkaName, health.attempting(kafkaName, async () => {
-    await probeKafka(config, logger, { clientId: `${config.KAFKA_CLIENT_ID}-probe`, onConnectionError });
-    await bridge.start();
-  }), logger, signal, { permanent: (err) => asPermanentKafkaFailure(err, config) });
+  await waitForDependency(
+    kafkaName,
+    health.attempting(kafkaName, async () => {
+      await probeKafka(config, logger, { clientId: `${config.KAFKA_CLIENT_ID}-probe`, onConnectionError });
+      await bridge.start();
+    }),
+    logger,
+    signal,
+    { permanent: (err) => asPermanentKafkaFailure(err, config) },
+  );
   health.set('kafka', () => bridge.kafkaStatus());
   // The bridge stops first: nothing new is handed to workflows while the worker drains.
   stops.unshift({

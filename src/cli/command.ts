@@ -8,6 +8,10 @@ import type { CliContext } from './context.js';
 export type Runner = (work: (ctx: CliContext) => Promise<unknown>) => Promise<void>;
 
 /** Hands `run` the command `load` imports (only then), called with `opts` once they passed their checks. */
-export function runCommand<O>(run: Runner, opts: O, load: () => Promise<(ctx: CliContext, opts: O) => Promise<unknown>>): Promise<void> {
+export function runCommand<O>(
+  run: Runner,
+  opts: O,
+  load: () => Promise<(ctx: CliContext, opts: O) => Promise<unknown>>,
+): Promise<void> {
   return run(async (ctx) => (await load())(ctx, opts));
 }

@@ -6,7 +6,13 @@
  */
 import type { TopicAdmin, PartitionOffsets } from '../kafka/admin.js';
 import { createKafka, type Kafka } from '../kafka/client.js';
-import { GroupInUse, readRanges, READER_SESSION_TIMEOUT_MS, ReadInterrupted, type ReadOptions } from '../kafka/topic-reader.js';
+import {
+  GroupInUse,
+  readRanges,
+  READER_SESSION_TIMEOUT_MS,
+  ReadInterrupted,
+  type ReadOptions,
+} from '../kafka/topic-reader.js';
 import { cliLogger, type CliContext } from './context.js';
 import { InterruptedError, NotFoundError, UsageError } from './errors.js';
 

@@ -92,9 +92,14 @@ Exit codes: 0 ok, 1 failed (not found, dependency down, a redrive refused record
  * Builds the program; `run` receives each command's work so runCli can own context creation and errors.
  * An action checks its options, then hands `run` work that imports the command module: never the other way round.
  */
-export function buildProgram(out: Output, run: (work: (ctx: CliContext) => Promise<unknown>, logLevel: string) => Promise<void>): Command {
+export function buildProgram(
+  out: Output,
+  run: (work: (ctx: CliContext) => Promise<unknown>, logLevel: string) => Promise<void>,
+): Command {
   const program = new Command('fulfilment')
-    .description('Operate the order-fulfilment consumer: inspect and redrive dead letters, replay order history, show and retry orders, replay workflow histories, provision what it needs.')
+    .description(
+      'Operate the order-fulfilment consumer: inspect and redrive dead letters, replay order history, show and retry orders, replay workflow histories, provision what it needs.',
+    )
     .addOption(new Option('--log-level <level>', 'client diagnostics on stderr').choices(LOG_LEVELS).default('silent'))
     .exitOverride()
     .configureOutput({ writeOut: (s) => out.write(s), writeErr: (s) => out.writeErr(s) })

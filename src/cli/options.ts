@@ -22,7 +22,9 @@ export function wholeNumber(min: number): (value: string) => number {
 export function rate(value: string): number {
   const n = Number(value);
   if (value.trim() === '' || !Number.isFinite(n) || n <= 0 || n > 100_000) {
-    throw new InvalidArgumentError('expected a rate in records per second, a number > 0 and ≤ 100000 (e.g. 10 or 0.5).');
+    throw new InvalidArgumentError(
+      'expected a rate in records per second, a number > 0 and ≤ 100000 (e.g. 10 or 0.5).',
+    );
   }
   return n;
 }
@@ -41,14 +43,20 @@ export function position(value: string): Position {
 
 /** A repeatable position option: `--id 0:1 --id 0:2` (also `--id 0:1,0:2`). */
 export function positions(value: string, previous: Position[] = []): Position[] {
-  const parts = value.split(',').map((p) => p.trim()).filter(Boolean);
+  const parts = value
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean);
   if (parts.length === 0) throw new InvalidArgumentError(`expected ${POSITION_EXPECTED}.`);
   return [...previous, ...parts.map(position)];
 }
 
 /** A comma-separated list of JSON field names. */
 export function fieldList(value: string): string[] {
-  const fields = value.split(',').map((f) => f.trim()).filter(Boolean);
+  const fields = value
+    .split(',')
+    .map((f) => f.trim())
+    .filter(Boolean);
   if (fields.length === 0 || fields.some((f) => !/^[A-Za-z_$][\w$-]*$/.test(f))) {
     throw new InvalidArgumentError('expected a comma-separated list of field names such as customerId,email.');
   }

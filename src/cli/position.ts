@@ -16,7 +16,10 @@ export function parsePosition(text: string): Position | undefined {
 
 /** Parses `0:42,1:7`; undefined when any element is not a position or a partition repeats. */
 export function parsePositionList(text: string): Position[] | undefined {
-  const parts = text.split(',').map((p) => p.trim()).filter((p) => p !== '');
+  const parts = text
+    .split(',')
+    .map((p) => p.trim())
+    .filter((p) => p !== '');
   if (parts.length === 0) return undefined;
   const out: Position[] = [];
   for (const part of parts) {

@@ -74,7 +74,10 @@ export function startProgress(out: Output, label: string, total: number, opts: P
     done() {
       if (finished) return;
       finished = true;
-      eprintln(out, `${label}: ${done}/${total} records in ${formatDuration((now() - started) / 1000)} (${rate().toFixed(1)}/s)`);
+      eprintln(
+        out,
+        `${label}: ${done}/${total} records in ${formatDuration((now() - started) / 1000)} (${rate().toFixed(1)}/s)`,
+      );
     },
   };
 }

@@ -45,7 +45,11 @@ export class Redactor {
   errorMessage(message: string): string {
     const m = /^field ([^:]+): (.*), got (.*)$/s.exec(message);
     if (!m) return message;
-    const last = m[1]!.split(/[.[\]]/).filter(Boolean).pop() ?? '';
+    const last =
+      m[1]!
+        .split(/[.[\]]/)
+        .filter(Boolean)
+        .pop() ?? '';
     return this.isSensitive(last) ? `field ${m[1]}: ${m[2]}, got ${REDACTED}` : message;
   }
 }
@@ -90,7 +94,12 @@ export function viewPayload(value: Buffer | null, redactor: Redactor, reveal: bo
     parsed = JSON.parse(value.toString('utf8'));
   } catch {
     const shown = reveal ? value : value.subarray(0, PREVIEW_BYTES);
-    return { encoding: 'bytes', size: value.length, preview: escapeBytes(shown), truncated: shown.length < value.length };
+    return {
+      encoding: 'bytes',
+      size: value.length,
+      preview: escapeBytes(shown),
+      truncated: shown.length < value.length,
+    };
   }
   if (reveal) return { encoding: 'json', size: value.length, value: parsed, redacted: [] };
   const hidden = new Set<string>();

@@ -14,6 +14,8 @@ export async function cliTemporalClient(config: Config): Promise<Client> {
   } catch (err) {
     if (err instanceof PermanentStartupError) throw err;
     const from = config.temporal.addressFrom === 'TEMPORAL_ADDRESS' ? '' : `, here from ${config.temporal.addressFrom}`;
-    throw new Error(`Temporal at ${config.TEMPORAL_ADDRESS} (TEMPORAL_ADDRESS${from}): ${(err as Error).message}`, { cause: err });
+    throw new Error(`Temporal at ${config.TEMPORAL_ADDRESS} (TEMPORAL_ADDRESS${from}): ${(err as Error).message}`, {
+      cause: err,
+    });
   }
 }

@@ -9,7 +9,8 @@ const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})
 const DURATION = /^(?:\d+(?:ms|s|m|h|d|w))+$/;
 
 /** What a time option accepts, for error messages. */
-export const TIME_EXPECTED = 'an RFC 3339 time such as 2026-01-31T12:00:00Z, or a duration ago such as 90s, 15m, 2h, 7d';
+export const TIME_EXPECTED =
+  'an RFC 3339 time such as 2026-01-31T12:00:00Z, or a duration ago such as 90s, 15m, 2h, 7d';
 
 /** Milliseconds of a duration such as `1h30m`, or undefined when `text` is not one. */
 export function parseDuration(text: string): number | undefined {

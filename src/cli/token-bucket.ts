@@ -35,7 +35,8 @@ export class TokenBucket {
     readonly capacity = 1,
     private readonly clock: Clock = systemClock,
   ) {
-    if (!(ratePerSecond > 0) || !Number.isFinite(ratePerSecond)) throw new RangeError(`rate must be a finite number > 0, got ${ratePerSecond}`);
+    if (!(ratePerSecond > 0) || !Number.isFinite(ratePerSecond))
+      throw new RangeError(`rate must be a finite number > 0, got ${ratePerSecond}`);
     if (!(capacity >= 1)) throw new RangeError(`capacity must be ≥ 1, got ${capacity}`);
     this.tokens = capacity;
     this.last = clock.now();

@@ -45,11 +45,19 @@ export function seal(keys: PayloadKeys, plaintext: Uint8Array, use: CipherUse): 
 }
 
 /** The plaintext of `data`, encrypted under `keyId`; `what` names the message in errors ("payload 2", "dead letter 0:5"). */
-export function open(keys: PayloadKeys | undefined, keyId: string, data: Uint8Array, use: CipherUse, what: string): Buffer {
+export function open(
+  keys: PayloadKeys | undefined,
+  keyId: string,
+  data: Uint8Array,
+  use: CipherUse,
+  what: string,
+): Buffer {
   const key = keys?.key(keyId);
   if (!key) throw new UnknownKeyError(keyId, what, keys);
   if (data.length < IV_BYTES + TAG_BYTES) {
-    throw new DecryptionError(`${what} (key id "${keyId}") is ${data.length} bytes: too short for ${CIPHER_NAME} (IV and tag alone are ${IV_BYTES + TAG_BYTES})`);
+    throw new DecryptionError(
+      `${what} (key id "${keyId}") is ${data.length} bytes: too short for ${CIPHER_NAME} (IV and tag alone are ${IV_BYTES + TAG_BYTES})`,
+    );
   }
   const bytes = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
   const decipher = createDecipheriv(CIPHER_NAME, key, bytes.subarray(0, IV_BYTES), { authTagLength: TAG_BYTES });

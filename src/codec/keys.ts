@@ -26,7 +26,8 @@ export class PayloadKeys {
     /** Where the keys came from, for messages: PAYLOAD_ENCRYPTION_KEYS or PAYLOAD_ENCRYPTION_KEYS_FILE. */
     readonly source: string,
   ) {
-    if (!keys.has(currentKeyId)) throw new Error(`current key id ${JSON.stringify(currentKeyId)} is not among the keys`);
+    if (!keys.has(currentKeyId))
+      throw new Error(`current key id ${JSON.stringify(currentKeyId)} is not among the keys`);
     this.#keys = keys;
   }
 
@@ -65,7 +66,10 @@ export class PayloadKeys {
 export function parseKeyList(text: string): { keys: Map<string, Buffer>; problems: string[] } {
   const keys = new Map<string, Buffer>();
   const problems: string[] = [];
-  const entries = text.split(/[,\n]/).map((e) => e.trim()).filter((e) => e !== '');
+  const entries = text
+    .split(/[,\n]/)
+    .map((e) => e.trim())
+    .filter((e) => e !== '');
   if (entries.length === 0) problems.push('at least one keyId:base64-key entry, but there is none');
   entries.forEach((entry, i) => {
     const at = `entry ${i + 1}`;
@@ -73,11 +77,20 @@ export function parseKeyList(text: string): { keys: Map<string, Buffer>; problem
     if (colon < 0) return void problems.push(`${at}: keyId:base64-key, but it has no ":" between a key id and the key`);
     const id = entry.slice(0, colon).trim();
     const material = entry.slice(colon + 1).trim();
-    if (!KEY_ID.test(id)) return void problems.push(`${at}: a key id of letters, digits, ".", "_" or "-" (at most 64, starting with a letter or digit) before the ":", got ${JSON.stringify(id.slice(0, 70))}`);
+    if (!KEY_ID.test(id))
+      return void problems.push(
+        `${at}: a key id of letters, digits, ".", "_" or "-" (at most 64, starting with a letter or digit) before the ":", got ${JSON.stringify(id.slice(0, 70))}`,
+      );
     if (keys.has(id)) return void problems.push(`${at}: key id "${id}" is given twice: each key id names one key`);
-    if (!BASE64.test(material)) return void problems.push(`${at} (key id "${id}"): the key as standard base64 (A–Z a–z 0–9 + /, = padding), but it is not base64`);
+    if (!BASE64.test(material))
+      return void problems.push(
+        `${at} (key id "${id}"): the key as standard base64 (A–Z a–z 0–9 + /, = padding), but it is not base64`,
+      );
     const key = Buffer.from(material, 'base64');
-    if (key.length !== KEY_BYTES) return void problems.push(`${at} (key id "${id}"): a base64 key of ${KEY_BYTES} bytes (AES-256; e.g. openssl rand -base64 32), but it decodes to ${key.length} bytes`);
+    if (key.length !== KEY_BYTES)
+      return void problems.push(
+        `${at} (key id "${id}"): a base64 key of ${KEY_BYTES} bytes (AES-256; e.g. openssl rand -base64 32), but it decodes to ${key.length} bytes`,
+      );
     keys.set(id, key);
   });
   return { keys, problems };

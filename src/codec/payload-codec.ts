@@ -17,7 +17,8 @@ export const KEY_ID_METADATA = 'encryption-key-id';
 // A CommonJS module: its namespace is the default export under Node's ESM loader.
 const { Payload: PayloadMessage } = proto.temporal.api.common.v1;
 
-const text = (bytes: Uint8Array | null | undefined): string | undefined => (bytes ? Buffer.from(bytes).toString('utf8') : undefined);
+const text = (bytes: Uint8Array | null | undefined): string | undefined =>
+  bytes ? Buffer.from(bytes).toString('utf8') : undefined;
 
 /** True when the payload is one this codec encrypted. */
 export function isEncrypted(payload: Payload): boolean {
@@ -39,7 +40,9 @@ export class EncryptionCodec implements PayloadCodec {
   }
 
   async decode(payloads: Payload[]): Promise<Payload[]> {
-    return payloads.map((payload, i) => decodeOne(this.keys, payload, payloads.length === 1 ? 'payload' : `payload ${i + 1} of ${payloads.length}`));
+    return payloads.map((payload, i) =>
+      decodeOne(this.keys, payload, payloads.length === 1 ? 'payload' : `payload ${i + 1} of ${payloads.length}`),
+    );
   }
 }
 
@@ -47,7 +50,10 @@ export class EncryptionCodec implements PayloadCodec {
 export function decodeOne(keys: PayloadKeys | undefined, payload: Payload, what = 'payload'): Payload {
   if (!isEncrypted(payload)) return payload;
   const keyId = text(payload.metadata?.[KEY_ID_METADATA]);
-  if (keyId === undefined || keyId === '') throw new ValueError(`${what} is ${ENCRYPTED_ENCODING} but has no ${KEY_ID_METADATA} metadata: cannot tell which key decrypts it`);
+  if (keyId === undefined || keyId === '')
+    throw new ValueError(
+      `${what} is ${ENCRYPTED_ENCODING} but has no ${KEY_ID_METADATA} metadata: cannot tell which key decrypts it`,
+    );
   if (!payload.data) throw new ValueError(`${what} is ${ENCRYPTED_ENCODING} (key id "${keyId}") but holds no data`);
   const decoded = PayloadMessage.decode(open(keys, keyId, payload.data, 'temporal-payload', what));
   return { metadata: decoded.metadata, data: decoded.data };
@@ -78,5 +84,10 @@ export function decryptPayloadsIn(message: unknown, keys: PayloadKeys | undefine
 }
 
 function isPayloadShaped(value: unknown): value is Payload {
-  return value !== null && typeof value === 'object' && 'metadata' in value && typeof (value as Payload).metadata === 'object';
+  return (
+    value !== null &&
+    typeof value === 'object' &&
+    'metadata' in value &&
+    typeof (value as Payload).metadata === 'object'
+  );
 }

@@ -50,12 +50,14 @@ const MAX_BODY_BYTES = 16 * 1024 * 1024;
 const SESSION_COOKIE = 'fulfilment_codec_session';
 
 const base64 = z.string().regex(/^[A-Za-z0-9+/_-]*={0,2}$/, 'base64');
-const body = z.object({
-  payloads: z.array(
-    z.object({ metadata: z.record(base64).nullish(), data: base64.nullish() }).passthrough(),
-    { invalid_type_error: 'an array of payloads' },
-  ),
-}, { invalid_type_error: 'a JSON object {"payloads": [...]}', required_error: 'a JSON object {"payloads": [...]}' });
+const body = z.object(
+  {
+    payloads: z.array(z.object({ metadata: z.record(base64).nullish(), data: base64.nullish() }).passthrough(), {
+      invalid_type_error: 'an array of payloads',
+    }),
+  },
+  { invalid_type_error: 'a JSON object {"payloads": [...]}', required_error: 'a JSON object {"payloads": [...]}' },
+);
 
 type JsonPayload = { metadata?: Record<string, string> | null; data?: string | null };
 
@@ -68,13 +70,18 @@ function fromJson(p: JsonPayload): Payload {
 
 function toJson(p: Payload): JsonPayload {
   return {
-    metadata: Object.fromEntries(Object.entries(p.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v).toString('base64')])),
+    metadata: Object.fromEntries(
+      Object.entries(p.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v).toString('base64')]),
+    ),
     data: Buffer.from(p.data ?? new Uint8Array()).toString('base64'),
   };
 }
 
 class HttpError extends Error {
-  constructor(readonly status: number, message: string) {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -142,9 +149,14 @@ export async function startCodecServer(opts: CodecServerOptions): Promise<CodecS
     const origin = req.headers.origin;
     const path = new URL(req.url ?? '/', 'http://codec').pathname.replace(/\/+$/, '') || '/';
     // The login page posts to its own origin; anything else from a browser must come from an allowed origin.
-    const sameOrigin = origin !== undefined && req.headers.host !== undefined && origin === `http://${req.headers.host}`;
+    const sameOrigin =
+      origin !== undefined && req.headers.host !== undefined && origin === `http://${req.headers.host}`;
     if (origin !== undefined && !sameOrigin) {
-      if (!origins.has(origin)) throw new HttpError(403, `origin ${origin} is not allowed (CODEC_SERVER_CORS_ORIGINS: ${[...origins].join(', ')})`);
+      if (!origins.has(origin))
+        throw new HttpError(
+          403,
+          `origin ${origin} is not allowed (CODEC_SERVER_CORS_ORIGINS: ${[...origins].join(', ')})`,
+        );
       res.setHeader('Access-Control-Allow-Origin', origin);
       res.setHeader('Access-Control-Allow-Credentials', 'true');
       res.setHeader('Vary', 'Origin');
@@ -164,32 +176,48 @@ export async function startCodecServer(opts: CodecServerOptions): Promise<CodecS
     }
     if (path === '/login') {
       if (req.method === 'GET') {
-        res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' }).end(LOGIN_PAGE('Enter the codec server token to let this browser decode payloads.'));
+        res
+          .writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' })
+          .end(LOGIN_PAGE('Enter the codec server token to let this browser decode payloads.'));
         return;
       }
       if (req.method === 'POST') {
         const token = new URLSearchParams((await readBody(req)).toString('utf8')).get('token') ?? '';
         if (!equalSecret(token, opts.token)) {
-          res.writeHead(401, { 'Content-Type': 'text/html; charset=utf-8' }).end(LOGIN_PAGE('That is not the token. Try again.'));
+          res
+            .writeHead(401, { 'Content-Type': 'text/html; charset=utf-8' })
+            .end(LOGIN_PAGE('That is not the token. Try again.'));
           return;
         }
-        res.writeHead(200, {
-          'Content-Type': 'text/html; charset=utf-8',
-          'Set-Cookie': `${SESSION_COOKIE}=${session}; Path=/; HttpOnly; SameSite=Lax; Max-Age=43200`,
-        }).end(LOGIN_PAGE('Signed in: this browser may now decode payloads (for 12 hours).'));
+        res
+          .writeHead(200, {
+            'Content-Type': 'text/html; charset=utf-8',
+            'Set-Cookie': `${SESSION_COOKIE}=${session}; Path=/; HttpOnly; SameSite=Lax; Max-Age=43200`,
+          })
+          .end(LOGIN_PAGE('Signed in: this browser may now decode payloads (for 12 hours).'));
         return;
       }
     }
-    if (path !== '/decode' && path !== '/encode') throw new HttpError(404, `no such endpoint ${req.method} ${path}: POST /decode or /encode`);
+    if (path !== '/decode' && path !== '/encode')
+      throw new HttpError(404, `no such endpoint ${req.method} ${path}: POST /decode or /encode`);
     if (req.method !== 'POST') throw new HttpError(405, `${path} takes POST`);
     if (!authorised(req)) {
       res.setHeader('WWW-Authenticate', 'Bearer realm="fulfilment codec server"');
-      throw new HttpError(401, req.headers.authorization === undefined ? 'a bearer token is required (Authorization: Bearer <CODEC_SERVER_TOKEN>)' : 'the bearer token is not the codec server\'s');
+      throw new HttpError(
+        401,
+        req.headers.authorization === undefined
+          ? 'a bearer token is required (Authorization: Bearer <CODEC_SERVER_TOKEN>)'
+          : "the bearer token is not the codec server's",
+      );
     }
     let parsed: z.infer<typeof body>;
     try {
       const result = body.safeParse(JSON.parse((await readBody(req)).toString('utf8')));
-      if (!result.success) throw new HttpError(400, `expected ${result.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ')}`);
+      if (!result.success)
+        throw new HttpError(
+          400,
+          `expected ${result.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ')}`,
+        );
       parsed = result.data;
     } catch (err) {
       if (err instanceof HttpError) throw err;
@@ -229,9 +257,10 @@ export async function startCodecServer(opts: CodecServerOptions): Promise<CodecS
   return {
     server,
     url: `http://${host}:${address.port}`,
-    close: () => new Promise((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    }),
+    close: () =>
+      new Promise((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }

@@ -34,7 +34,12 @@ export const bridgeSchema = {
    */
   BRIDGE_PARKED_BUDGET_SECONDS: positiveInt.default(300),
   /** Kafka consumer session timeout, milliseconds: how long a crashed bridge holds its partitions. */
-  BRIDGE_SESSION_TIMEOUT_MS: z.coerce.number({ invalid_type_error: 'milliseconds, 6000–300000' }).int().min(6000, 'milliseconds, 6000–300000').max(300_000, 'milliseconds, 6000–300000').default(30_000),
+  BRIDGE_SESSION_TIMEOUT_MS: z.coerce
+    .number({ invalid_type_error: 'milliseconds, 6000–300000' })
+    .int()
+    .min(6000, 'milliseconds, 6000–300000')
+    .max(300_000, 'milliseconds, 6000–300000')
+    .default(30_000),
   /**
    * Per partition, most records the bridge may start past the oldest unfinished one: finished records behind a
    * slow one cannot be committed, so this bounds what a crash redelivers and how far lanes run ahead.

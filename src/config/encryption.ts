@@ -33,7 +33,10 @@ export function payloadKeys(env: NodeJS.ProcessEnv, c: Partial<Config>, problems
     return undefined;
   }
   if (!inline && file === undefined) {
-    if (c.PAYLOAD_ENCRYPTION_KEY_ID !== undefined) problems.push('PAYLOAD_ENCRYPTION_KEY_ID is set, but there are no keys: set PAYLOAD_ENCRYPTION_KEYS (or PAYLOAD_ENCRYPTION_KEYS_FILE) too');
+    if (c.PAYLOAD_ENCRYPTION_KEY_ID !== undefined)
+      problems.push(
+        'PAYLOAD_ENCRYPTION_KEY_ID is set, but there are no keys: set PAYLOAD_ENCRYPTION_KEYS (or PAYLOAD_ENCRYPTION_KEYS_FILE) too',
+      );
     return undefined;
   }
   const source = inline ? 'PAYLOAD_ENCRYPTION_KEYS' : 'PAYLOAD_ENCRYPTION_KEYS_FILE';
@@ -45,7 +48,9 @@ export function payloadKeys(env: NodeJS.ProcessEnv, c: Partial<Config>, problems
   }
   const current = c.PAYLOAD_ENCRYPTION_KEY_ID ?? [...keys.keys()][0]!;
   if (!keys.has(current)) {
-    problems.push(`PAYLOAD_ENCRYPTION_KEY_ID=${JSON.stringify(current)} is invalid: expected one of the key ids in ${source} (${[...keys.keys()].join(', ')})`);
+    problems.push(
+      `PAYLOAD_ENCRYPTION_KEY_ID=${JSON.stringify(current)} is invalid: expected one of the key ids in ${source} (${[...keys.keys()].join(', ')})`,
+    );
     return undefined;
   }
   return new PayloadKeys(keys, current, source);

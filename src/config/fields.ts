@@ -5,21 +5,36 @@
 import { accessSync, constants, readFileSync, statSync } from 'node:fs';
 import { z } from 'zod';
 
-export const port = z.coerce.number({ invalid_type_error: 'a port number 0–65535' }).int('a port number 0–65535').min(0, 'a port number 0–65535').max(65535, 'a port number 0–65535');
-export const positiveInt = z.coerce.number({ invalid_type_error: 'a whole number ≥ 1' }).int('a whole number ≥ 1').min(1, 'a whole number ≥ 1');
-export const atLeastTwo = z.coerce.number({ invalid_type_error: 'a whole number ≥ 2' }).int('a whole number ≥ 2').min(2, 'a whole number ≥ 2');
+export const port = z.coerce
+  .number({ invalid_type_error: 'a port number 0–65535' })
+  .int('a port number 0–65535')
+  .min(0, 'a port number 0–65535')
+  .max(65535, 'a port number 0–65535');
+export const positiveInt = z.coerce
+  .number({ invalid_type_error: 'a whole number ≥ 1' })
+  .int('a whole number ≥ 1')
+  .min(1, 'a whole number ≥ 1');
+export const atLeastTwo = z.coerce
+  .number({ invalid_type_error: 'a whole number ≥ 2' })
+  .int('a whole number ≥ 2')
+  .min(2, 'a whole number ≥ 2');
 export const nonEmpty = z.string().trim().min(1);
 /** A switch: true, false, 1 or 0, read as a boolean. */
-export const booleanFlag = z.enum(['true', 'false', '1', '0'], { message: 'true, false, 1 or 0' }).transform((v) => v === 'true' || v === '1');
+export const booleanFlag = z
+  .enum(['true', 'false', '1', '0'], { message: 'true, false, 1 or 0' })
+  .transform((v) => v === 'true' || v === '1');
 
 export const url = (protocols: string[]) =>
-  nonEmpty.refine((v) => {
-    try {
-      return protocols.includes(new URL(v).protocol);
-    } catch {
-      return false;
-    }
-  }, `a URL starting with ${protocols.map((p) => `${p}//`).join(' or ')}`);
+  nonEmpty.refine(
+    (v) => {
+      try {
+        return protocols.includes(new URL(v).protocol);
+      } catch {
+        return false;
+      }
+    },
+    `a URL starting with ${protocols.map((p) => `${p}//`).join(' or ')}`,
+  );
 
 /** A readable PEM file holding at least one certificate. */
 export const pemCertificateFile = nonEmpty.superRefine((path, ctx) => {
@@ -27,10 +42,17 @@ export const pemCertificateFile = nonEmpty.superRefine((path, ctx) => {
   try {
     text = readFileSync(path, 'utf8');
   } catch (err) {
-    ctx.addIssue({ code: z.ZodIssueCode.custom, message: `a readable PEM file (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})` });
+    ctx.addIssue({
+      code: z.ZodIssueCode.custom,
+      message: `a readable PEM file (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+    });
     return;
   }
-  if (!text.includes('-----BEGIN CERTIFICATE-----')) ctx.addIssue({ code: z.ZodIssueCode.custom, message: 'a PEM file holding a certificate (-----BEGIN CERTIFICATE-----)' });
+  if (!text.includes('-----BEGIN CERTIFICATE-----'))
+    ctx.addIssue({
+      code: z.ZodIssueCode.custom,
+      message: 'a PEM file holding a certificate (-----BEGIN CERTIFICATE-----)',
+    });
 });
 
 export const hostPort = nonEmpty.regex(/^[^\s:,]+:\d{1,5}$/, 'host:port');
@@ -60,28 +82,43 @@ export const readableFile = (pem?: { label: RegExp; what: string; refused?: { la
     if (!pem) return;
     const text = readFileSync(path, 'utf8');
     const has = (label: RegExp) => new RegExp(`-----BEGIN ${label.source}-----`).test(text);
-    if (pem.refused && has(pem.refused.label)) ctx.addIssue({ code: z.ZodIssueCode.custom, message: `${pem.what}, but ${path} ${pem.refused.why}` });
-    else if (!has(pem.label)) ctx.addIssue({ code: z.ZodIssueCode.custom, message: `a PEM file holding ${pem.what}, but ${path} has no "-----BEGIN ...-----" block of that kind` });
+    if (pem.refused && has(pem.refused.label))
+      ctx.addIssue({ code: z.ZodIssueCode.custom, message: `${pem.what}, but ${path} ${pem.refused.why}` });
+    else if (!has(pem.label))
+      ctx.addIssue({
+        code: z.ZodIssueCode.custom,
+        message: `a PEM file holding ${pem.what}, but ${path} has no "-----BEGIN ...-----" block of that kind`,
+      });
   });
 export const pemCertificates = readableFile({ label: /CERTIFICATE/, what: 'one or more certificates' });
 export const pemPrivateKey = readableFile({
   label: /(?:RSA |EC )?PRIVATE KEY/,
   what: 'an unencrypted private key',
-  refused: { label: /ENCRYPTED PRIVATE KEY/, why: 'is encrypted and no passphrase is taken (decrypt it: openssl pkey -in <file> -out <new file>)' },
+  refused: {
+    label: /ENCRYPTED PRIVATE KEY/,
+    why: 'is encrypted and no passphrase is taken (decrypt it: openssl pkey -in <file> -out <new file>)',
+  },
 });
 
 /** `a, b or c`: the values a message lists as expected. */
 export const orList = (values: readonly string[]) => `${values.slice(0, -1).join(', ')} or ${values.at(-1)}`;
 
 /** Variables whose values are secrets: never repeated in an error message. */
-export const SECRET_VARIABLES: ReadonlySet<string> = new Set(['KAFKA_SASL_PASSWORD', 'PAYLOAD_ENCRYPTION_KEYS', 'CODEC_SERVER_TOKEN', 'OTEL_EXPORTER_OTLP_HEADERS', 'OTEL_EXPORTER_OTLP_TRACES_HEADERS']);
+export const SECRET_VARIABLES: ReadonlySet<string> = new Set([
+  'KAFKA_SASL_PASSWORD',
+  'PAYLOAD_ENCRYPTION_KEYS',
+  'CODEC_SERVER_TOKEN',
+  'OTEL_EXPORTER_OTLP_HEADERS',
+  'OTEL_EXPORTER_OTLP_TRACES_HEADERS',
+]);
 /** Variables whose values are URLs that may carry a password: repeated with the password masked. */
 const URL_WITH_PASSWORD: ReadonlySet<string> = new Set(['DATABASE_URL', 'DATABASE_MIGRATION_URL']);
 
 /** A variable's value as an error message may repeat it. */
 export function shown(name: string, raw: string | undefined): string {
   if (SECRET_VARIABLES.has(name)) return '(hidden)';
-  if (raw !== undefined && URL_WITH_PASSWORD.has(name)) return JSON.stringify(raw.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/?#@]*:)[^@/?#]*@/i, '$1***@'));
+  if (raw !== undefined && URL_WITH_PASSWORD.has(name))
+    return JSON.stringify(raw.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/?#@]*:)[^@/?#]*@/i, '$1***@'));
   return JSON.stringify(raw);
 }
 

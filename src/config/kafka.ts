@@ -45,7 +45,10 @@ export const kafkaSchema = {
   KAFKA_SASL_PASSWORD: z.string().min(1).optional(),
   /** File holding the SASL password (a mounted secret); one trailing newline is ignored. */
   KAFKA_SASL_PASSWORD_FILE: readableFile()
-    .refine((path) => readFileSync(path, 'utf8').replace(/\r?\n$/, '').length > 0, 'a file holding the password, but it is empty')
+    .refine(
+      (path) => readFileSync(path, 'utf8').replace(/\r?\n$/, '').length > 0,
+      'a file holding the password, but it is empty',
+    )
     .optional(),
   /** ES module whose default export is the OAUTHBEARER token provider: `async () => ({ value: token })`. */
   KAFKA_SASL_OAUTHBEARER_PROVIDER: readableFile().optional(),
@@ -57,7 +60,11 @@ export const kafkaSchema = {
    * Replication factor `fulfilment provision` gives the topics it creates; unset: the broker's own
    * default.replication.factor (3 on managed clusters, 1 on the local stack). Never changes an existing topic.
    */
-  KAFKA_REPLICATION_FACTOR: z.coerce.number({ invalid_type_error: 'a whole number of replicas ≥ 1' }).int('a whole number of replicas ≥ 1').min(1, 'a whole number of replicas ≥ 1').optional(),
+  KAFKA_REPLICATION_FACTOR: z.coerce
+    .number({ invalid_type_error: 'a whole number of replicas ≥ 1' })
+    .int('a whole number of replicas ≥ 1')
+    .min(1, 'a whole number of replicas ≥ 1')
+    .optional(),
   /** Dead-letter topic for records that can never be processed. */
   DLQ_TOPIC: nonEmpty.default('orders.fulfilment.dlq'),
   /** Kafka consumer group of the bridge. */
@@ -96,7 +103,9 @@ export function kafkaSecurityProblems(c: Partial<Config>, invalid: ReadonlySet<s
   const sasl = protocol === 'SASL_PLAINTEXT' || protocol === 'SASL_SSL';
   const tlsSet = set(['KAFKA_SSL_CA_FILE', 'KAFKA_SSL_CERT_FILE', 'KAFKA_SSL_KEY_FILE', 'KAFKA_SSL_SERVERNAME']);
   if (!tls && tlsSet.length > 0) {
-    problems.push(`${tlsSet.join(', ')} set, but KAFKA_SECURITY_PROTOCOL=${protocol} does not use TLS: expected KAFKA_SECURITY_PROTOCOL=SSL or SASL_SSL, or unset them`);
+    problems.push(
+      `${tlsSet.join(', ')} set, but KAFKA_SECURITY_PROTOCOL=${protocol} does not use TLS: expected KAFKA_SECURITY_PROTOCOL=SSL or SASL_SSL, or unset them`,
+    );
   }
   if (tls && isSet('KAFKA_SSL_CERT_FILE') !== isSet('KAFKA_SSL_KEY_FILE')) {
     problems.push(
@@ -105,30 +114,50 @@ export function kafkaSecurityProblems(c: Partial<Config>, invalid: ReadonlySet<s
         : 'KAFKA_SSL_KEY_FILE is set without KAFKA_SSL_CERT_FILE: a private key needs the client certificate it belongs to',
     );
   }
-  const saslSet = set(['KAFKA_SASL_MECHANISM', 'KAFKA_SASL_USERNAME', 'KAFKA_SASL_PASSWORD', 'KAFKA_SASL_PASSWORD_FILE', 'KAFKA_SASL_OAUTHBEARER_PROVIDER']);
+  const saslSet = set([
+    'KAFKA_SASL_MECHANISM',
+    'KAFKA_SASL_USERNAME',
+    'KAFKA_SASL_PASSWORD',
+    'KAFKA_SASL_PASSWORD_FILE',
+    'KAFKA_SASL_OAUTHBEARER_PROVIDER',
+  ]);
   if (!sasl) {
-    if (saslSet.length > 0) problems.push(`${saslSet.join(', ')} set, but KAFKA_SECURITY_PROTOCOL=${protocol} does not use SASL: expected KAFKA_SECURITY_PROTOCOL=SASL_SSL or SASL_PLAINTEXT, or unset them`);
+    if (saslSet.length > 0)
+      problems.push(
+        `${saslSet.join(', ')} set, but KAFKA_SECURITY_PROTOCOL=${protocol} does not use SASL: expected KAFKA_SECURITY_PROTOCOL=SASL_SSL or SASL_PLAINTEXT, or unset them`,
+      );
     return problems;
   }
   const mechanism = c.KAFKA_SASL_MECHANISM;
   if (mechanism === undefined) {
-    problems.push(`KAFKA_SECURITY_PROTOCOL=${protocol} needs KAFKA_SASL_MECHANISM: expected ${orList(KAFKA_SASL_MECHANISMS)}`);
+    problems.push(
+      `KAFKA_SECURITY_PROTOCOL=${protocol} needs KAFKA_SASL_MECHANISM: expected ${orList(KAFKA_SASL_MECHANISMS)}`,
+    );
     return problems;
   }
   if (mechanism === 'OAUTHBEARER') {
     if (!isSet('KAFKA_SASL_OAUTHBEARER_PROVIDER')) {
-      problems.push('KAFKA_SASL_MECHANISM=OAUTHBEARER needs KAFKA_SASL_OAUTHBEARER_PROVIDER: the path of an ES module whose default export returns the token');
+      problems.push(
+        'KAFKA_SASL_MECHANISM=OAUTHBEARER needs KAFKA_SASL_OAUTHBEARER_PROVIDER: the path of an ES module whose default export returns the token',
+      );
     }
     const unused = set(['KAFKA_SASL_USERNAME', 'KAFKA_SASL_PASSWORD', 'KAFKA_SASL_PASSWORD_FILE']);
-    if (unused.length > 0) problems.push(`${unused.join(', ')} set, but KAFKA_SASL_MECHANISM=OAUTHBEARER takes its token from KAFKA_SASL_OAUTHBEARER_PROVIDER: unset them`);
+    if (unused.length > 0)
+      problems.push(
+        `${unused.join(', ')} set, but KAFKA_SASL_MECHANISM=OAUTHBEARER takes its token from KAFKA_SASL_OAUTHBEARER_PROVIDER: unset them`,
+      );
     return problems;
   }
   if (isSet('KAFKA_SASL_OAUTHBEARER_PROVIDER')) {
-    problems.push(`KAFKA_SASL_OAUTHBEARER_PROVIDER set, but KAFKA_SASL_MECHANISM=${mechanism} does not use it: expected KAFKA_SASL_MECHANISM=OAUTHBEARER, or unset it`);
+    problems.push(
+      `KAFKA_SASL_OAUTHBEARER_PROVIDER set, but KAFKA_SASL_MECHANISM=${mechanism} does not use it: expected KAFKA_SASL_MECHANISM=OAUTHBEARER, or unset it`,
+    );
   }
   if (!isSet('KAFKA_SASL_USERNAME')) problems.push(`KAFKA_SASL_MECHANISM=${mechanism} needs KAFKA_SASL_USERNAME`);
   if (!isSet('KAFKA_SASL_PASSWORD') && !isSet('KAFKA_SASL_PASSWORD_FILE')) {
-    problems.push(`KAFKA_SASL_MECHANISM=${mechanism} needs a password: set KAFKA_SASL_PASSWORD or KAFKA_SASL_PASSWORD_FILE`);
+    problems.push(
+      `KAFKA_SASL_MECHANISM=${mechanism} needs a password: set KAFKA_SASL_PASSWORD or KAFKA_SASL_PASSWORD_FILE`,
+    );
   } else if (isSet('KAFKA_SASL_PASSWORD') && isSet('KAFKA_SASL_PASSWORD_FILE')) {
     problems.push('KAFKA_SASL_PASSWORD and KAFKA_SASL_PASSWORD_FILE are both set: expected one of them');
   }

@@ -35,11 +35,20 @@ export const postgresSchema = {
   /** Days the dedupe ledger (processed_events) keeps a row; pruned by the ledger-retention schedule. Default 30. */
   LEDGER_RETENTION_DAYS: positiveInt.default(30),
   /** Days after Kafka retention within which an event may still come back (DLQ redrive, replays). Default 14. */
-  REDRIVE_WINDOW_DAYS: z.coerce.number({ invalid_type_error: 'a whole number of days ≥ 0' }).int('a whole number of days ≥ 0').min(0, 'a whole number of days ≥ 0').default(14),
+  REDRIVE_WINDOW_DAYS: z.coerce
+    .number({ invalid_type_error: 'a whole number of days ≥ 0' })
+    .int('a whole number of days ≥ 0')
+    .min(0, 'a whole number of days ≥ 0')
+    .default(14),
   /** How often the ledger-retention schedule prunes (`30m`, `1h`, `1d`, at least 1m); `0`: this worker leaves the schedule alone. */
   LEDGER_PRUNE_INTERVAL: duration.default('1h'),
   /** Rows deleted per call of prune_processed_events (one short transaction each), 1–10000. */
-  LEDGER_PRUNE_BATCH: z.coerce.number({ invalid_type_error: 'a whole number 1–10000' }).int('a whole number 1–10000').min(1, 'a whole number 1–10000').max(10_000, 'a whole number 1–10000').default(1000),
+  LEDGER_PRUNE_BATCH: z.coerce
+    .number({ invalid_type_error: 'a whole number 1–10000' })
+    .int('a whole number 1–10000')
+    .min(1, 'a whole number 1–10000')
+    .max(10_000, 'a whole number 1–10000')
+    .default(1000),
   /** Id of the Temporal Schedule that prunes the ledger: one per deployment (namespace and task queue). */
   LEDGER_PRUNE_SCHEDULE_ID: nonEmpty.default('fulfilment-ledger-retention'),
 };
@@ -73,10 +82,14 @@ export function databaseProblems(c: Partial<Config>): string[] {
       const params = new URL(value).searchParams;
       const mode = params.get('sslmode');
       if (mode === 'disable' || mode === 'no-verify') {
-        problems.push(`${name} has sslmode=${mode}, which contradicts DATABASE_SSL_CA_FILE (verify the server against that CA): expected sslmode verify-full, require or none`);
+        problems.push(
+          `${name} has sslmode=${mode}, which contradicts DATABASE_SSL_CA_FILE (verify the server against that CA): expected sslmode verify-full, require or none`,
+        );
       }
       if (params.has('sslrootcert')) {
-        problems.push(`${name} names a CA itself (sslrootcert) and DATABASE_SSL_CA_FILE names one too: expected only one of them`);
+        problems.push(
+          `${name} names a CA itself (sslrootcert) and DATABASE_SSL_CA_FILE names one too: expected only one of them`,
+        );
       }
     }
   }
@@ -85,7 +98,12 @@ export function databaseProblems(c: Partial<Config>): string[] {
 
 export function ledgerRetentionProblems(c: Partial<Config>): string[] {
   const problems: string[] = [];
-  if (c.LEDGER_RETENTION_DAYS === undefined || c.KAFKA_RETENTION_DAYS === undefined || c.REDRIVE_WINDOW_DAYS === undefined) return problems;
+  if (
+    c.LEDGER_RETENTION_DAYS === undefined ||
+    c.KAFKA_RETENTION_DAYS === undefined ||
+    c.REDRIVE_WINDOW_DAYS === undefined
+  )
+    return problems;
   const redelivery = c.KAFKA_RETENTION_DAYS + c.REDRIVE_WINDOW_DAYS;
   if (c.LEDGER_RETENTION_DAYS < redelivery) {
     problems.push(

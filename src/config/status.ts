@@ -5,7 +5,12 @@
 import { z } from 'zod';
 import { booleanFlag, duration, nonEmpty, positiveInt } from './fields.js';
 
-const rows = (max: number) => z.coerce.number({ invalid_type_error: `a whole number 1–${max}` }).int(`a whole number 1–${max}`).min(1, `a whole number 1–${max}`).max(max, `a whole number 1–${max}`);
+const rows = (max: number) =>
+  z.coerce
+    .number({ invalid_type_error: `a whole number 1–${max}` })
+    .int(`a whole number 1–${max}`)
+    .min(1, `a whole number 1–${max}`)
+    .max(max, `a whole number 1–${max}`);
 
 export const statusSchema = {
   /** Output topic of the fulfilment status events (docs/schema/fulfilment-status.v1.schema.json). */
@@ -23,7 +28,11 @@ export const statusSchema = {
    * Milliseconds between an idle relay's looks for rows it was not notified of (a notification wakes it at once), and
    * between a standby's tries to lead; also how often the lag metric is read. At least 50.
    */
-  STATUS_RELAY_POLL_MS: z.coerce.number({ invalid_type_error: 'milliseconds ≥ 50' }).int('milliseconds ≥ 50').min(50, 'milliseconds ≥ 50').default(1000),
+  STATUS_RELAY_POLL_MS: z.coerce
+    .number({ invalid_type_error: 'milliseconds ≥ 50' })
+    .int('milliseconds ≥ 50')
+    .min(50, 'milliseconds ≥ 50')
+    .default(1000),
   /** Days a sent outbox row is kept (what `fulfilment status tail` can show), then pruned. */
   STATUS_OUTBOX_RETENTION_DAYS: positiveInt.default(7),
   /** How often the status-outbox retention schedule runs (30m, 1h, 1d; at least 1m); 0: this worker leaves it alone. */

@@ -78,7 +78,13 @@ function defaultTemporalConfigFile(env: NodeJS.ProcessEnv): string | undefined {
 
 function readProblem(err: unknown): string {
   const code = (err as NodeJS.ErrnoException).code;
-  return code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'a directory, not a file' : (err as Error).message;
+  return code === 'ENOENT'
+    ? 'no such file'
+    : code === 'EACCES'
+      ? 'permission denied'
+      : code === 'EISDIR'
+        ? 'a directory, not a file'
+        : (err as Error).message;
 }
 
 type TlsField = 'server_ca_cert' | 'client_cert' | 'client_key';
@@ -95,27 +101,41 @@ const TLS_ENV: Record<TlsField, string> = {
  * that pointed at it. envconfig (and the Temporal modules under it) is loaded only when there is something for it
  * to read — a configuration file or one of its variables — so the CLI's quick paths stay free of Temporal modules.
  */
-export function temporalSettings(rawEnv: NodeJS.ProcessEnv, c: Partial<Config>, problems: string[]): TemporalSettings | undefined {
+export function temporalSettings(
+  rawEnv: NodeJS.ProcessEnv,
+  c: Partial<Config>,
+  problems: string[],
+): TemporalSettings | undefined {
   // Empty means unset, as for every other variable; TEMPORAL_GRPC_META_X= keeps envconfig's meaning (drop header X).
   const env = Object.fromEntries(
-    Object.entries(rawEnv).filter((e): e is [string, string] => typeof e[1] === 'string' && (e[1] !== '' || e[0].startsWith('TEMPORAL_GRPC_META_'))),
+    Object.entries(rawEnv).filter(
+      (e): e is [string, string] => typeof e[1] === 'string' && (e[1] !== '' || e[0].startsWith('TEMPORAL_GRPC_META_')),
+    ),
   );
   const explicitFile = env.TEMPORAL_CONFIG_FILE;
   if (explicitFile !== undefined && !existsSync(explicitFile)) {
-    problems.push(`TEMPORAL_CONFIG_FILE=${JSON.stringify(explicitFile)} is invalid: expected a Temporal client configuration file (TOML), but there is no such file`);
+    problems.push(
+      `TEMPORAL_CONFIG_FILE=${JSON.stringify(explicitFile)} is invalid: expected a Temporal client configuration file (TOML), but there is no such file`,
+    );
     return undefined;
   }
   const file = explicitFile ?? defaultTemporalConfigFile(env);
   const fileExists = file !== undefined && existsSync(file);
   const fileName = explicitFile !== undefined ? `${explicitFile} (TEMPORAL_CONFIG_FILE)` : (file ?? '');
   if (env.TEMPORAL_PROFILE !== undefined && !fileExists) {
-    problems.push(`TEMPORAL_PROFILE=${JSON.stringify(env.TEMPORAL_PROFILE)} is invalid: there is no Temporal configuration file to take it from (set TEMPORAL_CONFIG_FILE${file ? `, or create ${file}` : ''})`);
+    problems.push(
+      `TEMPORAL_PROFILE=${JSON.stringify(env.TEMPORAL_PROFILE)} is invalid: there is no Temporal configuration file to take it from (set TEMPORAL_CONFIG_FILE${file ? `, or create ${file}` : ''})`,
+    );
     return undefined;
   }
   const useEnvconfig = fileExists || Object.keys(env).some((k) => ENVCONFIG_ONLY.test(k));
   if (!useEnvconfig) {
     if (c.TEMPORAL_ADDRESS === undefined || c.TEMPORAL_NAMESPACE === undefined) return undefined;
-    return { address: c.TEMPORAL_ADDRESS, namespace: c.TEMPORAL_NAMESPACE, addressFrom: env.TEMPORAL_ADDRESS ? 'TEMPORAL_ADDRESS' : 'the local default' };
+    return {
+      address: c.TEMPORAL_ADDRESS,
+      namespace: c.TEMPORAL_NAMESPACE,
+      addressFrom: env.TEMPORAL_ADDRESS ? 'TEMPORAL_ADDRESS' : 'the local default',
+    };
   }
 
   const envconfig = createRequire(import.meta.url)('@temporalio/envconfig') as typeof import('@temporalio/envconfig');
@@ -124,15 +144,25 @@ export function temporalSettings(rawEnv: NodeJS.ProcessEnv, c: Partial<Config>, 
   let merged: import('@temporalio/envconfig').ClientConfigProfile;
   try {
     // Strict: a misspelt key in a security setting must not pass silently.
-    fromFile = fileExists ? envconfig.loadClientConfigProfile({ overrideEnvVars: env, disableEnv: true, configFileStrict: true }) : {};
-    merged = envconfig.loadClientConfigProfile({ overrideEnvVars: env, disableFile: !fileExists, configFileStrict: true });
+    fromFile = fileExists
+      ? envconfig.loadClientConfigProfile({ overrideEnvVars: env, disableEnv: true, configFileStrict: true })
+      : {};
+    merged = envconfig.loadClientConfigProfile({
+      overrideEnvVars: env,
+      disableFile: !fileExists,
+      configFileStrict: true,
+    });
   } catch (err) {
     const message = (err as Error).message;
     if (/^Profile '.*' not found/.test(message)) {
       const names = Object.keys(envconfig.loadClientConfig({ overrideEnvVars: env, configFileStrict: false }).profiles);
-      problems.push(`TEMPORAL_PROFILE=${JSON.stringify(profileName)} is invalid: ${fileName} has no [profile.${profileName}] (it has ${names.length ? names.map((n) => `"${n}"`).join(', ') : 'none'})`);
+      problems.push(
+        `TEMPORAL_PROFILE=${JSON.stringify(profileName)} is invalid: ${fileName} has no [profile.${profileName}] (it has ${names.length ? names.map((n) => `"${n}"`).join(', ') : 'none'})`,
+      );
     } else {
-      problems.push(`${explicitFile !== undefined ? 'TEMPORAL_CONFIG_FILE' : 'The Temporal configuration file'} ${JSON.stringify(file)} is invalid: ${message}`);
+      problems.push(
+        `${explicitFile !== undefined ? 'TEMPORAL_CONFIG_FILE' : 'The Temporal configuration file'} ${JSON.stringify(file)} is invalid: ${message}`,
+      );
     }
     return undefined;
   }
@@ -152,7 +182,9 @@ export function temporalSettings(rawEnv: NodeJS.ProcessEnv, c: Partial<Config>, 
     else problems.push(`${inFile('namespace')} is invalid: expected a namespace name`);
   }
   if (env.TEMPORAL_TLS_DISABLE_HOST_VERIFICATION !== undefined) {
-    problems.push('TEMPORAL_TLS_DISABLE_HOST_VERIFICATION is not supported: the Temporal TypeScript SDK always verifies the server; set TEMPORAL_TLS_SERVER_NAME to the name in its certificate instead');
+    problems.push(
+      'TEMPORAL_TLS_DISABLE_HOST_VERIFICATION is not supported: the Temporal TypeScript SDK always verifies the server; set TEMPORAL_TLS_SERVER_NAME to the name in its certificate instead',
+    );
   }
 
   let tls: TemporalTls | false | undefined;
@@ -160,22 +192,33 @@ export function temporalSettings(rawEnv: NodeJS.ProcessEnv, c: Partial<Config>, 
   if (t?.disabled === true) tls = false;
   else if (t !== undefined) {
     /** Reads one certificate or key source; the origin named is the variable when it came from one, else the profile key. */
-    const read = (field: TlsField, source: import('@temporalio/envconfig').ConfigDataSource | undefined, check: (pem: Buffer) => void): Buffer | undefined => {
+    const read = (
+      field: TlsField,
+      source: import('@temporalio/envconfig').ConfigDataSource | undefined,
+      check: (pem: Buffer) => void,
+    ): Buffer | undefined => {
       if (source === undefined) return undefined;
       const isPath = 'path' in source;
-      const origin = env[`${TLS_ENV[field]}_${isPath ? 'PATH' : 'DATA'}`] !== undefined ? `${TLS_ENV[field]}_${isPath ? 'PATH' : 'DATA'}` : inFile(`tls.${field}_${isPath ? 'path' : 'data'}`);
+      const origin =
+        env[`${TLS_ENV[field]}_${isPath ? 'PATH' : 'DATA'}`] !== undefined
+          ? `${TLS_ENV[field]}_${isPath ? 'PATH' : 'DATA'}`
+          : inFile(`tls.${field}_${isPath ? 'path' : 'data'}`);
       let pem: Buffer;
       try {
         pem = isPath ? readFileSync(source.path) : Buffer.from(source.data);
       } catch (err) {
-        problems.push(`${origin}=${JSON.stringify(isPath ? source.path : '…')} is invalid: cannot read it (${readProblem(err)})`);
+        problems.push(
+          `${origin}=${JSON.stringify(isPath ? source.path : '…')} is invalid: cannot read it (${readProblem(err)})`,
+        );
         return undefined;
       }
       try {
         check(pem);
       } catch (err) {
         const what = field === 'client_key' ? 'a PEM private key' : 'a PEM certificate';
-        problems.push(`${origin}${isPath ? `=${JSON.stringify(source.path)}` : ''} is invalid: expected ${what} (${(err as Error).message})`);
+        problems.push(
+          `${origin}${isPath ? `=${JSON.stringify(source.path)}` : ''} is invalid: expected ${what} (${(err as Error).message})`,
+        );
         return undefined;
       }
       return pem;
@@ -190,7 +233,9 @@ export function temporalSettings(rawEnv: NodeJS.ProcessEnv, c: Partial<Config>, 
           : 'TEMPORAL_TLS_CLIENT_CERT_PATH (or its profile key) is set without its private key: set TEMPORAL_TLS_CLIENT_KEY_PATH too',
       );
     } else if (crt && key && !new X509Certificate(crt).checkPrivateKey(createPrivateKey(key))) {
-      problems.push('TEMPORAL_TLS_CLIENT_KEY_PATH does not belong to TEMPORAL_TLS_CLIENT_CERT_PATH: the private key does not match the certificate');
+      problems.push(
+        'TEMPORAL_TLS_CLIENT_KEY_PATH does not belong to TEMPORAL_TLS_CLIENT_CERT_PATH: the private key does not match the certificate',
+      );
     }
     tls = {
       ...(t.serverName ? { serverNameOverride: t.serverName } : {}),
@@ -208,6 +253,8 @@ export function temporalSettings(rawEnv: NodeJS.ProcessEnv, c: Partial<Config>, 
     ...(tls !== undefined ? { tls } : {}),
     ...(merged.grpcMeta && Object.keys(merged.grpcMeta).length > 0 ? { metadata: merged.grpcMeta } : {}),
     // The profile named in messages: one that exists in the file (an absent default profile is no profile).
-    ...(fileExists && (env.TEMPORAL_PROFILE !== undefined || Object.keys(fromFile).length > 0) ? { profile: { name: profileName, file: file! } } : {}),
+    ...(fileExists && (env.TEMPORAL_PROFILE !== undefined || Object.keys(fromFile).length > 0)
+      ? { profile: { name: profileName, file: file! } }
+      : {}),
   };
 }

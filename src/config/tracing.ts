@@ -6,13 +6,23 @@ import type { Config } from '../config.js';
 /** OTEL_TRACES_EXPORTER values this service has an exporter for. */
 export const OTEL_TRACES_EXPORTERS = ['otlp', 'console', 'none'] as const;
 /** OTEL_TRACES_SAMPLER values (the standard's names). */
-export const OTEL_TRACES_SAMPLERS = ['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'] as const;
+export const OTEL_TRACES_SAMPLERS = [
+  'always_on',
+  'always_off',
+  'traceidratio',
+  'parentbased_always_on',
+  'parentbased_always_off',
+  'parentbased_traceidratio',
+] as const;
 /** OTLP encodings the exporters speak; `grpc` is refused with a message saying so. */
 export const OTLP_PROTOCOLS = ['http/protobuf', 'http/json'] as const;
 const otlpProtocol = z
   .string()
   .trim()
-  .refine((v) => v !== 'grpc', 'http/protobuf or http/json (this service exports over OTLP/HTTP; point it at the receiver\'s HTTP port, 4318 by default, not grpc)')
+  .refine(
+    (v) => v !== 'grpc',
+    "http/protobuf or http/json (this service exports over OTLP/HTTP; point it at the receiver's HTTP port, 4318 by default, not grpc)",
+  )
   .pipe(z.enum(OTLP_PROTOCOLS, { message: orList(OTLP_PROTOCOLS) }));
 
 /**
@@ -25,13 +35,19 @@ const otlpKeyValues = nonEmpty.transform((v, ctx) => {
     const at = item.indexOf('=');
     const key = at > 0 ? item.slice(0, at).trim() : '';
     if (key === '') {
-      ctx.addIssue({ code: z.ZodIssueCode.custom, message: 'a comma list of key=value pairs, e.g. key1=value1,key2=value2' });
+      ctx.addIssue({
+        code: z.ZodIssueCode.custom,
+        message: 'a comma list of key=value pairs, e.g. key1=value1,key2=value2',
+      });
       return z.NEVER;
     }
     try {
       out[key] = decodeURIComponent(item.slice(at + 1).trim());
     } catch {
-      ctx.addIssue({ code: z.ZodIssueCode.custom, message: `a comma list of key=value pairs whose values are percent-encoded, but the value of ${key} is not` });
+      ctx.addIssue({
+        code: z.ZodIssueCode.custom,
+        message: `a comma list of key=value pairs whose values are percent-encoded, but the value of ${key} is not`,
+      });
       return z.NEVER;
     }
   }
@@ -64,9 +80,15 @@ export const tracingSchema = {
   /** More resource attributes, `key=value` comma list (values percent-decoded), e.g. `deployment.environment.name=prod`. */
   OTEL_RESOURCE_ATTRIBUTES: otlpKeyValues.optional(),
   /** Which traces are recorded: always_on, always_off, traceidratio, or parentbased_* of those (follow the caller's decision). */
-  OTEL_TRACES_SAMPLER: z.enum(OTEL_TRACES_SAMPLERS, { message: orList(OTEL_TRACES_SAMPLERS) }).default('parentbased_always_on'),
+  OTEL_TRACES_SAMPLER: z
+    .enum(OTEL_TRACES_SAMPLERS, { message: orList(OTEL_TRACES_SAMPLERS) })
+    .default('parentbased_always_on'),
   /** The ratio of the *traceidratio samplers, 0–1 (default 1). */
-  OTEL_TRACES_SAMPLER_ARG: z.coerce.number({ invalid_type_error: 'a ratio from 0 to 1' }).min(0, 'a ratio from 0 to 1').max(1, 'a ratio from 0 to 1').optional(),
+  OTEL_TRACES_SAMPLER_ARG: z.coerce
+    .number({ invalid_type_error: 'a ratio from 0 to 1' })
+    .min(0, 'a ratio from 0 to 1')
+    .max(1, 'a ratio from 0 to 1')
+    .optional(),
   /** Milliseconds between two exports of the batch span processor. */
   OTEL_BSP_SCHEDULE_DELAY: positiveInt.default(5000),
   /** Most finished spans held for export; past it new spans are dropped (never blocking the service). */
@@ -80,11 +102,23 @@ export const tracingSchema = {
 /** The batch span processor cannot send more spans at once than it holds. */
 export function tracingProblems(c: Partial<Config>): string[] {
   const problems: string[] = [];
-  if (c.OTEL_BSP_MAX_EXPORT_BATCH_SIZE !== undefined && c.OTEL_BSP_MAX_QUEUE_SIZE !== undefined && c.OTEL_BSP_MAX_EXPORT_BATCH_SIZE > c.OTEL_BSP_MAX_QUEUE_SIZE) {
-    problems.push(`OTEL_BSP_MAX_EXPORT_BATCH_SIZE=${c.OTEL_BSP_MAX_EXPORT_BATCH_SIZE} is larger than OTEL_BSP_MAX_QUEUE_SIZE=${c.OTEL_BSP_MAX_QUEUE_SIZE}: expected at most the queue size`);
+  if (
+    c.OTEL_BSP_MAX_EXPORT_BATCH_SIZE !== undefined &&
+    c.OTEL_BSP_MAX_QUEUE_SIZE !== undefined &&
+    c.OTEL_BSP_MAX_EXPORT_BATCH_SIZE > c.OTEL_BSP_MAX_QUEUE_SIZE
+  ) {
+    problems.push(
+      `OTEL_BSP_MAX_EXPORT_BATCH_SIZE=${c.OTEL_BSP_MAX_EXPORT_BATCH_SIZE} is larger than OTEL_BSP_MAX_QUEUE_SIZE=${c.OTEL_BSP_MAX_QUEUE_SIZE}: expected at most the queue size`,
+    );
   }
-  if (c.OTEL_TRACES_SAMPLER_ARG !== undefined && c.OTEL_TRACES_SAMPLER !== undefined && !c.OTEL_TRACES_SAMPLER.endsWith('traceidratio')) {
-    problems.push(`OTEL_TRACES_SAMPLER_ARG is set, but OTEL_TRACES_SAMPLER=${c.OTEL_TRACES_SAMPLER} takes no ratio: expected traceidratio or parentbased_traceidratio, or unset it`);
+  if (
+    c.OTEL_TRACES_SAMPLER_ARG !== undefined &&
+    c.OTEL_TRACES_SAMPLER !== undefined &&
+    !c.OTEL_TRACES_SAMPLER.endsWith('traceidratio')
+  ) {
+    problems.push(
+      `OTEL_TRACES_SAMPLER_ARG is set, but OTEL_TRACES_SAMPLER=${c.OTEL_TRACES_SAMPLER} takes no ratio: expected traceidratio or parentbased_traceidratio, or unset it`,
+    );
   }
   return problems;
 }

@@ -43,14 +43,26 @@ export const workerSchema = {
    * and counted stale (the order is final: nothing an event could change); one for a failed order, whose run ends
    * failed, starts a new run that records it. Each second of linger costs every order a timer and a workflow task.
    */
-  ORDER_LINGER_SECONDS: z.coerce.number({ invalid_type_error: 'a whole number of seconds ≥ 0' }).int().min(0).default(0),
+  ORDER_LINGER_SECONDS: z.coerce
+    .number({ invalid_type_error: 'a whole number of seconds ≥ 0' })
+    .int()
+    .min(0)
+    .default(0),
   /**
    * Continue an order's workflow as new once its history has this many events (unset: only when Temporal suggests
    * it, at about 10,000 events). Keeps histories short for long-lived orders; state and pending events carry over.
    */
-  ORDER_CONTINUE_AS_NEW_AFTER_EVENTS: z.coerce.number({ invalid_type_error: 'a whole number of events ≥ 10' }).int('a whole number of events ≥ 10').min(10, 'a whole number of events ≥ 10').optional(),
+  ORDER_CONTINUE_AS_NEW_AFTER_EVENTS: z.coerce
+    .number({ invalid_type_error: 'a whole number of events ≥ 10' })
+    .int('a whole number of events ≥ 10')
+    .min(10, 'a whole number of events ≥ 10')
+    .optional(),
   /** How long (ms) a stopping worker lets running activities finish before cancelling them. Default 10 s. */
-  WORKER_SHUTDOWN_GRACE_MS: z.coerce.number({ invalid_type_error: 'milliseconds ≥ 0' }).int('milliseconds ≥ 0').min(0, 'milliseconds ≥ 0').default(10_000),
+  WORKER_SHUTDOWN_GRACE_MS: z.coerce
+    .number({ invalid_type_error: 'milliseconds ≥ 0' })
+    .int('milliseconds ≥ 0')
+    .min(0, 'milliseconds ≥ 0')
+    .default(10_000),
   /** Workflow tasks the worker runs at once (Temporal's maxConcurrentWorkflowTaskExecutions), at least 2. */
   WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: atLeastTwo.default(40),
   /** Activities (the shipment, compensation, dead letters, fallbacks of store effects) the worker runs at once. */
@@ -58,7 +70,11 @@ export const workerSchema = {
   /** Local activities (the store effects of an order) the worker runs at once. */
   WORKER_MAX_CONCURRENT_LOCAL_ACTIVITIES: positiveInt.default(100),
   /** Order workflows kept in the worker's sticky cache (each replayed from its history when evicted); 0 turns it off. */
-  WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number({ invalid_type_error: 'a whole number ≥ 0' }).int('a whole number ≥ 0').min(0, 'a whole number ≥ 0').default(1000),
+  WORKER_MAX_CACHED_WORKFLOWS: z.coerce
+    .number({ invalid_type_error: 'a whole number ≥ 0' })
+    .int('a whole number ≥ 0')
+    .min(0, 'a whole number ≥ 0')
+    .default(1000),
   /** Concurrent workflow-task polls, at least 2, at most WORKER_MAX_CONCURRENT_WORKFLOW_TASKS. */
   WORKER_WORKFLOW_TASK_POLLERS: atLeastTwo.default(10),
   /** Concurrent activity-task polls, at most WORKER_MAX_CONCURRENT_ACTIVITIES. */
@@ -75,7 +91,9 @@ export function workerTuningProblems(c: Partial<Config>): string[] {
   ] as const;
   return pairs.flatMap(([pollers, slots]) =>
     c[pollers] !== undefined && c[slots] !== undefined && c[pollers] > c[slots]
-      ? [`${pollers}=${c[pollers]} is more than ${slots}=${c[slots]}: expected at most ${c[slots]} pollers (a poll needs a free task slot)`]
+      ? [
+          `${pollers}=${c[pollers]} is more than ${slots}=${c[slots]}: expected at most ${c[slots]} pollers (a poll needs a free task slot)`,
+        ]
       : [],
   );
 }

@@ -22,7 +22,13 @@ import { createHash } from 'node:crypto';
 import { CIPHER_NAME, open, seal } from '../codec/cipher.js';
 import type { PayloadKeys } from '../codec/keys.js';
 import { DependencyUnavailableError } from '../errors.js';
-import { headerString, kafkaErrorType, type OutgoingRecord, type RecordHeaders, type RecordSender } from '../kafka/records.js';
+import {
+  headerString,
+  kafkaErrorType,
+  type OutgoingRecord,
+  type RecordHeaders,
+  type RecordSender,
+} from '../kafka/records.js';
 import { TRACEPARENT, TRACESTATE, currentTraceHeaders, isTraceparent } from '../tracing/propagation.js';
 
 /** Header names of the DLQ contract. */
@@ -133,11 +139,16 @@ function traceContext(headers: RecordHeaders | undefined): RecordHeaders {
   const traceparent = headerString(headers, TRACEPARENT);
   if (isTraceparent(traceparent)) {
     const tracestate = headerString(headers, TRACESTATE);
-    return { [TRACEPARENT]: traceparent, ...(tracestate !== undefined && tracestate.length <= TRACESTATE_LIMIT ? { [TRACESTATE]: tracestate } : {}) };
+    return {
+      [TRACEPARENT]: traceparent,
+      ...(tracestate !== undefined && tracestate.length <= TRACESTATE_LIMIT ? { [TRACESTATE]: tracestate } : {}),
+    };
   }
   if (headers?.[TRACEPARENT] !== undefined) return {};
   const current = currentTraceHeaders();
-  return current[TRACEPARENT] === undefined ? {} : { [TRACEPARENT]: current[TRACEPARENT], ...(current[TRACESTATE] ? { [TRACESTATE]: current[TRACESTATE] } : {}) };
+  return current[TRACEPARENT] === undefined
+    ? {}
+    : { [TRACEPARENT]: current[TRACEPARENT], ...(current[TRACESTATE] ? { [TRACESTATE]: current[TRACESTATE] } : {}) };
 }
 
 /**
@@ -150,7 +161,11 @@ export function deadLetterMessage(d: DeadLetter, encryption?: PayloadKeys): Outg
   const headers = { ...(d.headers ?? {}), ...added, ...contractHeaders(d, 2000) };
   if (!encryption || d.value === null) return { key: d.key, value: d.value, headers };
   const { keyId, data } = seal(encryption, Buffer.isBuffer(d.value) ? d.value : Buffer.from(d.value), 'dlq-value');
-  return { key: d.key, value: data, headers: { ...headers, [DLQ_HEADERS.valueEncryption]: CIPHER_NAME, [DLQ_HEADERS.valueKeyId]: keyId } };
+  return {
+    key: d.key,
+    value: data,
+    headers: { ...headers, [DLQ_HEADERS.valueEncryption]: CIPHER_NAME, [DLQ_HEADERS.valueKeyId]: keyId },
+  };
 }
 
 /**
@@ -165,9 +180,15 @@ export function decryptDeadLetterValue(
 ): Buffer | null {
   const cipher = headerString(headers, DLQ_HEADERS.valueEncryption);
   if (cipher === undefined || value === null) return value;
-  if (cipher !== CIPHER_NAME) throw new Error(`${what} is encrypted with ${JSON.stringify(cipher)}, which this version cannot decrypt (it knows ${CIPHER_NAME})`);
+  if (cipher !== CIPHER_NAME)
+    throw new Error(
+      `${what} is encrypted with ${JSON.stringify(cipher)}, which this version cannot decrypt (it knows ${CIPHER_NAME})`,
+    );
   const keyId = headerString(headers, DLQ_HEADERS.valueKeyId);
-  if (!keyId) throw new Error(`${what} is encrypted (${DLQ_HEADERS.valueEncryption}: ${cipher}) but has no ${DLQ_HEADERS.valueKeyId} header: cannot tell which key decrypts it`);
+  if (!keyId)
+    throw new Error(
+      `${what} is encrypted (${DLQ_HEADERS.valueEncryption}: ${cipher}) but has no ${DLQ_HEADERS.valueKeyId} header: cannot tell which key decrypts it`,
+    );
   return open(keys, keyId, value, 'dlq-value', what);
 }
 
@@ -210,7 +231,12 @@ export type DeadLetterForm = 'whole' | 'value-omitted' | 'value-and-headers-omit
  * Writes one dead letter, acknowledged by all in-sync replicas. A broker refusal of the record itself is met by
  * writing it again reduced; any other failure is a DependencyUnavailableError (retry with backoff).
  */
-export async function publishDeadLetter(sender: RecordSender, dlqTopic: string, d: DeadLetter, encryption?: PayloadKeys): Promise<DeadLetterForm> {
+export async function publishDeadLetter(
+  sender: RecordSender,
+  dlqTopic: string,
+  d: DeadLetter,
+  encryption?: PayloadKeys,
+): Promise<DeadLetterForm> {
   const attempts: [DeadLetterForm, () => OutgoingRecord][] = [
     ['whole', () => deadLetterMessage(d, encryption)],
     ['value-omitted', () => reducedDeadLetterMessage(d, true)],
@@ -228,7 +254,9 @@ export async function publishDeadLetter(sender: RecordSender, dlqTopic: string, 
       }
     }
   }
-  throw new DependencyUnavailableError(`dead-letter topic ${dlqTopic} refuses even a reduced dead letter (${lastType}); check its max.message.bytes`);
+  throw new DependencyUnavailableError(
+    `dead-letter topic ${dlqTopic} refuses even a reduced dead letter (${lastType}); check its max.message.bytes`,
+  );
 }
 
 /**
@@ -274,7 +302,11 @@ export function redriveHistory(headers: RecordHeaders | undefined): RedriveHisto
   const first = Date.parse(firstText);
   if (Number.isNaN(first)) return undefined;
   const from = headerString(headers, REDRIVE_HEADERS.from);
-  return { attempts, firstFailureAt: new Date(first), from: from !== undefined && /^\d{1,9}:\d{1,19}$/.test(from) ? from : undefined };
+  return {
+    attempts,
+    firstFailureAt: new Date(first),
+    from: from !== undefined && /^\d{1,9}:\d{1,19}$/.test(from) ? from : undefined,
+  };
 }
 
 /** The headers that tell the bridge a record's history: what `dlq redrive` adds to a redriven record. */
@@ -290,10 +322,20 @@ export function redriveHistoryHeaders(h: RedriveHistory): RecordHeaders {
  * A failure of a redriven record as the continuation of its history: attempts added (previous + this failure's),
  * the earlier first failure kept. Without a history the failure is returned as it is.
  */
-export function carryForward<F extends { attempts: number; firstFailureAt: Date }>(failure: F, history: RedriveHistory | undefined): F {
+export function carryForward<F extends { attempts: number; firstFailureAt: Date }>(
+  failure: F,
+  history: RedriveHistory | undefined,
+): F {
   if (!history) return failure;
-  const first = history.firstFailureAt.getTime() < failure.firstFailureAt.getTime() ? history.firstFailureAt : failure.firstFailureAt;
-  return { ...failure, attempts: Math.min(history.attempts, MAX_CARRIED_ATTEMPTS) + failure.attempts, firstFailureAt: first };
+  const first =
+    history.firstFailureAt.getTime() < failure.firstFailureAt.getTime()
+      ? history.firstFailureAt
+      : failure.firstFailureAt;
+  return {
+    ...failure,
+    attempts: Math.min(history.attempts, MAX_CARRIED_ATTEMPTS) + failure.attempts,
+    firstFailureAt: first,
+  };
 }
 
 /**

@@ -14,7 +14,12 @@ export interface DeadLetterSink {
 }
 
 /** With `encryption`, dead-letter values are encrypted with its current key (dead-letter.ts). */
-export function createDeadLetterSink(sender: ConnectedSender, dlqTopic: string, group: string, encryption?: PayloadKeys): DeadLetterSink & { close(): Promise<void> } {
+export function createDeadLetterSink(
+  sender: ConnectedSender,
+  dlqTopic: string,
+  group: string,
+  encryption?: PayloadKeys,
+): DeadLetterSink & { close(): Promise<void> } {
   return {
     group,
     publish: (d) => publishDeadLetter(sender, dlqTopic, d, encryption),

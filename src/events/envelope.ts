@@ -13,12 +13,34 @@
 import type { z } from 'zod';
 import { MalformedEventError } from '../errors.js';
 import { headerString } from '../kafka/records.js';
-import { ORDER_CANCELLED, ORDER_PLACED, type OrderEvent, type EventOrigin, type OrderEventType } from '../../workflows/api.js';
-import { TOKEN_EXPECTED, cap, describe, isPlainObject, isSafeToken, printable, quote, sanitize, sanitizeName } from './rules.js';
+import {
+  ORDER_CANCELLED,
+  ORDER_PLACED,
+  type OrderEvent,
+  type EventOrigin,
+  type OrderEventType,
+} from '../../workflows/api.js';
+import {
+  TOKEN_EXPECTED,
+  cap,
+  describe,
+  isPlainObject,
+  isSafeToken,
+  printable,
+  quote,
+  sanitize,
+  sanitizeName,
+} from './rules.js';
 import { SCHEMA_VERSIONS, SUPPORTED_SCHEMA_VERSIONS, type SchemaVersion } from './versions.js';
 
 export {
-  ADDRESS_LIMITS, MAX_ORDER_VERSION, SAFE_TOKEN_PATTERN, isRfc3339Instant, isSafeText, isSafeToken, isWellFormed,
+  ADDRESS_LIMITS,
+  MAX_ORDER_VERSION,
+  SAFE_TOKEN_PATTERN,
+  isRfc3339Instant,
+  isSafeText,
+  isSafeToken,
+  isWellFormed,
 } from './rules.js';
 export { SUPPORTED_SCHEMA_VERSIONS } from './versions.js';
 
@@ -58,7 +80,10 @@ export function parseRecord(record: RawRecord): ParsedRecord {
     return parseUnchecked(record);
   } catch (err) {
     if (err instanceof MalformedEventError) throw err;
-    throw malformed(`record could not be validated (${errorSummary(err)}): expected a JSON object that is an order event`, '');
+    throw malformed(
+      `record could not be validated (${errorSummary(err)}): expected a JSON object that is an order event`,
+      '',
+    );
   }
 }
 
@@ -99,10 +124,14 @@ function decodeValue(value: Buffer | null): Record<string, unknown> {
     throw malformed(`record value is not JSON (${errorSummary(err, false)}): expected a JSON object`, '');
   }
   if (!isPlainObject(json)) {
-    throw malformed(`record value is ${Array.isArray(json) ? 'an array' : json === null ? 'null' : typeof json}: expected a JSON object`, '');
+    throw malformed(
+      `record value is ${Array.isArray(json) ? 'an array' : json === null ? 'null' : typeof json}: expected a JSON object`,
+      '',
+    );
   }
   const depth = nestingDepth(json);
-  if (depth > MAX_NESTING_DEPTH) throw malformed(`record value nests ${depth} levels deep: expected at most ${MAX_NESTING_DEPTH}`, '');
+  if (depth > MAX_NESTING_DEPTH)
+    throw malformed(`record value nests ${depth} levels deep: expected at most ${MAX_NESTING_DEPTH}`, '');
   return json;
 }
 
@@ -150,7 +179,9 @@ function schemaVersionOf(obj: Record<string, unknown>): SchemaVersion {
   if (typeof v !== 'number' || !Number.isInteger(v) || v < 1) {
     return fail(`field schemaVersion: expected an integer ≥ 1 (${SUPPORTED}), got ${describe(v)}`, 'schemaVersion');
   }
-  return SCHEMA_VERSIONS.get(v) ?? fail(`field schemaVersion: version ${v} is not supported (${SUPPORTED})`, 'schemaVersion');
+  return (
+    SCHEMA_VERSIONS.get(v) ?? fail(`field schemaVersion: version ${v} is not supported (${SUPPORTED})`, 'schemaVersion')
+  );
 }
 
 /**
@@ -162,7 +193,8 @@ function unknownFieldsOf(obj: Record<string, unknown>, version: SchemaVersion, t
   const report = (keys: string[], known: ReadonlySet<string>, prefix: string) => {
     for (const key of keys) {
       if (names.size >= MAX_UNKNOWN_FIELDS) return;
-      if (!known.has(key)) names.add(sanitizeName(`${prefix}${key === '' ? '(empty)' : key}`, MAX_UNKNOWN_FIELD_LENGTH));
+      if (!known.has(key))
+        names.add(sanitizeName(`${prefix}${key === '' ? '(empty)' : key}`, MAX_UNKNOWN_FIELD_LENGTH));
     }
   };
   report(Object.keys(obj), version.fields.top, '');
@@ -185,7 +217,10 @@ function check<T extends z.ZodTypeAny>(schema: T, input: Record<string, unknown>
   const field = renderPath(issue.path);
   const name = field || '(root)';
   if (issue.code === 'invalid_type' && issue.received === 'undefined') return fail(`field ${name}: is required`, field);
-  const got = issue.code === 'custom' && typeof issue.params?.got === 'string' ? issue.params.got : describe(valueAt(input, issue.path));
+  const got =
+    issue.code === 'custom' && typeof issue.params?.got === 'string'
+      ? issue.params.got
+      : describe(valueAt(input, issue.path));
   return fail(`field ${name}: expected ${issue.message}, got ${got}`, field);
 }
 
@@ -201,13 +236,20 @@ function malformed(message: string, field: string): MalformedEventError {
 /** A dotted path such as `data.lines[0].sku`; keys that are not identifiers are quoted: `data.shippingAddress["a b"]`. */
 function renderPath(path: (string | number)[]): string {
   return path
-    .map((p, i) => (typeof p === 'number' ? `[${p}]` : IDENTIFIER.test(p) && p.length <= 64 ? `${i === 0 ? '' : '.'}${p}` : `[${quote(p, 40)}]`))
+    .map((p, i) =>
+      typeof p === 'number'
+        ? `[${p}]`
+        : IDENTIFIER.test(p) && p.length <= 64
+          ? `${i === 0 ? '' : '.'}${p}`
+          : `[${quote(p, 40)}]`,
+    )
     .join('');
 }
 
 function valueAt(input: unknown, path: (string | number)[]): unknown {
   let v = input;
-  for (const key of path) v = typeof v === 'object' && v !== null ? (v as Record<string | number, unknown>)[key] : undefined;
+  for (const key of path)
+    v = typeof v === 'object' && v !== null ? (v as Record<string | number, unknown>)[key] : undefined;
   return v;
 }
 

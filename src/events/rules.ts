@@ -50,10 +50,26 @@ export function isRfc3339Instant(s: string): boolean {
   const m = RFC3339.exec(s);
   if (!m) return false;
   const n = (i: number) => Number(m[i] ?? 0);
-  const [year, month, day, hour, minute, second, offsetHour, offsetMinute] = [n(1), n(2), n(3), n(4), n(5), n(6), n(7), n(8)];
+  const [year, month, day, hour, minute, second, offsetHour, offsetMinute] = [
+    n(1),
+    n(2),
+    n(3),
+    n(4),
+    n(5),
+    n(6),
+    n(7),
+    n(8),
+  ];
   return (
-    month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth(year, month) &&
-    hour <= 23 && minute <= 59 && second <= 59 && offsetHour <= 23 && offsetMinute <= 59 &&
+    month >= 1 &&
+    month <= 12 &&
+    day >= 1 &&
+    day <= daysInMonth(year, month) &&
+    hour <= 23 &&
+    minute <= 59 &&
+    second <= 59 &&
+    offsetHour <= 23 &&
+    offsetMinute <= 59 &&
     Number.isFinite(Date.parse(s))
   );
 }
@@ -90,7 +106,9 @@ export const id = z.string({ invalid_type_error: ID_EXPECTED }).regex(ID_PATTERN
 export const token = z.string({ invalid_type_error: TOKEN_EXPECTED }).regex(SAFE_TOKEN_PATTERN, TOKEN_EXPECTED);
 
 /** An RFC 3339 instant (isRfc3339Instant). */
-export const timestamp = z.string({ invalid_type_error: TIMESTAMP_EXPECTED }).refine(isRfc3339Instant, TIMESTAMP_EXPECTED);
+export const timestamp = z
+  .string({ invalid_type_error: TIMESTAMP_EXPECTED })
+  .refine(isRfc3339Instant, TIMESTAMP_EXPECTED);
 
 /** An order version the store can hold. */
 export const orderVersion = integer(1, MAX_ORDER_VERSION);
@@ -113,7 +131,9 @@ export function orderLines(noun: string) {
   const one = `a line {sku, quantity}`;
   const expected = `an array of 1–1000 ${noun} {sku, quantity}`;
   return z
-    .array(z.object({ sku: text(1, 64), quantity: integer(1, 100_000) }, { invalid_type_error: one }), { invalid_type_error: expected })
+    .array(z.object({ sku: text(1, 64), quantity: integer(1, 100_000) }, { invalid_type_error: one }), {
+      invalid_type_error: expected,
+    })
     .min(1, expected)
     .max(1000, expected);
 }
@@ -123,7 +143,13 @@ export const shippingAddress = z
   .custom<Record<string, unknown>>()
   .superRefine((value, ctx) => {
     const problem = addressProblem(value);
-    if (problem) ctx.addIssue({ code: z.ZodIssueCode.custom, message: problem.expected, path: problem.path, params: { got: problem.got } });
+    if (problem)
+      ctx.addIssue({
+        code: z.ZodIssueCode.custom,
+        message: problem.expected,
+        path: problem.path,
+        params: { got: problem.got },
+      });
   })
   .optional();
 
@@ -148,11 +174,18 @@ function addressProblem(address: unknown): AddressProblem | undefined {
   const stack: { value: object; path: (string | number)[]; level: number }[] = [{ value: address, path: [], level: 1 }];
   for (let item = stack.pop(); item; item = stack.pop()) {
     if (item.level > ADDRESS_LIMITS.levels) {
-      return { path: item.path, expected: `at most ${ADDRESS_LIMITS.levels} levels of objects and arrays (the address is level 1)`, got: `level ${item.level}` };
+      return {
+        path: item.path,
+        expected: `at most ${ADDRESS_LIMITS.levels} levels of objects and arrays (the address is level 1)`,
+        got: `level ${item.level}`,
+      };
     }
-    const children: [string | number, unknown][] = Array.isArray(item.value) ? item.value.map((v: unknown, i) => [i, v]) : Object.entries(item.value);
+    const children: [string | number, unknown][] = Array.isArray(item.value)
+      ? item.value.map((v: unknown, i) => [i, v])
+      : Object.entries(item.value);
     entries += children.length;
-    if (entries > ADDRESS_LIMITS.entries) return { path: [], expected: ADDRESS_EXPECTED, got: `more than ${ADDRESS_LIMITS.entries} keys and elements` };
+    if (entries > ADDRESS_LIMITS.entries)
+      return { path: [], expected: ADDRESS_EXPECTED, got: `more than ${ADDRESS_LIMITS.entries} keys and elements` };
     for (const [key, child] of children) {
       const path = [...item.path, key];
       const problem = addressKeyProblem(key, path) ?? addressValueProblem(child, path);
@@ -172,17 +205,31 @@ export const PROTOTYPE_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constr
 
 function addressKeyProblem(key: string | number, path: (string | number)[]): AddressProblem | undefined {
   if (typeof key === 'string' && PROTOTYPE_KEYS.has(key)) {
-    return { path, expected: `a key other than ${[...PROTOTYPE_KEYS].join(', ')} (a consumer that merges objects could change a prototype with it)`, got: `the key ${quote(key, 40)}` };
+    return {
+      path,
+      expected: `a key other than ${[...PROTOTYPE_KEYS].join(', ')} (a consumer that merges objects could change a prototype with it)`,
+      got: `the key ${quote(key, 40)}`,
+    };
   }
-  if (typeof key === 'number' || (key.length >= 1 && key.length <= ADDRESS_LIMITS.keyLength && isSafeText(key))) return undefined;
-  return { path, expected: `a key of 1–${ADDRESS_LIMITS.keyLength} characters ${TEXT_RULE}`, got: `the key ${quote(key, 40)}` };
+  if (typeof key === 'number' || (key.length >= 1 && key.length <= ADDRESS_LIMITS.keyLength && isSafeText(key)))
+    return undefined;
+  return {
+    path,
+    expected: `a key of 1–${ADDRESS_LIMITS.keyLength} characters ${TEXT_RULE}`,
+    got: `the key ${quote(key, 40)}`,
+  };
 }
 
 function addressValueProblem(value: unknown, path: (string | number)[]): AddressProblem | undefined {
   if (typeof value === 'string' && (value.length > ADDRESS_LIMITS.stringLength || !isSafeText(value))) {
-    return { path, expected: `a string of at most ${ADDRESS_LIMITS.stringLength} characters ${TEXT_RULE}`, got: kindOf(value) };
+    return {
+      path,
+      expected: `a string of at most ${ADDRESS_LIMITS.stringLength} characters ${TEXT_RULE}`,
+      got: kindOf(value),
+    };
   }
-  if (typeof value === 'number' && !Number.isFinite(value)) return { path, expected: 'a finite number', got: String(value) };
+  if (typeof value === 'number' && !Number.isFinite(value))
+    return { path, expected: 'a finite number', got: String(value) };
   return undefined;
 }
 
@@ -195,7 +242,11 @@ const MAX_QUOTE_LENGTH = 60;
 /** A value described by kind and size, without its content. */
 export function kindOf(v: unknown): string {
   if (typeof v === 'string') {
-    const flaw = v.includes('\u0000') ? ' containing U+0000' : isWellFormed(v) ? '' : ' containing an unpaired surrogate';
+    const flaw = v.includes('\u0000')
+      ? ' containing U+0000'
+      : isWellFormed(v)
+        ? ''
+        : ' containing an unpaired surrogate';
     return `a string of ${v.length} characters${flaw}`;
   }
   if (Array.isArray(v)) return `an array of ${v.length} elements`;
@@ -273,8 +324,16 @@ export function printable(s: string): string {
 
 function needsEscape(c: number): boolean {
   return (
-    c < 0x20 || (c >= 0x7f && c <= 0x9f) || isSurrogate(c) || c === 0x2028 || c === 0x2029 || c === 0xfeff ||
-    c === 0x200e || c === 0x200f || (c >= 0x202a && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069)
+    c < 0x20 ||
+    (c >= 0x7f && c <= 0x9f) ||
+    isSurrogate(c) ||
+    c === 0x2028 ||
+    c === 0x2029 ||
+    c === 0xfeff ||
+    c === 0x200e ||
+    c === 0x200f ||
+    (c >= 0x202a && c <= 0x202e) ||
+    (c >= 0x2066 && c <= 0x2069)
   );
 }
 

@@ -12,7 +12,10 @@
 import { z } from 'zod';
 import { AN_OBJECT, cancellationReason, envelopeFields, orderLines, shippingAddress, text } from './rules.js';
 
-export const placedDataV1 = z.object({ customerId: text(1, 128), lines: orderLines('lines'), shippingAddress }, AN_OBJECT);
+export const placedDataV1 = z.object(
+  { customerId: text(1, 128), lines: orderLines('lines'), shippingAddress },
+  AN_OBJECT,
+);
 
 export const cancelledDataV1 = z.object({ reason: cancellationReason }, AN_OBJECT);
 

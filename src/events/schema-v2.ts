@@ -23,7 +23,10 @@ const currency = z.string({ invalid_type_error: CURRENCY_EXPECTED }).regex(CURRE
 
 const { customerId, shippingAddress } = placedDataV1.shape;
 
-export const placedDataV2 = z.object({ customerId, items: orderLines('items'), shippingAddress, currency: currency.optional() }, AN_OBJECT);
+export const placedDataV2 = z.object(
+  { customerId, items: orderLines('items'), shippingAddress, currency: currency.optional() },
+  AN_OBJECT,
+);
 
 export const schemaV2 = {
   version: 2,

@@ -17,12 +17,16 @@ import { upcastV1, upcastV2, type CancelledModel, type PlacedModel, type Upcaste
 export type Check = <T extends z.ZodTypeAny>(schema: T, input: Record<string, unknown>) => z.output<T>;
 
 /** A record read by its version and upcast: the internal model less what the parser adds (schemaVersion, origin). */
-export type UpcastEvent = ({ type: typeof ORDER_PLACED } & PlacedModel) | ({ type: typeof ORDER_CANCELLED } & CancelledModel);
+export type UpcastEvent =
+  ({ type: typeof ORDER_PLACED } & PlacedModel) | ({ type: typeof ORDER_CANCELLED } & CancelledModel);
 
 export interface SchemaVersion {
   readonly version: number;
   /** The field names this version defines, at the top level and in `data` by type; any other is unknown (dropped). */
-  readonly fields: { readonly top: ReadonlySet<string>; readonly data: Readonly<Record<OrderEventType, ReadonlySet<string>>> };
+  readonly fields: {
+    readonly top: ReadonlySet<string>;
+    readonly data: Readonly<Record<OrderEventType, ReadonlySet<string>>>;
+  };
   /** Validates a record of `type` with this version's schema and upcasts it to the model. */
   read(record: Record<string, unknown>, type: OrderEventType, check: Check): UpcastEvent;
 }

@@ -72,13 +72,27 @@ export async function connectAdmin(kafka: Kafka): Promise<TopicAdmin> {
     },
     async groupOffsets(group, topic) {
       const [found] = await admin.fetchOffsets({ groupId: group, topics: [topic] });
-      return new Map((found?.partitions ?? []).map((p) => [p.partition, BigInt(p.offset)] as const).filter(([, offset]) => offset >= 0n));
+      return new Map(
+        (found?.partitions ?? [])
+          .map((p) => [p.partition, BigInt(p.offset)] as const)
+          .filter(([, offset]) => offset >= 0n),
+      );
     },
     setGroupOffsets: (group, topic, offsets) =>
-      admin.setOffsets({ groupId: group, topic, partitions: [...offsets].map(([partition, offset]) => ({ partition, offset: offset.toString() })) }),
+      admin.setOffsets({
+        groupId: group,
+        topic,
+        partitions: [...offsets].map(([partition, offset]) => ({ partition, offset: offset.toString() })),
+      }),
     deleteGroup: async (group) => void (await admin.deleteGroups([group])),
     createTopic: (topic, opts) =>
-      createTopicsWithLeaders(admin, [{ topic, numPartitions: opts.partitions, configEntries: Object.entries(opts.config ?? {}).map(([name, value]) => ({ name, value })) }]),
+      createTopicsWithLeaders(admin, [
+        {
+          topic,
+          numPartitions: opts.partitions,
+          configEntries: Object.entries(opts.config ?? {}).map(([name, value]) => ({ name, value })),
+        },
+      ]),
     async deleteRecordsBefore(topic, offsets) {
       const partitions = [...offsets].map(([partition, offset]) => ({ partition, offset: offset.toString() }));
       if (partitions.length > 0) {
@@ -113,18 +127,27 @@ const NOT_YET = new Set(['UNKNOWN_TOPIC_OR_PARTITION', 'LEADER_NOT_AVAILABLE', '
  * (NOT_LEADER_FOR_PARTITION), and one that has just restarted may not know a new topic yet
  * (UNKNOWN_TOPIC_OR_PARTITION): both are waited out too, for up to `timeoutMs`.
  */
-export async function createTopicsWithLeaders(admin: Admin, topics: ITopicConfig[], timeoutMs = 30_000): Promise<boolean> {
+export async function createTopicsWithLeaders(
+  admin: Admin,
+  topics: ITopicConfig[],
+  timeoutMs = 30_000,
+): Promise<boolean> {
   const created = await admin.createTopics({ topics, waitForLeaders: false });
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {
       const meta = await admin.fetchTopicMetadata({ topics: topics.map((t) => t.topic) });
-      const led = meta.topics.length === topics.length && meta.topics.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0));
+      const led =
+        meta.topics.length === topics.length &&
+        meta.topics.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0));
       if (led) {
         for (const t of topics) await admin.fetchTopicOffsets(t.topic);
         return created;
       }
-      if (Date.now() > deadline) throw new Error(`topics ${topics.map((t) => t.topic).join(', ')} have no leader for every partition after ${timeoutMs} ms`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `topics ${topics.map((t) => t.topic).join(', ')} have no leader for every partition after ${timeoutMs} ms`,
+        );
     } catch (err) {
       if (!NOT_YET.has((err as { type?: string }).type ?? '') || Date.now() > deadline) throw err;
     }

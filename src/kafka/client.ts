@@ -35,13 +35,20 @@ export interface KafkaClientOptions {
   onConnectionError?: () => void;
 }
 
-const KAFKAJS_MECHANISM = { PLAIN: 'plain', 'SCRAM-SHA-256': 'scram-sha-256', 'SCRAM-SHA-512': 'scram-sha-512' } as const;
+const KAFKAJS_MECHANISM = {
+  PLAIN: 'plain',
+  'SCRAM-SHA-256': 'scram-sha-256',
+  'SCRAM-SHA-512': 'scram-sha-512',
+} as const;
 
 /** The password: KAFKA_SASL_PASSWORD, or KAFKA_SASL_PASSWORD_FILE's content without its trailing newline. */
 function saslPassword(s: KafkaSettings): string {
   if (s.KAFKA_SASL_PASSWORD !== undefined) return s.KAFKA_SASL_PASSWORD;
-  if (s.KAFKA_SASL_PASSWORD_FILE !== undefined) return readFileSync(s.KAFKA_SASL_PASSWORD_FILE, 'utf8').replace(/\r?\n$/, '');
-  throw new KafkaSettingsError(`KAFKA_SASL_MECHANISM=${s.KAFKA_SASL_MECHANISM} needs KAFKA_SASL_PASSWORD or KAFKA_SASL_PASSWORD_FILE`);
+  if (s.KAFKA_SASL_PASSWORD_FILE !== undefined)
+    return readFileSync(s.KAFKA_SASL_PASSWORD_FILE, 'utf8').replace(/\r?\n$/, '');
+  throw new KafkaSettingsError(
+    `KAFKA_SASL_MECHANISM=${s.KAFKA_SASL_MECHANISM} needs KAFKA_SASL_PASSWORD or KAFKA_SASL_PASSWORD_FILE`,
+  );
 }
 
 type TokenProvider = () => Promise<OauthbearerProviderResponse>;
@@ -55,12 +62,16 @@ function loadTokenProvider(path: string): Promise<TokenProvider> {
     loaded = import(url).then(
       (mod: { default?: unknown }) => {
         if (typeof mod.default !== 'function') {
-          throw new KafkaSettingsError(`KAFKA_SASL_OAUTHBEARER_PROVIDER=${path}: the module's default export is ${typeof mod.default}, expected the token provider function (async () => ({ value: token }))`);
+          throw new KafkaSettingsError(
+            `KAFKA_SASL_OAUTHBEARER_PROVIDER=${path}: the module's default export is ${typeof mod.default}, expected the token provider function (async () => ({ value: token }))`,
+          );
         }
         return mod.default as TokenProvider;
       },
       (err: unknown) => {
-        throw new KafkaSettingsError(`KAFKA_SASL_OAUTHBEARER_PROVIDER=${path} could not be imported: ${(err as Error).message}`);
+        throw new KafkaSettingsError(
+          `KAFKA_SASL_OAUTHBEARER_PROVIDER=${path} could not be imported: ${(err as Error).message}`,
+        );
       },
     );
     providers.set(path, loaded);
@@ -82,14 +93,20 @@ export function kafkaSecurityOptions(s: KafkaSettings): { ssl?: ConnectionOption
   }
   if (protocol === 'SASL_PLAINTEXT' || protocol === 'SASL_SSL') {
     const mechanism = s.KAFKA_SASL_MECHANISM;
-    if (mechanism === undefined) throw new KafkaSettingsError(`KAFKA_SECURITY_PROTOCOL=${protocol} needs KAFKA_SASL_MECHANISM`);
+    if (mechanism === undefined)
+      throw new KafkaSettingsError(`KAFKA_SECURITY_PROTOCOL=${protocol} needs KAFKA_SASL_MECHANISM`);
     if (mechanism === 'OAUTHBEARER') {
       const path = s.KAFKA_SASL_OAUTHBEARER_PROVIDER;
-      if (path === undefined) throw new KafkaSettingsError('KAFKA_SASL_MECHANISM=OAUTHBEARER needs KAFKA_SASL_OAUTHBEARER_PROVIDER');
+      if (path === undefined)
+        throw new KafkaSettingsError('KAFKA_SASL_MECHANISM=OAUTHBEARER needs KAFKA_SASL_OAUTHBEARER_PROVIDER');
       // kafkajs asks for a token on every connection's authentication; the hook caches and refreshes it.
       out.sasl = { mechanism: 'oauthbearer', oauthBearerProvider: async () => (await loadTokenProvider(path))() };
     } else {
-      out.sasl = { mechanism: KAFKAJS_MECHANISM[mechanism], username: s.KAFKA_SASL_USERNAME ?? '', password: saslPassword(s) };
+      out.sasl = {
+        mechanism: KAFKAJS_MECHANISM[mechanism],
+        username: s.KAFKA_SASL_USERNAME ?? '',
+        password: saslPassword(s),
+      };
     }
   }
   return out;
@@ -106,13 +123,22 @@ export function createKafka(settings: KafkaSettings, logger: Logger, opts: Kafka
     ...security,
     ...(connectionTimeout !== undefined ? { connectionTimeout } : {}),
     logLevel: logLevel.WARN,
-    retry: { initialRetryTime: KAFKA_RETRY.initialRetryTime, retries: opts.retries ?? KAFKA_RETRY.requests, maxRetryTime: KAFKA_RETRY.maxRetryTime },
+    retry: {
+      initialRetryTime: KAFKA_RETRY.initialRetryTime,
+      retries: opts.retries ?? KAFKA_RETRY.requests,
+      maxRetryTime: KAFKA_RETRY.maxRetryTime,
+    },
     logCreator: () => (entry: LogEntry) => {
       const { message, ...rest } = entry.log;
       // A rebalance and its kin are what a consumer group does, not errors (log-levels.ts).
       const level = kafkajsLogLevel(entry);
       // kafkajs reports a failed connection attempt only through its log; one entry per attempt.
-      if (entry.namespace === 'Connection' && entry.level === logLevel.ERROR && /^Connection (error|timeout)/.test(message)) opts.onConnectionError?.();
+      if (
+        entry.namespace === 'Connection' &&
+        entry.level === logLevel.ERROR &&
+        /^Connection (error|timeout)/.test(message)
+      )
+        opts.onConnectionError?.();
       log[level]({ namespace: entry.namespace, ...rest }, message);
     },
   });
@@ -123,7 +149,11 @@ export function createKafka(settings: KafkaSettings, logger: Logger, opts: Kafka
  * request — and disconnects. Start-up waits on it: it fails fast and tells a refused credential from a broker
  * that is down (permanentKafkaFailure).
  */
-export async function probeKafka(s: KafkaSettings, logger: Logger, opts: Pick<KafkaClientOptions, 'clientId' | 'onConnectionError'> = {}): Promise<void> {
+export async function probeKafka(
+  s: KafkaSettings,
+  logger: Logger,
+  opts: Pick<KafkaClientOptions, 'clientId' | 'onConnectionError'> = {},
+): Promise<void> {
   const admin = createKafka(s, logger, { ...opts, retries: 0, connectionTimeout: 5_000 }).admin();
   try {
     await admin.connect();

@@ -86,20 +86,31 @@ export interface ConsumerSupervisor {
 }
 
 /** Failures no restart cures: the broker refused this client's credentials or authorisation. */
-const PERMANENT_TYPES = new Set(['SASL_AUTHENTICATION_FAILED', 'TOPIC_AUTHORIZATION_FAILED', 'GROUP_AUTHORIZATION_FAILED', 'CLUSTER_AUTHORIZATION_FAILED']);
+const PERMANENT_TYPES = new Set([
+  'SASL_AUTHENTICATION_FAILED',
+  'TOPIC_AUTHORIZATION_FAILED',
+  'GROUP_AUTHORIZATION_FAILED',
+  'CLUSTER_AUTHORIZATION_FAILED',
+]);
 
 export function isPermanentKafkaError(err: unknown): boolean {
   let e: unknown = err;
   for (let i = 0; i < 5 && e; i += 1) {
     const { type, name } = e as { type?: unknown; name?: unknown };
-    if ((typeof type === 'string' && PERMANENT_TYPES.has(type)) || name === 'KafkaJSSASLAuthenticationError') return true;
+    if ((typeof type === 'string' && PERMANENT_TYPES.has(type)) || name === 'KafkaJSSASLAuthenticationError')
+      return true;
     e = (e as { cause?: unknown; originalError?: unknown }).cause ?? (e as { originalError?: unknown }).originalError;
   }
   return false;
 }
 
 /** Group-membership errors: this member's generation is over, so its partitions may belong to someone else. */
-const MEMBERSHIP_LOST = new Set(['REBALANCE_IN_PROGRESS', 'ILLEGAL_GENERATION', 'UNKNOWN_MEMBER_ID', 'FENCED_INSTANCE_ID']);
+const MEMBERSHIP_LOST = new Set([
+  'REBALANCE_IN_PROGRESS',
+  'ILLEGAL_GENERATION',
+  'UNKNOWN_MEMBER_ID',
+  'FENCED_INSTANCE_ID',
+]);
 
 function asMembershipLost(err: unknown): MembershipLost | undefined {
   let e: unknown = err;
@@ -156,11 +167,19 @@ export function createConsumerSupervisor(opts: ConsumerSupervisorOptions): Consu
     return {
       topic: batch.topic,
       partition: batch.partition,
-      records: batch.messages.map((m) => ({ key: m.key, value: m.value, headers: m.headers, offset: m.offset, timestamp: m.timestamp })),
+      records: batch.messages.map((m) => ({
+        key: m.key,
+        value: m.value,
+        headers: m.headers,
+        offset: m.offset,
+        timestamp: m.timestamp,
+      })),
       resolve: (nextOffset) => payload.resolveOffset((BigInt(nextOffset) - 1n).toString()),
       async commit(nextOffset) {
         try {
-          await payload.commitOffsetsIfNecessary({ topics: [{ topic: batch.topic, partitions: [{ partition: batch.partition, offset: nextOffset }] }] });
+          await payload.commitOffsetsIfNecessary({
+            topics: [{ topic: batch.topic, partitions: [{ partition: batch.partition, offset: nextOffset }] }],
+          });
         } catch (err) {
           throw asMembershipLost(err) ?? err;
         }
@@ -234,7 +253,9 @@ export function createConsumerSupervisor(opts: ConsumerSupervisorOptions): Consu
         consumer.on(consumer.events.CRASH, (e) => {
           const { error, restart: willRestart } = e.payload;
           if (stopping.aborted) return;
-          down(`consumer crashed (${error.name}: ${error.message}); ${willRestart ? 'kafkajs restarts it' : 'restarting it'}`);
+          down(
+            `consumer crashed (${error.name}: ${error.message}); ${willRestart ? 'kafkajs restarts it' : 'restarting it'}`,
+          );
           events.crashed(error);
           if (!willRestart && isPermanentKafkaError(error)) giveUp(error);
           else if (!willRestart && !gaveUp) void restart();

@@ -35,12 +35,14 @@ const TLS_VERIFY_CODES = new Set([
   'ERR_TLS_CERT_ALTNAME_INVALID',
 ]);
 /** TLS alerts by which a broker refuses this client's certificate (or its absence). */
-const TLS_CLIENT_CERT_REFUSED = /^ERR_SSL_(?:SSLV3|TLSV1|TLSV13)_ALERT_(?:BAD_CERTIFICATE|CERTIFICATE_REQUIRED|UNKNOWN_CA|CERTIFICATE_UNKNOWN|UNSUPPORTED_CERTIFICATE|CERTIFICATE_EXPIRED|CERTIFICATE_REVOKED|ACCESS_DENIED)$/;
+const TLS_CLIENT_CERT_REFUSED =
+  /^ERR_SSL_(?:SSLV3|TLSV1|TLSV13)_ALERT_(?:BAD_CERTIFICATE|CERTIFICATE_REQUIRED|UNKNOWN_CA|CERTIFICATE_UNKNOWN|UNSUPPORTED_CERTIFICATE|CERTIFICATE_EXPIRED|CERTIFICATE_REVOKED|ACCESS_DENIED)$/;
 
 /** The error and its causes, outermost first. */
 function causes(err: unknown): { name?: string; code?: string; message?: string }[] {
   const out: { name?: string; code?: string; message?: string }[] = [];
-  for (let e = err, i = 0; e && typeof e === 'object' && i < 8; e = (e as { cause?: unknown }).cause, i += 1) out.push(e as { name?: string; code?: string; message?: string });
+  for (let e = err, i = 0; e && typeof e === 'object' && i < 8; e = (e as { cause?: unknown }).cause, i += 1)
+    out.push(e as { name?: string; code?: string; message?: string });
   return out;
 }
 
@@ -56,7 +58,10 @@ export function permanentKafkaFailure(err: unknown, s: KafkaSettings): string | 
   if (settings) return `Kafka at ${brokers}: ${settings.message}`;
   const auth = chain.find((e) => e.name === 'KafkaJSSASLAuthenticationError');
   if (auth) {
-    const who = s.KAFKA_SASL_MECHANISM === 'OAUTHBEARER' ? 'the token from KAFKA_SASL_OAUTHBEARER_PROVIDER' : `user ${JSON.stringify(s.KAFKA_SASL_USERNAME)}`;
+    const who =
+      s.KAFKA_SASL_MECHANISM === 'OAUTHBEARER'
+        ? 'the token from KAFKA_SASL_OAUTHBEARER_PROVIDER'
+        : `user ${JSON.stringify(s.KAFKA_SASL_USERNAME)}`;
     const check =
       s.KAFKA_SASL_MECHANISM === 'OAUTHBEARER'
         ? 'KAFKA_SASL_MECHANISM and KAFKA_SASL_OAUTHBEARER_PROVIDER'
@@ -65,15 +70,18 @@ export function permanentKafkaFailure(err: unknown, s: KafkaSettings): string | 
   }
   // The broker rejects an OAUTHBEARER token with an error challenge kafkajs does not answer; the broker then
   // refuses its next request as ILLEGAL_SASL_STATE. No other mechanism ends that way.
-  if (s.KAFKA_SASL_MECHANISM === 'OAUTHBEARER' && chain.some((e) => (e as { type?: string }).type === 'ILLEGAL_SASL_STATE')) {
+  if (
+    s.KAFKA_SASL_MECHANISM === 'OAUTHBEARER' &&
+    chain.some((e) => (e as { type?: string }).type === 'ILLEGAL_SASL_STATE')
+  ) {
     return `Kafka at ${brokers} did not accept the OAUTHBEARER token from KAFKA_SASL_OAUTHBEARER_PROVIDER=${s.KAFKA_SASL_OAUTHBEARER_PROVIDER ?? ''} (the SASL exchange failed: ILLEGAL_SASL_STATE). Check the tokens that module returns (issuer, audience, expiry, principal claim) against the brokers' OAUTHBEARER settings.`;
   }
   const tls = chain.find((e) => e.code !== undefined && TLS_VERIFY_CODES.has(e.code));
   if (tls) {
     const name = tls.code === 'ERR_TLS_CERT_ALTNAME_INVALID' || tls.code === 'HOSTNAME_MISMATCH';
     const check = name
-      ? `KAFKA_SSL_SERVERNAME${s.KAFKA_SSL_SERVERNAME ? `=${s.KAFKA_SSL_SERVERNAME}` : ' (unset, so each broker\'s host in KAFKA_BROKERS)'}: it must be a name the broker's certificate carries`
-      : `KAFKA_SSL_CA_FILE${s.KAFKA_SSL_CA_FILE ? `=${s.KAFKA_SSL_CA_FILE}` : ' (unset, so the system\'s roots)'}: it must hold the CA that signed the broker's certificate`;
+      ? `KAFKA_SSL_SERVERNAME${s.KAFKA_SSL_SERVERNAME ? `=${s.KAFKA_SSL_SERVERNAME}` : " (unset, so each broker's host in KAFKA_BROKERS)"}: it must be a name the broker's certificate carries`
+      : `KAFKA_SSL_CA_FILE${s.KAFKA_SSL_CA_FILE ? `=${s.KAFKA_SSL_CA_FILE}` : " (unset, so the system's roots)"}: it must hold the CA that signed the broker's certificate`;
     return `the TLS certificate of Kafka at ${brokers} was not accepted (${tls.code}: ${stripPrefix(tls.message)}). Check ${check}.`;
   }
   const refused = chain.find((e) => e.code !== undefined && TLS_CLIENT_CERT_REFUSED.test(e.code));
@@ -84,4 +92,3 @@ export function permanentKafkaFailure(err: unknown, s: KafkaSettings): string | 
 }
 
 const stripPrefix = (message: string | undefined) => (message ?? '').replace(/^Connection error: /, '');
-

@@ -12,7 +12,9 @@ export function headerString(headers: RecordHeaders | undefined, name: string): 
   const raw = headers?.[name];
   const first: unknown = Array.isArray(raw) ? raw[0] : raw;
   if (typeof first === 'string') return first;
-  return first instanceof Uint8Array ? Buffer.from(first.buffer, first.byteOffset, first.byteLength).toString('utf8') : undefined;
+  return first instanceof Uint8Array
+    ? Buffer.from(first.buffer, first.byteOffset, first.byteLength).toString('utf8')
+    : undefined;
 }
 
 /** A record as fetched from a partition. */

@@ -28,7 +28,11 @@ export function createSender(kafka: Kafka, opts: SenderOptions = {}): ConnectedS
       allowAutoTopicCreation: false,
       maxInFlightRequests: 1,
       idempotent: opts.idempotent ?? false,
-      retry: { retries: KAFKA_RETRY.requests, initialRetryTime: KAFKA_RETRY.initialRetryTime, maxRetryTime: KAFKA_RETRY.maxRetryTime },
+      retry: {
+        retries: KAFKA_RETRY.requests,
+        initialRetryTime: KAFKA_RETRY.initialRetryTime,
+        maxRetryTime: KAFKA_RETRY.maxRetryTime,
+      },
       createPartitioner: Partitioners.DefaultPartitioner,
     });
     const p = producer;

@@ -125,7 +125,8 @@ export async function readRanges(opts: ReadOptions): Promise<Map<number, bigint>
     });
     // A fetch that held only control records or aborted messages never reaches eachBatch; it still moves the position.
     consumer.on(consumer.events.END_BATCH_PROCESS, (e) => {
-      if (e.payload.topic === topic && e.payload.batchSize === 0) advance(e.payload.partition, BigInt(e.payload.lastOffset) + 1n);
+      if (e.payload.topic === topic && e.payload.batchSize === 0)
+        advance(e.payload.partition, BigInt(e.payload.lastOffset) + 1n);
     });
     consumer.on(consumer.events.CRASH, (e) => {
       if (!e.payload.restart) stop(e.payload.error);
@@ -133,7 +134,9 @@ export async function readRanges(opts: ReadOptions): Promise<Map<number, bigint>
 
     let committed = new Map<number, bigint>();
     const commit = async () => {
-      const entries = [...todo].filter(([p, t]) => committed.get(p) !== t.next).map(([p, t]) => ({ topic, partition: p, offset: t.next.toString() }));
+      const entries = [...todo]
+        .filter(([p, t]) => committed.get(p) !== t.next)
+        .map(([p, t]) => ({ topic, partition: p, offset: t.next.toString() }));
       if (entries.length === 0) return;
       await consumer.commitOffsets(entries);
       committed = new Map([...committed, ...entries.map((e) => [e.partition, BigInt(e.offset)] as const)]);
@@ -154,7 +157,13 @@ export async function readRanges(opts: ReadOptions): Promise<Map<number, bigint>
             const offset = BigInt(m.offset);
             if (offset < t.next) continue;
             if (offset >= t.end) break;
-            const record: ConsumedRecord = { key: m.key ?? null, value: m.value ?? null, headers: m.headers, offset: m.offset, timestamp: m.timestamp };
+            const record: ConsumedRecord = {
+              key: m.key ?? null,
+              value: m.value ?? null,
+              headers: m.headers,
+              offset: m.offset,
+              timestamp: m.timestamp,
+            };
             try {
               await opts.onRecord({ topic, partition: batch.partition, record }, { heartbeat });
             } catch (err) {
@@ -181,7 +190,9 @@ export async function readRanges(opts: ReadOptions): Promise<Map<number, bigint>
       await consumer.disconnect();
       if (opts.group && lastCommit !== undefined) {
         // The member left, so the group is empty: the admin API may now write the final positions.
-        await admin.setGroupOffsets(groupId, topic, new Map([...todo].map(([p, t]) => [p, t.next]))).catch(() => undefined);
+        await admin
+          .setGroupOffsets(groupId, topic, new Map([...todo].map(([p, t]) => [p, t.next])))
+          .catch(() => undefined);
       }
       if (!opts.group) await admin.deleteGroup(groupId).catch(() => undefined);
     }

@@ -30,8 +30,15 @@ export function createLagMetrics(opts: { defaultMetrics?: boolean } = {}): LagMe
   if (opts.defaultMetrics) collectDefaultMetrics({ register: registry, prefix: 'fulfilment_process_' });
   const registers = [registry];
   let last: LagReport | undefined;
-  const labels = (p: LagReport['partitions'][number]) => ({ group: p.group, topic: p.topic, partition: String(p.partition) });
-  const fromReport = (gauge: Gauge<(typeof partitionLabels)[number]>, value: (p: LagReport['partitions'][number]) => number | undefined) => {
+  const labels = (p: LagReport['partitions'][number]) => ({
+    group: p.group,
+    topic: p.topic,
+    partition: String(p.partition),
+  });
+  const fromReport = (
+    gauge: Gauge<(typeof partitionLabels)[number]>,
+    value: (p: LagReport['partitions'][number]) => number | undefined,
+  ) => {
     gauge.reset();
     for (const p of last?.partitions ?? []) {
       const v = value(p);
@@ -55,7 +62,9 @@ export function createLagMetrics(opts: { defaultMetrics?: boolean } = {}): LagMe
     collect() {
       const now = Date.now();
       // A partition behind whose oldest record could not be read has no age series rather than a false 0.
-      fromReport(this, (p) => (p.behind > 0n && p.oldestTimestampMs === undefined ? undefined : oldestAgeSeconds(p, now)));
+      fromReport(this, (p) =>
+        p.behind > 0n && p.oldestTimestampMs === undefined ? undefined : oldestAgeSeconds(p, now),
+      );
     },
   });
   new Gauge({
@@ -74,11 +83,21 @@ export function createLagMetrics(opts: { defaultMetrics?: boolean } = {}): LagMe
     registers,
     collect() {
       this.reset();
-      for (const p of last?.partitions ?? []) this.set({ topic: p.topic, partition: String(p.partition) }, Number(p.end));
+      for (const p of last?.partitions ?? [])
+        this.set({ topic: p.topic, partition: String(p.partition) }, Number(p.end));
     },
   });
-  const lastPoll = new Gauge({ name: 'fulfilment_lag_exporter_last_success_timestamp_seconds', help: 'When the lag exporter last read the offsets successfully (Unix time).', registers });
-  const polls = new Counter({ name: 'fulfilment_lag_exporter_polls_total', help: 'Polls of the lag exporter by result (ok, failed).', labelNames: ['result'], registers });
+  const lastPoll = new Gauge({
+    name: 'fulfilment_lag_exporter_last_success_timestamp_seconds',
+    help: 'When the lag exporter last read the offsets successfully (Unix time).',
+    registers,
+  });
+  const polls = new Counter({
+    name: 'fulfilment_lag_exporter_polls_total',
+    help: 'Polls of the lag exporter by result (ok, failed).',
+    labelNames: ['result'],
+    registers,
+  });
   return {
     registry,
     update(report) {
@@ -117,7 +136,10 @@ export async function startLagExporter(opts: LagExporterOptions): Promise<LagExp
   health.set('kafka', () => {
     const age = Date.now() - lastSuccess;
     if (age <= 3 * opts.intervalMs + 5_000) return { ok: true };
-    return { ok: false, reason: `the last successful poll of the offsets was ${Math.round(age / 1000)} s ago${lastError ? `: ${lastError}` : ''}` };
+    return {
+      ok: false,
+      reason: `the last successful poll of the offsets was ${Math.round(age / 1000)} s ago${lastError ? `: ${lastError}` : ''}`,
+    };
   });
   const server: Server = await serveMetrics(metrics.registry, opts.port, opts.host, health);
   const address = server.address();
@@ -128,7 +150,10 @@ export async function startLagExporter(opts: LagExporterOptions): Promise<LagExp
 
   const pollOnce = async () => {
     try {
-      reader ??= await connectLagReader(opts.kafka, { clientId: 'fulfilment-lag-exporter', readTimeoutMs: Math.max(10_000, opts.intervalMs) });
+      reader ??= await connectLagReader(opts.kafka, {
+        clientId: 'fulfilment-lag-exporter',
+        readTimeoutMs: Math.max(10_000, opts.intervalMs),
+      });
       const report = await reader.measure(opts.groups, opts.topic, stopping.signal);
       metrics.update(report);
       metrics.polled('ok');
@@ -139,7 +164,10 @@ export async function startLagExporter(opts: LagExporterOptions): Promise<LagExp
       if (stopping.signal.aborted) return;
       metrics.polled('failed');
       lastError = (err as Error).message ?? String(err);
-      opts.logger.warn({ err: lastError, groups: opts.groups, topic: opts.topic }, 'lag poll failed; trying again next interval');
+      opts.logger.warn(
+        { err: lastError, groups: opts.groups, topic: opts.topic },
+        'lag poll failed; trying again next interval',
+      );
       const broken = reader;
       reader = undefined;
       await broken?.close().catch(() => undefined);
@@ -155,7 +183,10 @@ export async function startLagExporter(opts: LagExporterOptions): Promise<LagExp
       await sleep(opts.intervalMs, stopping.signal);
     }
   })();
-  opts.logger.info({ port, groups: opts.groups, topic: opts.topic, intervalMs: opts.intervalMs }, 'lag exporter serving /metrics');
+  opts.logger.info(
+    { port, groups: opts.groups, topic: opts.topic, intervalMs: opts.intervalMs },
+    'lag exporter serving /metrics',
+  );
   return {
     metrics,
     port,

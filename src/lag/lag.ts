@@ -82,13 +82,26 @@ export async function connectLagReader(kafka: Kafka, opts: LagReaderOptions = {}
    * pass from the lowest position per partition. Records of a partition arrive in order, so a record at offset o
    * answers every position ≤ o still open.
    */
-  async function readOldest(topic: string, positions: Map<number, { positions: bigint[]; end: bigint }>, signal?: AbortSignal): Promise<Map<string, number>> {
+  async function readOldest(
+    topic: string,
+    positions: Map<number, { positions: bigint[]; end: bigint }>,
+    signal?: AbortSignal,
+  ): Promise<Map<string, number>> {
     const found = new Map<string, number>();
-    const open = new Map([...positions].map(([partition, w]) => [partition, [...new Set(w.positions)].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))]));
+    const open = new Map(
+      [...positions].map(([partition, w]) => [
+        partition,
+        [...new Set(w.positions)].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)),
+      ]),
+    );
     let left = [...open.values()].reduce((n, ps) => n + ps.length, 0);
     if (left === 0) return found;
     const done = new AbortController();
-    const stop = AbortSignal.any([done.signal, AbortSignal.timeout(opts.readTimeoutMs ?? 30_000), ...(signal ? [signal] : [])]);
+    const stop = AbortSignal.any([
+      done.signal,
+      AbortSignal.timeout(opts.readTimeoutMs ?? 30_000),
+      ...(signal ? [signal] : []),
+    ]);
     try {
       await readRanges({
         kafka,
@@ -155,7 +168,8 @@ export async function connectLagReader(kafka: Kafka, opts: LagReaderOptions = {}
         }
       }
       for (const [key, ts] of await readOldest(topic, toRead, signal)) kept.set(key, ts);
-      for (const p of partitions) if (p.behind > 0n) p.oldestTimestampMs = kept.get(keyOf(topic, p.partition, position(p)));
+      for (const p of partitions)
+        if (p.behind > 0n) p.oldestTimestampMs = kept.get(keyOf(topic, p.partition, position(p)));
       // Only the current positions stay cached: the cache is bounded by groups × partitions.
       timestamps = new Map([...timestamps].filter(([k]) => !k.startsWith(`${topic}/`)).concat([...kept]));
       return { at, partitions };

@@ -23,7 +23,11 @@ export interface ProvisionReport {
 }
 
 /** Runs `steps` (default: all) in order kafka, temporal, postgres; the first failure stops it. */
-export async function provision(config: Config, logger: Logger, steps: readonly ProvisionStep[] = PROVISION_STEPS): Promise<ProvisionReport> {
+export async function provision(
+  config: Config,
+  logger: Logger,
+  steps: readonly ProvisionStep[] = PROVISION_STEPS,
+): Promise<ProvisionReport> {
   const report: ProvisionReport = {};
   if (steps.includes('kafka')) {
     const kafka = createKafka(config, logger, { clientId: `${config.KAFKA_CLIENT_ID}-provision` });
@@ -32,7 +36,10 @@ export async function provision(config: Config, logger: Logger, steps: readonly 
     } catch (err) {
       // A refused credential or certificate is said in the same words as at the service's start-up.
       const why = permanentKafkaFailure(err, config) ?? (err as Error).message;
-      throw new Error(`Kafka at ${config.KAFKA_BROKERS.join(',')} (KAFKA_BROKERS): could not create topics ${config.ORDERS_TOPIC}, ${config.DLQ_TOPIC}, ${config.STATUS_TOPIC}: ${why}`, { cause: err });
+      throw new Error(
+        `Kafka at ${config.KAFKA_BROKERS.join(',')} (KAFKA_BROKERS): could not create topics ${config.ORDERS_TOPIC}, ${config.DLQ_TOPIC}, ${config.STATUS_TOPIC}: ${why}`,
+        { cause: err },
+      );
     }
   }
   if (steps.includes('temporal')) {
@@ -44,7 +51,10 @@ export async function provision(config: Config, logger: Logger, steps: readonly 
         await connection.close().catch(() => undefined);
       }
     } catch (err) {
-      throw new Error(`Temporal at ${config.TEMPORAL_ADDRESS} (TEMPORAL_ADDRESS), namespace ${config.TEMPORAL_NAMESPACE}: could not register search attributes: ${(err as Error).message}`, { cause: err });
+      throw new Error(
+        `Temporal at ${config.TEMPORAL_ADDRESS} (TEMPORAL_ADDRESS), namespace ${config.TEMPORAL_NAMESPACE}: could not register search attributes: ${(err as Error).message}`,
+        { cause: err },
+      );
     }
   }
   if (steps.includes('postgres')) {
@@ -63,7 +73,10 @@ export function nothingChanged(r: ProvisionReport): boolean {
   return (
     (r.kafka === undefined || (r.kafka.created.length === 0 && r.kafka.grown.length === 0)) &&
     (r.temporal === undefined || r.temporal.registered.length === 0) &&
-    (r.postgres === undefined || (r.postgres.applied.length === 0 && r.postgres.grants.granted.length === 0 && r.postgres.grants.revoked.length === 0))
+    (r.postgres === undefined ||
+      (r.postgres.applied.length === 0 &&
+        r.postgres.grants.granted.length === 0 &&
+        r.postgres.grants.revoked.length === 0))
   );
 }
 
@@ -73,7 +86,10 @@ export function describeReport(r: ProvisionReport, config: Config): string[] {
   if (r.kafka) {
     const k = r.kafka;
     const parts = [
-      ...k.created.map((t) => `created ${t.topic} (${t.numPartitions} partitions, replication ${config.KAFKA_REPLICATION_FACTOR ?? 'broker default'})`),
+      ...k.created.map(
+        (t) =>
+          `created ${t.topic} (${t.numPartitions} partitions, replication ${config.KAFKA_REPLICATION_FACTOR ?? 'broker default'})`,
+      ),
       ...k.grown.map((g) => `grew ${g.topic} from ${g.from} to ${g.to} partitions`),
       ...(k.unchanged.length ? [`${k.unchanged.join(', ')} already as configured`] : []),
     ];
@@ -81,13 +97,17 @@ export function describeReport(r: ProvisionReport, config: Config): string[] {
   }
   if (r.temporal) {
     const t = r.temporal;
-    lines.push(`temporal: ${t.registered.length ? `registered search attributes ${t.registered.join(', ')}` : 'search attributes already registered'} in namespace ${config.TEMPORAL_NAMESPACE}${t.registered.length && t.unchanged.length ? ` (${t.unchanged.join(', ')} were)` : ''}`);
+    lines.push(
+      `temporal: ${t.registered.length ? `registered search attributes ${t.registered.join(', ')}` : 'search attributes already registered'} in namespace ${config.TEMPORAL_NAMESPACE}${t.registered.length && t.unchanged.length ? ` (${t.unchanged.join(', ')} were)` : ''}`,
+    );
   }
   if (r.postgres) {
     const p = r.postgres;
     const parts = [
       p.applied.length ? `applied ${p.applied.join(', ')}` : 'schema up to date',
-      p.grants.granted.length ? `granted ${p.runtimeRole} ${p.grants.granted.join(', ')}` : `${p.runtimeRole} already has exactly its grants`,
+      p.grants.granted.length
+        ? `granted ${p.runtimeRole} ${p.grants.granted.join(', ')}`
+        : `${p.runtimeRole} already has exactly its grants`,
       ...(p.grants.revoked.length ? [`revoked from ${p.runtimeRole} ${p.grants.revoked.join(', ')}`] : []),
     ];
     lines.push(`postgres: ${parts.join('; ')}`);

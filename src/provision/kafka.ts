@@ -21,7 +21,13 @@ export interface TopicsResult {
   unchanged: string[];
 }
 
-export function serviceTopics(c: { ORDERS_TOPIC: string; ORDERS_TOPIC_PARTITIONS: number; DLQ_TOPIC: string; STATUS_TOPIC: string; STATUS_TOPIC_PARTITIONS: number }): TopicSpec[] {
+export function serviceTopics(c: {
+  ORDERS_TOPIC: string;
+  ORDERS_TOPIC_PARTITIONS: number;
+  DLQ_TOPIC: string;
+  STATUS_TOPIC: string;
+  STATUS_TOPIC_PARTITIONS: number;
+}): TopicSpec[] {
   return [
     { topic: c.ORDERS_TOPIC, numPartitions: c.ORDERS_TOPIC_PARTITIONS },
     { topic: c.DLQ_TOPIC, numPartitions: DLQ_TOPIC_PARTITIONS },
@@ -30,7 +36,11 @@ export function serviceTopics(c: { ORDERS_TOPIC: string; ORDERS_TOPIC_PARTITIONS
 }
 
 /** Creates the missing topics and grows those with fewer partitions than wanted. */
-export async function ensureTopics(kafka: Kafka, wanted: TopicSpec[], replicationFactor?: number): Promise<TopicsResult> {
+export async function ensureTopics(
+  kafka: Kafka,
+  wanted: TopicSpec[],
+  replicationFactor?: number,
+): Promise<TopicsResult> {
   const admin = kafka.admin();
   await admin.connect();
   try {
@@ -38,7 +48,10 @@ export async function ensureTopics(kafka: Kafka, wanted: TopicSpec[], replicatio
     const missing = wanted.filter((t) => !existing.has(t.topic));
     if (missing.length) {
       // -1: the broker's default.replication.factor (CreateTopics v4+, Kafka 2.4+).
-      await createTopicsWithLeaders(admin, missing.map((t) => ({ ...t, replicationFactor: replicationFactor ?? -1 })));
+      await createTopicsWithLeaders(
+        admin,
+        missing.map((t) => ({ ...t, replicationFactor: replicationFactor ?? -1 })),
+      );
     }
     const meta = await admin.fetchTopicMetadata({ topics: wanted.map((t) => t.topic) });
     const grown: TopicsResult['grown'] = [];

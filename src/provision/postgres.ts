@@ -15,7 +15,9 @@ export async function provisionPostgres(config: DatabaseSettings): Promise<Postg
   const connection = migrationConnection(config);
   const runtimeRole = databaseUser(config.DATABASE_URL);
   if (runtimeRole === '') {
-    throw new ConfigError('DATABASE_URL names no user: provisioning grants the runtime role it connects as, so expected postgres://<runtime role>:<password>@<host>/<database>');
+    throw new ConfigError(
+      'DATABASE_URL names no user: provisioning grants the runtime role it connects as, so expected postgres://<runtime role>:<password>@<host>/<database>',
+    );
   }
   return { runtimeRole, ...(await migrate(connection, runtimeRole)) };
 }

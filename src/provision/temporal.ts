@@ -9,7 +9,13 @@ type AttributeType = 'Keyword' | 'Text' | 'Int' | 'Double' | 'Bool' | 'Datetime'
 
 /** The SDK's SearchAttributeType → the server's (and the CLI's) name of the type. */
 const TYPE_NAME: Record<string, AttributeType> = {
-  TEXT: 'Text', KEYWORD: 'Keyword', INT: 'Int', DOUBLE: 'Double', BOOL: 'Bool', DATETIME: 'Datetime', KEYWORD_LIST: 'KeywordList',
+  TEXT: 'Text',
+  KEYWORD: 'Keyword',
+  INT: 'Int',
+  DOUBLE: 'Double',
+  BOOL: 'Bool',
+  DATETIME: 'Datetime',
+  KEYWORD_LIST: 'KeywordList',
 };
 
 /** Name → type of every search attribute the workflows use (from their keys in workflows/api.ts). */
@@ -18,7 +24,15 @@ export const SEARCH_ATTRIBUTES: Record<string, AttributeType> = Object.fromEntri
 );
 
 /** temporal.api.enums.v1.IndexedValueType */
-const INDEXED_VALUE_TYPE: Record<AttributeType, number> = { Text: 1, Keyword: 2, Int: 3, Double: 4, Bool: 5, Datetime: 6, KeywordList: 7 };
+const INDEXED_VALUE_TYPE: Record<AttributeType, number> = {
+  Text: 1,
+  Keyword: 2,
+  Int: 3,
+  Double: 4,
+  Bool: 5,
+  Datetime: 6,
+  KeywordList: 7,
+};
 
 export interface SearchAttributesResult {
   registered: string[];
@@ -26,7 +40,10 @@ export interface SearchAttributesResult {
 }
 
 /** Registers the search attributes `namespace` lacks. */
-export async function ensureSearchAttributes(connection: Connection, namespace: string): Promise<SearchAttributesResult> {
+export async function ensureSearchAttributes(
+  connection: Connection,
+  namespace: string,
+): Promise<SearchAttributesResult> {
   const res = await connection.operatorService.listSearchAttributes({ namespace });
   const have = res.customAttributes ?? {};
   const missing = Object.keys(SEARCH_ATTRIBUTES).filter((k) => !(k in have));

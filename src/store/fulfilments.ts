@@ -7,7 +7,15 @@
  * transaction (recordStatusChange, after the row's lock: so one order's outbox rows follow its commit order). A writer
  * passes the change's context: where the event goes and what made it.
  */
-import type { OrderCancelledData, OrderLine, OrderPlacedData, RecallResolution, StoredOrder, StoredOrderDetail, StoredStatus } from '../../workflows/api.js';
+import type {
+  OrderCancelledData,
+  OrderLine,
+  OrderPlacedData,
+  RecallResolution,
+  StoredOrder,
+  StoredOrderDetail,
+  StoredStatus,
+} from '../../workflows/api.js';
 import type { Tx } from './db.js';
 import { recordStatusChange, type ChangeContext } from './status-outbox.js';
 
@@ -86,7 +94,11 @@ export function toStored(row: FulfilmentRow, outcome: StoredOrder['outcome']): S
 }
 
 /** The order as a repair run starts from it (StoredOrderDetail), or undefined when the store holds no such order. */
-export async function loadOrderDetail(tx: Tx, tenantId: string, orderId: string): Promise<StoredOrderDetail | undefined> {
+export async function loadOrderDetail(
+  tx: Tx,
+  tenantId: string,
+  orderId: string,
+): Promise<StoredOrderDetail | undefined> {
   const row = await readFulfilment(tx, tenantId, orderId);
   if (!row) return undefined;
   const placement: OrderPlacedData | undefined =
@@ -113,42 +125,66 @@ export async function loadOrderDetail(tx: Tx, tenantId: string, orderId: string)
  * Records a placement: a new pending row, the data of a placement a tombstone waited for, or a newer version. The
  * placement's correlation id becomes the order's.
  */
-export async function recordPlacement(tx: Tx, e: EventRef, data: OrderPlacedData, change: ChangeContext): Promise<StoredOrder> {
+export async function recordPlacement(
+  tx: Tx,
+  e: EventRef,
+  data: OrderPlacedData,
+  change: ChangeContext,
+): Promise<StoredOrder> {
   const row = await lockFulfilment(tx, e.tenantId, e.orderId);
   const placementFields = [data.customerId, JSON.stringify(data.lines), JSON.stringify(data.shippingAddress ?? null)];
   const correlationId = change.correlationId ?? null;
   if (!row) {
-    return insert(tx, change,
+    return insert(
+      tx,
+      change,
       `INSERT INTO fulfilments (tenant_id, order_id, order_version, status, customer_id, lines, shipping_address,
                                 placed_at, last_event_id, correlation_id)
        VALUES ($1, $2, $3, 'pending', $4, $5, $6, now(), $7, $8) RETURNING *`,
-      [e.tenantId, e.orderId, e.orderVersion, ...placementFields, e.eventId, correlationId]);
+      [e.tenantId, e.orderId, e.orderVersion, ...placementFields, e.eventId, correlationId],
+    );
   }
   if (row.placed_at === null) {
     // The tombstone's placement: keep it cancelled, fill in what was ordered.
-    return update(tx, row, change,
+    return update(
+      tx,
+      row,
+      change,
       `customer_id = $3, lines = $4, shipping_address = $5, placed_at = now(),
        order_version = GREATEST(order_version, $6), last_event_id = $7, correlation_id = COALESCE($8, correlation_id)`,
-      [...placementFields, e.orderVersion, e.eventId, correlationId]);
+      [...placementFields, e.orderVersion, e.eventId, correlationId],
+    );
   }
   if (row.order_version >= e.orderVersion) return toStored(row, 'stale');
-  return update(tx, row, change,
+  return update(
+    tx,
+    row,
+    change,
     `customer_id = CASE WHEN status = 'pending' THEN $3 ELSE customer_id END,
      lines = CASE WHEN status = 'pending' THEN $4::jsonb ELSE lines END,
      shipping_address = CASE WHEN status = 'pending' THEN $5::jsonb ELSE shipping_address END,
      order_version = $6, last_event_id = $7, correlation_id = COALESCE($8, correlation_id)`,
-    [...placementFields, e.orderVersion, e.eventId, correlationId]);
+    [...placementFields, e.orderVersion, e.eventId, correlationId],
+  );
 }
 
 /** Records a cancellation: a tombstone when nothing was placed, a refusal after shipment, else cancelled. */
-export async function recordCancellation(tx: Tx, e: EventRef, _data: OrderCancelledData, change: ChangeContext): Promise<StoredOrder> {
+export async function recordCancellation(
+  tx: Tx,
+  e: EventRef,
+  _data: OrderCancelledData,
+  change: ChangeContext,
+): Promise<StoredOrder> {
   const row = await lockFulfilment(tx, e.tenantId, e.orderId);
   if (!row) {
-    return insert(tx, change,
+    return insert(
+      tx,
+      change,
       `INSERT INTO fulfilments (tenant_id, order_id, order_version, status, cancelled_at, cancelled_before_placement,
                                 last_event_id, correlation_id)
        VALUES ($1, $2, $3, 'cancelled', now(), true, $4, $5) RETURNING *`,
-      [e.tenantId, e.orderId, e.orderVersion, e.eventId, change.correlationId ?? null]);
+      [e.tenantId, e.orderId, e.orderVersion, e.eventId, change.correlationId ?? null],
+    );
   }
   if (row.order_version >= e.orderVersion) return toStored(row, 'stale');
   if (row.status === 'shipped') {
@@ -161,15 +197,25 @@ export async function recordCancellation(tx: Tx, e: EventRef, _data: OrderCancel
   if (row.status === 'recall-failed') {
     return update(tx, row, change, 'order_version = $3, last_event_id = $4', [e.orderVersion, e.eventId]);
   }
-  const stored = await update(tx, row, change,
+  const stored = await update(
+    tx,
+    row,
+    change,
     "status = 'cancelled', cancelled_at = COALESCE(cancelled_at, now()), order_version = $3, last_event_id = $4",
-    [e.orderVersion, e.eventId]);
+    [e.orderVersion, e.eventId],
+  );
   // A failed order's shipment was attempted (an abandoned attempt may have reached the warehouse): recall it.
   return row.status === 'failed' ? { ...stored, recall: true } : stored;
 }
 
 /** Moves a pending order to shipped; any other status is left as it is and returned. */
-export async function recordShipped(tx: Tx, tenantId: string, orderId: string, shipmentId: string, change: ChangeContext): Promise<StoredOrder> {
+export async function recordShipped(
+  tx: Tx,
+  tenantId: string,
+  orderId: string,
+  shipmentId: string,
+  change: ChangeContext,
+): Promise<StoredOrder> {
   const row = await lockFulfilment(tx, tenantId, orderId);
   if (!row) throw new Error(`no fulfilment ${tenantId}/${orderId} to mark shipped`);
   if (row.status !== 'pending') return toStored(row, 'stale');
@@ -177,7 +223,13 @@ export async function recordShipped(tx: Tx, tenantId: string, orderId: string, s
 }
 
 /** Moves a pending order to failed with the reason, so operators see why it is held. */
-export async function recordFailed(tx: Tx, tenantId: string, orderId: string, reason: string, change: ChangeContext): Promise<StoredOrder> {
+export async function recordFailed(
+  tx: Tx,
+  tenantId: string,
+  orderId: string,
+  reason: string,
+  change: ChangeContext,
+): Promise<StoredOrder> {
   const row = await lockFulfilment(tx, tenantId, orderId);
   if (!row) throw new Error(`no fulfilment ${tenantId}/${orderId} to mark failed`);
   if (row.status !== 'pending') return toStored(row, 'stale');
@@ -188,13 +240,23 @@ export async function recordFailed(tx: Tx, tenantId: string, orderId: string, re
  * The warehouse refused for good to recall the shipment of a cancelled order: cancelled → recall-failed, with the
  * refusal and the count of refusals. Any other status is left as it is and returned (stale).
  */
-export async function recordRecallFailed(tx: Tx, tenantId: string, orderId: string, reason: string, change: ChangeContext): Promise<StoredOrder> {
+export async function recordRecallFailed(
+  tx: Tx,
+  tenantId: string,
+  orderId: string,
+  reason: string,
+  change: ChangeContext,
+): Promise<StoredOrder> {
   const row = await lockFulfilment(tx, tenantId, orderId);
   if (!row) throw new Error(`no fulfilment ${tenantId}/${orderId} to mark recall-failed`);
   if (row.status !== 'cancelled' && row.status !== 'recall-failed') return toStored(row, 'stale');
-  return update(tx, row, change,
+  return update(
+    tx,
+    row,
+    change,
     "status = 'recall-failed', failure_reason = $3, failed_at = now(), recall_failures = recall_failures + 1",
-    [reason]);
+    [reason],
+  );
 }
 
 /**
@@ -211,23 +273,38 @@ export async function resolveRecallFailed(
   const row = await lockFulfilment(tx, tenantId, orderId);
   if (!row) throw new Error(`no fulfilment ${tenantId}/${orderId} to resolve`);
   if (row.status !== 'recall-failed') return toStored(row, 'stale');
-  return update(tx, row, change,
+  return update(
+    tx,
+    row,
+    change,
     "status = 'cancelled', failure_reason = NULL, resolution = $3, resolved_by = $4, resolved_at = now()",
-    [`${resolution.action}: ${resolution.reason}`, resolution.by ?? null]);
+    [`${resolution.action}: ${resolution.reason}`, resolution.by ?? null],
+  );
 }
 
 /**
  * An operator's retry: moves a failed order back to pending, clears failure_reason, counts the retry and records
  * why, when and who asked. Any other status is left as it is and returned (stale): only a failed order is retried.
  */
-export async function reopenFailed(tx: Tx, tenantId: string, orderId: string, reason: string, by: string | undefined, change: ChangeContext): Promise<StoredOrder> {
+export async function reopenFailed(
+  tx: Tx,
+  tenantId: string,
+  orderId: string,
+  reason: string,
+  by: string | undefined,
+  change: ChangeContext,
+): Promise<StoredOrder> {
   const row = await lockFulfilment(tx, tenantId, orderId);
   if (!row) throw new Error(`no fulfilment ${tenantId}/${orderId} to retry`);
   if (row.status !== 'failed') return toStored(row, 'stale');
-  return update(tx, row, change,
+  return update(
+    tx,
+    row,
+    change,
     `status = 'pending', failure_reason = NULL, retry_count = retry_count + 1, last_retry_reason = $3,
      last_retried_at = now(), last_retried_by = $4`,
-    [reason, by ?? null]);
+    [reason, by ?? null],
+  );
 }
 
 /** Inserts the order's first row (`sql` returns it) and its status event, when it is one. */
@@ -238,7 +315,13 @@ async function insert(tx: Tx, change: ChangeContext, sql: string, params: unknow
 }
 
 /** Applies `assignments` to the locked `row` and writes the change's status event, when it is one. */
-async function update(tx: Tx, row: FulfilmentRow, change: ChangeContext, assignments: string, params: unknown[]): Promise<StoredOrder> {
+async function update(
+  tx: Tx,
+  row: FulfilmentRow,
+  change: ChangeContext,
+  assignments: string,
+  params: unknown[],
+): Promise<StoredOrder> {
   const res = await tx.query<FulfilmentRow>(
     `UPDATE fulfilments SET ${assignments}, updated_at = now()
      WHERE tenant_id = $1 AND order_id = $2 RETURNING *`,

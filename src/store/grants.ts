@@ -54,9 +54,17 @@ const ident = (s: string): string => `"${s.replace(/"/g, '""')}"`;
 /** Grants `role` what RUNTIME_PRIVILEGES lists and revokes any other direct table privilege; returns what changed. */
 export async function syncRuntimeGrants(db: Queryable, role: string): Promise<GrantChanges> {
   const changes: GrantChanges = { granted: [], revoked: [] };
-  const schema = (await db.query<{ schema: string }>("SELECT relnamespace::regnamespace::text AS schema FROM pg_class WHERE oid = to_regclass('fulfilments')")).rows[0]?.schema;
+  const schema = (
+    await db.query<{ schema: string }>(
+      "SELECT relnamespace::regnamespace::text AS schema FROM pg_class WHERE oid = to_regclass('fulfilments')",
+    )
+  ).rows[0]?.schema;
   if (!schema) throw new Error('table fulfilments not found: apply the migrations first');
-  const usage = await db.query<{ ok: boolean }>('SELECT has_schema_privilege($1, $2, $3) AS ok', [role, schema, 'USAGE']);
+  const usage = await db.query<{ ok: boolean }>('SELECT has_schema_privilege($1, $2, $3) AS ok', [
+    role,
+    schema,
+    'USAGE',
+  ]);
   if (!usage.rows[0]?.ok) {
     await db.query(`GRANT USAGE ON SCHEMA ${schema} TO ${ident(role)}`);
     changes.granted.push(`USAGE ON SCHEMA ${schema}`);
@@ -79,7 +87,11 @@ export async function syncRuntimeGrants(db: Queryable, role: string): Promise<Gr
     changes.revoked.push(...revoke.map((p) => `${p} ON ${table}`));
   }
   for (const fn of RUNTIME_PRIVILEGES.functions) {
-    const ok = await db.query<{ ok: boolean }>('SELECT has_function_privilege($1, $2, $3) AS ok', [role, fn, 'EXECUTE']);
+    const ok = await db.query<{ ok: boolean }>('SELECT has_function_privilege($1, $2, $3) AS ok', [
+      role,
+      fn,
+      'EXECUTE',
+    ]);
     if (!ok.rows[0]?.ok) {
       await db.query(`GRANT EXECUTE ON FUNCTION ${fn} TO ${ident(role)}`);
       changes.granted.push(`EXECUTE ON FUNCTION ${fn}`);

@@ -22,7 +22,9 @@ export async function migrationFiles(dir = MIGRATIONS_DIR): Promise<string[]> {
 
 /** The migrations this code ships with that `db` has not applied (rejects when schema_migrations is missing). */
 export async function pendingMigrations(db: Queryable, dir = MIGRATIONS_DIR): Promise<string[]> {
-  const done = new Set((await db.query<{ name: string }>('SELECT name FROM schema_migrations')).rows.map((r) => r.name));
+  const done = new Set(
+    (await db.query<{ name: string }>('SELECT name FROM schema_migrations')).rows.map((r) => r.name),
+  );
   return (await migrationFiles(dir)).filter((f) => !done.has(f));
 }
 
@@ -37,17 +39,30 @@ export interface MigrationResult {
  * Applies what is missing, as the role of `connection` (the owner), and grants `runtimeRole` what the service needs.
  * `runtimeRole` is also handed to the migrations as the setting fulfilment.service_role (004 grants to it).
  */
-export async function migrate(connection: pg.ClientConfig, runtimeRole: string, dir = MIGRATIONS_DIR): Promise<MigrationResult> {
+export async function migrate(
+  connection: pg.ClientConfig,
+  runtimeRole: string,
+  dir = MIGRATIONS_DIR,
+): Promise<MigrationResult> {
   const client = new pg.Client(connection);
   client.on('error', () => undefined);
   await client.connect();
   const applied: string[] = [];
   try {
     await client.query('SELECT pg_advisory_lock($1)', [LOCK_KEY]);
-    const role = await client.query<{ owner: string; exists: boolean }>('SELECT current_user AS owner, EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $1) AS exists', [runtimeRole]);
+    const role = await client.query<{ owner: string; exists: boolean }>(
+      'SELECT current_user AS owner, EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $1) AS exists',
+      [runtimeRole],
+    );
     const { owner, exists } = role.rows[0]!;
-    if (runtimeRole === owner) throw new Error(`the runtime role ${JSON.stringify(runtimeRole)} (DATABASE_URL) is the role applying the migrations (DATABASE_MIGRATION_URL): expected two roles, the owner and a runtime role that owns nothing`);
-    if (!exists) throw new Error(`the runtime role ${JSON.stringify(runtimeRole)} (the user of DATABASE_URL) does not exist: create it first (CREATE ROLE ${runtimeRole} LOGIN PASSWORD '…' NOSUPERUSER NOBYPASSRLS)`);
+    if (runtimeRole === owner)
+      throw new Error(
+        `the runtime role ${JSON.stringify(runtimeRole)} (DATABASE_URL) is the role applying the migrations (DATABASE_MIGRATION_URL): expected two roles, the owner and a runtime role that owns nothing`,
+      );
+    if (!exists)
+      throw new Error(
+        `the runtime role ${JSON.stringify(runtimeRole)} (the user of DATABASE_URL) does not exist: create it first (CREATE ROLE ${runtimeRole} LOGIN PASSWORD '…' NOSUPERUSER NOBYPASSRLS)`,
+      );
     await client.query("SELECT set_config('fulfilment.service_role', $1, false)", [runtimeRole]);
     await client.query(
       'CREATE TABLE IF NOT EXISTS schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())',

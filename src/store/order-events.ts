@@ -12,7 +12,14 @@ import { CONSUMER_NAME, ORDER_PLACED, type OrderEvent, type StoredOrder } from '
 import { isSafeToken } from '../events/rules.js';
 import { currentTraceHeaders, TRACEPARENT } from '../tracing/propagation.js';
 import { inTenantTransaction, type Db, type Tx } from './db.js';
-import { lockFulfilment, readFulfilment, recordCancellation, recordPlacement, toStored, type FulfilmentRow } from './fulfilments.js';
+import {
+  lockFulfilment,
+  readFulfilment,
+  recordCancellation,
+  recordPlacement,
+  toStored,
+  type FulfilmentRow,
+} from './fulfilments.js';
 import { claim } from './processed-events.js';
 import { classifySqlError } from './sql-errors.js';
 import type { ChangeContext } from './status-outbox.js';
@@ -38,9 +45,11 @@ export function claimThen(
   effect: (tx: Tx, change: ChangeContext) => Promise<StoredOrder>,
   cause: ChangeCause = {},
 ): Promise<StoredOrder> {
-  return inTenantTransaction(target.db, order.tenantId, (tx) => claimIn(tx, target, order, key, effect, cause)).catch((err: unknown) => {
-    throw classifySqlError(err, key);
-  });
+  return inTenantTransaction(target.db, order.tenantId, (tx) => claimIn(tx, target, order, key, effect, cause)).catch(
+    (err: unknown) => {
+      throw classifySqlError(err, key);
+    },
+  );
 }
 
 async function claimIn(
@@ -52,7 +61,12 @@ async function claimIn(
   cause: ChangeCause,
 ): Promise<StoredOrder> {
   const traceparent = currentTraceHeaders()[TRACEPARENT];
-  const change: ChangeContext = { topic: target.statusTopic, claimKey: key, ...cause, ...(traceparent ? { traceparent } : {}) };
+  const change: ChangeContext = {
+    topic: target.statusTopic,
+    claimKey: key,
+    ...cause,
+    ...(traceparent ? { traceparent } : {}),
+  };
   if (!(await claim(tx, CONSUMER_NAME, tenantId, key))) {
     const row = await readFulfilment(tx, tenantId, orderId);
     if (!row) throw new Error(`claim ${key} exists but order ${tenantId}/${orderId} has no row`);
@@ -67,12 +81,18 @@ async function claimIn(
  * order's, or on its cause.
  */
 function causeOf(event: OrderEvent): ChangeCause {
-  return { causationId: event.eventId, ...(isSafeToken(event.correlationId) ? { correlationId: event.correlationId } : {}) };
+  return {
+    causationId: event.eventId,
+    ...(isSafeToken(event.correlationId) ? { correlationId: event.correlationId } : {}),
+  };
 }
 
 /** The event's effect on the locked row: a placement or a cancellation, as the store's rules say. */
 function effectOf(event: OrderEvent): (tx: Tx, change: ChangeContext) => Promise<StoredOrder> {
-  return (tx, change) => (event.type === ORDER_PLACED ? recordPlacement(tx, event, event.data, change) : recordCancellation(tx, event, event.data, change));
+  return (tx, change) =>
+    event.type === ORDER_PLACED
+      ? recordPlacement(tx, event, event.data, change)
+      : recordCancellation(tx, event, event.data, change);
 }
 
 /** Records a placement or cancellation: claim the event id, compare versions, write the row — one transaction. */
@@ -87,8 +107,14 @@ export type LateRecord = { kind: 'recorded'; stored: StoredOrder } | { kind: 'ne
  * Why `event` needs a run of its order when no run is open, given the order's row (locked); undefined when recording
  * it through the store is all there is to do. Pure.
  */
-export function lateEventNeedsRun(row: Pick<FulfilmentRow, 'status' | 'order_version'> | undefined, event: Pick<OrderEvent, 'type' | 'orderVersion'>): string | undefined {
-  if (!row) return event.type === ORDER_PLACED ? 'a placement of an order the store does not hold: it must be shipped' : undefined;
+export function lateEventNeedsRun(
+  row: Pick<FulfilmentRow, 'status' | 'order_version'> | undefined,
+  event: Pick<OrderEvent, 'type' | 'orderVersion'>,
+): string | undefined {
+  if (!row)
+    return event.type === ORDER_PLACED
+      ? 'a placement of an order the store does not hold: it must be shipped'
+      : undefined;
   if (row.status === 'pending') return 'the store holds the order pending with no run: it must be shipped';
   if (row.status === 'failed' && event.type !== ORDER_PLACED && event.orderVersion > row.order_version) {
     return 'a cancellation of a failed order: its shipment must be recalled';
@@ -106,7 +132,10 @@ export function recordLateEvent(target: StoreTarget, event: OrderEvent): Promise
   return inTenantTransaction(target.db, tenantId, async (tx): Promise<LateRecord> => {
     const reason = lateEventNeedsRun(await lockFulfilment(tx, tenantId, orderId), event);
     if (reason !== undefined) return { kind: 'needs-run', reason };
-    return { kind: 'recorded', stored: await claimIn(tx, target, event, event.eventId, effectOf(event), causeOf(event)) };
+    return {
+      kind: 'recorded',
+      stored: await claimIn(tx, target, event, event.eventId, effectOf(event), causeOf(event)),
+    };
   }).catch((err: unknown) => {
     throw classifySqlError(err, event.eventId);
   });

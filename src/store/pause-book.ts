@@ -17,7 +17,11 @@ export const DEFAULT_PAUSE_REFRESH_MS = 2_000;
 
 export function createPauseBook(
   db: Pick<Db, 'query'>,
-  opts: { refreshMs?: number; onRead?: (pauses: readonly ShippingPause[]) => void; onReadFailed?: (err: Error) => void } = {},
+  opts: {
+    refreshMs?: number;
+    onRead?: (pauses: readonly ShippingPause[]) => void;
+    onReadFailed?: (err: Error) => void;
+  } = {},
 ): PauseBook {
   let pauses: ShippingPause[] = [];
   let failing = false;

@@ -24,10 +24,9 @@ export async function claim(tx: Tx, consumer: string, tenantId: string, key: str
  */
 export async function pruneProcessedEvents(db: Db, tenantId: string, retentionDays: number): Promise<number> {
   return inTenantTransaction(db, tenantId, async (tx) => {
-    const res = await tx.query(
-      'DELETE FROM processed_events WHERE processed_at < now() - make_interval(days => $1)',
-      [retentionDays],
-    );
+    const res = await tx.query('DELETE FROM processed_events WHERE processed_at < now() - make_interval(days => $1)', [
+      retentionDays,
+    ]);
     return res.rowCount ?? 0;
   });
 }

@@ -19,7 +19,12 @@ export interface PrunedBatch {
 }
 
 /** Deletes one batch of rows older than `retentionDays` through `fn`, every tenant's; one short transaction. */
-export async function pruneBatch(db: Db, fn: PruneFunction, retentionDays: number, batchSize: number): Promise<PrunedBatch> {
+export async function pruneBatch(
+  db: Db,
+  fn: PruneFunction,
+  retentionDays: number,
+  batchSize: number,
+): Promise<PrunedBatch> {
   // One statement: now() is the same instant in the function and in the cutoff reported.
   const res = await db.query<{ deleted: string; cutoff: Date }>(
     `SELECT ${fn}(make_interval(days => $1), $2) AS deleted, now() - make_interval(days => $1) AS cutoff`,

@@ -29,10 +29,14 @@ export async function checkRuntimeRole(db: Queryable): Promise<string> {
   if (!role) throw new Error('PostgreSQL: current_user is not in pg_roles');
   const who = `DATABASE_URL connects as ${JSON.stringify(role.name)}`;
   if (role.super) {
-    throw new PermanentStartupError(`refusing to run: ${who}, a superuser, which row-level security does not bind (every tenant's rows are open to it). ${WHAT_TO_DO}`);
+    throw new PermanentStartupError(
+      `refusing to run: ${who}, a superuser, which row-level security does not bind (every tenant's rows are open to it). ${WHAT_TO_DO}`,
+    );
   }
   if (role.bypass) {
-    throw new PermanentStartupError(`refusing to run: ${who}, a role with BYPASSRLS, which row-level security does not bind (every tenant's rows are open to it). ${WHAT_TO_DO}`);
+    throw new PermanentStartupError(
+      `refusing to run: ${who}, a role with BYPASSRLS, which row-level security does not bind (every tenant's rows are open to it). ${WHAT_TO_DO}`,
+    );
   }
   const owned = (
     await db.query<{ name: string; owner: string }>(
@@ -51,7 +55,9 @@ export async function checkRuntimeRole(db: Queryable): Promise<string> {
     )
   ).rows;
   if (owned.length > 0) {
-    const list = owned.map((o) => `${o.name} (owner ${o.owner}${o.owner === role.name ? '' : `, of which ${role.name} is a member`})`).join(', ');
+    const list = owned
+      .map((o) => `${o.name} (owner ${o.owner}${o.owner === role.name ? '' : `, of which ${role.name} is a member`})`)
+      .join(', ');
     throw new PermanentStartupError(
       `refusing to run: ${who}, which owns or is a member of the owner of ${list}: an owner can drop row-level security ` +
         `(ALTER TABLE … NO FORCE / DISABLE ROW LEVEL SECURITY) or the tables themselves. ${WHAT_TO_DO}`,
@@ -74,12 +80,17 @@ export async function checkSchema(db: Queryable): Promise<void> {
     // 42P01 undefined_table: nothing provisioned yet; 42501 insufficient_privilege: not granted yet.
     const code = sqlState(err);
     if (code === '42P01' || code === '42501') {
-      throw new SchemaBehindError(`the schema is not provisioned (${(err as Error).message}): run \`fulfilment provision\` (or \`--only postgres\`) as DATABASE_MIGRATION_URL`, { cause: err });
+      throw new SchemaBehindError(
+        `the schema is not provisioned (${(err as Error).message}): run \`fulfilment provision\` (or \`--only postgres\`) as DATABASE_MIGRATION_URL`,
+        { cause: err },
+      );
     }
     throw err;
   }
   if (pending.length > 0) {
-    throw new SchemaBehindError(`the schema lacks migrations ${pending.join(', ')} that this code needs: run \`fulfilment provision\` (or \`--only postgres\`) as DATABASE_MIGRATION_URL`);
+    throw new SchemaBehindError(
+      `the schema lacks migrations ${pending.join(', ')} that this code needs: run \`fulfilment provision\` (or \`--only postgres\`) as DATABASE_MIGRATION_URL`,
+    );
   }
 }
 
@@ -100,14 +111,22 @@ const UNTRUSTED_CERTIFICATE = new Set([
  * login refused (wrong password, no such role, not allowed to log in) or the server's certificate not trusted.
  * Undefined for anything else (PostgreSQL down, restarting: keep waiting).
  */
-export function permanentDatabaseFailure(err: unknown, config: { DATABASE_URL: string; DATABASE_SSL_CA_FILE?: string }): PermanentStartupError | undefined {
+export function permanentDatabaseFailure(
+  err: unknown,
+  config: { DATABASE_URL: string; DATABASE_SSL_CA_FILE?: string },
+): PermanentStartupError | undefined {
   const code = sqlState(err) ?? (err as { code?: unknown } | null)?.code;
   const user = databaseUser(config.DATABASE_URL);
   if (code === '28P01' || code === '28000') {
-    return new PermanentStartupError(`PostgreSQL refused the login of DATABASE_URL${user ? ` (role ${JSON.stringify(user)})` : ''}: ${(err as Error).message}. Check the role and its password.`, { cause: err });
+    return new PermanentStartupError(
+      `PostgreSQL refused the login of DATABASE_URL${user ? ` (role ${JSON.stringify(user)})` : ''}: ${(err as Error).message}. Check the role and its password.`,
+      { cause: err },
+    );
   }
   if (typeof code === 'string' && UNTRUSTED_CERTIFICATE.has(code)) {
-    const against = config.DATABASE_SSL_CA_FILE ? `the CA in DATABASE_SSL_CA_FILE=${config.DATABASE_SSL_CA_FILE}` : 'the system CAs (DATABASE_SSL_CA_FILE is unset)';
+    const against = config.DATABASE_SSL_CA_FILE
+      ? `the CA in DATABASE_SSL_CA_FILE=${config.DATABASE_SSL_CA_FILE}`
+      : 'the system CAs (DATABASE_SSL_CA_FILE is unset)';
     return new PermanentStartupError(
       `PostgreSQL's server certificate is not trusted: ${(err as Error).message} (${code}), verified against ${against} and the host name in DATABASE_URL. ` +
         'Set DATABASE_SSL_CA_FILE to the CA that signed the server certificate, and connect by a name the certificate holds.',

@@ -41,7 +41,13 @@ export interface ShippingPause {
  * Records that one of the order's attempts, on a worker of `taskQueue`, found the warehouse down (or shipping paused):
  * the wait begins now unless it had begun already. Returns when it began (the store's clock), or undefined when the order is no longer pending.
  */
-export async function recordWait(db: Db, tenantId: string, orderId: string, reason: string, taskQueue: string): Promise<Date | undefined> {
+export async function recordWait(
+  db: Db,
+  tenantId: string,
+  orderId: string,
+  reason: string,
+  taskQueue: string,
+): Promise<Date | undefined> {
   return inTenantTransaction(db, tenantId, async (tx) => {
     const res = await tx.query<{ waiting_since: Date }>(
       `UPDATE fulfilments SET waiting_since = COALESCE(waiting_since, now()), waited_at = clock_timestamp(), waiting_reason = $3,
@@ -60,7 +66,11 @@ export async function recordWait(db: Db, tenantId: string, orderId: string, reas
  * scope (the tenant's, or without a tenant the one for every tenant) does not hold them, any other still does; with
  * `taskQueue`, only orders whose wait a worker of that task queue recorded.
  */
-export async function releaseWaitingOrders(db: Db, max: number, opts: { tenantId?: string; despitePause?: boolean; taskQueue?: string } = {}): Promise<WaitingOrder[]> {
+export async function releaseWaitingOrders(
+  db: Db,
+  max: number,
+  opts: { tenantId?: string; despitePause?: boolean; taskQueue?: string } = {},
+): Promise<WaitingOrder[]> {
   const res = await db.query<{ tenant_id: string; order_id: string; waiting_since: Date; waited_at: Date }>(
     'SELECT tenant_id, order_id, waiting_since, waited_at FROM release_waiting_orders($1, $2, $3, $4)',
     [max, opts.tenantId ?? null, opts.despitePause ?? false, opts.taskQueue ?? null],
@@ -71,7 +81,11 @@ export async function releaseWaitingOrders(db: Db, max: number, opts: { tenantId
 }
 
 export async function waitSummary(db: Db): Promise<WaitSummary> {
-  const row = (await db.query<{ orders: string; oldest: Date | null; paused: string }>('SELECT orders, oldest, paused FROM orders_waiting_summary()')).rows[0];
+  const row = (
+    await db.query<{ orders: string; oldest: Date | null; paused: string }>(
+      'SELECT orders, oldest, paused FROM orders_waiting_summary()',
+    )
+  ).rows[0];
   return { orders: Number(row?.orders ?? 0), oldest: row?.oldest ?? undefined, paused: Number(row?.paused ?? 0) };
 }
 
@@ -95,13 +109,17 @@ function toPause(r: PauseRow): ShippingPause {
     pausedBy: r.paused_by,
     reason: r.reason,
     ...(r.releasing_at ? { releasingAt: r.releasing_at } : {}),
-    ...(r.resumed_at ? { resumedAt: r.resumed_at, resumedBy: r.resumed_by ?? undefined, resumeReason: r.resume_reason ?? undefined } : {}),
+    ...(r.resumed_at
+      ? { resumedAt: r.resumed_at, resumedBy: r.resumed_by ?? undefined, resumeReason: r.resume_reason ?? undefined }
+      : {}),
   };
 }
 
 /** The pauses in force now (at most one for every tenant, and one per tenant). */
 export async function pausesInForce(db: Pick<Db, 'query'>): Promise<ShippingPause[]> {
-  return (await db.query<PauseRow>('SELECT * FROM shipping_pauses WHERE resumed_at IS NULL ORDER BY paused_at')).rows.map(toPause);
+  return (
+    await db.query<PauseRow>('SELECT * FROM shipping_pauses WHERE resumed_at IS NULL ORDER BY paused_at')
+  ).rows.map(toPause);
 }
 
 /**

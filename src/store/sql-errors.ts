@@ -25,5 +25,7 @@ export function isPermanentSqlError(err: unknown): boolean {
 /** Re-throws a permanent PostgreSQL error as UnstorableEventError (naming `what` and the SQLSTATE); others unchanged. */
 export function classifySqlError(err: unknown, what: string): unknown {
   if (!isPermanentSqlError(err)) return err;
-  return new UnstorableEventError(`PostgreSQL refused ${what}: ${(err as Error).message} (SQLSTATE ${sqlState(err)})`, { cause: err });
+  return new UnstorableEventError(`PostgreSQL refused ${what}: ${(err as Error).message} (SQLSTATE ${sqlState(err)})`, {
+    cause: err,
+  });
 }

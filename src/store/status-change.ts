@@ -120,7 +120,8 @@ export function statusEventType(before: ChangedRow | undefined, after: ChangedRo
   if (!before) return after.status === 'cancelled' ? STATUS_EVENT.cancelled : undefined;
   if (before.status !== after.status) return EVENT_OF_STATUS[after.status];
   const refusedAt = after.cancel_refused_at?.getTime();
-  if (refusedAt !== undefined && refusedAt !== before.cancel_refused_at?.getTime()) return STATUS_EVENT.cancellationRefused;
+  if (refusedAt !== undefined && refusedAt !== before.cancel_refused_at?.getTime())
+    return STATUS_EVENT.cancellationRefused;
   return undefined;
 }
 
@@ -142,14 +143,17 @@ export function resolveActionId(tenantId: string, orderId: string, n: number): s
 export function causationOf(cause: ChangeContext, after: ChangedRow): string {
   if (cause.causationId !== undefined) return cause.causationId;
   if (after.status === 'recall-failed') return after.last_event_id;
-  return after.retry_count > 0 ? retryActionId(after.tenant_id, after.order_id, after.retry_count) : after.last_event_id;
+  return after.retry_count > 0
+    ? retryActionId(after.tenant_id, after.order_id, after.retry_count)
+    : after.last_event_id;
 }
 
 function dataOf(type: StatusEventType, after: ChangedRow): StatusEventData {
   if (type === STATUS_EVENT.shipped && after.shipment_id !== null) return { shipmentId: after.shipment_id };
   if (type === STATUS_EVENT.cancelled) return { cancelledBeforePlacement: after.placed_at === null };
   if (type === STATUS_EVENT.reopened) return { retry: after.retry_count };
-  if (type === STATUS_EVENT.needsAttention) return { attention: 'recall-refused', recallRefusals: after.recall_failures };
+  if (type === STATUS_EVENT.needsAttention)
+    return { attention: 'recall-refused', recallRefusals: after.recall_failures };
   return {};
 }
 

@@ -7,7 +7,13 @@
 import pg from 'pg';
 import type { Db, Tx } from './db.js';
 import { pruneBatch, type PrunedBatch } from './retention.js';
-import { buildStatusEvent, statusEventType, type ChangeContext, type ChangedRow, type StatusEvent } from './status-change.js';
+import {
+  buildStatusEvent,
+  statusEventType,
+  type ChangeContext,
+  type ChangedRow,
+  type StatusEvent,
+} from './status-change.js';
 
 export type { ChangeContext } from './status-change.js';
 
@@ -15,14 +21,28 @@ export type { ChangeContext } from './status-change.js';
  * Writes the event of a change (the row `before` → `after`) into the outbox inside `tx`, the change's transaction,
  * when the change is one (statusEventType); returns the event, or undefined when the change is none.
  */
-export async function recordStatusChange(tx: Tx, before: ChangedRow | undefined, after: ChangedRow, change: ChangeContext): Promise<StatusEvent | undefined> {
+export async function recordStatusChange(
+  tx: Tx,
+  before: ChangedRow | undefined,
+  after: ChangedRow,
+  change: ChangeContext,
+): Promise<StatusEvent | undefined> {
   const type = statusEventType(before, after);
   if (type === undefined) return undefined;
   const event = buildStatusEvent(type, after, change);
   await tx.query(
     `INSERT INTO status_outbox (topic, tenant_id, order_id, event_id, event_type, payload, traceparent, correlation_id)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-    [change.topic, event.tenantId, event.orderId, event.eventId, event.type, JSON.stringify(event), change.traceparent ?? null, event.correlationId],
+    [
+      change.topic,
+      event.tenantId,
+      event.orderId,
+      event.eventId,
+      event.type,
+      JSON.stringify(event),
+      change.traceparent ?? null,
+      event.correlationId,
+    ],
   );
   return event;
 }
@@ -119,17 +139,27 @@ export async function openRelaySession(connection: pg.ClientConfig, topic: strin
   return {
     topic,
     async tryLead() {
-      return (await client.query<{ leads: boolean }>('SELECT status_relay_try_lead($1) AS leads', [topic])).rows[0]?.leads === true;
+      return (
+        (await client.query<{ leads: boolean }>('SELECT status_relay_try_lead($1) AS leads', [topic])).rows[0]
+          ?.leads === true
+      );
     },
     async unsent(limit) {
-      return (await client.query<OutboxRecord>('SELECT * FROM status_outbox_unsent($1, $2)', [topic, limit])).rows.map(toRow);
+      return (await client.query<OutboxRecord>('SELECT * FROM status_outbox_unsent($1, $2)', [topic, limit])).rows.map(
+        toRow,
+      );
     },
     async markSent(ids) {
-      const res = await client.query<{ marked: string }>('SELECT status_outbox_mark_sent($1, $2::bigint[]) AS marked', [topic, ids]);
+      const res = await client.query<{ marked: string }>('SELECT status_outbox_mark_sent($1, $2::bigint[]) AS marked', [
+        topic,
+        ids,
+      ]);
       return Number(res.rows[0]?.marked ?? 0);
     },
     async lagSeconds() {
-      return Number((await client.query<{ lag: number }>('SELECT status_outbox_lag($1) AS lag', [topic])).rows[0]?.lag ?? 0);
+      return Number(
+        (await client.query<{ lag: number }>('SELECT status_outbox_lag($1) AS lag', [topic])).rows[0]?.lag ?? 0,
+      );
     },
     changed(ms, signal) {
       if (gone || signal.aborted) return Promise.resolve();
@@ -165,7 +195,10 @@ export interface OutboxEntry {
 }
 
 /** Reads up to `limit` of `tenantId`'s events (of `orderId` only, when given) after row `afterId`, inside `tx`. */
-export async function readStatusEvents(tx: Tx, q: { tenantId: string; orderId?: string; afterId?: string; limit: number }): Promise<OutboxEntry[]> {
+export async function readStatusEvents(
+  tx: Tx,
+  q: { tenantId: string; orderId?: string; afterId?: string; limit: number },
+): Promise<OutboxEntry[]> {
   const res = await tx.query<{ id: string; topic: string; payload: StatusEvent; sent_at: Date | null }>(
     `SELECT id, topic, payload, sent_at FROM status_outbox
      WHERE tenant_id = $1 AND ($2::text IS NULL OR order_id = $2) AND id > $3::bigint
@@ -176,7 +209,10 @@ export async function readStatusEvents(tx: Tx, q: { tenantId: string; orderId?: 
 }
 
 /** The last `limit` of `tenantId`'s events (of `orderId` only, when given), oldest first, inside `tx`. */
-export async function lastStatusEvents(tx: Tx, q: { tenantId: string; orderId?: string; limit: number }): Promise<OutboxEntry[]> {
+export async function lastStatusEvents(
+  tx: Tx,
+  q: { tenantId: string; orderId?: string; limit: number },
+): Promise<OutboxEntry[]> {
   const res = await tx.query<{ id: string; topic: string; payload: StatusEvent; sent_at: Date | null }>(
     `SELECT * FROM (
        SELECT id, topic, payload, sent_at FROM status_outbox

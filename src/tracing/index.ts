@@ -21,7 +21,13 @@ import type { InjectedSinks, WorkerInterceptors } from '@temporalio/worker';
 import type { Logger } from '../log.js';
 import { exportSettings, type ExportSettings, type TracingConfig } from './settings.js';
 
-export { DEFAULT_OTLP_TRACES_URL, TRACER_NAME, exportSettings, type ExportSettings, type TracingConfig } from './settings.js';
+export {
+  DEFAULT_OTLP_TRACES_URL,
+  TRACER_NAME,
+  exportSettings,
+  type ExportSettings,
+  type TracingConfig,
+} from './settings.js';
 
 export interface Tracing {
   /** The tracer this app's own spans are made with. */

@@ -59,7 +59,9 @@ function acquireGlobals(): void {
   users += 1;
   if (users > 1) return;
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-  propagation.setGlobalPropagator(new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] }));
+  propagation.setGlobalPropagator(
+    new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] }),
+  );
 }
 
 function releaseGlobals(): void {
@@ -78,7 +80,11 @@ function exporterFor(settings: ExportSettings): SpanExporter {
 /** Starts the SDK for `settings` (tracing is on): its provider, exporter and the process-wide context parts. */
 export function createTracing(c: TracingConfig, settings: ExportSettings, logger: Logger): Tracing {
   const resource = Resource.default().merge(
-    new Resource({ ...c.OTEL_RESOURCE_ATTRIBUTES, [ATTR_SERVICE_NAME]: c.OTEL_SERVICE_NAME, [ATTR_SERVICE_VERSION]: SERVICE_VERSION }),
+    new Resource({
+      ...c.OTEL_RESOURCE_ATTRIBUTES,
+      [ATTR_SERVICE_NAME]: c.OTEL_SERVICE_NAME,
+      [ATTR_SERVICE_VERSION]: SERVICE_VERSION,
+    }),
   );
   const batch = new BatchSpanProcessor(exporterFor(settings), {
     scheduledDelayMillis: c.OTEL_BSP_SCHEDULE_DELAY,
@@ -92,7 +98,15 @@ export function createTracing(c: TracingConfig, settings: ExportSettings, logger
   // The workflow spans reach the same batch processor as ReadableSpans, through the worker's sink.
   const processor: SpanProcessor = batch;
   let stopped: Promise<void> | undefined;
-  logger.info({ exporter: settings.exporter, ...(settings.exporter === 'otlp' ? { url: settings.url, protocol: settings.protocol } : {}), sampler: c.OTEL_TRACES_SAMPLER, serviceName: c.OTEL_SERVICE_NAME }, 'tracing on');
+  logger.info(
+    {
+      exporter: settings.exporter,
+      ...(settings.exporter === 'otlp' ? { url: settings.url, protocol: settings.protocol } : {}),
+      sampler: c.OTEL_TRACES_SAMPLER,
+      serviceName: c.OTEL_SERVICE_NAME,
+    },
+    'tracing on',
+  );
   return {
     tracer,
     processor,
@@ -100,7 +114,12 @@ export function createTracing(c: TracingConfig, settings: ExportSettings, logger
     settings,
     clientInterceptors: () => [new OpenTelemetryWorkflowClientInterceptor({ tracer })],
     workerInterceptors: () => ({
-      activity: [(ctx) => ({ inbound: new OpenTelemetryActivityInboundInterceptor(ctx, { tracer }), outbound: new OpenTelemetryActivityOutboundInterceptor(ctx) })],
+      activity: [
+        (ctx) => ({
+          inbound: new OpenTelemetryActivityInboundInterceptor(ctx, { tracer }),
+          outbound: new OpenTelemetryActivityOutboundInterceptor(ctx),
+        }),
+      ],
     }),
     workerSinks: () => ({ exporter: makeWorkflowExporter(processor, resource as Resource) }),
     shutdown() {

@@ -29,7 +29,13 @@ export type TracingConfig = Pick<
 
 /** Where and how spans are exported, as the configuration says; undefined when tracing is off. */
 export type ExportSettings =
-  | { exporter: 'otlp'; url: string; protocol: 'http/protobuf' | 'http/json'; headers: Record<string, string>; timeoutMs: number }
+  | {
+      exporter: 'otlp';
+      url: string;
+      protocol: 'http/protobuf' | 'http/json';
+      headers: Record<string, string>;
+      timeoutMs: number;
+    }
   | { exporter: 'console' };
 
 /** The OTLP spec's default traces URL (a local collector's HTTP port). */
@@ -47,7 +53,11 @@ export function exportSettings(c: TracingConfig): ExportSettings | undefined {
   if (exporter === 'console') return { exporter: 'console' };
   return {
     exporter: 'otlp',
-    url: c.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? (c.OTEL_EXPORTER_OTLP_ENDPOINT !== undefined ? tracesUrl(c.OTEL_EXPORTER_OTLP_ENDPOINT) : DEFAULT_OTLP_TRACES_URL),
+    url:
+      c.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ??
+      (c.OTEL_EXPORTER_OTLP_ENDPOINT !== undefined
+        ? tracesUrl(c.OTEL_EXPORTER_OTLP_ENDPOINT)
+        : DEFAULT_OTLP_TRACES_URL),
     protocol: c.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? c.OTEL_EXPORTER_OTLP_PROTOCOL,
     headers: { ...c.OTEL_EXPORTER_OTLP_HEADERS, ...c.OTEL_EXPORTER_OTLP_TRACES_HEADERS },
     timeoutMs: c.OTEL_EXPORTER_OTLP_TRACES_TIMEOUT ?? c.OTEL_EXPORTER_OTLP_TIMEOUT,
@@ -58,4 +68,3 @@ export function exportSettings(c: TracingConfig): ExportSettings | undefined {
 function tracesUrl(base: string): string {
   return `${base.replace(/\/+$/, '')}/v1/traces`;
 }
-

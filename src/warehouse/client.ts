@@ -17,9 +17,21 @@
  * propagation API — with tracing off there is none, and no header is added.
  */
 import { SpanKind, SpanStatusCode, context, propagation, type Tracer } from '@opentelemetry/api';
-import { ATTR_ERROR_TYPE, ATTR_HTTP_REQUEST_METHOD, ATTR_HTTP_RESPONSE_STATUS_CODE, ATTR_SERVER_ADDRESS, ATTR_SERVER_PORT, ATTR_URL_FULL } from '@opentelemetry/semantic-conventions';
+import {
+  ATTR_ERROR_TYPE,
+  ATTR_HTTP_REQUEST_METHOD,
+  ATTR_HTTP_RESPONSE_STATUS_CODE,
+  ATTR_SERVER_ADDRESS,
+  ATTR_SERVER_PORT,
+  ATTR_URL_FULL,
+} from '@opentelemetry/semantic-conventions';
 import { CircuitState, ConsecutiveBreaker, circuitBreaker, handleWhen, isBrokenCircuitError } from 'cockatiel';
-import { DependencyUnavailableError, InvalidRequestError, WarehouseOutageError, WarehouseRejectedError } from '../errors.js';
+import {
+  DependencyUnavailableError,
+  InvalidRequestError,
+  WarehouseOutageError,
+  WarehouseRejectedError,
+} from '../errors.js';
 import type { OrderLine } from '../../workflows/api.js';
 import { isSafeToken } from '../events/envelope.js';
 import { recordFailure } from '../tracing/spans.js';
@@ -70,10 +82,13 @@ export function createWarehouseClient(
   opts: { timeoutMs?: number; breaker?: Partial<BreakerOptions>; tracer?: Tracer } = {},
 ): WarehouseClient {
   const timeoutMs = opts.timeoutMs ?? 30_000;
-  const breaker = circuitBreaker(handleWhen((err) => err instanceof DependencyUnavailableError), {
-    halfOpenAfter: opts.breaker?.halfOpenAfterMs ?? 10_000,
-    breaker: new ConsecutiveBreaker(opts.breaker?.failures ?? 5),
-  });
+  const breaker = circuitBreaker(
+    handleWhen((err) => err instanceof DependencyUnavailableError),
+    {
+      halfOpenAfter: opts.breaker?.halfOpenAfterMs ?? 10_000,
+      breaker: new ConsecutiveBreaker(opts.breaker?.failures ?? 5),
+    },
+  );
   const names: Partial<Record<CircuitState, 'closed' | 'open' | 'half-open'>> = {
     [CircuitState.Closed]: 'closed',
     [CircuitState.Open]: 'open',
@@ -92,7 +107,9 @@ export function createWarehouseClient(
     try {
       return new Request(new URL(path, baseUrl), init);
     } catch (err) {
-      throw new InvalidRequestError(`warehouse request ${path} cannot be built from this order's data: ${(err as Error).message}`);
+      throw new InvalidRequestError(
+        `warehouse request ${path} cannot be built from this order's data: ${(err as Error).message}`,
+      );
     }
   }
 
@@ -113,13 +130,21 @@ export function createWarehouseClient(
       }
       if (!(err instanceof DependencyUnavailableError)) throw err;
       seen.lastFailureAt = Date.now();
-      if (breaker.state !== CircuitState.Closed) throw new WarehouseOutageError(`${err.message} (the warehouse's circuit is open: it fails for every order)`, { cause: err });
+      if (breaker.state !== CircuitState.Closed)
+        throw new WarehouseOutageError(`${err.message} (the warehouse's circuit is open: it fails for every order)`, {
+          cause: err,
+        });
       throw err;
     }
   }
 
   /** `call` in a `warehouse.<op>` span (with a tracer), the active trace context injected into the request's headers. */
-  async function traced(op: string, path: string, init: RequestInit & { headers?: Record<string, string> }, signal?: AbortSignal): Promise<Response> {
+  async function traced(
+    op: string,
+    path: string,
+    init: RequestInit & { headers?: Record<string, string> },
+    signal?: AbortSignal,
+  ): Promise<Response> {
     const withContext = () => {
       const headers: Record<string, string> = { ...init.headers };
       propagation.inject(context.active(), headers);
@@ -128,37 +153,42 @@ export function createWarehouseClient(
     const tracer = opts.tracer;
     if (!tracer) return withContext();
     const target = new URL(path, baseUrl);
-    return tracer.startActiveSpan(`warehouse.${op}`, {
-      kind: SpanKind.CLIENT,
-      attributes: {
-        [ATTR_HTTP_REQUEST_METHOD]: init.method ?? 'GET',
-        [ATTR_URL_FULL]: target.href,
-        [ATTR_SERVER_ADDRESS]: target.hostname,
-        [ATTR_SERVER_PORT]: Number(target.port || (target.protocol === 'https:' ? 443 : 80)),
+    return tracer.startActiveSpan(
+      `warehouse.${op}`,
+      {
+        kind: SpanKind.CLIENT,
+        attributes: {
+          [ATTR_HTTP_REQUEST_METHOD]: init.method ?? 'GET',
+          [ATTR_URL_FULL]: target.href,
+          [ATTR_SERVER_ADDRESS]: target.hostname,
+          [ATTR_SERVER_PORT]: Number(target.port || (target.protocol === 'https:' ? 443 : 80)),
+        },
       },
-    }, async (span) => {
-      try {
-        const res = await withContext();
-        span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, res.status);
-        if (res.status >= 400) {
-          span.setAttribute(ATTR_ERROR_TYPE, String(res.status));
-          span.setStatus({ code: SpanStatusCode.ERROR });
+      async (span) => {
+        try {
+          const res = await withContext();
+          span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, res.status);
+          if (res.status >= 400) {
+            span.setAttribute(ATTR_ERROR_TYPE, String(res.status));
+            span.setStatus({ code: SpanStatusCode.ERROR });
+          }
+          return res;
+        } catch (err) {
+          recordFailure(span, err);
+          throw err;
+        } finally {
+          span.end();
         }
-        return res;
-      } catch (err) {
-        recordFailure(span, err);
-        throw err;
-      } finally {
-        span.end();
-      }
-    });
+      },
+    );
   }
 
   async function send(request: Request, path: string, signal?: AbortSignal): Promise<Response> {
     const timeout = AbortSignal.timeout(timeoutMs);
     try {
       const res = await fetch(request, { signal: signal ? AbortSignal.any([signal, timeout]) : timeout });
-      if (res.status >= 500) throw new DependencyUnavailableError(`warehouse answered ${res.status} to ${path}: ${await res.text()}`);
+      if (res.status >= 500)
+        throw new DependencyUnavailableError(`warehouse answered ${res.status} to ${path}: ${await res.text()}`);
       return res;
     } catch (err) {
       if (err instanceof DependencyUnavailableError) throw err;
@@ -170,18 +200,26 @@ export function createWarehouseClient(
     async ship(key, request, signal) {
       // The edge admits only safe tokens; an id that arrived some other way is still never sent as a header.
       if (request.correlationId !== undefined && !isSafeToken(request.correlationId)) {
-        throw new InvalidRequestError(`warehouse request for shipment ${key} cannot be built from this order's data: correlation id ${JSON.stringify(request.correlationId).slice(0, 80)} is not 1–200 visible ASCII characters`);
+        throw new InvalidRequestError(
+          `warehouse request for shipment ${key} cannot be built from this order's data: correlation id ${JSON.stringify(request.correlationId).slice(0, 80)} is not 1–200 visible ASCII characters`,
+        );
       }
-      const res = await traced('ship', '/shipments', {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          'idempotency-key': key,
-          ...(request.correlationId ? { 'correlation-id': request.correlationId } : {}),
+      const res = await traced(
+        'ship',
+        '/shipments',
+        {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            'idempotency-key': key,
+            ...(request.correlationId ? { 'correlation-id': request.correlationId } : {}),
+          },
+          body: JSON.stringify(request),
         },
-        body: JSON.stringify(request),
-      }, signal);
-      if (res.status >= 400) throw new WarehouseRejectedError(`warehouse refused shipment ${key}: ${res.status} ${await res.text()}`);
+        signal,
+      );
+      if (res.status >= 400)
+        throw new WarehouseRejectedError(`warehouse refused shipment ${key}: ${res.status} ${await res.text()}`);
       return (await res.json()) as ShipmentReceipt;
     },
     async cancel(key, signal) {

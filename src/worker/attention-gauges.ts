@@ -13,11 +13,16 @@ export const HELD_STATUSES = ['failed', 'recall-failed'] as const;
 
 /** Reads the counts once and sets the gauges (every held status, 0 when none). */
 export async function pollOrdersNeedingAttention(db: Db, metrics: Metrics, now = Date.now()): Promise<void> {
-  const res = await db.query<{ status: string; orders: string; oldest: Date | null }>('SELECT status, orders, oldest FROM orders_needing_attention()');
+  const res = await db.query<{ status: string; orders: string; oldest: Date | null }>(
+    'SELECT status, orders, oldest FROM orders_needing_attention()',
+  );
   for (const status of HELD_STATUSES) {
     const row = res.rows.find((r) => r.status === status);
     metrics.ordersNeedingAttention.set({ status }, row ? Number(row.orders) : 0);
-    metrics.ordersNeedingAttentionOldest.set({ status }, row?.oldest ? Math.max(0, (now - row.oldest.getTime()) / 1000) : 0);
+    metrics.ordersNeedingAttentionOldest.set(
+      { status },
+      row?.oldest ? Math.max(0, (now - row.oldest.getTime()) / 1000) : 0,
+    );
   }
 }
 
@@ -31,7 +36,11 @@ export function watchOrdersNeedingAttention(db: Db, metrics: Metrics, logger: Lo
         failing = false;
       },
       (err: unknown) => {
-        if (!failing) logger.warn({ err: (err as Error).message }, 'could not count the orders that need a person; the metrics keep their last values');
+        if (!failing)
+          logger.warn(
+            { err: (err as Error).message },
+            'could not count the orders that need a person; the metrics keep their last values',
+          );
         failing = true;
       },
     );

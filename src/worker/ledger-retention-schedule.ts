@@ -5,7 +5,12 @@
 import type { Client } from '@temporalio/client';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
-import { ensureRetentionSchedule, retentionScheduleSpec, type RetentionScheduleSpec, type ScheduleSync } from './retention-schedule.js';
+import {
+  ensureRetentionSchedule,
+  retentionScheduleSpec,
+  type RetentionScheduleSpec,
+  type ScheduleSync,
+} from './retention-schedule.js';
 
 export type LedgerScheduleSync = ScheduleSync;
 
@@ -14,7 +19,8 @@ export function ledgerRetentionSchedule(config: Config): RetentionScheduleSpec {
   return retentionScheduleSpec(config, 'LEDGER', {
     workflowType: 'pruneLedger',
     deletes: (days) => `the dedupe ledger: processed_events rows older than ${days} days`,
-    purpose: 'Deletes dedupe-ledger (processed_events) rows older than LEDGER_RETENTION_DAYS across every tenant, through prune_processed_events',
+    purpose:
+      'Deletes dedupe-ledger (processed_events) rows older than LEDGER_RETENTION_DAYS across every tenant, through prune_processed_events',
     module: 'src/worker/ledger-retention-schedule.ts',
     doc: 'docs/how-it-works.md "Decisions worth knowing"',
     name: 'ledger-retention schedule',
@@ -25,6 +31,10 @@ export function ledgerRetentionSchedule(config: Config): RetentionScheduleSpec {
  * Creates the ledger-retention schedule (config.LEDGER_PRUNE_SCHEDULE_ID) when it is missing and updates it when it
  * differs from `config`; several workers starting at once converge on the same schedule.
  */
-export function ensureLedgerRetentionSchedule(client: Client, config: Config, logger: Logger): Promise<LedgerScheduleSync> {
+export function ensureLedgerRetentionSchedule(
+  client: Client,
+  config: Config,
+  logger: Logger,
+): Promise<LedgerScheduleSync> {
   return ensureRetentionSchedule(client, ledgerRetentionSchedule(config), logger);
 }

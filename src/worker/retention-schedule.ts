@@ -63,7 +63,11 @@ export interface RetentionScheduleParts {
  * The spec of the retention schedule whose variables start with `prefix`, on the worker's task queue; its run's one
  * argument is `{ retentionDays, batchSize }`.
  */
-export function retentionScheduleSpec(config: Config, prefix: RetentionPrefix, parts: RetentionScheduleParts): RetentionScheduleSpec {
+export function retentionScheduleSpec(
+  config: Config,
+  prefix: RetentionPrefix,
+  parts: RetentionScheduleParts,
+): RetentionScheduleSpec {
   const interval = config[`${prefix}_PRUNE_INTERVAL`];
   const retentionDays = config[`${prefix}_RETENTION_DAYS`];
   return {
@@ -86,7 +90,13 @@ export function wantedSchedule(spec: RetentionScheduleSpec): Wanted {
   const every = durationMs(spec.interval);
   return {
     spec: { intervals: [{ every }] },
-    action: { type: 'startWorkflow', workflowType: spec.workflowType, taskQueue: spec.taskQueue, args: spec.args, staticSummary: spec.summary },
+    action: {
+      type: 'startWorkflow',
+      workflowType: spec.workflowType,
+      taskQueue: spec.taskQueue,
+      args: spec.args,
+      staticSummary: spec.summary,
+    },
     // A run still going when the next is due is skipped; after an outage at most one missed run is made up.
     policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: every, pauseOnFailure: false },
   };
@@ -103,11 +113,15 @@ export function scheduleDifferences(desc: ScheduleDescription, wanted: Wanted): 
   const w = wanted.action;
   if (a.workflowType !== w.workflowType) out.push(`workflow type ${a.workflowType} → ${String(w.workflowType)}`);
   if (a.taskQueue !== w.taskQueue) out.push(`task queue ${a.taskQueue} → ${w.taskQueue}`);
-  if (JSON.stringify(a.args ?? []) !== JSON.stringify(w.args ?? [])) out.push(`args ${JSON.stringify(a.args ?? [])} → ${JSON.stringify(w.args)}`);
+  if (JSON.stringify(a.args ?? []) !== JSON.stringify(w.args ?? []))
+    out.push(`args ${JSON.stringify(a.args ?? [])} → ${JSON.stringify(w.args)}`);
   if ((a.staticSummary ?? '') !== (w.staticSummary ?? '')) out.push('summary');
-  if (desc.policies.overlap !== wanted.policies.overlap) out.push(`overlap ${desc.policies.overlap} → ${String(wanted.policies.overlap)}`);
-  if (desc.policies.catchupWindow !== wanted.policies.catchupWindow) out.push(`catch-up window ${desc.policies.catchupWindow} → ${String(wanted.policies.catchupWindow)} (ms)`);
-  if (desc.policies.pauseOnFailure !== wanted.policies.pauseOnFailure) out.push(`pause on failure → ${String(wanted.policies.pauseOnFailure)}`);
+  if (desc.policies.overlap !== wanted.policies.overlap)
+    out.push(`overlap ${desc.policies.overlap} → ${String(wanted.policies.overlap)}`);
+  if (desc.policies.catchupWindow !== wanted.policies.catchupWindow)
+    out.push(`catch-up window ${desc.policies.catchupWindow} → ${String(wanted.policies.catchupWindow)} (ms)`);
+  if (desc.policies.pauseOnFailure !== wanted.policies.pauseOnFailure)
+    out.push(`pause on failure → ${String(wanted.policies.pauseOnFailure)}`);
   return out;
 }
 
@@ -115,7 +129,11 @@ export function scheduleDifferences(desc: ScheduleDescription, wanted: Wanted): 
  * Creates the schedule of `spec` when it is missing and updates it when it differs; several workers starting at once
  * converge on the same schedule.
  */
-export async function ensureRetentionSchedule(client: Client, spec: RetentionScheduleSpec, logger: Logger): Promise<ScheduleSync> {
+export async function ensureRetentionSchedule(
+  client: Client,
+  spec: RetentionScheduleSpec,
+  logger: Logger,
+): Promise<ScheduleSync> {
   const { scheduleId } = spec;
   if (durationMs(spec.interval) === 0) {
     logger.info({ scheduleId }, `${spec.intervalVariable}=0: leaving the ${spec.name} alone`);

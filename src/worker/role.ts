@@ -31,23 +31,44 @@ import { createPauseBook } from '../store/pause-book.js';
 /** How often the worker's state is read for a failure its run() has not reported yet, milliseconds. */
 const WATCH_MS = 500;
 
-export async function startWorkerRole(ctx: RoleContext, opts: { alone: boolean }): Promise<StartedRole & { worker: Worker }> {
+export async function startWorkerRole(
+  ctx: RoleContext,
+  opts: { alone: boolean },
+): Promise<StartedRole & { worker: Worker }> {
   const { config, logger, metrics, health, tracing, signal, permanent } = ctx;
   const temporal = `Temporal at ${config.TEMPORAL_ADDRESS}`;
   // A worker alone reaches Kafka only to dead-letter and does not wait for it; but a refused credential or
   // certificate would only show at its first dead letter, so it is checked once, beside the other start-up steps.
   const kafkaRefused = opts.alone ? kafkaRefusal(ctx) : Promise.resolve(undefined);
-  const connection = await waitForDependency(temporal, health.attempting(temporal, () => connectNative(config)), logger, signal, permanent);
+  const connection = await waitForDependency(
+    temporal,
+    health.attempting(temporal, () => connectNative(config)),
+    logger,
+    signal,
+    permanent,
+  );
   // The worker's effects need PostgreSQL: it starts polling only once the database answers, as a role row-level
   // security binds (anything else is refused for good), with the schema at the version this code needs.
   const db = createDb(runtimeConnection(config));
   const database = { permanent: (err: unknown) => permanentDatabaseFailure(err, config) };
-  await waitForDependency('PostgreSQL', health.attempting('PostgreSQL', () => checkRuntimeRole(db)), logger, signal, database);
+  await waitForDependency(
+    'PostgreSQL',
+    health.attempting('PostgreSQL', () => checkRuntimeRole(db)),
+    logger,
+    signal,
+    database,
+  );
   const schema = `the PostgreSQL schema (migrations up to ${(await migrationFiles()).at(-1)}, applied by \`fulfilment provision\`)`;
-  await waitForDependency(schema, health.attempting(schema, async () => {
-    await checkRuntimeRole(db);
-    await checkSchema(db);
-  }), logger, signal, database);
+  await waitForDependency(
+    schema,
+    health.attempting(schema, async () => {
+      await checkRuntimeRole(db);
+      await checkSchema(db);
+    }),
+    logger,
+    signal,
+    database,
+  );
   // Readiness probes PostgreSQL on a one-connection pool of its own: a pool busy with activities does not make the
   // worker look down, and probes never take connections from the activities.
   const probeDb = createDb(runtimeConnection(config), 1);
@@ -55,10 +76,16 @@ export async function startWorkerRole(ctx: RoleContext, opts: { alone: boolean }
   // The orders every tenant holds for a person, as gauges (counts only), on the probe's connection.
   const stopAttention = watchOrdersNeedingAttention(probeDb, metrics, logger, config.WORKER_ATTENTION_POLL_SECONDS);
   // The retention schedules (dedupe ledger, status outbox), created or brought in step with this worker's configuration.
-  await waitForDependency(temporal, health.attempting(temporal, async () => {
-    await ensureLedgerRetentionSchedule(ctx.client, config, logger);
-    await ensureStatusOutboxRetentionSchedule(ctx.client, config, logger);
-  }), logger, signal, permanent);
+  await waitForDependency(
+    temporal,
+    health.attempting(temporal, async () => {
+      await ensureLedgerRetentionSchedule(ctx.client, config, logger);
+      await ensureStatusOutboxRetentionSchedule(ctx.client, config, logger);
+    }),
+    logger,
+    signal,
+    permanent,
+  );
   const refused = await kafkaRefused;
   if (refused) {
     stopAttention();
@@ -67,7 +94,12 @@ export async function startWorkerRole(ctx: RoleContext, opts: { alone: boolean }
   }
 
   const activityLogger = logger.child({ component: 'activities' });
-  const deadLetters = createDeadLetterSink(createSender(createKafka(config, logger, { clientId: `${config.KAFKA_CLIENT_ID}-worker` })), config.DLQ_TOPIC, config.CONSUMER_GROUP, config.payloadEncryption);
+  const deadLetters = createDeadLetterSink(
+    createSender(createKafka(config, logger, { clientId: `${config.KAFKA_CLIENT_ID}-worker` })),
+    config.DLQ_TOPIC,
+    config.CONSUMER_GROUP,
+    config.payloadEncryption,
+  );
   const warehouse = createWarehouseClient(config.WAREHOUSE_URL, {
     breaker: {
       failures: config.WAREHOUSE_BREAKER_FAILURES,
@@ -82,17 +114,39 @@ export async function startWorkerRole(ctx: RoleContext, opts: { alone: boolean }
   // Operators' pauses of shipping, read every 2 s in the background (not once per shipment).
   const pauses = createPauseBook(probeDb, {
     onRead: (inForce) => metrics.shippingPauses.set(inForce.length),
-    onReadFailed: (err) => activityLogger.warn({ err: err.message }, 'could not read the shipping pauses; keeping the last ones read'),
+    onReadFailed: (err) =>
+      activityLogger.warn({ err: err.message }, 'could not read the shipping pauses; keeping the last ones read'),
   });
   const worker = await Worker.create({
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
-    ...(await workflowCodeOptions({ config, reportOutcome: createOutcomeReporter({ logger: logger.child({ component: 'workflow' }), metrics }), ...(tracing ? { tracing } : {}) })),
+    ...(await workflowCodeOptions({
+      config,
+      reportOutcome: createOutcomeReporter({ logger: logger.child({ component: 'workflow' }), metrics }),
+      ...(tracing ? { tracing } : {}),
+    })),
     activities: {
-      ...createLedgerRetentionActivities({ db, logger: activityLogger, metrics, minRetentionDays: config.KAFKA_RETENTION_DAYS + config.REDRIVE_WINDOW_DAYS }),
+      ...createLedgerRetentionActivities({
+        db,
+        logger: activityLogger,
+        metrics,
+        minRetentionDays: config.KAFKA_RETENTION_DAYS + config.REDRIVE_WINDOW_DAYS,
+      }),
       ...createStatusOutboxRetentionActivities({ db, logger: activityLogger, metrics }),
-      ...createActivities({ db, warehouse, logger: activityLogger, metrics, deadLetters, statusTopic: config.STATUS_TOPIC, pauses, shipmentBackoff: { initialDelayMs: config.WAREHOUSE_RETRY_INITIAL_MS, maxDelayMs: config.WAREHOUSE_RETRY_MAX_MS } }),
+      ...createActivities({
+        db,
+        warehouse,
+        logger: activityLogger,
+        metrics,
+        deadLetters,
+        statusTopic: config.STATUS_TOPIC,
+        pauses,
+        shipmentBackoff: {
+          initialDelayMs: config.WAREHOUSE_RETRY_INITIAL_MS,
+          maxDelayMs: config.WAREHOUSE_RETRY_MAX_MS,
+        },
+      }),
     },
     // Activities still running after the grace time are cancelled; their retries resume on another worker.
     shutdownGraceTime: config.WORKER_SHUTDOWN_GRACE_MS,
@@ -137,10 +191,12 @@ export async function startWorkerRole(ctx: RoleContext, opts: { alone: boolean }
     fail(new Error('Temporal worker stopped unexpectedly: it is FAILED'));
   }, WATCH_MS);
   watch.unref();
-  run.finally(() => {
-    runSettled = true;
-    clearInterval(watch);
-  }).catch(() => undefined);
+  run
+    .finally(() => {
+      runSettled = true;
+      clearInterval(watch);
+    })
+    .catch(() => undefined);
   run.then(
     () => {
       if (stopping) return;
@@ -155,8 +211,12 @@ export async function startWorkerRole(ctx: RoleContext, opts: { alone: boolean }
   );
   health.set('worker', () => {
     const { runState, workflowPollerState, activityPollerState } = worker.getStatus();
-    if (runState === 'RUNNING' && workflowPollerState === 'POLLING' && activityPollerState === 'POLLING') return { ok: true };
-    return { ok: false, reason: `Temporal worker is ${runState} (workflow poller ${workflowPollerState}, activity poller ${activityPollerState})` };
+    if (runState === 'RUNNING' && workflowPollerState === 'POLLING' && activityPollerState === 'POLLING')
+      return { ok: true };
+    return {
+      ok: false,
+      reason: `Temporal worker is ${runState} (workflow poller ${workflowPollerState}, activity poller ${activityPollerState})`,
+    };
   });
 
   return {
@@ -201,9 +261,15 @@ export async function startWorkerRole(ctx: RoleContext, opts: { alone: boolean }
 }
 
 /** Starts the status relay of STATUS_TOPIC and its lag gauge (read on the probe's pool); stop() ends both. */
-function startRelay({ config, logger, metrics, tracing }: RoleContext, probeDb: ReturnType<typeof createDb>): { stop: () => Promise<void>; relay: StatusRelay } {
+function startRelay(
+  { config, logger, metrics, tracing }: RoleContext,
+  probeDb: ReturnType<typeof createDb>,
+): { stop: () => Promise<void>; relay: StatusRelay } {
   const relayLogger = logger.child({ component: 'status-relay' });
-  const sender = createSender(createKafka(config, relayLogger, { clientId: `${config.KAFKA_CLIENT_ID}-status-relay` }), { idempotent: true });
+  const sender = createSender(
+    createKafka(config, relayLogger, { clientId: `${config.KAFKA_CLIENT_ID}-status-relay` }),
+    { idempotent: true },
+  );
   const relay = startStatusRelay({
     connection: runtimeConnection(config),
     topic: config.STATUS_TOPIC,
@@ -235,7 +301,11 @@ async function kafkaRefusal({ config, logger }: RoleContext): Promise<PermanentS
     return undefined;
   } catch (err) {
     const permanent = asPermanentKafkaFailure(err, config);
-    if (!permanent) logger.warn({ err: (err as Error).message }, `Kafka at ${config.KAFKA_BROKERS.join(',')} is not reachable now; dead letters wait for it`);
+    if (!permanent)
+      logger.warn(
+        { err: (err as Error).message },
+        `Kafka at ${config.KAFKA_BROKERS.join(',')} is not reachable now; dead letters wait for it`,
+      );
     return permanent;
   }
 }

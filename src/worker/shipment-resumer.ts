@@ -75,10 +75,16 @@ export function startShipmentResumer(opts: ShipmentResumerOptions): ShipmentResu
     try {
       await opts.client.workflow.getHandle(orderWorkflowId(tenantId, orderId)).signal(resumeShipmentSignal);
       metrics.shipmentsResumed.inc({ reason });
-      logger.info({ tenantId, orderId, reason }, reason === 'probe' ? 'woke the oldest waiting order to probe the warehouse' : 'woke a waiting order: the warehouse answers again');
+      logger.info(
+        { tenantId, orderId, reason },
+        reason === 'probe'
+          ? 'woke the oldest waiting order to probe the warehouse'
+          : 'woke a waiting order: the warehouse answers again',
+      );
     } catch (err) {
       // A run that is gone (terminated by hand) cannot ship; its row stays waiting until a person looks (order show).
-      if (err instanceof WorkflowNotFoundError) logger.warn({ tenantId, orderId }, "a waiting order's run is gone; it stays waiting until an operator acts");
+      if (err instanceof WorkflowNotFoundError)
+        logger.warn({ tenantId, orderId }, "a waiting order's run is gone; it stays waiting until an operator acts");
       else throw err;
     }
   }
@@ -89,7 +95,11 @@ export function startShipmentResumer(opts: ShipmentResumerOptions): ShipmentResu
     metrics.ordersWaitingPaused.set(summary.paused);
     metrics.ordersWaitingOldest.set(summary.oldest ? Math.max(0, (Date.now() - summary.oldest.getTime()) / 1000) : 0);
     const now = Date.now();
-    const plan = roundPlan(summary, warehouseAnswers(opts.warehouse.health()), now, lastProbeAt, { probeSeconds: opts.probeSeconds, perSecond: opts.perSecond, tickMs });
+    const plan = roundPlan(summary, warehouseAnswers(opts.warehouse.health()), now, lastProbeAt, {
+      probeSeconds: opts.probeSeconds,
+      perSecond: opts.perSecond,
+      tickMs,
+    });
     if (!plan) return;
     if (plan.reason === 'probe') lastProbeAt = now;
     const orders = await releaseWaitingOrders(opts.db, plan.wake, { taskQueue: opts.taskQueue });
@@ -106,7 +116,8 @@ export function startShipmentResumer(opts: ShipmentResumerOptions): ShipmentResu
           failing = false;
         },
         (err: unknown) => {
-          if (!failing) logger.warn({ err: (err as Error).message }, 'shipment resumer round failed; trying again next round');
+          if (!failing)
+            logger.warn({ err: (err as Error).message }, 'shipment resumer round failed; trying again next round');
           failing = true;
         },
       )

@@ -20,7 +20,11 @@ export function watchStatusRelayLag(db: Db, topic: string, metrics: Metrics, log
         failing = false;
       },
       (err: unknown) => {
-        if (!failing) logger.warn({ topic, err: (err as Error).message }, 'could not read the status relay lag; the metric keeps its last value');
+        if (!failing)
+          logger.warn(
+            { topic, err: (err as Error).message },
+            'could not read the status relay lag; the metric keeps its last value',
+          );
         failing = true;
       },
     );

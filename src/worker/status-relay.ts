@@ -55,7 +55,10 @@ export interface StatusRelay {
 
 /** Which dependency a failed round failed on. */
 class RoundFailure extends Error {
-  constructor(readonly dependency: 'kafka' | 'postgres', readonly error: unknown) {
+  constructor(
+    readonly dependency: 'kafka' | 'postgres',
+    readonly error: unknown,
+  ) {
     super(`${dependency}: ${(error as Error)?.message ?? String(error)}`);
   }
 }
@@ -73,7 +76,10 @@ export function outboxRecord(row: OutboxRow): OutgoingRecord {
   return {
     key: statusEventKey(row.tenantId, row.orderId),
     value: row.payload,
-    headers: { ...(row.traceparent ? { [TRACEPARENT]: row.traceparent } : {}), [CORRELATION_HEADER]: row.correlationId },
+    headers: {
+      ...(row.traceparent ? { [TRACEPARENT]: row.traceparent } : {}),
+      [CORRELATION_HEADER]: row.correlationId,
+    },
   };
 }
 
@@ -85,7 +91,11 @@ export function startStatusRelay(deps: StatusRelayDeps): StatusRelay {
   let backoff: IBackoff<unknown> | undefined;
 
   const setLeading = (value: boolean) => {
-    if (value !== leads) logger.info({ topic }, value ? 'status relay leads the topic: publishing the outbox' : 'status relay no longer leads the topic');
+    if (value !== leads)
+      logger.info(
+        { topic },
+        value ? 'status relay leads the topic: publishing the outbox' : 'status relay no longer leads the topic',
+      );
     leads = value;
     metrics?.statusRelayLeading.set({ topic }, value ? 1 : 0);
   };
@@ -95,10 +105,19 @@ export function startStatusRelay(deps: StatusRelayDeps): StatusRelay {
     const records = rows.map(outboxRecord);
     const spans = deps.tracer
       ? rows.map((row) =>
-          deps.tracer!.startSpan(`publish ${topic}`, {
-            kind: SpanKind.PRODUCER,
-            attributes: { 'messaging.system': 'kafka', 'messaging.destination.name': topic, 'messaging.message.id': row.eventId, 'fulfilment.event_type': row.type },
-          }, row.traceparent ? propagation.extract(ROOT_CONTEXT, { [TRACEPARENT]: row.traceparent }) : ROOT_CONTEXT),
+          deps.tracer!.startSpan(
+            `publish ${topic}`,
+            {
+              kind: SpanKind.PRODUCER,
+              attributes: {
+                'messaging.system': 'kafka',
+                'messaging.destination.name': topic,
+                'messaging.message.id': row.eventId,
+                'fulfilment.event_type': row.type,
+              },
+            },
+            row.traceparent ? propagation.extract(ROOT_CONTEXT, { [TRACEPARENT]: row.traceparent }) : ROOT_CONTEXT,
+          ),
         )
       : [];
     try {
@@ -148,8 +167,17 @@ export function startStatusRelay(deps: StatusRelayDeps): StatusRelay {
         // A database failure may have cost the session, and with it the lock: start again from a new one.
         if (failure.dependency === 'postgres' || session?.lost()) await dropSession();
         metrics?.statusRelayFailures.inc({ topic, dependency: failure.dependency });
-        backoff = backoff ? backoff.next(undefined) : new ExponentialBackoff({ generator: halfJitterGenerator, initialDelay: STATUS_RELAY_RETRY.initialDelayMs, maxDelay: STATUS_RELAY_RETRY.maxDelayMs }).next();
-        logger.warn({ topic, dependency: failure.dependency, err: failure.message, retryInMs: backoff.duration }, 'status relay round failed; the rows wait');
+        backoff = backoff
+          ? backoff.next(undefined)
+          : new ExponentialBackoff({
+              generator: halfJitterGenerator,
+              initialDelay: STATUS_RELAY_RETRY.initialDelayMs,
+              maxDelay: STATUS_RELAY_RETRY.maxDelayMs,
+            }).next();
+        logger.warn(
+          { topic, dependency: failure.dependency, err: failure.message, retryInMs: backoff.duration },
+          'status relay round failed; the rows wait',
+        );
         await sleep(backoff.duration, stopping.signal);
       }
     }

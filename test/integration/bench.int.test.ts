@@ -22,18 +22,71 @@ describe('npm run bench', () => {
   it('measures every phase on 20 orders and prints the table', async () => {
     const out = join(dir, 'bench.json');
     // The bench's children run dist/ (npm test built it, as npm run bench does).
-    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'bench/main.ts', '--orders', '20', '--reps', '1', '--memory', '1000', '--burst', '60', '--cache', '10', '--outage', '5', '--rates', '5', '--rate-seconds', '5', '--quiet-wait', '0', '--json', out], {
-      env: process.env,
-      maxBuffer: 16 * 1024 * 1024,
-      timeout: 600_000,
-    });
-    const report = JSON.parse(readFileSync(out, 'utf8')) as { runs: { reps: Record<string, Phase>[]; memory: Phase }[] };
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        'bench/main.ts',
+        '--orders',
+        '20',
+        '--reps',
+        '1',
+        '--memory',
+        '1000',
+        '--burst',
+        '60',
+        '--cache',
+        '10',
+        '--outage',
+        '5',
+        '--rates',
+        '5',
+        '--rate-seconds',
+        '5',
+        '--quiet-wait',
+        '0',
+        '--json',
+        out,
+      ],
+      {
+        env: process.env,
+        maxBuffer: 16 * 1024 * 1024,
+        timeout: 600_000,
+      },
+    );
+    const report = JSON.parse(readFileSync(out, 'utf8')) as {
+      runs: { reps: Record<string, Phase>[]; memory: Phase }[];
+    };
     const rep = report.runs[0]!.reps[0]!;
     // The open loop at one rate (5/s for 5 s): the knee's 80 % runs only when that rate was kept up with.
     const open = Object.keys(rep).filter((k) => k.startsWith('open-'));
-    expect(Object.keys(rep).filter((k) => !k.startsWith('open-')).sort()).toEqual(['bare', 'burst', 'cache', 'drain1', 'drain6', 'dup', 'eager', 'late', 'life', 'linger', 'outage', 'plain', 'raw']);
+    expect(
+      Object.keys(rep)
+        .filter((k) => !k.startsWith('open-'))
+        .sort(),
+    ).toEqual([
+      'bare',
+      'burst',
+      'cache',
+      'drain1',
+      'drain6',
+      'dup',
+      'eager',
+      'late',
+      'life',
+      'linger',
+      'outage',
+      'plain',
+      'raw',
+    ]);
     expect(open).toEqual(expect.arrayContaining(['open-idle', 'open-5']));
-    expect(rep['open-5']!.figures).toMatchObject({ rate: 5, orders: 25, knee: expect.any(Number), keptUp: expect.any(Number) });
+    expect(rep['open-5']!.figures).toMatchObject({
+      rate: 5,
+      orders: 25,
+      knee: expect.any(Number),
+      keptUp: expect.any(Number),
+    });
     expect(rep['open-5']!.cpu.service).toBeGreaterThan(0);
     expect(stdout).toMatch(/Open loop: the service as production runs it/);
     expect(rep.raw!.figures.calls).toBe(20);
@@ -41,19 +94,39 @@ describe('npm run bench', () => {
     expect(rep.dup!.figures.records).toBe(22);
     expect(rep.drain6!.figures.historyEvents).toBeGreaterThan(0);
     // The whole life: every run closed, at the default linger, a 1 s linger, and started eagerly.
-    for (const phase of ['life', 'linger', 'eager']) expect(rep[phase]!.figures, phase).toMatchObject({ orders: 20, closedPerSecond: expect.any(Number), historyEvents: expect.any(Number) });
+    for (const phase of ['life', 'linger', 'eager'])
+      expect(rep[phase]!.figures, phase).toMatchObject({
+        orders: 20,
+        closedPerSecond: expect.any(Number),
+        historyEvents: expect.any(Number),
+      });
     // Late events: every cancellation met a closed run and was recorded through the store; no run was reopened.
     expect(rep.late!.figures).toMatchObject({ lateEvents: 20, lateEventsPerSecond: expect.any(Number) });
     expect(rep.late!.figures.historyEventsAfter).toBe(rep.eager!.figures.historyEvents);
     expect(stdout).toMatch(/a late event \(its run closed, recorded through the store\)[^\n]*\s+\d/);
-    expect(rep.burst!.figures).toMatchObject({ events: 60, burstEventsPerSecond: expect.any(Number), othersOnBurstPartitionSeconds: expect.any(Number), othersElsewhereSeconds: expect.any(Number) });
+    expect(rep.burst!.figures).toMatchObject({
+      events: 60,
+      burstEventsPerSecond: expect.any(Number),
+      othersOnBurstPartitionSeconds: expect.any(Number),
+      othersElsewhereSeconds: expect.any(Number),
+    });
     expect(rep.cache!.figures).toMatchObject({ runs: 10, workerRssPerRun: expect.any(Number) });
     // The warehouse outage: every order that arrived during it counted, settled after, its requests measured.
-    expect(rep.outage!.figures).toMatchObject({ outageSeconds: expect.any(Number), ordersDuringOutage: expect.any(Number), failedByOutage: expect.any(Number), requestsWhileDown: expect.any(Number), recoverySeconds: expect.any(Number), recoveryPeakPerSecond: expect.any(Number) });
+    expect(rep.outage!.figures).toMatchObject({
+      outageSeconds: expect.any(Number),
+      ordersDuringOutage: expect.any(Number),
+      failedByOutage: expect.any(Number),
+      requestsWhileDown: expect.any(Number),
+      recoverySeconds: expect.any(Number),
+      recoveryPeakPerSecond: expect.any(Number),
+    });
     expect(rep.outage!.figures.ordersDuringOutage).toBeGreaterThan(0);
     expect(stdout).toMatch(/warehouse down \(first rep\): orders the outage held as failed[^\n]*\d+ of \d+/);
     expect(rep.drain6!.figures.bridgePeakRss).toBeGreaterThan(0);
-    for (const phase of ['drain6', 'drain1', 'dup']) expect(Object.keys(rep[phase]!.cpu)).toEqual(expect.arrayContaining(['temporal', 'kafka', 'postgres', 'worker', 'bridge']));
+    for (const phase of ['drain6', 'drain1', 'dup'])
+      expect(Object.keys(rep[phase]!.cpu)).toEqual(
+        expect.arrayContaining(['temporal', 'kafka', 'postgres', 'worker', 'bridge']),
+      );
     expect(report.runs[0]!.memory.figures.records).toBe(1000);
     expect(stdout).toMatch(/bridge drain, 6 partitions ÷ raw loop\s+\d/);
     expect(stdout).toMatch(/history events per shipped order, whole life \(closed\)\s+\d+/);

@@ -31,7 +31,11 @@ describe('encrypted payloads and the codec server', () => {
   let first: App | undefined;
   let rotated: App | undefined;
   let tenant: string;
-  const customer = { customerId: `cust-${randomBytes(4).toString('hex')}`, name: `Ada Lovelace ${randomBytes(3).toString('hex')}`, email: `ada.${randomBytes(3).toString('hex')}@example.com` };
+  const customer = {
+    customerId: `cust-${randomBytes(4).toString('hex')}`,
+    name: `Ada Lovelace ${randomBytes(3).toString('hex')}`,
+    email: `ada.${randomBytes(3).toString('hex')}@example.com`,
+  };
   const secrets = () => [customer.customerId, customer.name, customer.email];
   const workflowId = () => orderWorkflowId(tenant, 'o-1');
   const servers: { stop: () => Promise<void> }[] = [];
@@ -40,15 +44,35 @@ describe('encrypted payloads and the codec server', () => {
   async function codecServer(keys: Record<string, string>): Promise<string> {
     const out = memoryOutput();
     const stop = new AbortController();
-    const done = runCli(['codec-server', '--port', '0'], { env: { ...s.env, CODEC_SERVER_TOKEN: TOKEN, ...keys }, out, signal: stop.signal });
+    const done = runCli(['codec-server', '--port', '0'], {
+      env: { ...s.env, CODEC_SERVER_TOKEN: TOKEN, ...keys },
+      out,
+      signal: stop.signal,
+    });
     servers.push({ stop: async () => void (stop.abort(), await done) });
-    const line = await waitFor('the codec server to listen', () => out.stdout.match(/listening on (http:\/\/\S+)/)?.[1], 30_000);
+    const line = await waitFor(
+      'the codec server to listen',
+      () => out.stdout.match(/listening on (http:\/\/\S+)/)?.[1],
+      30_000,
+    );
     console.log(out.stdout.trim());
     return line;
   }
 
   async function show(...extra: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-    const args = ['workflow', 'show', '--address', s.config.TEMPORAL_ADDRESS, '--namespace', s.config.TEMPORAL_NAMESPACE, '-w', workflowId(), '--output', 'json', ...extra];
+    const args = [
+      'workflow',
+      'show',
+      '--address',
+      s.config.TEMPORAL_ADDRESS,
+      '--namespace',
+      s.config.TEMPORAL_NAMESPACE,
+      '-w',
+      workflowId(),
+      '--output',
+      'json',
+      ...extra,
+    ];
     try {
       const { stdout, stderr } = await exec(await temporalCliPath(), args, { maxBuffer: 64 * 1024 * 1024 });
       return { code: 0, stdout, stderr };
@@ -79,7 +103,10 @@ describe('encrypted payloads and the codec server', () => {
   }
 
   /** The encrypted payloads of the raw history (read without any codec), with their key ids. */
-  async function encryptedInHistory(): Promise<{ keyIds: string[]; payloads: { metadata: Record<string, string>; data: string }[] }> {
+  async function encryptedInHistory(): Promise<{
+    keyIds: string[];
+    payloads: { metadata: Record<string, string>; data: string }[];
+  }> {
     const connection = await connectTemporal(s.config);
     try {
       const raw = new Client({ connection, namespace: s.config.TEMPORAL_NAMESPACE });
@@ -92,7 +119,9 @@ describe('encrypted payloads and the codec server', () => {
         if (p.metadata && p.metadata['encryption-key-id']) {
           ids.add(Buffer.from(p.metadata['encryption-key-id']).toString());
           payloads.push({
-            metadata: Object.fromEntries(Object.entries(p.metadata).map(([k, b]) => [k, Buffer.from(b).toString('base64')])),
+            metadata: Object.fromEntries(
+              Object.entries(p.metadata).map(([k, b]) => [k, Buffer.from(b).toString('base64')]),
+            ),
             data: Buffer.from(p.data ?? []).toString('base64'),
           });
         }
@@ -114,13 +143,20 @@ describe('encrypted payloads and the codec server', () => {
   });
   afterAll(async () => {
     for (const server of servers) await server.stop();
-    await (rotated ?? first)?.client.workflow.getHandle(workflowId()).terminate('test over').catch(() => undefined);
+    await (rotated ?? first)?.client.workflow
+      .getHandle(workflowId())
+      .terminate('test over')
+      .catch(() => undefined);
     await s?.close();
   });
 
-  it('an order\'s history holds none of its customer data; through the codec endpoint with the token it does', async () => {
+  it("an order's history holds none of its customer data; through the codec endpoint with the token it does", async () => {
     const placed = events.placed(tenant, 'o-1', {
-      data: { customerId: customer.customerId, lines: [{ sku: 'SKU-1', quantity: 1 }], shippingAddress: { name: customer.name, email: customer.email, city: 'Lyon', country: 'FR' } },
+      data: {
+        customerId: customer.customerId,
+        lines: [{ sku: 'SKU-1', quantity: 1 }],
+        shippingAddress: { name: customer.name, email: customer.email, city: 'Lyon', country: 'FR' },
+      },
     });
     await s.produce([{ key: `${tenant}/o-1`, value: placed }]);
     await waitFor('the order to ship', async () => (await s.row(tenant, 'o-1'))?.status === 'shipped', 120_000);
@@ -140,7 +176,9 @@ describe('encrypted payloads and the codec server', () => {
     const decoded = await show('--codec-endpoint', url, '--codec-auth', `Bearer ${TOKEN}`);
     expect(decoded.code, decoded.stderr).toBe(0);
     const clear = payloadsOf(decoded.stdout);
-    console.log(`through the codec endpoint: payload encodings ${[...clear.encodings].join(', ')}; ${clear.data.match(/"shippingAddress":\{[^}]*\}/)?.[0]}`);
+    console.log(
+      `through the codec endpoint: payload encodings ${[...clear.encodings].join(', ')}; ${clear.data.match(/"shippingAddress":\{[^}]*\}/)?.[0]}`,
+    );
     expect(clear.encodings).not.toContain('binary/encrypted');
     for (const secret of secrets()) expect(clear.data).toContain(secret);
 
@@ -164,36 +202,64 @@ describe('encrypted payloads and the codec server', () => {
     console.log(`exported decrypted and replayed without a key: ${noKey.stdout.trim()}`);
   });
 
-  it('the codec server refuses requests without the token or with a wrong one, and answers the Web UI\'s CORS preflight', async () => {
+  it("the codec server refuses requests without the token or with a wrong one, and answers the Web UI's CORS preflight", async () => {
     const url = await codecServer({ PAYLOAD_ENCRYPTION_KEYS: `old:${OLD}` });
-    const post = (headers: Record<string, string>) => fetch(`${url}/decode`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: '{"payloads":[]}' });
+    const post = (headers: Record<string, string>) =>
+      fetch(`${url}/decode`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: '{"payloads":[]}',
+      });
     expect((await post({})).status).toBe(401);
     expect((await post({ authorization: 'Bearer wrong-token-wrong-token' })).status).toBe(401);
     expect((await post({ authorization: `Bearer ${TOKEN}` })).status).toBe(200);
     const preflight = await fetch(`${url}/decode`, {
       method: 'OPTIONS',
-      headers: { origin: UI_ORIGIN, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization,content-type,x-namespace' },
+      headers: {
+        origin: UI_ORIGIN,
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'authorization,content-type,x-namespace',
+      },
     });
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get('access-control-allow-origin')).toBe(UI_ORIGIN);
-    expect(preflight.headers.get('access-control-allow-headers')?.toLowerCase()).toMatch(/content-type.*x-namespace.*authorization/);
-    expect((await fetch(`${url}/decode`, { method: 'OPTIONS', headers: { origin: 'http://elsewhere.example', 'access-control-request-method': 'POST' } })).status).toBe(403);
+    expect(preflight.headers.get('access-control-allow-headers')?.toLowerCase()).toMatch(
+      /content-type.*x-namespace.*authorization/,
+    );
+    expect(
+      (
+        await fetch(`${url}/decode`, {
+          method: 'OPTIONS',
+          headers: { origin: 'http://elsewhere.example', 'access-control-request-method': 'POST' },
+        })
+      ).status,
+    ).toBe(403);
   });
 
   it('after rotation (new current key, old still configured) the old history decodes, the workflow goes on, and new payloads use the new key', async () => {
     await first!.stop();
     first = undefined;
-    rotated = await s.startInstance({}, { PAYLOAD_ENCRYPTION_KEYS: `new:${NEW},old:${OLD}`, PAYLOAD_ENCRYPTION_KEY_ID: 'new' });
+    rotated = await s.startInstance(
+      {},
+      { PAYLOAD_ENCRYPTION_KEYS: `new:${NEW},old:${OLD}`, PAYLOAD_ENCRYPTION_KEY_ID: 'new' },
+    );
     // A late event: a new worker (empty cache) replays the history written under the old key to apply it.
     await s.produce([{ key: `${tenant}/o-1`, value: events.cancelled(tenant, 'o-1') }]);
-    const view = await waitFor('the late event to be applied', async () => {
-      const v = await rotated!.client.workflow.getHandle(workflowId()).query(orderStatusQuery);
-      return v.appliedEvents >= 2 ? v : undefined;
-    }, 120_000);
+    const view = await waitFor(
+      'the late event to be applied',
+      async () => {
+        const v = await rotated!.client.workflow.getHandle(workflowId()).query(orderStatusQuery);
+        return v.appliedEvents >= 2 ? v : undefined;
+      },
+      120_000,
+    );
     console.log(`after rotation: status ${view.status}, applied events ${view.appliedEvents}`);
     expect((await encryptedInHistory()).keyIds).toEqual(['new', 'old']);
 
-    const url = await codecServer({ PAYLOAD_ENCRYPTION_KEYS: `new:${NEW},old:${OLD}`, PAYLOAD_ENCRYPTION_KEY_ID: 'new' });
+    const url = await codecServer({
+      PAYLOAD_ENCRYPTION_KEYS: `new:${NEW},old:${OLD}`,
+      PAYLOAD_ENCRYPTION_KEY_ID: 'new',
+    });
     const decoded = await show('--codec-endpoint', url, '--codec-auth', `Bearer ${TOKEN}`);
     expect(decoded.code, decoded.stderr).toBe(0);
     const clear = payloadsOf(decoded.stdout);
@@ -204,12 +270,22 @@ describe('encrypted payloads and the codec server', () => {
   it('a codec server without the key a payload names says which key id it lacks', async () => {
     const url = await codecServer({ PAYLOAD_ENCRYPTION_KEYS: `new:${NEW}` });
     // The temporal CLI does not print a codec server's error body: the server's answer is what names the key.
-    const old = (await encryptedInHistory()).payloads.filter((p) => Buffer.from(p.metadata['encryption-key-id']!, 'base64').toString() === 'old');
-    const res = await fetch(`${url}/decode`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ payloads: old.slice(0, 1) }) });
+    const old = (await encryptedInHistory()).payloads.filter(
+      (p) => Buffer.from(p.metadata['encryption-key-id']!, 'base64').toString() === 'old',
+    );
+    const res = await fetch(`${url}/decode`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ payloads: old.slice(0, 1) }),
+    });
     const body = (await res.json()) as { error: string };
-    console.log(`POST /decode of an old-key payload to a codec server with only key "new": ${res.status} ${body.error}`);
+    console.log(
+      `POST /decode of an old-key payload to a codec server with only key "new": ${res.status} ${body.error}`,
+    );
     expect(res.status).toBe(422);
-    expect(body.error).toBe('payload is encrypted with key id "old", which is not configured (PAYLOAD_ENCRYPTION_KEYS holds new (current)): add that key to PAYLOAD_ENCRYPTION_KEYS to decrypt it');
+    expect(body.error).toBe(
+      'payload is encrypted with key id "old", which is not configured (PAYLOAD_ENCRYPTION_KEYS holds new (current)): add that key to PAYLOAD_ENCRYPTION_KEYS to decrypt it',
+    );
     const result = await show('--codec-endpoint', url, '--codec-auth', `Bearer ${TOKEN}`);
     console.log(`temporal workflow show through it: exit ${result.code}: ${result.stderr.trim().split('\n').at(-1)}`);
     expect(result.code).not.toBe(0);
@@ -218,11 +294,21 @@ describe('encrypted payloads and the codec server', () => {
 
   it('dead letters are stored encrypted; dlq show decrypts them, dlq redrive sends the original bytes', async () => {
     // Malformed (quantity 0), with customer data in it.
-    const bad = events.placed(tenant, 'o-bad', { data: { customerId: customer.customerId, lines: [{ sku: 'SKU-1', quantity: 0 }], shippingAddress: { name: customer.name, email: customer.email } } });
+    const bad = events.placed(tenant, 'o-bad', {
+      data: {
+        customerId: customer.customerId,
+        lines: [{ sku: 'SKU-1', quantity: 0 }],
+        shippingAddress: { name: customer.name, email: customer.email },
+      },
+    });
     const original = JSON.stringify(bad);
     await s.produce([{ key: `${tenant}/o-bad`, value: original }]);
     const [stored] = await s.readTopic(s.config.DLQ_TOPIC, 1);
-    expect(stored!.headers).toMatchObject({ 'dlq-value-encryption': 'aes-256-gcm', 'dlq-value-key-id': 'new', 'dlq-event-id': bad.eventId });
+    expect(stored!.headers).toMatchObject({
+      'dlq-value-encryption': 'aes-256-gcm',
+      'dlq-value-key-id': 'new',
+      'dlq-event-id': bad.eventId,
+    });
     for (const secret of secrets()) expect(stored!.value!.includes(secret)).toBe(false);
     const position = `${stored!.partition}:${stored!.offset}`;
 
@@ -238,17 +324,25 @@ describe('encrypted payloads and the codec server', () => {
     console.log(text.stdout.split('\n').find((l) => l.startsWith('payload')));
 
     const noKey = memoryOutput();
-    expect(await runCli(['dlq', 'show', position], { env: { ...s.env, PAYLOAD_ENCRYPTION_KEYS: `old:${OLD}` }, out: noKey })).toBe(1);
+    expect(
+      await runCli(['dlq', 'show', position], { env: { ...s.env, PAYLOAD_ENCRYPTION_KEYS: `old:${OLD}` }, out: noKey }),
+    ).toBe(1);
     console.log(noKey.stderr.trim());
-    expect(noKey.stderr).toContain(`dead letter ${position} of ${s.config.DLQ_TOPIC} is encrypted with key id "new", which is not configured (PAYLOAD_ENCRYPTION_KEYS holds old (current))`);
+    expect(noKey.stderr).toContain(
+      `dead letter ${position} of ${s.config.DLQ_TOPIC} is encrypted with key id "new", which is not configured (PAYLOAD_ENCRYPTION_KEYS holds old (current))`,
+    );
 
     const redrive = memoryOutput();
-    expect(await runCli(['dlq', 'redrive', '--id', position, '--force', '--operator', 'codec-test'], { env, out: redrive })).toBe(0);
+    expect(
+      await runCli(['dlq', 'redrive', '--id', position, '--force', '--operator', 'codec-test'], { env, out: redrive }),
+    ).toBe(0);
     const to = /redriven \S+ → \S+ (\d+):(\d+)/.exec(redrive.stdout);
     expect(to, redrive.stdout).not.toBeNull();
     const watch = await s.watchTopic(s.config.ORDERS_TOPIC);
     try {
-      const again = await waitFor('the redriven record on the orders topic', () => watch.records.find((r) => r.partition === Number(to![1]) && r.offset === to![2]));
+      const again = await waitFor('the redriven record on the orders topic', () =>
+        watch.records.find((r) => r.partition === Number(to![1]) && r.offset === to![2]),
+      );
       expect(again.value!.toString()).toBe(original);
       expect(again.headers['redriven-from']).toBe(position);
       expect(Object.keys(again.headers).filter((h) => h.startsWith('dlq-value'))).toEqual([]);

@@ -17,7 +17,11 @@ describe('two bridge instances in one group', () => {
     // Wait until the group has settled with both members holding partitions.
     await waitFor('both bridges to hold partitions', async () => {
       const [group] = (await s.admin.describeGroups([s.config.CONSUMER_GROUP])).groups;
-      return group?.state === 'Stable' && group.members.length === 2 && group.members.every((m) => m.memberAssignment.length > 0);
+      return (
+        group?.state === 'Stable' &&
+        group.members.length === 2 &&
+        group.members.every((m) => m.memberAssignment.length > 0)
+      );
     });
     expect(bridges).toHaveLength(2);
 

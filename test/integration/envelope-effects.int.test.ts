@@ -50,7 +50,12 @@ describe('what the edge accepts, the effects take', () => {
       const stored = inTenantTransaction(db, event.tenantId, async (tx) => {
         await claim(tx, CONSUMER_NAME, event.tenantId, event.eventId);
         // The status event, if any, is written too (and rolled back with the rest): the outbox takes every stored value.
-        const change = { topic: 'status.envelope-effects', claimKey: event.eventId, causationId: event.eventId, correlationId: event.correlationId };
+        const change = {
+          topic: 'status.envelope-effects',
+          claimKey: event.eventId,
+          causationId: event.eventId,
+          correlationId: event.correlationId,
+        };
         if (event.type === ORDER_PLACED) await recordPlacement(tx, event, event.data, change);
         else await recordCancellation(tx, event, event.data, change);
         throw new RolledBack();
@@ -61,7 +66,13 @@ describe('what the edge accepts, the effects take', () => {
       if (event.type !== ORDER_PLACED) continue;
       const { tenantId, orderId, data, correlationId } = event;
       await client
-        .ship(`${shipmentKey(tenantId, orderId)}/${i}`, { tenantId, orderId, lines: data.lines, shippingAddress: data.shippingAddress, correlationId })
+        .ship(`${shipmentKey(tenantId, orderId)}/${i}`, {
+          tenantId,
+          orderId,
+          lines: data.lines,
+          shippingAddress: data.shippingAddress,
+          correlationId,
+        })
         .catch((err: unknown) => refused.push(`warehouse client refused ${event.eventId}: ${(err as Error).message}`));
     }
     expect(refused).toEqual([]);

@@ -22,7 +22,10 @@ interface LagJson {
 
 /** One sample of `name` with exactly these labels in a Prometheus text exposition; undefined when absent. */
 function sample(text: string, name: string, labels: Record<string, string>): number | undefined {
-  const want = Object.entries(labels).map(([k, v]) => `${k}="${v}"`).sort().join(',');
+  const want = Object.entries(labels)
+    .map(([k, v]) => `${k}="${v}"`)
+    .sort()
+    .join(',');
   for (const line of text.split('\n')) {
     const m = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
     if (!m || m[1] !== name) continue;
@@ -62,8 +65,16 @@ describe('lag from outside the consumer', () => {
     // A bridge consumes and commits one order per partition, then stops: the group has offsets and no member.
     const first = await s.startInstance();
     apps.push(first);
-    await s.produce([0, 1, 2].map((partition) => ({ partition, key: `warm-${partition}`, value: events.placed(tenant, `warm-${partition}`) })));
-    await waitFor('the group to commit every partition', () => caughtUp(s.admin, s.config.CONSUMER_GROUP, s.config.ORDERS_TOPIC));
+    await s.produce(
+      [0, 1, 2].map((partition) => ({
+        partition,
+        key: `warm-${partition}`,
+        value: events.placed(tenant, `warm-${partition}`),
+      })),
+    );
+    await waitFor('the group to commit every partition', () =>
+      caughtUp(s.admin, s.config.CONSUMER_GROUP, s.config.ORDERS_TOPIC),
+    );
     await first.stop();
     apps.pop();
 
@@ -75,7 +86,9 @@ describe('lag from outside the consumer', () => {
           partition: Number(partition),
           key: `late-${partition}-${i}`,
           timestamp: String(t),
-          value: JSON.stringify(events.placed(tenant, `late-${partition}-${i}`, { occurredAt: new Date(t).toISOString() })),
+          value: JSON.stringify(
+            events.placed(tenant, `late-${partition}-${i}`, { occurredAt: new Date(t).toISOString() }),
+          ),
         })),
       });
     }
@@ -106,26 +119,51 @@ describe('lag from outside the consumer', () => {
     // The table, as an operator sees it: two reads, the age growing.
     const tableOne = (await lag(true)).text;
     const tableOneAge = row((await lag()).json, 0).oldestAgeSeconds!;
-    await waitFor('the age to grow by a second', async () => row((await lag()).json, 0).oldestAgeSeconds! >= tableOneAge + 1);
-    process.stdout.write(`fulfilment lag (every bridge stopped), read 1:\n${tableOne}read 2:\n${(await lag(true)).text}`);
+    await waitFor(
+      'the age to grow by a second',
+      async () => row((await lag()).json, 0).oldestAgeSeconds! >= tableOneAge + 1,
+    );
+    process.stdout.write(
+      `fulfilment lag (every bridge stopped), read 1:\n${tableOne}read 2:\n${(await lag(true)).text}`,
+    );
 
     // The exporter serves the same, and its age follows the clock between polls.
-    exporter = await startLagExporter({ kafka: s.kafka, groups: [s.config.CONSUMER_GROUP], topic: s.config.ORDERS_TOPIC, port: 0, host: '127.0.0.1', intervalMs: 1000, logger });
-    await waitFor('the exporter to be ready', async () => (await fetch(`http://127.0.0.1:${exporter!.port}/readyz`)).ok);
-    const labels = (partition: number) => ({ group: s.config.CONSUMER_GROUP, topic: s.config.ORDERS_TOPIC, partition: String(partition) });
+    exporter = await startLagExporter({
+      kafka: s.kafka,
+      groups: [s.config.CONSUMER_GROUP],
+      topic: s.config.ORDERS_TOPIC,
+      port: 0,
+      host: '127.0.0.1',
+      intervalMs: 1000,
+      logger,
+    });
+    await waitFor(
+      'the exporter to be ready',
+      async () => (await fetch(`http://127.0.0.1:${exporter!.port}/readyz`)).ok,
+    );
+    const labels = (partition: number) => ({
+      group: s.config.CONSUMER_GROUP,
+      topic: s.config.ORDERS_TOPIC,
+      partition: String(partition),
+    });
     const m1 = await scrape();
     expect([0, 1, 2].map((p) => sample(m1, 'fulfilment_consumer_lag_records', labels(p)))).toEqual([3, 2, 0]);
     expect([0, 1, 2].map((p) => sample(m1, 'fulfilment_consumer_committed_offset', labels(p)))).toEqual([1, 1, 1]);
     const age1 = sample(m1, 'fulfilment_consumer_lag_oldest_age_seconds', labels(0))!;
     expect(age1).toBeGreaterThanOrEqual(120);
     expect(sample(m1, 'fulfilment_consumer_lag_oldest_age_seconds', labels(2))).toBe(0);
-    await waitFor('the exported age to grow', async () => sample(await scrape(), 'fulfilment_consumer_lag_oldest_age_seconds', labels(0))! > age1);
+    await waitFor(
+      'the exported age to grow',
+      async () => sample(await scrape(), 'fulfilment_consumer_lag_oldest_age_seconds', labels(0))! > age1,
+    );
   });
 
   it('reads 0 behind and age 0 once a bridge drains the backlog; the in-process metrics say what they cover', async () => {
     const drain = await s.startInstance();
     apps.push(drain);
-    await waitFor('the bridge to drain the backlog', () => caughtUp(s.admin, s.config.CONSUMER_GROUP, s.config.ORDERS_TOPIC));
+    await waitFor('the bridge to drain the backlog', () =>
+      caughtUp(s.admin, s.config.CONSUMER_GROUP, s.config.ORDERS_TOPIC),
+    );
 
     const after = (await lag()).json;
     expect(after.partitions.map((p) => [p.partition, p.committed, p.end, p.behind, p.oldestAgeSeconds])).toEqual([
@@ -133,26 +171,44 @@ describe('lag from outside the consumer', () => {
       [1, '3', '3', 0, 0],
       [2, '1', '1', 0, 0],
     ]);
-    const labels = (partition: number) => ({ group: s.config.CONSUMER_GROUP, topic: s.config.ORDERS_TOPIC, partition: String(partition) });
+    const labels = (partition: number) => ({
+      group: s.config.CONSUMER_GROUP,
+      topic: s.config.ORDERS_TOPIC,
+      partition: String(partition),
+    });
     await waitFor('the exporter to see the drain', async () => {
       const text = await scrape();
-      return [0, 1, 2].every((p) => sample(text, 'fulfilment_consumer_lag_records', labels(p)) === 0 && sample(text, 'fulfilment_consumer_lag_oldest_age_seconds', labels(p)) === 0);
+      return [0, 1, 2].every(
+        (p) =>
+          sample(text, 'fulfilment_consumer_lag_records', labels(p)) === 0 &&
+          sample(text, 'fulfilment_consumer_lag_oldest_age_seconds', labels(p)) === 0,
+      );
     });
 
     // The five late events were applied 60–300 s after their occurredAt: all in the (60, 300] buckets.
-    const delay = (le: string) => counter(drain, 'fulfilment_event_processing_delay_seconds', { le, type: 'orders.OrderPlaced' });
-    await waitFor('the worker to apply the five late events', async () => (await counter(drain, 'fulfilment_events_processed_total', { outcome: 'applied' })) >= 5);
-    const histogram = (await drain.metrics.registry.getSingleMetric('fulfilment_event_processing_delay_seconds')!.get()).values;
-    const count = histogram.find((v) => (v as { metricName?: string }).metricName === 'fulfilment_event_processing_delay_seconds_count')?.value;
+    const delay = (le: string) =>
+      counter(drain, 'fulfilment_event_processing_delay_seconds', { le, type: 'orders.OrderPlaced' });
+    await waitFor(
+      'the worker to apply the five late events',
+      async () => (await counter(drain, 'fulfilment_events_processed_total', { outcome: 'applied' })) >= 5,
+    );
+    const histogram = (await drain.metrics.registry.getSingleMetric('fulfilment_event_processing_delay_seconds')!.get())
+      .values;
+    const count = histogram.find(
+      (v) => (v as { metricName?: string }).metricName === 'fulfilment_event_processing_delay_seconds_count',
+    )?.value;
     expect(count).toBe(5);
     expect(await delay('60')).toBe(0);
     expect(await delay('300')).toBe(5);
     // The bridge's own gauge covers only what it fetched and holds: after the drain it reads 0 on every partition.
     // (It has a series only for the partitions it fetched records of: 0 and 1, not 2, which had nothing new.)
-    const published = async () => (await drain.metrics.registry.getSingleMetric('fulfilment_oldest_unprocessed_message_age_seconds')!.get()).values;
+    const published = async () =>
+      (await drain.metrics.registry.getSingleMetric('fulfilment_oldest_unprocessed_message_age_seconds')!.get()).values;
     await waitFor('the in-process age gauge to publish 0 for the drained partitions', async () => {
       const values = await published();
-      return ['0', '1'].every((p) => values.some((v) => v.labels.partition === p)) && values.every((v) => v.value === 0);
+      return (
+        ['0', '1'].every((p) => values.some((v) => v.labels.partition === p)) && values.every((v) => v.value === 0)
+      );
     });
     expect((await published()).map((v) => v.labels.partition).sort()).toEqual(['0', '1']);
   });
@@ -163,7 +219,11 @@ describe('lag from outside the consumer', () => {
     const stuck = await s.startInstance({}, { DLQ_TOPIC: `dlq.missing.${s.suffix}`, FULFILMENT_ROLES: 'bridge' });
     apps.push(stuck);
     const at = Date.now() - 30_000;
-    await s.producer.send({ topic: s.config.ORDERS_TOPIC, acks: -1, messages: [{ partition: 2, key: 'poison', timestamp: String(at), value: '{not json' }] });
+    await s.producer.send({
+      topic: s.config.ORDERS_TOPIC,
+      acks: -1,
+      messages: [{ partition: 2, key: 'poison', timestamp: String(at), value: '{not json' }],
+    });
     const labels = { group: s.config.CONSUMER_GROUP, topic: s.config.ORDERS_TOPIC, partition: '2' };
     const inProcess = () => counter(stuck, 'fulfilment_oldest_unprocessed_message_age_seconds', labels);
     const firstAge = await waitFor('the bridge to hold the record', async () => {

@@ -35,24 +35,37 @@ describe('late events at the defaults: recorded, whatever became of the run', ()
   });
 
   const statusEvents = (tenant: string, order: string) =>
-    watch.records.filter((r) => r.key?.toString() === `${tenant}/${order}`).map((r) => JSON.parse(r.value!.toString()) as StatusEvent);
+    watch.records
+      .filter((r) => r.key?.toString() === `${tenant}/${order}`)
+      .map((r) => JSON.parse(r.value!.toString()) as StatusEvent);
   /** The runs Temporal holds for the order, newest first. */
   const runs = async (tenant: string, order: string) => {
     const out: { runId: string; status: string }[] = [];
-    for await (const w of app.client.workflow.list({ query: `WorkflowId = '${orderWorkflowId(tenant, order)}'` })) out.push({ runId: w.runId, status: w.status.name });
+    for await (const w of app.client.workflow.list({ query: `WorkflowId = '${orderWorkflowId(tenant, order)}'` }))
+      out.push({ runId: w.runId, status: w.status.name });
     return out;
   };
   /** Waits until visibility lists exactly these runs' statuses for the order, newest first (it lags a close). */
   const runsAre = (tenant: string, order: string, statuses: string[]) =>
-    waitFor(`${tenant}/${order}'s runs to be ${statuses.join(', ')}`, async () => JSON.stringify((await runs(tenant, order)).map((r) => r.status)) === JSON.stringify(statuses));
+    waitFor(
+      `${tenant}/${order}'s runs to be ${statuses.join(', ')}`,
+      async () => JSON.stringify((await runs(tenant, order)).map((r) => r.status)) === JSON.stringify(statuses),
+    );
   /** The warehouse's entry for the order's key (a recall of a key never shipped leaves it burnt: `cancelled`). */
   const keyEntry = async (tenant: string, order: string) => {
     const res = await fetch(`${s.warehouse.url}/shipments?key=${encodeURIComponent(`ship/${tenant}/${order}`)}`);
     return ((await res.json()) as { status: string }[])[0];
   };
-  const drained = () => waitFor('the group to commit every record', () => caughtUp(s.admin, s.config.CONSUMER_GROUP, s.config.ORDERS_TOPIC));
+  const drained = () =>
+    waitFor('the group to commit every record', () =>
+      caughtUp(s.admin, s.config.CONSUMER_GROUP, s.config.ORDERS_TOPIC),
+    );
   const closed = (tenant: string, order: string) =>
-    waitFor(`${tenant}/${order}'s run to close`, async () => (await app.client.workflow.getHandle(orderWorkflowId(tenant, order)).describe()).status.name !== 'RUNNING');
+    waitFor(
+      `${tenant}/${order}'s run to close`,
+      async () =>
+        (await app.client.workflow.getHandle(orderWorkflowId(tenant, order)).describe()).status.name !== 'RUNNING',
+    );
 
   it('six shipped orders, then their cancellations: each recorded as refused and published once as CancellationRefused; no run opens', async () => {
     const tenant = s.tenant();
@@ -60,7 +73,10 @@ describe('late events at the defaults: recorded, whatever became of the run', ()
     await s.produce(orders.map((o) => ({ key: o, value: events.placed(tenant, o) })));
     for (const o of orders) await waitFor(`${o} shipped`, async () => (await s.row(tenant, o))?.status === 'shipped');
     for (const o of orders) await closed(tenant, o);
-    const late = await counter(app, 'fulfilment_bridge_records_total', { type: 'orders.OrderCancelled', outcome: 'recorded-late' });
+    const late = await counter(app, 'fulfilment_bridge_records_total', {
+      type: 'orders.OrderCancelled',
+      outcome: 'recorded-late',
+    });
 
     await s.produce(orders.map((o) => ({ key: o, value: events.cancelled(tenant, o, { orderVersion: 2 }) })));
     for (const o of orders) {
@@ -69,14 +85,24 @@ describe('late events at the defaults: recorded, whatever became of the run', ()
         return r?.cancel_refused_at ? r : undefined;
       });
       expect(row).toMatchObject({ status: 'shipped', order_version: 2 });
-      await waitFor(`${o}'s CancellationRefused`, () => statusEvents(tenant, o).some((e) => e.type === 'fulfilment.CancellationRefused'));
+      await waitFor(`${o}'s CancellationRefused`, () =>
+        statusEvents(tenant, o).some((e) => e.type === 'fulfilment.CancellationRefused'),
+      );
     }
     await drained();
     for (const o of orders) {
-      expect(statusEvents(tenant, o).map((e) => e.type)).toEqual(['fulfilment.Shipped', 'fulfilment.CancellationRefused']);
+      expect(statusEvents(tenant, o).map((e) => e.type)).toEqual([
+        'fulfilment.Shipped',
+        'fulfilment.CancellationRefused',
+      ]);
       await runsAre(tenant, o, ['COMPLETED']);
     }
-    expect(await counter(app, 'fulfilment_bridge_records_total', { type: 'orders.OrderCancelled', outcome: 'recorded-late' })).toBe(late + orders.length);
+    expect(
+      await counter(app, 'fulfilment_bridge_records_total', {
+        type: 'orders.OrderCancelled',
+        outcome: 'recorded-late',
+      }),
+    ).toBe(late + orders.length);
     expect((await s.shipments(tenant)).every((x) => x.status === 'dispatched')).toBe(true);
   });
 
@@ -97,10 +123,20 @@ describe('late events at the defaults: recorded, whatever became of the run', ()
     const staleBefore = await stale();
     const hinted = await counter(app, 'fulfilment_duplicates_suppressed_total', { layer: 'bridge' });
 
-    await s.produce([{ key: 'o1', value: placed }, { key: 'o1', value: { ...placed, eventId: `${placed.eventId}-retry` } }, { key: 'o1', value: events.cancelled(tenant, 'o1', { orderVersion: 2 }) }]);
+    await s.produce([
+      { key: 'o1', value: placed },
+      { key: 'o1', value: { ...placed, eventId: `${placed.eventId}-retry` } },
+      { key: 'o1', value: events.cancelled(tenant, 'o1', { orderVersion: 2 }) },
+    ]);
     await drained();
     // The same id: this bridge's hint skips it (it handed it over), or — another bridge, a restart — the store's ledger.
-    await waitFor('the duplicate recognised', async () => (await counter(app, 'fulfilment_duplicates_suppressed_total', { layer: 'store' })) + (await counter(app, 'fulfilment_duplicates_suppressed_total', { layer: 'bridge' })) > dup + hinted);
+    await waitFor(
+      'the duplicate recognised',
+      async () =>
+        (await counter(app, 'fulfilment_duplicates_suppressed_total', { layer: 'store' })) +
+          (await counter(app, 'fulfilment_duplicates_suppressed_total', { layer: 'bridge' })) >
+        dup + hinted,
+    );
     await waitFor('the two older versions decided stale by the store', async () => (await stale()) >= staleBefore + 2);
     expect(await s.row(tenant, 'o1')).toEqual(before);
     await runsAre(tenant, 'o1', ['COMPLETED']);
@@ -129,7 +165,9 @@ describe('late events at the defaults: recorded, whatever became of the run', ()
     await waitFor('the key burnt', async () => (await keyEntry(tenant, 'refused-1'))?.status === 'cancelled');
     await closed(tenant, 'refused-1');
     await runsAre(tenant, 'refused-1', ['COMPLETED', 'FAILED']);
-    await waitFor('the Cancelled status event', () => statusEvents(tenant, 'refused-1').some((e) => e.type === 'fulfilment.Cancelled'));
+    await waitFor('the Cancelled status event', () =>
+      statusEvents(tenant, 'refused-1').some((e) => e.type === 'fulfilment.Cancelled'),
+    );
     expect(statusEvents(tenant, 'refused-1').map((e) => e.type)).toEqual(['fulfilment.Failed', 'fulfilment.Cancelled']);
   });
 
@@ -139,7 +177,10 @@ describe('late events at the defaults: recorded, whatever became of the run', ()
     await waitFor('o1 shipped', async () => (await s.row(tenant, 'o1'))?.status === 'shipped');
     await closed(tenant, 'o1');
     const { runId } = await app.client.workflow.getHandle(orderWorkflowId(tenant, 'o1')).describe();
-    await app.client.workflowService.deleteWorkflowExecution({ namespace: s.config.TEMPORAL_NAMESPACE, workflowExecution: { workflowId: orderWorkflowId(tenant, 'o1'), runId } });
+    await app.client.workflowService.deleteWorkflowExecution({
+      namespace: s.config.TEMPORAL_NAMESPACE,
+      workflowExecution: { workflowId: orderWorkflowId(tenant, 'o1'), runId },
+    });
     await waitFor('Temporal to forget the run', async () => (await runs(tenant, 'o1')).length === 0);
 
     await s.produce([{ key: 'o1', value: events.cancelled(tenant, 'o1', { orderVersion: 2 }) }]);
@@ -148,9 +189,14 @@ describe('late events at the defaults: recorded, whatever became of the run', ()
       return r?.cancel_refused_at ? r : undefined;
     });
     expect(row).toMatchObject({ status: 'shipped', order_version: 2 });
-    await waitFor('CancellationRefused', () => statusEvents(tenant, 'o1').some((e) => e.type === 'fulfilment.CancellationRefused'));
+    await waitFor('CancellationRefused', () =>
+      statusEvents(tenant, 'o1').some((e) => e.type === 'fulfilment.CancellationRefused'),
+    );
     await drained();
-    expect(statusEvents(tenant, 'o1').map((e) => e.type)).toEqual(['fulfilment.Shipped', 'fulfilment.CancellationRefused']);
+    expect(statusEvents(tenant, 'o1').map((e) => e.type)).toEqual([
+      'fulfilment.Shipped',
+      'fulfilment.CancellationRefused',
+    ]);
     await runsAre(tenant, 'o1', ['COMPLETED']);
   });
 
@@ -162,7 +208,9 @@ describe('late events at the defaults: recorded, whatever became of the run', ()
     // A client whose signal waits until the run has closed: the start is refused (the run is open), and by the time the
     // signal is sent the run has ended failed — the interleaving a busy bridge meets by chance.
     const racing = signalAfterRunCloses(app.client);
-    const starter = createOrderStarter(racing, s.config.TEMPORAL_TASK_QUEUE, workflowSettings(s.config), s.late, { eager: true });
+    const starter = createOrderStarter(racing, s.config.TEMPORAL_TASK_QUEUE, workflowSettings(s.config), s.late, {
+      eager: true,
+    });
     const cancel = events.cancelled(tenant, 'race-1', { orderVersion: 2 }) as OrderEvent;
     expect(await starter.deliver([cancel])).toBe('accepted');
     await faultsOf(s)({ rejectOrders: [] });
@@ -203,5 +251,8 @@ function signalAfterRunCloses(client: Client): Client {
       };
     },
   });
-  return new Proxy(client, { get: (target, prop, receiver) => (prop === 'workflow' ? workflow : (Reflect.get(target, prop, receiver) as unknown)) });
+  return new Proxy(client, {
+    get: (target, prop, receiver) =>
+      prop === 'workflow' ? workflow : (Reflect.get(target, prop, receiver) as unknown),
+  });
 }

@@ -74,7 +74,9 @@ async function insertRows(tenant: string, daysAgo: number[]): Promise<void> {
 
 async function eventIds(tenant: string): Promise<string[]> {
   return inTenantTransaction(app.db!, tenant, async (tx) =>
-    (await tx.query<{ event_id: string }>('SELECT event_id FROM processed_events ORDER BY event_id')).rows.map((r) => r.event_id),
+    (await tx.query<{ event_id: string }>('SELECT event_id FROM processed_events ORDER BY event_id')).rows.map(
+      (r) => r.event_id,
+    ),
   );
 }
 
@@ -88,7 +90,9 @@ async function triggerOnce(): Promise<PruneLedgerResult> {
     return d.info.numActionsTaken > before && d.info.recentActions.length > 0 ? d : undefined;
   });
   const run = desc.info.recentActions.at(-1)!.action.workflow;
-  return app.client.workflow.getHandle<() => Promise<PruneLedgerResult>>(run.workflowId, run.firstExecutionRunId).result();
+  return app.client.workflow
+    .getHandle<() => Promise<PruneLedgerResult>>(run.workflowId, run.firstExecutionRunId)
+    .result();
 }
 
 beforeAll(async () => {
@@ -99,7 +103,10 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await app?.client.schedule.getHandle(config.LEDGER_PRUNE_SCHEDULE_ID).delete().catch(() => undefined);
+  await app?.client.schedule
+    .getHandle(config.LEDGER_PRUNE_SCHEDULE_ID)
+    .delete()
+    .catch(() => undefined);
   await app?.stop();
   await sharedQuery(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
 });
@@ -144,7 +151,10 @@ describe('ledger retention', () => {
       workflowId: `prune-too-short-${suffix}`,
       args: [{ retentionDays: 20, batchSize: 10 }],
     });
-    const err = await run.then(() => undefined, (e: unknown) => e);
+    const err = await run.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(WorkflowFailedError);
     const failure = (err as WorkflowFailedError).cause?.cause;
     expect(failure).toBeInstanceOf(ApplicationFailure);
@@ -157,13 +167,25 @@ describe('ledger retention', () => {
     const c = new pg.Client({ connectionString: config.DATABASE_URL });
     await c.connect();
     try {
-      const refused = await c.query("SELECT prune_processed_events(interval '20 days', 10)").then(() => undefined, (e: unknown) => e);
+      const refused = await c.query("SELECT prune_processed_events(interval '20 days', 10)").then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect((refused as { code?: string }).code).toBe('22023');
       expect((refused as Error).message).toContain('the floor is 21 days');
-      const badBatch = await c.query("SELECT prune_processed_events(interval '30 days', 0)").then(() => undefined, (e: unknown) => e);
+      const badBatch = await c.query("SELECT prune_processed_events(interval '30 days', 0)").then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect((badBatch as { code?: string }).code).toBe('22023');
 
-      const fn = await c.query<{ prosecdef: boolean; proconfig: string[]; acl: string; owner: string; tableowner: string }>(
+      const fn = await c.query<{
+        prosecdef: boolean;
+        proconfig: string[];
+        acl: string;
+        owner: string;
+        tableowner: string;
+      }>(
         `SELECT p.prosecdef, p.proconfig, p.proacl::text AS acl, p.proowner::regrole::text AS owner, t.tableowner
          FROM pg_proc p, pg_tables t WHERE p.proname = 'prune_processed_events' AND t.tablename = 'processed_events'`,
       );
@@ -178,7 +200,9 @@ describe('ledger retention', () => {
       await c.query('BEGIN');
       await c.query("SELECT prune_processed_events(interval '30 days', 10)");
       expect((await c.query<{ n: string }>('SELECT count(*) AS n FROM processed_events')).rows[0]!.n).toBe('0');
-      expect((await c.query<{ s: string }>("SELECT current_setting('app.ledger_retention', true) AS s")).rows[0]!.s).toBe('');
+      expect(
+        (await c.query<{ s: string }>("SELECT current_setting('app.ledger_retention', true) AS s")).rows[0]!.s,
+      ).toBe('');
       await c.query('COMMIT');
       // The 25-day row is younger than 30 days: kept.
       expect(await eventIds(tenantA)).toContain('evt-25d-0');
@@ -187,7 +211,7 @@ describe('ledger retention', () => {
     }
   });
 
-  it('a worker with another configuration updates the schedule, leaving an operator\'s pause as it was', async () => {
+  it("a worker with another configuration updates the schedule, leaving an operator's pause as it was", async () => {
     const handle = app.client.schedule.getHandle(config.LEDGER_PRUNE_SCHEDULE_ID);
     await handle.pause('paused by the test operator');
     const changed = loadConfig({ ...env, LEDGER_PRUNE_INTERVAL: '90m', LEDGER_RETENTION_DAYS: '45' });

@@ -17,19 +17,40 @@ describe('poison and unknown records', () => {
     const poison: [string, Buffer | null, string][] = [
       ['not JSON', Buffer.from('{"eventId": "abc", oops'), 'not JSON'],
       ['missing eventId', Buffer.from(JSON.stringify({ ...valid, eventId: undefined })), 'eventId'],
-      ['quantity 0', Buffer.from(JSON.stringify({ ...valid, data: { customerId: 'c', lines: [{ sku: 's', quantity: 0 }] } })), 'data.lines[0].quantity'],
-      ['wrong types', Buffer.from(JSON.stringify({ ...valid, orderVersion: 'two', schemaVersion: true })), 'schemaVersion'],
+      [
+        'quantity 0',
+        Buffer.from(JSON.stringify({ ...valid, data: { customerId: 'c', lines: [{ sku: 's', quantity: 0 }] } })),
+        'data.lines[0].quantity',
+      ],
+      [
+        'wrong types',
+        Buffer.from(JSON.stringify({ ...valid, orderVersion: 'two', schemaVersion: true })),
+        'schemaVersion',
+      ],
       ['200 kB junk', Buffer.from('\u0000junk'.repeat(40_000)), 'not JSON'],
       ['empty value', null, 'empty value'],
     ];
     const messages = poison.flatMap(([name, value], i) => [
-      { partition: 0, key: `poison-${i}`, value, headers: { 'correlation-id': `corr-poison-${i}`, traceparent: `00-${'a'.repeat(32)}-${'b'.repeat(16)}-01`, note: name } },
+      {
+        partition: 0,
+        key: `poison-${i}`,
+        value,
+        headers: {
+          'correlation-id': `corr-poison-${i}`,
+          traceparent: `00-${'a'.repeat(32)}-${'b'.repeat(16)}-01`,
+          note: name,
+        },
+      },
       { partition: 0, key: `${tenant}/after-${i}`, value: events.placed(tenant, `after-${i}`) },
     ]);
     await s.produce(messages);
 
     for (let i = 0; i < poison.length; i += 1) {
-      await waitFor(`the valid record behind poison ${i}`, async () => (await s.row(tenant, `after-${i}`))?.status === 'shipped', 30_000);
+      await waitFor(
+        `the valid record behind poison ${i}`,
+        async () => (await s.row(tenant, `after-${i}`))?.status === 'shipped',
+        30_000,
+      );
     }
     const dlq = await s.readTopic(s.config.DLQ_TOPIC, poison.length);
     expect(dlq).toHaveLength(poison.length);
@@ -56,11 +77,15 @@ describe('poison and unknown records', () => {
     expect(sourceOffsets.size).toBe(poison.length);
     const readable = dlq.find((r) => r.key?.toString() === 'poison-2')!;
     expect(readable.headers).toMatchObject({ 'dlq-event-id': valid.eventId, 'dlq-tenant-id': tenant });
-    await waitFor('offsets committed past every poison record', () => caughtUp(s.admin, s.config.CONSUMER_GROUP, s.config.ORDERS_TOPIC));
+    await waitFor('offsets committed past every poison record', () =>
+      caughtUp(s.admin, s.config.CONSUMER_GROUP, s.config.ORDERS_TOPIC),
+    );
     expect(await counter(app, 'fulfilment_bridge_records_total', { outcome: 'dead-lettered' })).toBe(poison.length);
     // Counted as malformed, by error class, and not as an unknown type.
     expect(await counter(app, 'fulfilment_malformed_records_total')).toBe(poison.length);
-    expect(await counter(app, 'fulfilment_bridge_records_total', { type: 'malformed', outcome: 'dead-lettered' })).toBe(poison.length);
+    expect(await counter(app, 'fulfilment_bridge_records_total', { type: 'malformed', outcome: 'dead-lettered' })).toBe(
+      poison.length,
+    );
     expect(await counter(app, 'fulfilment_unknown_event_types_total')).toBe(0);
   });
 

@@ -40,17 +40,27 @@ describe('an order history on the real stack', () => {
     await s?.close();
   });
 
-  const eventsOf = async (workflowId: string): Promise<HistoryEvent[]> => (await app.client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
+  const eventsOf = async (workflowId: string): Promise<HistoryEvent[]> =>
+    (await app.client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
   const summaryOf = async (e: HistoryEvent): Promise<string | undefined> =>
-    e.userMetadata?.summary ? String(await app.client.options.loadedDataConverter.payloadConverter.fromPayload(e.userMetadata.summary)) : undefined;
-  const names = (history: HistoryEvent[]) => history.map((e) => EventType[e.eventType!]!.replace('EVENT_TYPE_', '')).join(', ');
+    e.userMetadata?.summary
+      ? String(await app.client.options.loadedDataConverter.payloadConverter.fromPayload(e.userMetadata.summary))
+      : undefined;
+  const names = (history: HistoryEvent[]) =>
+    history.map((e) => EventType[e.eventType!]!.replace('EVENT_TYPE_', '')).join(', ');
 
   /** Produces one placement and waits for its run to close; its history. */
   async function closedOrder(tenant: string, orderId: string): Promise<{ history: HistoryEvent[]; eventId: string }> {
     const placed = events.placed(tenant, orderId);
     await s.produce([{ key: `${tenant}/${orderId}`, value: placed }]);
     const handle = app.client.workflow.getHandle(orderWorkflowId(tenant, orderId));
-    await waitFor('the order to ship and its run to close', async () => (await s.row(tenant, orderId))?.status === 'shipped' && (await handle.describe()).status.name === 'COMPLETED', 120_000, 200);
+    await waitFor(
+      'the order to ship and its run to close',
+      async () =>
+        (await s.row(tenant, orderId))?.status === 'shipped' && (await handle.describe()).status.name === 'COMPLETED',
+      120_000,
+      200,
+    );
     return { history: await eventsOf(orderWorkflowId(tenant, orderId)), eventId: placed.eventId };
   }
 
@@ -66,7 +76,9 @@ describe('an order history on the real stack', () => {
     const description = await app.client.workflow.getHandle(orderWorkflowId(tenant, 'o-1')).describe();
     expect(await description.staticSummary()).toBe(`order ${tenant}/o-1`);
     expect(await description.staticDetails()).toContain(`orders.OrderPlaced\` v1 (event \`${eventId}\``);
-    const summaries = await Promise.all(history.map(async (e) => [EventType[e.eventType!], await summaryOf(e)] as const));
+    const summaries = await Promise.all(
+      history.map(async (e) => [EventType[e.eventType!], await summaryOf(e)] as const),
+    );
     expect(summaries.filter(([, summary]) => summary !== undefined)).toEqual([
       ['EVENT_TYPE_WORKFLOW_EXECUTION_STARTED', `order ${tenant}/o-1`],
       ['EVENT_TYPE_MARKER_RECORDED', 'record event OrderPlaced v1 and ship via warehouse'],

@@ -28,26 +28,37 @@ describe('fulfilment order retry', () => {
   });
 
   afterAll(async () => {
-    for (const id of opened) await app?.client.workflow.getHandle(id).terminate('test over').catch(() => undefined);
+    for (const id of opened)
+      await app?.client.workflow
+        .getHandle(id)
+        .terminate('test over')
+        .catch(() => undefined);
     await s?.close();
   });
 
-  const faults = (body: object) => fetch(`${s.warehouse.url}/admin/faults`, { method: 'POST', body: JSON.stringify(body) });
+  const faults = (body: object) =>
+    fetch(`${s.warehouse.url}/admin/faults`, { method: 'POST', body: JSON.stringify(body) });
   const cli = async (...argv: string[]) => {
     const out = memoryOutput();
     const code = await runCli(argv, { out, config: s.config });
     // The command's real output, for docs/cli.md.
-    console.log(`$ npx fulfilment ${argv.map((a) => (/[\s"]/.test(a) ? `'${a}'` : a)).join(' ')}\n${out.stdout}${out.stderr}(exit ${code})`);
+    console.log(
+      `$ npx fulfilment ${argv.map((a) => (/[\s"]/.test(a) ? `'${a}'` : a)).join(' ')}\n${out.stdout}${out.stderr}(exit ${code})`,
+    );
     return { code, stdout: out.stdout, stderr: out.stderr };
   };
-  const view = (orderId: string) => app.client.workflow.getHandle(orderWorkflowId(tenant, orderId)).query(orderStatusQuery);
+  const view = (orderId: string) =>
+    app.client.workflow.getHandle(orderWorkflowId(tenant, orderId)).query(orderStatusQuery);
 
   /** Places `orderId` while the warehouse refuses it, and waits until it is held as failed in the store and the workflow. */
   async function failedOrder(orderId: string): Promise<void> {
     await faults({ rejectOrders: [orderId] });
     opened.push(orderWorkflowId(tenant, orderId));
     await s.produce([{ key: `${tenant}/${orderId}`, value: events.placed(tenant, orderId) }]);
-    await waitFor(`${orderId} held as failed`, async () => (await s.row(tenant, orderId))?.status === 'failed' && (await view(orderId)).status === 'failed');
+    await waitFor(
+      `${orderId} held as failed`,
+      async () => (await s.row(tenant, orderId))?.status === 'failed' && (await view(orderId)).status === 'failed',
+    );
   }
 
   it('re-drives a failed order: failed → pending → shipped, exactly one shipment, the reason recorded', async () => {
@@ -61,7 +72,9 @@ describe('fulfilment order retry', () => {
     const reason = 'warehouse SKU mapping fixed (INC-2041)';
     const r = await cli('order', 'retry', `${tenant}/o-1`, '--reason', reason);
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain(`retried ${tenant}/o-1 (retry 1, open run): failed → pending; shipping again under ship/${tenant}/o-1`);
+    expect(r.stdout).toContain(
+      `retried ${tenant}/o-1 (retry 1, open run): failed → pending; shipping again under ship/${tenant}/o-1`,
+    );
     expect(r.stdout).toContain(`reason    ${reason}`);
 
     await waitFor('o-1 shipped', async () => (await s.row(tenant, 'o-1'))?.status === 'shipped');
@@ -69,7 +82,9 @@ describe('fulfilment order retry', () => {
     expect(row).toMatchObject({ status: 'shipped', retry_count: 1, last_retry_reason: reason, failure_reason: null });
     expect(row.last_retried_at).toBeInstanceOf(Date);
     const shipments = (await s.shipments(tenant)).filter((x) => x.orderId === 'o-1');
-    expect(shipments.map((x) => ({ key: x.key, status: x.status }))).toEqual([{ key: `ship/${tenant}/o-1`, status: 'dispatched' }]);
+    expect(shipments.map((x) => ({ key: x.key, status: x.status }))).toEqual([
+      { key: `ship/${tenant}/o-1`, status: 'dispatched' },
+    ]);
     const v = await view('o-1');
     expect(v).toMatchObject({ status: 'shipped', retries: 1, shipmentId: row.shipment_id });
     expect(v.notes.join('\n')).toContain(`retry 1: failed → pending (${reason})`);
@@ -77,7 +92,9 @@ describe('fulfilment order retry', () => {
     // A shipped order is not retried: refused by the validator, naming its status; nothing changes.
     const again = await cli('order', 'retry', `${tenant}/o-1`, '--reason', 'once more');
     expect(again.code).toBe(1);
-    expect(again.stderr).toContain(`retry of ${tenant}/o-1 refused: order ${tenant}/o-1 is shipped, not failed: only an order held as failed can be retried`);
+    expect(again.stderr).toContain(
+      `retry of ${tenant}/o-1 refused: order ${tenant}/o-1 is shipped, not failed: only an order held as failed can be retried`,
+    );
     expect(again.stdout).toBe('');
     expect((await s.row(tenant, 'o-1'))?.retry_count).toBe(1);
     expect((await s.shipments(tenant)).filter((x) => x.orderId === 'o-1')).toHaveLength(1);
@@ -88,18 +105,44 @@ describe('fulfilment order retry', () => {
     // Retried while the warehouse still refuses it: held as failed again (its own claim, failed/…/o-2/1).
     const first = await cli('order', 'retry', `${tenant}/o-2`, '--reason', 'try before the fix', '--json');
     expect(first.code).toBe(0);
-    expect(JSON.parse(first.stdout)).toMatchObject({ outcome: 'retried', retry: 1, status: 'pending', clearedFailure: expect.stringContaining('422') });
+    expect(JSON.parse(first.stdout)).toMatchObject({
+      outcome: 'retried',
+      retry: 1,
+      status: 'pending',
+      clearedFailure: expect.stringContaining('422'),
+    });
     await waitFor('o-2 failed again', async () => {
       const v = await view('o-2');
       return v.status === 'failed' && v.retries === 1 && (await s.row(tenant, 'o-2'))?.status === 'failed';
     });
-    expect(await s.row(tenant, 'o-2')).toMatchObject({ status: 'failed', retry_count: 1, last_retry_reason: 'try before the fix' });
+    expect(await s.row(tenant, 'o-2')).toMatchObject({
+      status: 'failed',
+      retry_count: 1,
+      last_retry_reason: 'try before the fix',
+    });
 
     await faults({ rejectOrders: [] });
-    const second = await cli('order', 'retry', `${tenant}/o-2`, '--reason', 'fixed now', '--request-id', 'INC-2042-retry', '--json');
+    const second = await cli(
+      'order',
+      'retry',
+      `${tenant}/o-2`,
+      '--reason',
+      'fixed now',
+      '--request-id',
+      'INC-2042-retry',
+      '--json',
+    );
     expect(second.code, second.stderr).toBe(0);
     expect(JSON.parse(second.stdout)).toMatchObject({ outcome: 'retried', retry: 2, updateId: 'INC-2042-retry' });
-    const repeat = await cli('order', 'retry', `${tenant}/o-2`, '--reason', 'fixed now', '--request-id', 'INC-2042-retry');
+    const repeat = await cli(
+      'order',
+      'retry',
+      `${tenant}/o-2`,
+      '--reason',
+      'fixed now',
+      '--request-id',
+      'INC-2042-retry',
+    );
     expect(repeat.code).toBe(0);
     expect(repeat.stdout).toContain(`already applied: request INC-2042-retry was retry 2 of ${tenant}/o-2`);
 
@@ -113,12 +156,31 @@ describe('fulfilment order retry', () => {
     await failedOrder('o-3');
     await faults({ rejectOrders: [] });
     await app.client.workflow.getHandle(orderWorkflowId(tenant, 'o-3')).terminate('closed for the test');
-    const r = await cli('order', 'retry', `${tenant}/o-3`, '--reason', 'fixed after the run closed', '--by', 'jane.doe', '--json');
+    const r = await cli(
+      'order',
+      'retry',
+      `${tenant}/o-3`,
+      '--reason',
+      'fixed after the run closed',
+      '--by',
+      'jane.doe',
+      '--json',
+    );
     expect(r.code, r.stderr).toBe(0);
-    expect(JSON.parse(r.stdout)).toMatchObject({ outcome: 'retried', via: 'repair run', retry: 1, status: 'pending', by: 'jane.doe' });
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      outcome: 'retried',
+      via: 'repair run',
+      retry: 1,
+      status: 'pending',
+      by: 'jane.doe',
+    });
     await waitFor('o-3 shipped', async () => (await s.row(tenant, 'o-3'))?.status === 'shipped');
     const row = (await s.row(tenant, 'o-3'))!;
-    expect(row).toMatchObject({ retry_count: 1, last_retry_reason: 'fixed after the run closed', last_retried_by: 'jane.doe' });
+    expect(row).toMatchObject({
+      retry_count: 1,
+      last_retry_reason: 'fixed after the run closed',
+      last_retried_by: 'jane.doe',
+    });
     expect((await s.shipments(tenant)).filter((x) => x.orderId === 'o-3')).toHaveLength(1);
     // The repair run published the order's status for the Web UI like any other run.
     const d = await app.client.workflow.getHandle(orderWorkflowId(tenant, 'o-3')).describe();
@@ -129,7 +191,7 @@ describe('fulfilment order retry', () => {
     expect(missing.stderr).toContain(`no order ${tenant}/never-seen in the store`);
   });
 
-  it('bulk: lists a tenant\'s failed orders in a dry run, then retries each (open and closed runs alike) at the given rate', async () => {
+  it("bulk: lists a tenant's failed orders in a dry run, then retries each (open and closed runs alike) at the given rate", async () => {
     const bulkTenant = s.tenant('bulk');
     const ids = ['b-1', 'b-2', 'b-3'];
     await faults({ rejectOrders: ids });
@@ -143,7 +205,19 @@ describe('fulfilment order retry', () => {
     await app.client.workflow.getHandle(orderWorkflowId(bulkTenant, 'b-2')).terminate('closed for the test');
     await faults({ rejectOrders: [] });
 
-    const dry = await cli('order', 'retry', '--tenant', bulkTenant, '--status', 'failed', '--since', '1h', '--dry-run', '--reason', 'bulk fix');
+    const dry = await cli(
+      'order',
+      'retry',
+      '--tenant',
+      bulkTenant,
+      '--status',
+      'failed',
+      '--since',
+      '1h',
+      '--dry-run',
+      '--reason',
+      'bulk fix',
+    );
     expect(dry.code, dry.stderr).toBe(0);
     expect(dry.stdout).toContain(`3 order(s) of tenant ${bulkTenant} held as failed since`);
     for (const id of ids) expect(dry.stdout).toContain(`${bulkTenant}/${id}`);
@@ -151,16 +225,37 @@ describe('fulfilment order retry', () => {
     for (const id of ids) expect((await s.row(bulkTenant, id))?.status).toBe('failed');
 
     const started = Date.now();
-    const run = await cli('order', 'retry', '--tenant', bulkTenant, '--status', 'failed', '--since', '1h', '--rate', '2', '--reason', 'bulk fix', '--by', 'ops-bulk', '--json');
+    const run = await cli(
+      'order',
+      'retry',
+      '--tenant',
+      bulkTenant,
+      '--status',
+      'failed',
+      '--since',
+      '1h',
+      '--rate',
+      '2',
+      '--reason',
+      'bulk fix',
+      '--by',
+      'ops-bulk',
+      '--json',
+    );
     expect(run.code, run.stderr).toBe(0);
-    const report = JSON.parse(run.stdout) as { selected: number; lines: { orderId: string; outcome: string; summary?: { via: string } }[] };
+    const report = JSON.parse(run.stdout) as {
+      selected: number;
+      lines: { orderId: string; outcome: string; summary?: { via: string } }[];
+    };
     expect(report.selected).toBe(3);
     expect(report.lines.map((l) => [l.orderId, l.outcome]).sort()).toEqual(ids.map((id) => [id, 'retried']));
     expect(report.lines.find((l) => l.orderId === 'b-2')?.summary?.via).toBe('repair run');
     // 2 a second, a burst of one: the third no sooner than a second after the first.
     expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
-    for (const id of ids) await waitFor(`${id} shipped`, async () => (await s.row(bulkTenant, id))?.status === 'shipped');
-    for (const id of ids) expect(await s.row(bulkTenant, id)).toMatchObject({ retry_count: 1, last_retried_by: 'ops-bulk' });
+    for (const id of ids)
+      await waitFor(`${id} shipped`, async () => (await s.row(bulkTenant, id))?.status === 'shipped');
+    for (const id of ids)
+      expect(await s.row(bulkTenant, id)).toMatchObject({ retry_count: 1, last_retried_by: 'ops-bulk' });
     expect((await s.shipments(bulkTenant)).map((x) => x.orderId).sort()).toEqual(ids);
 
     // Nothing is left to retry: the selection is empty.
@@ -181,11 +276,14 @@ describe('fulfilment order retry', () => {
     });
     // Their runs closed (terminated here; with no linger they close by themselves), and a warehouse slow enough that a
     // shipment is in flight when a cancellation lands: each order's retry and its late cancellation are sent at once.
-    for (const id of ids) await app.client.workflow.getHandle(orderWorkflowId(raceTenant, id)).terminate('closed for the test');
+    for (const id of ids)
+      await app.client.workflow.getHandle(orderWorkflowId(raceTenant, id)).terminate('closed for the test');
     await faults({ rejectOrders: [], latencyMs: 300 });
     const results = await Promise.all(
       ids.map(async (id, i) => {
-        const cancel = s.produce([{ key: `${raceTenant}/${id}`, value: events.cancelled(raceTenant, id, { orderVersion: 2 }) }]);
+        const cancel = s.produce([
+          { key: `${raceTenant}/${id}`, value: events.cancelled(raceTenant, id, { orderVersion: 2 }) },
+        ]);
         const retry = cli('order', 'retry', `${raceTenant}/${id}`, '--reason', `race ${i}`);
         await cancel;
         return retry;
@@ -204,7 +302,10 @@ describe('fulfilment order retry', () => {
       } else {
         // Shipped: the retry won and the cancellation came after the shipment: it is recorded as refused, by the run or
         // by the bridge's late path — once its own delivery has landed, which may be after the row read shipped.
-        await waitFor(`${id} shipped, so its cancellation is recorded late`, async () => (await s.row(raceTenant, id))?.cancel_refused_at instanceof Date);
+        await waitFor(
+          `${id} shipped, so its cancellation is recorded late`,
+          async () => (await s.row(raceTenant, id))?.cancel_refused_at instanceof Date,
+        );
         expect(out).toHaveLength(1);
         expect(results[i]!.code).toBe(0);
       }
@@ -219,7 +320,9 @@ describe('fulfilment order retry', () => {
     const r = await cli('order', 'retry', `${tenant}/o-9`, '--reason', 'too late');
     expect(r.code).toBe(1);
     // Its late cancellation started a run of its own (the closed run had failed), which the command meets open.
-    expect(r.stderr).toContain(`order ${tenant}/o-9 is cancelled, not failed: only an order held as failed can be retried`);
+    expect(r.stderr).toContain(
+      `order ${tenant}/o-9 is cancelled, not failed: only an order held as failed can be retried`,
+    );
     expect((await s.shipments(tenant)).filter((x) => x.orderId === 'o-9')).toEqual([]);
   });
 });

@@ -27,14 +27,35 @@ describe('fulfilment order show', () => {
     tenant = s.tenant('show');
     other = s.tenant('other');
     await s.produce([
-      { key: `${tenant}/o-1`, value: events.placed(tenant, 'o-1', { data: { customerId: 'cust-show-1', lines: [{ sku: 'SKU-1', quantity: 2 }] } }) },
-      { key: `${other}/o-1`, value: events.placed(other, 'o-1', { data: { customerId: 'cust-other-1', lines: [{ sku: 'SKU-9', quantity: 1 }] } }) },
+      {
+        key: `${tenant}/o-1`,
+        value: events.placed(tenant, 'o-1', {
+          data: { customerId: 'cust-show-1', lines: [{ sku: 'SKU-1', quantity: 2 }] },
+        }),
+      },
+      {
+        key: `${other}/o-1`,
+        value: events.placed(other, 'o-1', {
+          data: { customerId: 'cust-other-1', lines: [{ sku: 'SKU-9', quantity: 1 }] },
+        }),
+      },
       // Poison for o-1 and for o-2 of the tenant, and for o-2 of the other tenant: each dead-lettered by the bridge.
       { key: `${tenant}/o-1`, value: events.cancelled(tenant, 'o-1', { orderVersion: 0 }) },
-      { key: `${tenant}/o-2`, value: events.placed(tenant, 'o-2', { data: { customerId: 'c', lines: [{ sku: 'SKU-1', quantity: 0 }] } }) },
-      { key: `${other}/o-2`, value: events.placed(other, 'o-2', { data: { customerId: 'c', lines: [{ sku: 'SKU-1', quantity: 0 }] } }) },
+      {
+        key: `${tenant}/o-2`,
+        value: events.placed(tenant, 'o-2', { data: { customerId: 'c', lines: [{ sku: 'SKU-1', quantity: 0 }] } }),
+      },
+      {
+        key: `${other}/o-2`,
+        value: events.placed(other, 'o-2', { data: { customerId: 'c', lines: [{ sku: 'SKU-1', quantity: 0 }] } }),
+      },
     ]);
-    await waitFor('both o-1 shipped', async () => (await s.row(tenant, 'o-1'))?.status === 'shipped' && (await s.row(other, 'o-1'))?.status === 'shipped', 120_000);
+    await waitFor(
+      'both o-1 shipped',
+      async () =>
+        (await s.row(tenant, 'o-1'))?.status === 'shipped' && (await s.row(other, 'o-1'))?.status === 'shipped',
+      120_000,
+    );
     await s.readTopic(s.config.DLQ_TOPIC, 3);
   });
 
@@ -44,7 +65,9 @@ describe('fulfilment order show', () => {
     const out = memoryOutput();
     const code = await runCli(argv, { out, config });
     // The command's real output, for docs/cli.md.
-    console.log(`$ npx fulfilment ${argv.map((a) => (/[\s"]/.test(a) ? `'${a}'` : a)).join(' ')}\n${out.stdout}${out.stderr}(exit ${code})`);
+    console.log(
+      `$ npx fulfilment ${argv.map((a) => (/[\s"]/.test(a) ? `'${a}'` : a)).join(' ')}\n${out.stdout}${out.stderr}(exit ${code})`,
+    );
     return { code, stdout: out.stdout, stderr: out.stderr };
   };
 
@@ -85,14 +108,25 @@ describe('fulfilment order show', () => {
     expect(r.code).toBe(0);
     const shown = JSON.parse(r.stdout) as OrderShowResult;
     expect(shown.row).toEqual(JSON.parse(JSON.stringify(row)));
-    expect(shown.workflow).toMatchObject({ workflowId: orderWorkflowId(tenant, 'o-1'), running: false, status: 'COMPLETED', orderStatus: 'shipped', view: { status: 'shipped', tenantId: tenant } });
-    expect(shown.shipment).toEqual({ key: `ship/${tenant}/o-1`, rowShipmentId: row.shipment_id, workflowShipmentId: row.shipment_id, warehouse: { id: row.shipment_id, status: 'dispatched', createdAt: expect.any(String), cancelledAt: null } });
+    expect(shown.workflow).toMatchObject({
+      workflowId: orderWorkflowId(tenant, 'o-1'),
+      running: false,
+      status: 'COMPLETED',
+      orderStatus: 'shipped',
+      view: { status: 'shipped', tenantId: tenant },
+    });
+    expect(shown.shipment).toEqual({
+      key: `ship/${tenant}/o-1`,
+      rowShipmentId: row.shipment_id,
+      workflowShipmentId: row.shipment_id,
+      warehouse: { id: row.shipment_id, status: 'dispatched', createdAt: expect.any(String), cancelledAt: null },
+    });
     expect(shown.deadLetters).toHaveLength(1);
     expect(shown.deadLetters[0]).toMatchObject({ tenantId: tenant, errorClass: 'MalformedEventError', copies: 1 });
     expect(shown.problems).toEqual([]);
   });
 
-  it("the same order id in another tenant is another order: its row, its workflow, its dead letters", async () => {
+  it('the same order id in another tenant is another order: its row, its workflow, its dead letters', async () => {
     const r = await cli(['order', 'show', `${other}/o-1`, '--json', '--reveal']);
     expect(r.code).toBe(0);
     const shown = JSON.parse(r.stdout) as OrderShowResult;
@@ -114,14 +148,18 @@ describe('fulfilment order show', () => {
     const missing = await cli(['order', 'show', `${tenant}/never-seen`]);
     expect(missing.code).toBe(1);
     expect(missing.stdout).toBe('');
-    expect(missing.stderr).toContain(`error: no order ${tenant}/never-seen: tenant ${tenant} has no row for it in fulfilments, namespace ${s.config.TEMPORAL_NAMESPACE} has no workflow order/${tenant}/never-seen`);
+    expect(missing.stderr).toContain(
+      `error: no order ${tenant}/never-seen: tenant ${tenant} has no row for it in fulfilments, namespace ${s.config.TEMPORAL_NAMESPACE} has no workflow order/${tenant}/never-seen`,
+    );
   });
 
   it('a malformed reference is bad input, read nowhere', async () => {
     for (const ref of ['acme eu/o-1', `${tenant}`, `${tenant}/o-1/x`, `/o-1`]) {
       const r = await cli(['order', 'show', ref]);
       expect(r.code).toBe(2);
-      expect(r.stderr).toContain(`value '${ref}' is invalid for argument 'tenant/order'. expected <tenant>/<order>, each 1–64 of A–Z a–z 0–9 . _ : - starting with a letter or digit`);
+      expect(r.stderr).toContain(
+        `value '${ref}' is invalid for argument 'tenant/order'. expected <tenant>/<order>, each 1–64 of A–Z a–z 0–9 . _ : - starting with a letter or digit`,
+      );
     }
   });
 
@@ -132,16 +170,20 @@ describe('fulfilment order show', () => {
     expect(r.stdout).toContain('  (not read)');
     expect(r.stdout).toContain(`workflow order/${tenant}/o-1`);
     expect(r.stderr).toContain(`error: order ${tenant}/o-1 is shown incomplete:`);
-    expect(r.stderr).toMatch(/row \(PostgreSQL, DATABASE_URL\): refusing to run: DATABASE_URL connects as "fulfilment_owner", which owns/);
+    expect(r.stderr).toMatch(
+      /row \(PostgreSQL, DATABASE_URL\): refusing to run: DATABASE_URL connects as "fulfilment_owner", which owns/,
+    );
   });
 
-  it("with no worker to answer the status query: the run from describe, the rest shown, the query named (exit 1)", async () => {
+  it('with no worker to answer the status query: the run from describe, the rest shown, the query named (exit 1)', async () => {
     await app.stop();
     const r = await cli(['order', 'show', `${tenant}/o-1`, '--timeout', '3']);
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/\n {2}run {15}[0-9a-f-]{36} closed completed at \S+Z\n/);
     expect(r.stdout).toContain('order status      shipped (search attribute; the status query was not answered)');
     expect(r.stdout).toMatch(/\n {2}status +shipped\n/);
-    expect(r.stderr).toContain(`error: order ${tenant}/o-1 is shown incomplete:\n  workflow status query: no answer within 3 s (--timeout): it is answered by a worker polling task queue ${s.config.TEMPORAL_TASK_QUEUE}`);
+    expect(r.stderr).toContain(
+      `error: order ${tenant}/o-1 is shown incomplete:\n  workflow status query: no answer within 3 s (--timeout): it is answered by a worker polling task queue ${s.config.TEMPORAL_TASK_QUEUE}`,
+    );
   });
 });

@@ -24,14 +24,22 @@ describe('order, versions and tenants', () => {
   it('a cancellation published before its placement, on another partition, means the order never ships', async () => {
     const tenant = s.tenant();
     await s.produce([{ partition: 0, value: events.cancelled(tenant, 'o1', { orderVersion: 2 }) }]);
-    await waitFor('the tombstone', async () => (await view(tenant, 'o1').catch(() => undefined))?.status === 'awaiting-placement');
+    await waitFor(
+      'the tombstone',
+      async () => (await view(tenant, 'o1').catch(() => undefined))?.status === 'awaiting-placement',
+    );
     await s.produce([{ partition: 1, value: events.placed(tenant, 'o1', { orderVersion: 1 }) }]);
 
     const row = await waitFor('the placement recorded on the tombstone', async () => {
       const r = await s.row(tenant, 'o1');
       return r?.placed_at ? r : undefined;
     });
-    expect(row).toMatchObject({ status: 'cancelled', cancelled_before_placement: true, shipped_at: null, customer_id: 'cust-1' });
+    expect(row).toMatchObject({
+      status: 'cancelled',
+      cancelled_before_placement: true,
+      shipped_at: null,
+      customer_id: 'cust-1',
+    });
     expect((await view(tenant, 'o1')).status).toBe('cancelled');
     expect(await s.shipments(tenant)).toEqual([]);
   });
@@ -56,7 +64,8 @@ describe('order, versions and tenants', () => {
     const tenant = s.tenant();
     await s.produce([{ value: events.placed(tenant, 'o1', { orderVersion: 3 }) }]);
     const before = await shippedRow(tenant, 'o1');
-    const stale = () => counter(app, 'fulfilment_events_processed_total', { type: 'orders.OrderCancelled', outcome: 'stale' });
+    const stale = () =>
+      counter(app, 'fulfilment_events_processed_total', { type: 'orders.OrderCancelled', outcome: 'stale' });
     const staleBefore = await stale();
     await s.produce([{ value: events.cancelled(tenant, 'o1', { orderVersion: 2 }) }]);
 
@@ -82,7 +91,10 @@ describe('order, versions and tenants', () => {
     // The store enforces the scope: a transaction for tenant a cannot see or change b's row, whatever its SQL.
     const { seen, changed } = await inTenantTransaction(app.db!, a, async (tx) => {
       const seenRows = await tx.query('SELECT tenant_id FROM fulfilments WHERE order_id = $1', ['shared-1']);
-      const upd = await tx.query("UPDATE fulfilments SET status = 'failed' WHERE tenant_id = $1 AND order_id = $2", [b, 'shared-1']);
+      const upd = await tx.query("UPDATE fulfilments SET status = 'failed' WHERE tenant_id = $1 AND order_id = $2", [
+        b,
+        'shared-1',
+      ]);
       return { seen: seenRows.rows.map((r: { tenant_id: string }) => r.tenant_id), changed: upd.rowCount };
     });
     expect(seen).toEqual([a]);
@@ -113,10 +125,14 @@ describe('a redelivery after the order run closed', () => {
     // by Temporal and recorded through the store: a newer-looking placement of the same version is stale there.
     const late = () => counter(app, 'fulfilment_bridge_records_total', { outcome: 'recorded-late' });
     const hinted = () => counter(app, 'fulfilment_duplicates_suppressed_total', { layer: 'bridge' });
-    const stale = () => counter(app, 'fulfilment_events_processed_total', { type: 'orders.OrderPlaced', outcome: 'stale' });
+    const stale = () =>
+      counter(app, 'fulfilment_events_processed_total', { type: 'orders.OrderPlaced', outcome: 'stale' });
     const [lateBefore, hintedBefore, staleBefore] = [await late(), await hinted(), await stale()];
     await s.produce([{ value: placed }, { value: { ...placed, eventId: `${placed.eventId}-again` } }]);
-    await waitFor('both redeliveries to be decided', async () => (await late()) - lateBefore + (await hinted()) - hintedBefore >= 2);
+    await waitFor(
+      'both redeliveries to be decided',
+      async () => (await late()) - lateBefore + (await hinted()) - hintedBefore >= 2,
+    );
     expect((await late()) - lateBefore).toBeGreaterThanOrEqual(1);
     expect((await stale()) - staleBefore).toBeGreaterThanOrEqual(1);
     expect(await s.row(tenant, 'o1')).toEqual(before);

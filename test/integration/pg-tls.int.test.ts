@@ -34,16 +34,66 @@ function openssl(args: string[]): void {
 
 /** A CA (`<name>-ca.pem`) and, when `server`, a certificate for 127.0.0.1 it signed (`server.pem`, `server.key`). */
 function makeChain(name: string, server: boolean): void {
-  openssl(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', `/CN=${name} test CA`, '-keyout', `${name}-ca.key`, '-out', `${name}-ca.pem`,
-    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign']);
+  openssl([
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-days',
+    '2',
+    '-subj',
+    `/CN=${name} test CA`,
+    '-keyout',
+    `${name}-ca.key`,
+    '-out',
+    `${name}-ca.pem`,
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign',
+  ]);
   if (!server) return;
-  openssl(['req', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=127.0.0.1', '-keyout', 'server.key', '-out', 'server.csr']);
-  writeFileSync(join(dir, 'server.ext'), 'subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n');
-  openssl(['x509', '-req', '-in', 'server.csr', '-CA', `${name}-ca.pem`, '-CAkey', `${name}-ca.key`, '-CAcreateserial', '-days', '2', '-out', 'server.pem', '-extfile', 'server.ext']);
+  openssl([
+    'req',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-subj',
+    '/CN=127.0.0.1',
+    '-keyout',
+    'server.key',
+    '-out',
+    'server.csr',
+  ]);
+  writeFileSync(
+    join(dir, 'server.ext'),
+    'subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n',
+  );
+  openssl([
+    'x509',
+    '-req',
+    '-in',
+    'server.csr',
+    '-CA',
+    `${name}-ca.pem`,
+    '-CAkey',
+    `${name}-ca.key`,
+    '-CAcreateserial',
+    '-days',
+    '2',
+    '-out',
+    'server.pem',
+    '-extfile',
+    'server.ext',
+  ]);
 }
 
 async function tlsOf(client: pg.Client): Promise<boolean> {
-  return (await client.query<{ ssl: boolean }>('SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()')).rows[0]?.ssl ?? false;
+  return (
+    (await client.query<{ ssl: boolean }>('SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()')).rows[0]?.ssl ??
+    false
+  );
 }
 
 beforeAll(async () => {
@@ -61,7 +111,11 @@ beforeAll(async () => {
   await admin.query(`ALTER SYSTEM SET ssl_key_file = '${join(dir, 'server.key')}'`);
   await admin.query('ALTER SYSTEM SET ssl = on');
   await admin.query('SELECT pg_reload_conf()');
-  await waitFor('PostgreSQL to take TLS connections', async () => (await admin.query<{ ssl: string }>('SHOW ssl')).rows[0]?.ssl === 'on', 30_000);
+  await waitFor(
+    'PostgreSQL to take TLS connections',
+    async () => (await admin.query<{ ssl: string }>('SHOW ssl')).rows[0]?.ssl === 'on',
+    30_000,
+  );
 }, 60_000);
 
 afterAll(async () => {
@@ -75,15 +129,19 @@ describe('DATABASE_SSL_CA_FILE', () => {
   it('with the CA that signed the server certificate, the runtime role connects over TLS', async () => {
     const config = loadConfig({ ...process.env, DATABASE_SSL_CA_FILE: join(dir, 'trusted-ca.pem') });
     const c = new pg.Client(runtimeConnection(config));
-    await waitFor('a verified TLS connection', async () => {
-      const probe = new pg.Client(runtimeConnection(config));
-      try {
-        await probe.connect();
-        return await tlsOf(probe);
-      } finally {
-        await probe.end().catch(() => undefined);
-      }
-    }, 30_000);
+    await waitFor(
+      'a verified TLS connection',
+      async () => {
+        const probe = new pg.Client(runtimeConnection(config));
+        try {
+          await probe.connect();
+          return await tlsOf(probe);
+        } finally {
+          await probe.end().catch(() => undefined);
+        }
+      },
+      30_000,
+    );
     await c.connect();
     try {
       expect(await tlsOf(c)).toBe(true);
@@ -98,28 +156,45 @@ describe('DATABASE_SSL_CA_FILE', () => {
     await plain.end();
   });
 
-  it('with another CA the connection is refused, and the service exits 1 at once saying the certificate is not trusted', async () => {
-    const other = join(dir, 'other-ca.pem');
-    const c = new pg.Client(runtimeConnection(loadConfig({ ...process.env, DATABASE_SSL_CA_FILE: other })));
-    c.on('error', () => undefined);
-    const err = await c.connect().then(() => undefined, (e: unknown) => e as Error & { code?: string });
-    // The server sends only its own certificate, which no certificate in the other CA file signed.
-    expect(err?.code).toBe('UNABLE_TO_VERIFY_LEAF_SIGNATURE');
-    await c.end().catch(() => undefined);
+  it(
+    'with another CA the connection is refused, and the service exits 1 at once saying the certificate is not trusted',
+    async () => {
+      const other = join(dir, 'other-ca.pem');
+      const c = new pg.Client(runtimeConnection(loadConfig({ ...process.env, DATABASE_SSL_CA_FILE: other })));
+      c.on('error', () => undefined);
+      const err = await c.connect().then(
+        () => undefined,
+        (e: unknown) => e as Error & { code?: string },
+      );
+      // The server sends only its own certificate, which no certificate in the other CA file signed.
+      expect(err?.code).toBe('UNABLE_TO_VERIFY_LEAF_SIGNATURE');
+      await c.end().catch(() => undefined);
 
-    const env = Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined));
-    const r = await new Promise<{ code: number | null; stderr: string }>((resolve, reject) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', SERVICE], {
-        env: { ...env, FULFILMENT_ROLES: 'worker', DATABASE_SSL_CA_FILE: other, TEMPORAL_TASK_QUEUE: `pgtls-${suffix}`, LEDGER_PRUNE_INTERVAL: '0', STATUS_OUTBOX_PRUNE_INTERVAL: '0', METRICS_PORT: '0' },
-        stdio: ['ignore', 'ignore', 'pipe'],
+      const env = Object.fromEntries(
+        Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined),
+      );
+      const r = await new Promise<{ code: number | null; stderr: string }>((resolve, reject) => {
+        const child = spawn(process.execPath, ['--import', 'tsx', SERVICE], {
+          env: {
+            ...env,
+            FULFILMENT_ROLES: 'worker',
+            DATABASE_SSL_CA_FILE: other,
+            TEMPORAL_TASK_QUEUE: `pgtls-${suffix}`,
+            LEDGER_PRUNE_INTERVAL: '0',
+            STATUS_OUTBOX_PRUNE_INTERVAL: '0',
+            METRICS_PORT: '0',
+          },
+          stdio: ['ignore', 'ignore', 'pipe'],
+        });
+        let stderr = '';
+        child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+        child.on('error', reject);
+        child.on('close', (code) => resolve({ code, stderr }));
       });
-      let stderr = '';
-      child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-      child.on('error', reject);
-      child.on('close', (code) => resolve({ code, stderr }));
-    });
-    expect(r.code).toBe(1);
-    expect(r.stderr).toContain("PostgreSQL's server certificate is not trusted");
-    expect(r.stderr).toContain(`verified against the CA in DATABASE_SSL_CA_FILE=${other}`);
-  }, CHILD_MS);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain("PostgreSQL's server certificate is not trusted");
+      expect(r.stderr).toContain(`verified against the CA in DATABASE_SSL_CA_FILE=${other}`);
+    },
+    CHILD_MS,
+  );
 });

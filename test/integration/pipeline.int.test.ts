@@ -32,11 +32,20 @@ describe('pipeline on the real stack', () => {
     expect(view).toMatchObject({ status: 'shipped', orderVersion: 1, appliedEvents: 1 });
     const description = await handle.describe();
     expect(description.typedSearchAttributes.getAll().map((p) => [p.key.name, p.value])).toEqual(
-      expect.arrayContaining([['TenantId', tenant], ['OrderId', 'order-1'], ['OrderStatus', 'shipped']]),
+      expect.arrayContaining([
+        ['TenantId', tenant],
+        ['OrderId', 'order-1'],
+        ['OrderStatus', 'shipped'],
+      ]),
     );
     // The bridge's hand-off and the worker's decision are two counters: neither counts the other's.
-    expect(await app.metrics.registry.getSingleMetricAsString('fulfilment_bridge_records_total')).toContain('outcome="accepted"');
-    await waitFor('the worker to count the event applied', async () => (await counter(app, 'fulfilment_events_processed_total', { outcome: 'applied' })) >= 1);
+    expect(await app.metrics.registry.getSingleMetricAsString('fulfilment_bridge_records_total')).toContain(
+      'outcome="accepted"',
+    );
+    await waitFor(
+      'the worker to count the event applied',
+      async () => (await counter(app, 'fulfilment_events_processed_total', { outcome: 'applied' })) >= 1,
+    );
     expect(await counter(app, 'fulfilment_events_processed_total', { outcome: 'accepted' })).toBe(0);
   });
 });

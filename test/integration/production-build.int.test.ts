@@ -53,7 +53,8 @@ describe('the built service (dist/)', () => {
 
   it('is there: npm run build emitted the service and the prebuilt workflow bundles', () => {
     expect(existsSync(BUILT_SERVICE)).toBe(true);
-    for (const bundle of ['bundle.js', 'bundle-traced.js']) expect(existsSync(join(BUILT_SERVICE, '..', '..', 'workflows', bundle)), bundle).toBe(true);
+    for (const bundle of ['bundle.js', 'bundle-traced.js'])
+      expect(existsSync(join(BUILT_SERVICE, '..', '..', 'workflows', bundle)), bundle).toBe(true);
   });
 
   it('ships an order with both roles, from the prebuilt bundle, and stops on SIGTERM with exit 0', async () => {
@@ -84,26 +85,57 @@ describe('the built service (dist/)', () => {
       // on a loaded machine). After it closed, the bridge's late path records the cancellation (and logs it).
       const client = await connectClient(s.config);
       try {
-        await waitFor('its run to close', async () => (await client.workflow.getHandle(orderWorkflowId(tenant, 'logged')).describe()).status.name !== 'RUNNING');
+        await waitFor(
+          'its run to close',
+          async () =>
+            (await client.workflow.getHandle(orderWorkflowId(tenant, 'logged')).describe()).status.name !== 'RUNNING',
+        );
       } finally {
         await client.connection.close();
       }
       await s.produce([{ key: 'logged', value: cancelled }]);
       await waitFor('the late cancellation recorded', async () => (await s.row(tenant, 'logged'))?.cancel_refused_at);
-      await waitFor('its outcome logged', () => p.lines.some((l) => l.eventId === cancelled.eventId && l.msg === 'order event decided'));
+      await waitFor('its outcome logged', () =>
+        p.lines.some((l) => l.eventId === cancelled.eventId && l.msg === 'order event decided'),
+      );
     } finally {
       expect(await p.stop()).toBe(0);
     }
     const ofEvent = (e: { eventId: string }) => p.lines.filter((l) => l.eventId === e.eventId);
-    for (const e of [placed, cancelled] as { eventId: string; type: string; orderVersion: number; correlationId: string }[]) {
-      const attempts = ofEvent(e).filter((l) => l.msg === 'delivering event to order workflow' || l.msg === 'recording order event');
+    for (const e of [placed, cancelled] as {
+      eventId: string;
+      type: string;
+      orderVersion: number;
+      correlationId: string;
+    }[]) {
+      const attempts = ofEvent(e).filter(
+        (l) => l.msg === 'delivering event to order workflow' || l.msg === 'recording order event',
+      );
       expect(attempts.length, `attempt lines of ${e.eventId}`).toBeGreaterThan(0);
-      for (const l of attempts) expect(l, String(l.msg)).toMatchObject({ eventId: e.eventId, type: e.type, orderVersion: e.orderVersion, attempt: expect.any(Number), correlationId: e.correlationId, tenantId: tenant, orderId: 'logged' });
+      for (const l of attempts)
+        expect(l, String(l.msg)).toMatchObject({
+          eventId: e.eventId,
+          type: e.type,
+          orderVersion: e.orderVersion,
+          attempt: expect.any(Number),
+          correlationId: e.correlationId,
+          tenantId: tenant,
+          orderId: 'logged',
+        });
       // And its outcome, as the store decided it: applied first (a record retried after a quick attempt that ran out of
       // time — a loaded machine — finds it claimed: a duplicate, logged as such).
       const decided = ofEvent(e).filter((l) => l.msg === 'order event decided');
-      expect(decided.map((l) => l.outcome), String(e.eventId)).toEqual(['applied', ...decided.slice(1).map(() => 'duplicate')]);
-      for (const l of decided) expect(l).toMatchObject({ eventId: e.eventId, type: e.type, orderVersion: e.orderVersion, correlationId: e.correlationId });
+      expect(
+        decided.map((l) => l.outcome),
+        String(e.eventId),
+      ).toEqual(['applied', ...decided.slice(1).map(() => 'duplicate')]);
+      for (const l of decided)
+        expect(l).toMatchObject({
+          eventId: e.eventId,
+          type: e.type,
+          orderVersion: e.orderVersion,
+          correlationId: e.correlationId,
+        });
     }
     // The placement was recorded inside its run (the activity's attempt line); the cancellation by the bridge's late path.
     expect(ofEvent(placed).map((l) => l.msg)).toContain('recording order event');
@@ -111,7 +143,10 @@ describe('the built service (dist/)', () => {
   });
 
   it('a bridge-only process loads neither the worker SDK, the activities nor the tracing SDK (pg only for its late path)', async () => {
-    const p = startServiceProcess({ ...s.env, METRICS_PORT: '0', FULFILMENT_ROLES: 'bridge', RESOLVED_LOG: log }, { built: true, nodeArgs: ['--import', pathToFileURL(join(dir, 'preload.mjs')).href] });
+    const p = startServiceProcess(
+      { ...s.env, METRICS_PORT: '0', FULFILMENT_ROLES: 'bridge', RESOLVED_LOG: log },
+      { built: true, nodeArgs: ['--import', pathToFileURL(join(dir, 'preload.mjs')).href] },
+    );
     try {
       await p.said('service ready');
     } finally {
@@ -121,7 +156,11 @@ describe('the built service (dist/)', () => {
     // The control: the recorder saw what the bridge does load.
     expect(resolved.some((f) => /node_modules[\\/]kafkajs[\\/]/.test(f))).toBe(true);
     expect(resolved.some((f) => /node_modules[\\/]@temporalio[\\/]client[\\/]/.test(f))).toBe(true);
-    const unwanted = resolved.filter((f) => /node_modules[\\/](@temporalio[\\/](worker|activity|core-bridge)|@opentelemetry[\\/]sdk-trace-base)[\\/]|dist[\\/]activities[\\/]|dist[\\/]src[\\/]worker[\\/]/.test(f));
+    const unwanted = resolved.filter((f) =>
+      /node_modules[\\/](@temporalio[\\/](worker|activity|core-bridge)|@opentelemetry[\\/]sdk-trace-base)[\\/]|dist[\\/]activities[\\/]|dist[\\/]src[\\/]worker[\\/]/.test(
+        f,
+      ),
+    );
     expect([...new Set(unwanted)]).toEqual([]);
   });
 });

@@ -49,7 +49,9 @@ describe('per-order lanes within one partition', () => {
     const lane = (orderId: string) => laneFor(`${tenant}/${orderId}`, 4);
     const held = 'held';
     // Other orders, none in the held order's lane, so nothing waits behind it in its lane.
-    const others = Array.from({ length: 40 }, (_, i) => `other-${i}`).filter((o) => lane(o) !== lane(held)).slice(0, 12);
+    const others = Array.from({ length: 40 }, (_, i) => `other-${i}`)
+      .filter((o) => lane(o) !== lane(held))
+      .slice(0, 12);
     const stream: OrderEvent[] = [
       events.placed(tenant, others[0]!), // offset 0: finishes at once
       events.placed(tenant, held), // offset 1: held until released
@@ -81,8 +83,12 @@ describe('per-order lanes within one partition', () => {
 
     await s.produce(stream.map((value) => ({ partition: 0, key: value.orderId, value })));
     // Window of 6 past the oldest unfinished record (offset 1): offsets 3–6 of other orders run and finish.
-    await waitFor('the other orders inside the window to finish while offset 1 is held', () => [0, 3, 4, 5, 6].every(ended));
-    await waitFor('the finished prefix (offset 0) to be committed', () => watched.commits.some((c) => c.partition === 0 && c.offset === 1n));
+    await waitFor('the other orders inside the window to finish while offset 1 is held', () =>
+      [0, 3, 4, 5, 6].every(ended),
+    );
+    await waitFor('the finished prefix (offset 0) to be committed', () =>
+      watched.commits.some((c) => c.partition === 0 && c.offset === 1n),
+    );
     expect(started(1) && !ended(1)).toBe(true);
     expect(started(2)).toBe(false); // the held order's next event waits for it
     expect(stream.slice(7).some((_, k) => started(7 + k))).toBe(false); // nothing beyond the window started
@@ -94,7 +100,8 @@ describe('per-order lanes within one partition', () => {
     expect(seqOf(2, 'start')).toBeGreaterThan(seqOf(1, 'end'));
     // Every commit names a position whose every earlier record had finished before the commit was made.
     for (const c of watched.commits.filter((x) => x.partition === 0)) {
-      for (let i = 0; i < Number(c.offset); i += 1) expect(seqOf(i, 'end'), `offset ${i} before commit ${c.offset}`).toBeLessThan(c.seq);
+      for (let i = 0; i < Number(c.offset); i += 1)
+        expect(seqOf(i, 'end'), `offset ${i} before commit ${c.offset}`).toBeLessThan(c.seq);
     }
     // No record ever started 6 or more records past the oldest unfinished one.
     for (const l of log.filter((x) => x.phase === 'start')) {
@@ -119,8 +126,16 @@ describe('per-order lanes within one partition', () => {
     });
     const tenant = s.tenant();
     await s.produce([{ value: events.placed(tenant, 'o1') }]);
-    await waitFor('the order to ship after the consumer was restarted', async () => (await s.row(tenant, 'o1'))?.status === 'shipped');
-    expect(await counter(app, 'fulfilment_failures_total', { operation: 'consume', error_class: 'KafkaJSNonRetriableError' })).toBeGreaterThanOrEqual(1);
+    await waitFor(
+      'the order to ship after the consumer was restarted',
+      async () => (await s.row(tenant, 'o1'))?.status === 'shipped',
+    );
+    expect(
+      await counter(app, 'fulfilment_failures_total', {
+        operation: 'consume',
+        error_class: 'KafkaJSNonRetriableError',
+      }),
+    ).toBeGreaterThanOrEqual(1);
     expect(await counter(app, 'fulfilment_retries_total', { operation: 'consume' })).toBeGreaterThanOrEqual(1);
     await waitFor('everything committed', () => caughtUp(s.admin, s.config.CONSUMER_GROUP, s.config.ORDERS_TOPIC));
     await app.stop();
@@ -138,9 +153,12 @@ interface OrderPlan {
 }
 
 /** 300 orders: placements, updates, cancellations after and before placement, stale re-sends; then duplicates up to 1,000 records. */
-function rebalanceStream(tenant: string): { plans: OrderPlan[]; records: { key?: string; partition?: number; value: OrderEvent }[] } {
+function rebalanceStream(tenant: string): {
+  plans: OrderPlan[];
+  records: { key?: string; partition?: number; value: OrderEvent }[];
+} {
   let seed = 42;
-  const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   const plans: OrderPlan[] = [];
   for (let i = 0; i < 300; i += 1) {
     const orderId = `r-${String(i).padStart(3, '0')}`;
@@ -149,16 +167,34 @@ function rebalanceStream(tenant: string): { plans: OrderPlan[]; records: { key?:
       // The cancellation is published before the placement: the placement must be recorded cancelled, never shipped.
       const cancel = events.cancelled(tenant, orderId, { orderVersion: 5 });
       const placed = events.placed(tenant, orderId, { data: { customerId: 'c', lines } });
-      plans.push({ orderId, events: [cancel, placed], kind: 'cancelled-first', maxVersion: 5, mustApply: [cancel.eventId, placed.eventId] });
+      plans.push({
+        orderId,
+        events: [cancel, placed],
+        kind: 'cancelled-first',
+        maxVersion: 5,
+        mustApply: [cancel.eventId, placed.eventId],
+      });
       continue;
     }
     const evs: OrderEvent[] = [events.placed(tenant, orderId, { data: { customerId: 'c', lines } })];
-    if (i % 3 === 0) evs.push(events.placed(tenant, orderId, { orderVersion: 2, data: { customerId: 'c', lines: [{ sku: `SKU-${i % 5}`, quantity: 2 }] } }));
+    if (i % 3 === 0)
+      evs.push(
+        events.placed(tenant, orderId, {
+          orderVersion: 2,
+          data: { customerId: 'c', lines: [{ sku: `SKU-${i % 5}`, quantity: 2 }] },
+        }),
+      );
     if (i % 5 === 0) evs.push(events.cancelled(tenant, orderId, { orderVersion: 3 }));
     const mustApply = evs.map((e) => e.eventId);
     const maxVersion = Math.max(...evs.map((e) => e.orderVersion));
     // A stale re-send after a newer version: version 1 under a new event id, with lines that must never be stored.
-    if (i % 7 === 0 && maxVersion > 1) evs.push(events.placed(tenant, orderId, { orderVersion: 1, data: { customerId: 'stale', lines: [{ sku: 'STALE', quantity: 99 }] } }));
+    if (i % 7 === 0 && maxVersion > 1)
+      evs.push(
+        events.placed(tenant, orderId, {
+          orderVersion: 1,
+          data: { customerId: 'stale', lines: [{ sku: 'STALE', quantity: 99 }] },
+        }),
+      );
     plans.push({ orderId, events: evs, kind: i % 5 === 0 ? 'cancelled-after' : 'ships', maxVersion, mustApply });
   }
   // Interleave: groups of 20 orders, first events of the group, then second events, and so on. Each order's
@@ -166,7 +202,9 @@ function rebalanceStream(tenant: string): { plans: OrderPlan[]; records: { key?:
   const records: { key?: string; partition?: number; value: OrderEvent }[] = [];
   for (let g = 0; g < plans.length; g += 20) {
     const group = plans.slice(g, g + 20);
-    for (let k = 0; k < 4; k += 1) for (const p of group) if (p.events[k]) records.push({ key: p.orderId, partition: laneFor(p.orderId, 6), value: p.events[k]! });
+    for (let k = 0; k < 4; k += 1)
+      for (const p of group)
+        if (p.events[k]) records.push({ key: p.orderId, partition: laneFor(p.orderId, 6), value: p.events[k]! });
   }
   // Exact duplicates (same event id) of earlier records, later in the same partition; those of single-event
   // orders half the time on another partition too (a producer not keying by order), where arriving early is harmless.
@@ -175,7 +213,11 @@ function rebalanceStream(tenant: string): { plans: OrderPlan[]; records: { key?:
     const at = 1 + Math.floor(random() * records.length);
     const original = records[Math.floor(random() * at)]!;
     const elsewhere = single.has(original.value.orderId) && random() < 0.5;
-    records.splice(at, 0, { key: original.key, partition: elsewhere ? Math.floor(random() * 6) : original.partition, value: original.value });
+    records.splice(at, 0, {
+      key: original.key,
+      partition: elsewhere ? Math.floor(random() * 6) : original.partition,
+      value: original.value,
+    });
   }
   return { plans, records };
 }
@@ -188,15 +230,23 @@ interface Child {
 }
 
 function spawnBridge(env: Record<string, string>): Child {
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'test/support/bridge-process.ts'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const proc = spawn(process.execPath, ['--import', 'tsx', 'test/support/bridge-process.ts'], {
+    env,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   let out = '';
   let delivered = 0;
   proc.stdout!.on('data', (d: Buffer) => {
     const text = d.toString();
     out += text.includes('ready') || text.includes('stopped') ? text : '';
-    delivered += text.split('\n').filter((l) => l.startsWith('delivered ')).reduce((n, l) => n + l.split(' ').length - 1, 0);
+    delivered += text
+      .split('\n')
+      .filter((l) => l.startsWith('delivered '))
+      .reduce((n, l) => n + l.split(' ').length - 1, 0);
   });
-  const exited = new Promise<NodeJS.Signals | number | null>((resolve) => proc.on('exit', (code, signal) => resolve(signal ?? code)));
+  const exited = new Promise<NodeJS.Signals | number | null>((resolve) =>
+    proc.on('exit', (code, signal) => resolve(signal ?? code)),
+  );
   return { proc, output: () => out, delivered: () => delivered, exited };
 }
 
@@ -223,7 +273,8 @@ describe('bridges joining, leaving and crashing during a 1,000-record stream', (
     const clock = { seq: 0 };
     const worker = await s.startInstance({ roles: { worker: true, bridge: false } });
     const watched: ReturnType<typeof watchBridge>[] = [];
-    const bridge = () => s.startInstance({ roles: { worker: false, bridge: true }, onBridge: (b) => watched.push(watchBridge(b, clock)) });
+    const bridge = () =>
+      s.startInstance({ roles: { worker: false, bridge: true }, onBridge: (b) => watched.push(watchBridge(b, clock)) });
     const b1 = await bridge();
     const tenant = s.tenant();
     const { plans, records } = rebalanceStream(tenant);
@@ -234,7 +285,9 @@ describe('bridges joining, leaving and crashing during a 1,000-record stream', (
     let sampling = true;
     const sampler = (async () => {
       while (sampling) {
-        const now = await committedOffsets(s.admin, s.config.CONSUMER_GROUP, s.config.ORDERS_TOPIC).catch(() => new Map<number, bigint>());
+        const now = await committedOffsets(s.admin, s.config.CONSUMER_GROUP, s.config.ORDERS_TOPIC).catch(
+          () => new Map<number, bigint>(),
+        );
         for (const [p, o] of now) {
           if (o < (last.get(p) ?? -1n)) regressions.push(`partition ${p}: ${last.get(p)} → ${o}`);
           if (o >= 0n) last.set(p, o);
@@ -247,17 +300,27 @@ describe('bridges joining, leaving and crashing during a 1,000-record stream', (
     const c1 = spawnBridge(s.env);
     const c2 = spawnBridge(s.env);
     children.push(c1, c2);
-    await waitFor('both child bridges to start', () => c1.output().includes('ready') && c2.output().includes('ready'), 90_000);
+    await waitFor(
+      'both child bridges to start',
+      () => c1.output().includes('ready') && c2.output().includes('ready'),
+      90_000,
+    );
     mark('b1, c1 and c2 (child processes) consuming');
     const stream = new PacedProducer((chunk) => s.produce(chunk), records, { chunk: 20, paceMs: 300 });
     mark('stream started');
     await waitFor('100 records produced', () => stream.produced >= 100);
     const b2 = await bridge();
     mark('b2 joined');
-    await waitFor('400 records produced and c1 delivering', () => stream.produced >= 400 && c1.delivered() >= 5, 90_000);
+    await waitFor(
+      '400 records produced and c1 delivering',
+      () => stream.produced >= 400 && c1.delivered() >= 5,
+      90_000,
+    );
     c1.proc.kill('SIGTERM');
     expect(await c1.exited).toBe(0);
-    mark(`c1 stopped by SIGTERM after ${c1.delivered()} deliveries (${/stopped (\d+)/.exec(c1.output())?.[1]} ms to settle, commit and leave)`);
+    mark(
+      `c1 stopped by SIGTERM after ${c1.delivered()} deliveries (${/stopped (\d+)/.exec(c1.output())?.[1]} ms to settle, commit and leave)`,
+    );
     const before = c2.delivered();
     await waitFor('c2 to deliver some records', () => c2.delivered() >= before + 5, 90_000);
     c2.proc.kill('SIGKILL');
@@ -271,7 +334,11 @@ describe('bridges joining, leaving and crashing during a 1,000-record stream', (
     mark('b3 joined');
     await stream.done;
     mark('stream done');
-    await waitFor('the group to commit the whole stream', () => caughtUp(s.admin, s.config.CONSUMER_GROUP, s.config.ORDERS_TOPIC), 120_000);
+    await waitFor(
+      'the group to commit the whole stream',
+      () => caughtUp(s.admin, s.config.CONSUMER_GROUP, s.config.ORDERS_TOPIC),
+      120_000,
+    );
     mark('group caught up');
 
     // Settled: every order's row as its events say. While not, the probe names the orders still open (and their rows),
@@ -282,7 +349,8 @@ describe('bridges joining, leaving and crashing during a 1,000-record stream', (
         const r = rows.get(p.orderId);
         if (!r || r.order_version !== p.maxVersion) return true;
         if (p.kind === 'cancelled-first') return !(r.status === 'cancelled' && r.placed_at !== null);
-        if (p.kind === 'cancelled-after') return !(r.status === 'cancelled' || (r.status === 'shipped' && r.cancel_refused_at !== null));
+        if (p.kind === 'cancelled-after')
+          return !(r.status === 'cancelled' || (r.status === 'shipped' && r.cancel_refused_at !== null));
         return r.status !== 'shipped';
       });
       if (open.length === 0) return true;
@@ -305,7 +373,8 @@ describe('bridges joining, leaving and crashing during a 1,000-record stream', (
     // 2. An order whose cancellation came first never shipped; 3. no stale event changed anything.
     for (const p of plans) {
       const r = byOrder.get(p.orderId)!;
-      if (p.kind === 'cancelled-first') expect(r, p.orderId).toMatchObject({ status: 'cancelled', cancelled_before_placement: true, shipped_at: null });
+      if (p.kind === 'cancelled-first')
+        expect(r, p.orderId).toMatchObject({ status: 'cancelled', cancelled_before_placement: true, shipped_at: null });
       expect(JSON.stringify(r.lines), p.orderId).not.toContain('STALE');
       expect(r.customer_id, p.orderId).not.toBe('stale');
       expect(r.order_version, p.orderId).toBe(p.maxVersion);
@@ -313,33 +382,53 @@ describe('bridges joining, leaving and crashing during a 1,000-record stream', (
     // 4. Nothing lost: every non-stale event was claimed by the store; nothing was dead-lettered.
     const claimed = new Set(
       await inTenantTransaction(db, tenant, async (tx) =>
-        (await tx.query<{ event_id: string }>('SELECT event_id FROM processed_events WHERE consumer = $1', [CONSUMER_NAME])).rows.map((r) => r.event_id),
+        (
+          await tx.query<{ event_id: string }>('SELECT event_id FROM processed_events WHERE consumer = $1', [
+            CONSUMER_NAME,
+          ])
+        ).rows.map((r) => r.event_id),
       ),
     );
-    const unclaimed = plans.flatMap((p) => p.mustApply.filter((id) => !claimed.has(id)).map((id) => `${p.orderId} (${p.kind}) event ${p.events.findIndex((e) => e.eventId === id)}: ${id}`));
+    const unclaimed = plans.flatMap((p) =>
+      p.mustApply
+        .filter((id) => !claimed.has(id))
+        .map((id) => `${p.orderId} (${p.kind}) event ${p.events.findIndex((e) => e.eventId === id)}: ${id}`),
+    );
     if (unclaimed.length) {
       for (const u of unclaimed) {
         const orderId = u.split(' ')[0]!;
-        const view = await worker.client.workflow.getHandle(`order/${tenant}/${orderId}`).query('status').catch((e: unknown) => String(e));
-        process.stdout.write(`UNCLAIMED ${u}\n  row ${JSON.stringify(byOrder.get(orderId))}\n  view ${JSON.stringify(view)}\n`);
+        const view = await worker.client.workflow
+          .getHandle(`order/${tenant}/${orderId}`)
+          .query('status')
+          .catch((e: unknown) => String(e));
+        process.stdout.write(
+          `UNCLAIMED ${u}\n  row ${JSON.stringify(byOrder.get(orderId))}\n  view ${JSON.stringify(view)}\n`,
+        );
       }
     }
     expect(unclaimed).toEqual([]);
     expect(await recordsOn(s.admin, s.config.DLQ_TOPIC)).toBe(0);
     // One shipment per shipped order, none for a cancelled one.
     const dispatched = new Map<string, number>();
-    for (const sh of await s.shipments(tenant)) if (sh.status === 'dispatched') dispatched.set(sh.orderId, (dispatched.get(sh.orderId) ?? 0) + 1);
+    for (const sh of await s.shipments(tenant))
+      if (sh.status === 'dispatched') dispatched.set(sh.orderId, (dispatched.get(sh.orderId) ?? 0) + 1);
     for (const r of rows) expect(dispatched.get(r.order_id) ?? 0, r.order_id).toBe(r.status === 'shipped' ? 1 : 0);
     // Committed offsets never went back, and no in-process bridge committed a partition it did not hold.
     expect(regressions).toEqual([]);
     for (const w of watched) {
       for (const c of w.commits) {
         const assignment = w.joins.filter((j) => j.seq < c.seq).at(-1);
-        expect(assignment?.partitions ?? [], `commit of partition ${c.partition} at ${c.offset}`).toContain(c.partition);
+        expect(assignment?.partitions ?? [], `commit of partition ${c.partition} at ${c.offset}`).toContain(
+          c.partition,
+        );
       }
     }
 
-    const duplicates = (await Promise.all([b1, b2, b3].map((b) => counter(b, 'fulfilment_bridge_records_total', { outcome: 'duplicate' })))).reduce((a, b) => a + b, 0);
+    const duplicates = (
+      await Promise.all(
+        [b1, b2, b3].map((b) => counter(b, 'fulfilment_bridge_records_total', { outcome: 'duplicate' })),
+      )
+    ).reduce((a, b) => a + b, 0);
     const drainStart = Date.now();
     await worker.stop();
     mark(`worker drained in ${Date.now() - drainStart} ms (grace ${s.config.WORKER_SHUTDOWN_GRACE_MS} ms)`);

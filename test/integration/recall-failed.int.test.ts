@@ -25,7 +25,10 @@ describe('recall-failed: a recall the warehouse refuses for good', () => {
   });
 
   afterAll(async () => {
-    await fetch(`${s.warehouse.url}/admin/faults`, { method: 'POST', body: JSON.stringify({ latencyMs: 0, refuseRecalls: [] }) }).catch(() => undefined);
+    await fetch(`${s.warehouse.url}/admin/faults`, {
+      method: 'POST',
+      body: JSON.stringify({ latencyMs: 0, refuseRecalls: [] }),
+    }).catch(() => undefined);
     await s?.close();
   });
 
@@ -36,11 +39,19 @@ describe('recall-failed: a recall the warehouse refuses for good', () => {
   async function recallFailedOrder(orderId: string): Promise<void> {
     const key = `ship/${tenant}/${orderId}`;
     await s.produce([{ key: `${tenant}/${orderId}`, value: events.placed(tenant, orderId) }]);
-    await waitFor(`${orderId}'s shipment request at the warehouse`, () => s.warehouse.requests().some((r) => r.idempotencyKey === key));
+    await waitFor(`${orderId}'s shipment request at the warehouse`, () =>
+      s.warehouse.requests().some((r) => r.idempotencyKey === key),
+    );
     await s.produce([{ key: `${tenant}/${orderId}`, value: events.cancelled(tenant, orderId, { orderVersion: 2 }) }]);
-    await waitFor(`${orderId} recall-failed`, async () => (await s.row(tenant, orderId))?.status === 'recall-failed', 120_000);
+    await waitFor(
+      `${orderId} recall-failed`,
+      async () => (await s.row(tenant, orderId))?.status === 'recall-failed',
+      120_000,
+    );
     // The shipment the cancellation could not stop is out (the warehouse finishes the request it was slow on).
-    await waitFor(`${orderId} dispatched`, async () => (await s.shipments(tenant)).some((x) => x.orderId === orderId && x.status === 'dispatched'));
+    await waitFor(`${orderId} dispatched`, async () =>
+      (await s.shipments(tenant)).some((x) => x.orderId === orderId && x.status === 'dispatched'),
+    );
     const handle = app.client.workflow.getHandle(orderWorkflowId(tenant, orderId));
     await waitFor(`${orderId}'s run closed`, async () => (await handle.describe()).status.name !== 'RUNNING');
   }
@@ -61,32 +72,76 @@ describe('recall-failed: a recall the warehouse refuses for good', () => {
     expect(d.typedSearchAttributes.get(OrderStatusAttribute)).toBe('recall-failed');
 
     expect(await counter(app, 'fulfilment_orders_recall_failed_total')).toBe(1);
-    await waitFor('needing-attention gauge', async () => (await metricValue(app.metrics.registry, 'fulfilment_orders_needing_attention', { status: 'recall-failed' })) >= 1);
-    expect(await metricValue(app.metrics.registry, 'fulfilment_orders_needing_attention_oldest_seconds', { status: 'recall-failed' })).toBeGreaterThanOrEqual(0);
+    await waitFor(
+      'needing-attention gauge',
+      async () =>
+        (await metricValue(app.metrics.registry, 'fulfilment_orders_needing_attention', { status: 'recall-failed' })) >=
+        1,
+    );
+    expect(
+      await metricValue(app.metrics.registry, 'fulfilment_orders_needing_attention_oldest_seconds', {
+        status: 'recall-failed',
+      }),
+    ).toBeGreaterThanOrEqual(0);
 
     const show = await cli('order', 'show', `${tenant}/o-1`);
     expect(show.code).toBe(0);
     expect(show.stdout).toMatch(/status\s+recall-failed/);
-    expect(show.stdout).toContain('→ needs a person: it is cancelled, but the warehouse refused to recall its shipment');
+    expect(show.stdout).toContain(
+      '→ needs a person: it is cancelled, but the warehouse refused to recall its shipment',
+    );
     expect(show.stdout).toMatch(/order status\s+recall-failed/);
   });
 
   it('order resolve --action retry-recall: refused again it stays held (exit 1); accepted, the order is cancelled and the shipment recalled', async () => {
-    const refusedAgain = await cli('order', 'resolve', `${tenant}/o-1`, '--action', 'retry-recall', '--reason', 'asked the carrier', '--by', 'ops-1');
+    const refusedAgain = await cli(
+      'order',
+      'resolve',
+      `${tenant}/o-1`,
+      '--action',
+      'retry-recall',
+      '--reason',
+      'asked the carrier',
+      '--by',
+      'ops-1',
+    );
     expect(refusedAgain.code).toBe(1);
-    expect(refusedAgain.stdout).toContain(`not resolved: the warehouse refused the recall of ${tenant}/o-1 again (repair run)`);
+    expect(refusedAgain.stdout).toContain(
+      `not resolved: the warehouse refused the recall of ${tenant}/o-1 again (repair run)`,
+    );
     expect(await s.row(tenant, 'o-1')).toMatchObject({ status: 'recall-failed', recall_failures: 2 });
 
     await faults({ refuseRecalls: ['o-2'] });
-    const resolved = await cli('order', 'resolve', `${tenant}/o-1`, '--action', 'retry-recall', '--reason', 'carrier agreed', '--by', 'ops-1', '--json');
+    const resolved = await cli(
+      'order',
+      'resolve',
+      `${tenant}/o-1`,
+      '--action',
+      'retry-recall',
+      '--reason',
+      'carrier agreed',
+      '--by',
+      'ops-1',
+      '--json',
+    );
     expect(resolved.code, resolved.stderr).toBe(0);
     // The repair run the first resolution started may still be open, or closed already: either takes it.
     expect(JSON.parse(resolved.stdout)).toMatchObject({ status: 'cancelled', action: 'retry-recall', by: 'ops-1' });
     const row = (await s.row(tenant, 'o-1'))!;
-    expect(row).toMatchObject({ status: 'cancelled', failure_reason: null, resolution: 'retry-recall: carrier agreed', resolved_by: 'ops-1', recall_failures: 2 });
+    expect(row).toMatchObject({
+      status: 'cancelled',
+      failure_reason: null,
+      resolution: 'retry-recall: carrier agreed',
+      resolved_by: 'ops-1',
+      recall_failures: 2,
+    });
     expect(row.resolved_at).toBeInstanceOf(Date);
     expect((await s.shipments(tenant)).filter((x) => x.orderId === 'o-1').map((x) => x.status)).toEqual(['cancelled']);
-    expect((await app.client.workflow.getHandle(orderWorkflowId(tenant, 'o-1')).describe()).typedSearchAttributes.get(OrderStatusAttribute)).toBe('cancelled');
+    expect(
+      (await app.client.workflow.getHandle(orderWorkflowId(tenant, 'o-1')).describe()).typedSearchAttributes.get(
+        OrderStatusAttribute,
+      ),
+    ).toBe('cancelled');
 
     // Resolved orders are not resolved twice: the store holds it cancelled, and its run has closed.
     const again = await cli('order', 'resolve', `${tenant}/o-1`, '--action', 'recalled-by-hand', '--reason', 'x');
@@ -98,10 +153,21 @@ describe('recall-failed: a recall the warehouse refuses for good', () => {
     await faults({ latencyMs: 3000 });
     await recallFailedOrder('o-2');
     await faults({ latencyMs: 0 });
-    const r = await cli('order', 'resolve', `${tenant}/o-2`, '--action', 'recalled-by-hand', '--reason', 'returned by the courier, RMA-77');
+    const r = await cli(
+      'order',
+      'resolve',
+      `${tenant}/o-2`,
+      '--action',
+      'recalled-by-hand',
+      '--reason',
+      'returned by the courier, RMA-77',
+    );
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain(`resolved ${tenant}/o-2 (recalled-by-hand, repair run): recall-failed → cancelled`);
-    expect(await s.row(tenant, 'o-2')).toMatchObject({ status: 'cancelled', resolution: 'recalled-by-hand: returned by the courier, RMA-77' });
+    expect(await s.row(tenant, 'o-2')).toMatchObject({
+      status: 'cancelled',
+      resolution: 'recalled-by-hand: returned by the courier, RMA-77',
+    });
     // Nothing was asked of the warehouse: its record stays as the courier left it.
     expect((await s.shipments(tenant)).filter((x) => x.orderId === 'o-2').map((x) => x.status)).toEqual(['dispatched']);
   });

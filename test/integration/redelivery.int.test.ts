@@ -24,10 +24,21 @@ describe('redelivery', () => {
       // Applied once; each copy suppressed by whichever layer met it: this bridge's hint, the order's run while open, or
       // the store once it closed. (A copy signalled while the first task was completing makes Temporal hand the run a
       // new task, which runs the placement's local activity again: the store suppresses that repeat too, and counts it.)
-      const layers = async () => Object.fromEntries(await Promise.all(['bridge', 'workflow', 'store'].map(async (layer) => [layer, await counter(app, 'fulfilment_duplicates_suppressed_total', { layer })] as const)));
+      const layers = async () =>
+        Object.fromEntries(
+          await Promise.all(
+            ['bridge', 'workflow', 'store'].map(
+              async (layer) =>
+                [layer, await counter(app, 'fulfilment_duplicates_suppressed_total', { layer })] as const,
+            ),
+          ),
+        );
       const total = async () => Object.values(await layers()).reduce((a, b) => a + b, 0);
       await waitFor('two duplicates suppressed', async () => (await total()) >= 2);
-      expect(await counter(app, 'fulfilment_events_processed_total', { type: 'orders.OrderPlaced', outcome: 'applied' }), JSON.stringify(await layers())).toBe(1);
+      expect(
+        await counter(app, 'fulfilment_events_processed_total', { type: 'orders.OrderPlaced', outcome: 'applied' }),
+        JSON.stringify(await layers()),
+      ).toBe(1);
       expect(await s.shipments(tenant)).toHaveLength(1);
     } finally {
       await app.stop();
@@ -48,8 +59,12 @@ describe('redelivery', () => {
     try {
       await waitFor('second pass committed', () => caughtUp(s.admin, s.config.CONSUMER_GROUP, s.config.ORDERS_TOPIC));
       // Every order's run closed as it shipped: the new instance's bridge records each copy through the store, a duplicate.
-      expect(await counter(again, 'fulfilment_bridge_records_total', { outcome: 'recorded-late' })).toBeGreaterThanOrEqual(3);
-      expect(await counter(again, 'fulfilment_duplicates_suppressed_total', { layer: 'store' })).toBeGreaterThanOrEqual(3);
+      expect(
+        await counter(again, 'fulfilment_bridge_records_total', { outcome: 'recorded-late' }),
+      ).toBeGreaterThanOrEqual(3);
+      expect(await counter(again, 'fulfilment_duplicates_suppressed_total', { layer: 'store' })).toBeGreaterThanOrEqual(
+        3,
+      );
       expect(await Promise.all(['a', 'b', 'c'].map((o) => s.row(tenant, o)))).toEqual(before);
       expect(await s.shipments(tenant)).toHaveLength(3);
     } finally {
@@ -66,7 +81,9 @@ describe('redelivery', () => {
     });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
+    const exited = new Promise<NodeJS.Signals | null>((resolve) =>
+      child.on('exit', (_code, signal) => resolve(signal)),
+    );
     await waitFor('the crashing bridge to start', () => out.includes('ready'));
 
     const placed = events.placed(tenant, 'o1');
@@ -77,11 +94,19 @@ describe('redelivery', () => {
 
     // A healthy bridge takes the partition over once the dead member's session expires, and gets the event again.
     const bridge = await s.startInstance({ roles: { worker: false, bridge: true } });
-    await waitFor('the redelivery to be committed', () => caughtUp(s.admin, s.config.CONSUMER_GROUP, s.config.ORDERS_TOPIC), 90_000);
+    await waitFor(
+      'the redelivery to be committed',
+      () => caughtUp(s.admin, s.config.CONSUMER_GROUP, s.config.ORDERS_TOPIC),
+      90_000,
+    );
     await shipped(tenant, 'o1');
     // The redelivery met the order's run while open (its memory of event ids), or the store once it had closed.
-    await waitFor('the redelivery recognised as a duplicate', async () =>
-      (await counter(worker, 'fulfilment_duplicates_suppressed_total', { layer: 'workflow' })) + (await counter(bridge, 'fulfilment_duplicates_suppressed_total', { layer: 'store' })) === 1,
+    await waitFor(
+      'the redelivery recognised as a duplicate',
+      async () =>
+        (await counter(worker, 'fulfilment_duplicates_suppressed_total', { layer: 'workflow' })) +
+          (await counter(bridge, 'fulfilment_duplicates_suppressed_total', { layer: 'store' })) ===
+        1,
     );
     const view = await bridge.client.workflow.getHandle(orderWorkflowId(tenant, 'o1')).query(orderStatusQuery);
     expect(view).toMatchObject({ appliedEvents: 1 });

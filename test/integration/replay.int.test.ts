@@ -16,7 +16,8 @@ describe('fulfilment replay', () => {
   const ctx = () => ({ config: s.config, out: memoryOutput() });
   const view = (order: string) => app.client.workflow.getHandle(orderWorkflowId(tenant, order)).query(orderStatusQuery);
   const mainOffsets = () => s.admin.fetchOffsets({ groupId: s.config.CONSUMER_GROUP, topics: [s.config.ORDERS_TOPIC] });
-  const shipped = (order: string) => waitFor(`${order} to ship`, async () => (await s.row(tenant, order))?.status === 'shipped');
+  const shipped = (order: string) =>
+    waitFor(`${order} to ship`, async () => (await s.row(tenant, order))?.status === 'shipped');
 
   beforeAll(async () => {
     s = await scenario('replay');
@@ -41,9 +42,16 @@ describe('fulfilment replay', () => {
   });
 
   it("refuses to replay in the service's own consumer group", async () => {
-    await expect(replay(ctx(), { from: { kind: 'earliest' }, rate: 10, group: s.config.CONSUMER_GROUP })).rejects.toThrow(UsageError);
+    await expect(
+      replay(ctx(), { from: { kind: 'earliest' }, rate: 10, group: s.config.CONSUMER_GROUP }),
+    ).rejects.toThrow(UsageError);
     const out = memoryOutput();
-    expect(await runCli(['replay', '--from', 'earliest', '--rate', '10', '--group', s.config.CONSUMER_GROUP], { out, config: s.config })).toBe(2);
+    expect(
+      await runCli(['replay', '--from', 'earliest', '--rate', '10', '--group', s.config.CONSUMER_GROUP], {
+        out,
+        config: s.config,
+      }),
+    ).toBe(2);
     expect(out.stderr).toContain(`--group ${s.config.CONSUMER_GROUP} is the service's own consumer group`);
   });
 
@@ -51,7 +59,16 @@ describe('fulfilment replay', () => {
     const before = await mainOffsets();
     const summary = await replay(ctx(), { from: { kind: 'earliest' }, dryRun: true, group });
     expect(summary).toMatchObject({
-      dryRun: true, group: null, records: 6, read: 6, valid: 4, alreadyProcessed: 4, delivered: 0, malformed: 1, unknownType: 1, completed: true,
+      dryRun: true,
+      group: null,
+      records: 6,
+      read: 6,
+      valid: 4,
+      alreadyProcessed: 4,
+      delivered: 0,
+      malformed: 1,
+      unknownType: 1,
+      completed: true,
     });
     const late = await counter(app, 'fulfilment_bridge_records_total', { outcome: 'recorded-late' });
     const replayGroup = await s.admin.fetchOffsets({ groupId: group, topics: [s.config.ORDERS_TOPIC] });
@@ -66,10 +83,24 @@ describe('fulfilment replay', () => {
     expect(await s.shipments(tenant)).toHaveLength(4);
 
     const out = memoryOutput();
-    const summary = await replay({ config: s.config, out }, { from: { kind: 'earliest' }, rate: 20, group, progressEveryMs: 0 });
+    const summary = await replay(
+      { config: s.config, out },
+      { from: { kind: 'earliest' }, rate: 20, group, progressEveryMs: 0 },
+    );
     // Every order's run closed as it shipped: each replayed copy is recorded through the store (a duplicate there).
     expect(summary).toMatchObject({
-      dryRun: false, group, records: 6, read: 6, valid: 4, delivered: 0, alreadyProcessed: 4, recordedLate: 4, rejected: 0, malformed: 1, unknownType: 1, completed: true,
+      dryRun: false,
+      group,
+      records: 6,
+      read: 6,
+      valid: 4,
+      delivered: 0,
+      alreadyProcessed: 4,
+      recordedLate: 4,
+      rejected: 0,
+      malformed: 1,
+      unknownType: 1,
+      completed: true,
     });
     expect(out.stderr).toContain('replay: 6/6 records');
     expect(out.stdout).toContain(`as group ${group}: complete`);
@@ -82,7 +113,9 @@ describe('fulfilment replay', () => {
     // the replay group's own offsets record how far it got: the end of every partition
     const ends = await s.admin.fetchTopicOffsets(s.config.ORDERS_TOPIC);
     const replayed = await s.admin.fetchOffsets({ groupId: group, topics: [s.config.ORDERS_TOPIC] });
-    expect(Object.fromEntries(replayed[0]!.partitions.map((p) => [p.partition, p.offset]))).toEqual(Object.fromEntries(ends.map((e) => [e.partition, e.high])));
+    expect(Object.fromEntries(replayed[0]!.partitions.map((p) => [p.partition, p.offset]))).toEqual(
+      Object.fromEntries(ends.map((e) => [e.partition, e.high])),
+    );
   });
 
   it('a replay from a time delivers only what was written from then on', async () => {
@@ -91,7 +124,15 @@ describe('fulfilment replay', () => {
     await shipped('e');
     await waitFor('the service caught up', () => caughtUp(s.admin, s.config.CONSUMER_GROUP, s.config.ORDERS_TOPIC));
     const summary = await replay(ctx(), { from: { kind: 'time', at: since }, rate: 20, group });
-    expect(summary).toMatchObject({ records: 1, delivered: 0, recordedLate: 1, alreadyProcessed: 1, malformed: 0, unknownType: 0, completed: true });
+    expect(summary).toMatchObject({
+      records: 1,
+      delivered: 0,
+      recordedLate: 1,
+      alreadyProcessed: 1,
+      malformed: 0,
+      unknownType: 0,
+      completed: true,
+    });
     expect(await s.shipments(tenant)).toHaveLength(5);
   });
 });

@@ -12,7 +12,9 @@ import { caughtUp, counter, events, scenario, waitFor, type Scenario, type Topic
 const PARTITIONS = 3;
 
 const example = (version: number) =>
-  JSON.parse(readFileSync(new URL(`../../docs/schema/order-placed.v${version}.example.json`, import.meta.url), 'utf8')) as Record<string, unknown> & { data: Record<string, unknown> };
+  JSON.parse(
+    readFileSync(new URL(`../../docs/schema/order-placed.v${version}.example.json`, import.meta.url), 'utf8'),
+  ) as Record<string, unknown> & { data: Record<string, unknown> };
 
 let s: Scenario;
 let app: App;
@@ -40,7 +42,12 @@ describe('schema versions', () => {
       await waitFor(`${order} shipped`, async () => (await s.row(tenant, order))?.status === 'shipped', 60_000);
     }
     const [one, two] = await Promise.all([s.row(tenant, 'ord-v1'), s.row(tenant, 'ord-v2')]);
-    expect(two).toMatchObject({ status: one!.status, order_version: one!.order_version, customer_id: one!.customer_id, lines: one!.lines });
+    expect(two).toMatchObject({
+      status: one!.status,
+      order_version: one!.order_version,
+      customer_id: one!.customer_id,
+      lines: one!.lines,
+    });
     const shipments = await s.shipments(tenant);
     const lines = (order: string) => shipments.find((x) => x.orderId === order)?.lines;
     expect(lines('ord-v2')).toEqual(v2.data.items);
@@ -52,24 +59,53 @@ describe('schema versions', () => {
     const tenant = s.tenant();
     const offsets: string[] = [];
     for (let p = 0; p < PARTITIONS; p += 1) {
-      const value = { ...example(2), schemaVersion: 999, tenantId: tenant, orderId: `ord-v999-${p}`, eventId: `evt-v999-${p}-${s.suffix}` };
+      const value = {
+        ...example(2),
+        schemaVersion: 999,
+        tenantId: tenant,
+        orderId: `ord-v999-${p}`,
+        eventId: `evt-v999-${p}-${s.suffix}`,
+      };
       const [meta] = await s.producer.send({
         topic: s.config.ORDERS_TOPIC,
         acks: -1,
-        messages: [{ partition: p, key: `v999-${p}`, value: JSON.stringify(value), headers: { 'correlation-id': `corr-v999-${p}` } }],
+        messages: [
+          {
+            partition: p,
+            key: `v999-${p}`,
+            value: JSON.stringify(value),
+            headers: { 'correlation-id': `corr-v999-${p}` },
+          },
+        ],
       });
       offsets.push(meta!.baseOffset!);
     }
     const canaries = Array.from({ length: PARTITIONS }, (_, p) => `canary-${p}`);
     await s.produce(canaries.map((id, p) => ({ partition: p, key: id, value: events.placed(tenant, id) })));
-    await waitFor('the canaries shipped', async () => (await Promise.all(canaries.map((id) => s.row(tenant, id)))).every((r) => r?.status === 'shipped'), 90_000);
-    await waitFor('the group committed past the canaries', () => caughtUp(s.admin, s.config.CONSUMER_GROUP, s.config.ORDERS_TOPIC), 90_000);
+    await waitFor(
+      'the canaries shipped',
+      async () => (await Promise.all(canaries.map((id) => s.row(tenant, id)))).every((r) => r?.status === 'shipped'),
+      90_000,
+    );
+    await waitFor(
+      'the group committed past the canaries',
+      () => caughtUp(s.admin, s.config.CONSUMER_GROUP, s.config.ORDERS_TOPIC),
+      90_000,
+    );
     for (const [p, offset] of offsets.entries()) {
       const dl = await waitFor(`the dead letter of ${p}:${offset}`, () =>
-        dlq.records.find((r) => r.headers['dlq-original-partition'] === String(p) && r.headers['dlq-original-offset'] === offset),
+        dlq.records.find(
+          (r) => r.headers['dlq-original-partition'] === String(p) && r.headers['dlq-original-offset'] === offset,
+        ),
       );
-      expect(dl.headers).toMatchObject({ 'dlq-error-class': 'MalformedEventError', 'dlq-stage': 'edge', 'correlation-id': `corr-v999-${p}` });
-      expect(dl.headers['dlq-error-message']).toBe('field schemaVersion: version 999 is not supported (supported schema versions: 1, 2)');
+      expect(dl.headers).toMatchObject({
+        'dlq-error-class': 'MalformedEventError',
+        'dlq-stage': 'edge',
+        'correlation-id': `corr-v999-${p}`,
+      });
+      expect(dl.headers['dlq-error-message']).toBe(
+        'field schemaVersion: version 999 is not supported (supported schema versions: 1, 2)',
+      );
       expect(dl.key?.toString()).toBe(`v999-${p}`);
       expect(await s.row(tenant, `ord-v999-${p}`)).toBeUndefined();
     }
@@ -80,13 +116,26 @@ describe('schema versions', () => {
     const before = await counter(app, 'fulfilment_unknown_fields_total');
     const v2 = example(2);
     await s.produce([
-      { key: `${tenant}/extra-v2`, value: { ...v2, tenantId: tenant, orderId: 'extra-v2', eventId: `evt-extra-v2-${s.suffix}`, promo: 'SPRING', data: { ...v2.data, giftWrap: true, lines: [] } } },
+      {
+        key: `${tenant}/extra-v2`,
+        value: {
+          ...v2,
+          tenantId: tenant,
+          orderId: 'extra-v2',
+          eventId: `evt-extra-v2-${s.suffix}`,
+          promo: 'SPRING',
+          data: { ...v2.data, giftWrap: true, lines: [] },
+        },
+      },
       { key: `${tenant}/extra-v1`, value: events.placed(tenant, 'extra-v1', { promo: 'SPRING' }) },
     ]);
     for (const order of ['extra-v2', 'extra-v1']) {
       await waitFor(`${order} shipped`, async () => (await s.row(tenant, order))?.status === 'shipped', 60_000);
     }
-    await waitFor('the unknown fields counted', async () => (await counter(app, 'fulfilment_unknown_fields_total')) - before >= 4);
+    await waitFor(
+      'the unknown fields counted',
+      async () => (await counter(app, 'fulfilment_unknown_fields_total')) - before >= 4,
+    );
     expect(await counter(app, 'fulfilment_unknown_fields_total', { field: 'promo' })).toBe(2);
     expect(await counter(app, 'fulfilment_unknown_fields_total', { field: 'data.giftWrap' })).toBe(1);
     expect(await counter(app, 'fulfilment_unknown_fields_total', { field: 'data.lines' })).toBe(1);

@@ -37,7 +37,9 @@ afterAll(async () => {
 describe('Kafka SASL_SSL and Temporal mTLS with an API key, in one service process', () => {
   it('ships orders and dead-letters poison with every connection secured', async () => {
     // The stack's client certificate and the service's API key (`<namespace>:write`), the stack's CA.
-    const p = startServiceProcess(tlsEnv(s.env, tls, { extra: { FULFILMENT_ROLES: 'worker,bridge', TEMPORAL_TLS_SERVER_NAME: 'localhost' } }));
+    const p = startServiceProcess(
+      tlsEnv(s.env, tls, { extra: { FULFILMENT_ROLES: 'worker,bridge', TEMPORAL_TLS_SERVER_NAME: 'localhost' } }),
+    );
     try {
       await p.said('service ready');
       const tenant = s.tenant('secured');
@@ -46,17 +48,33 @@ describe('Kafka SASL_SSL and Temporal mTLS with an API key, in one service proce
         ...ids.map((id, i) => ({ partition: i % 3, key: id, value: events.placed(tenant, id) })),
         { partition: 1, key: 'poison', value: 'not json at all' },
       ]);
-      await waitFor('every order shipped', async () => (await Promise.all(ids.map((id) => s.row(tenant, id)))).every((r) => r?.status === 'shipped'), 150_000, 200);
+      await waitFor(
+        'every order shipped',
+        async () => (await Promise.all(ids.map((id) => s.row(tenant, id)))).every((r) => r?.status === 'shipped'),
+        150_000,
+        200,
+      );
       expect((await s.shipments(tenant)).map((x) => x.orderId).sort()).toEqual([...ids].sort());
       const [dead] = await s.readTopic(s.config.DLQ_TOPIC, 1);
       expect(dead?.headers).toMatchObject({ 'dlq-error-class': 'MalformedEventError' });
-      await waitFor('the group committed every record', () => caughtUp(s.admin, s.config.CONSUMER_GROUP, s.config.ORDERS_TOPIC), 60_000, 200);
+      await waitFor(
+        'the group committed every record',
+        () => caughtUp(s.admin, s.config.CONSUMER_GROUP, s.config.ORDERS_TOPIC),
+        60_000,
+        200,
+      );
       // Every order's workflow ran on the TLS Temporal (the only Temporal this process was given), none on the plaintext one.
       for (const id of ids) {
-        expect((await secured.workflow.getHandle(orderWorkflowId(tenant, id)).describe()).workflowId).toBe(orderWorkflowId(tenant, id));
-        await expect(plaintext.workflow.getHandle(orderWorkflowId(tenant, id)).describe()).rejects.toBeInstanceOf(WorkflowNotFoundError);
+        expect((await secured.workflow.getHandle(orderWorkflowId(tenant, id)).describe()).workflowId).toBe(
+          orderWorkflowId(tenant, id),
+        );
+        await expect(plaintext.workflow.getHandle(orderWorkflowId(tenant, id)).describe()).rejects.toBeInstanceOf(
+          WorkflowNotFoundError,
+        );
       }
-      console.log(`secured end to end: ${ids.length} orders shipped, 1 dead letter, over SASL_SSL and Temporal mTLS with an API key`);
+      console.log(
+        `secured end to end: ${ids.length} orders shipped, 1 dead letter, over SASL_SSL and Temporal mTLS with an API key`,
+      );
       expect(p.alive()).toBe(true);
     } finally {
       if (p.alive()) expect(await p.stop()).toBe(0);

@@ -27,29 +27,58 @@ describe('fulfilment shipping pause and resume', () => {
     const out = memoryOutput();
     const code = await runCli(argv, { out, config: s.config });
     // The command's real output, for docs/cli.md.
-    console.log(`$ npx fulfilment ${argv.map((a) => (/[\s"]/.test(a) ? `'${a}'` : a)).join(' ')}\n${out.stdout}${out.stderr}(exit ${code})`);
+    console.log(
+      `$ npx fulfilment ${argv.map((a) => (/[\s"]/.test(a) ? `'${a}'` : a)).join(' ')}\n${out.stdout}${out.stderr}(exit ${code})`,
+    );
     return { code, stdout: out.stdout, stderr: out.stderr };
   };
-  const sentTo = (tenant: string) => s.warehouse.requests().filter((r) => r.path === '/shipments' && r.idempotencyKey?.startsWith(`ship/${tenant}/`)).length;
+  const sentTo = (tenant: string) =>
+    s.warehouse.requests().filter((r) => r.path === '/shipments' && r.idempotencyKey?.startsWith(`ship/${tenant}/`))
+      .length;
 
-  it('holds one tenant\'s orders (waiting, attempts unspent) until the pause ends, while others ship; dry run first', async () => {
+  it("holds one tenant's orders (waiting, attempts unspent) until the pause ends, while others ship; dry run first", async () => {
     const paused = s.tenant('paused');
     const other = s.tenant('other');
     const db = createDb(runtimeConnection(s.config), 1);
     try {
-      const dry = await cli('shipping', 'pause', '--tenant', paused, '--reason', 'warehouse maintenance, CHG-812', '--by', 'jane.doe', '--dry-run');
+      const dry = await cli(
+        'shipping',
+        'pause',
+        '--tenant',
+        paused,
+        '--reason',
+        'warehouse maintenance, CHG-812',
+        '--by',
+        'jane.doe',
+        '--dry-run',
+      );
       expect(dry.code).toBe(0);
       expect(dry.stdout).toContain(`dry run: would pause shipping for tenant ${paused}`);
       expect(await pausesInForce(db)).not.toContainEqual(expect.objectContaining({ tenantId: paused }));
 
-      const pause = await cli('shipping', 'pause', '--tenant', paused, '--reason', 'warehouse maintenance, CHG-812', '--by', 'jane.doe');
+      const pause = await cli(
+        'shipping',
+        'pause',
+        '--tenant',
+        paused,
+        '--reason',
+        'warehouse maintenance, CHG-812',
+        '--by',
+        'jane.doe',
+      );
       expect(pause.code).toBe(0);
       const recorded = (await pausesInForce(db)).find((p) => p.tenantId === paused);
       expect(recorded).toMatchObject({ pausedBy: 'jane.doe', reason: 'warehouse maintenance, CHG-812' });
-      await waitFor('the worker to read the pause', async () => (await counter(app, 'fulfilment_shipping_pauses')) >= 1);
+      await waitFor(
+        'the worker to read the pause',
+        async () => (await counter(app, 'fulfilment_shipping_pauses')) >= 1,
+      );
 
       const held = ['h-1', 'h-2', 'h-3', 'h-4'];
-      await s.produce([...held.map((id) => ({ key: id, value: events.placed(paused, id) })), { key: 'x-1', value: events.placed(other, 'x-1') }]);
+      await s.produce([
+        ...held.map((id) => ({ key: id, value: events.placed(paused, id) })),
+        { key: 'x-1', value: events.placed(other, 'x-1') },
+      ]);
       await waitFor('the other tenant to ship', async () => (await s.row(other, 'x-1'))?.status === 'shipped');
       for (const id of held) {
         await waitFor(`${id} to wait`, async () => (await s.row(paused, id))?.waiting_since instanceof Date);
@@ -68,21 +97,57 @@ describe('fulfilment shipping pause and resume', () => {
       await s.produce([{ key: 'h-4', value: events.cancelled(paused, 'h-4') }]);
       await waitFor('h-4 to be cancelled', async () => (await s.row(paused, 'h-4'))?.status === 'cancelled');
 
-      const dryResume = await cli('shipping', 'resume', '--tenant', paused, '--reason', 'maintenance done, CHG-812', '--rate', '2', '--dry-run');
+      const dryResume = await cli(
+        'shipping',
+        'resume',
+        '--tenant',
+        paused,
+        '--reason',
+        'maintenance done, CHG-812',
+        '--rate',
+        '2',
+        '--dry-run',
+      );
       expect(dryResume.stdout).toContain('dry run: would end the pause');
       expect(dryResume.stdout).toContain('waking its orders first at 2/s');
       expect((await pausesInForce(db)).some((p) => p.tenantId === paused)).toBe(true);
       // Paced: this command wakes the pause's orders at ≤ 2/s, oldest first, then ends the pause.
-      const resume = await cli('shipping', 'resume', '--tenant', paused, '--reason', 'maintenance done, CHG-812', '--by', 'jane.doe', '--rate', '2');
+      const resume = await cli(
+        'shipping',
+        'resume',
+        '--tenant',
+        paused,
+        '--reason',
+        'maintenance done, CHG-812',
+        '--by',
+        'jane.doe',
+        '--rate',
+        '2',
+      );
       expect(resume.code).toBe(0);
       expect(resume.stdout).toContain('woke 3 waiting order(s) at ≤ 2/s, oldest first, before ending the pause');
       expect((await pausesInForce(db)).some((p) => p.tenantId === paused)).toBe(false);
-      const ended = (await db.query<{ resumed_by: string; resume_reason: string }>('SELECT resumed_by, resume_reason FROM shipping_pauses WHERE tenant_id = $1', [paused])).rows;
+      const ended = (
+        await db.query<{ resumed_by: string; resume_reason: string }>(
+          'SELECT resumed_by, resume_reason FROM shipping_pauses WHERE tenant_id = $1',
+          [paused],
+        )
+      ).rows;
       expect(ended).toEqual([{ resumed_by: 'jane.doe', resume_reason: 'maintenance done, CHG-812' }]);
 
-      for (const id of held.slice(0, 3)) await waitFor(`${id} to ship after the pause`, async () => (await s.row(paused, id))?.status === 'shipped', 120_000);
+      for (const id of held.slice(0, 3))
+        await waitFor(
+          `${id} to ship after the pause`,
+          async () => (await s.row(paused, id))?.status === 'shipped',
+          120_000,
+        );
       const shipments = await s.shipments(paused);
-      expect(shipments.filter((x) => x.status === 'dispatched').map((x) => x.orderId).sort()).toEqual(held.slice(0, 3));
+      expect(
+        shipments
+          .filter((x) => x.status === 'dispatched')
+          .map((x) => x.orderId)
+          .sort(),
+      ).toEqual(held.slice(0, 3));
       expect((await s.row(paused, 'h-4'))?.status).toBe('cancelled');
       const again = await cli('shipping', 'resume', '--tenant', paused, '--reason', 'twice');
       expect(again.code).toBe(1);

@@ -14,7 +14,15 @@ import { createDb, inTenantTransaction, type Db } from '../../src/store/db.js';
 import type { StatusEvent } from '../../src/store/status-change.js';
 import { readStatusEvents, statusOutboxLag } from '../../src/store/status-outbox.js';
 import { startStatusRelay, type StatusRelay } from '../../src/worker/status-relay.js';
-import { events, logger, scenario, waitFor, type Scenario, type TopicRecord, type TopicWatch } from '../support/harness.js';
+import {
+  events,
+  logger,
+  scenario,
+  waitFor,
+  type Scenario,
+  type TopicRecord,
+  type TopicWatch,
+} from '../support/harness.js';
 
 const CHILD = fileURLToPath(new URL('../support/relay-child.ts', import.meta.url));
 
@@ -40,42 +48,81 @@ describe('a status relay killed between publish and mark-sent', () => {
     await s?.close();
   });
 
-  it('leaves the batch unsent, and the next relay publishes the same ids again, exact copies', { timeout: 300_000 }, async () => {
-    const tenant = s.tenant('kill');
-    const orders = ['o-1', 'o-2', 'o-3'];
-    const outbox = () => inTenantTransaction(db, tenant, (tx) => readStatusEvents(tx, { tenantId: tenant, limit: 1000 }));
-    const copiesOf = (eventId: string): TopicRecord[] => watch.records.filter((r) => (JSON.parse(r.value!.toString()) as StatusEvent).eventId === eventId);
-    await s.produce(orders.map((o) => ({ key: `${tenant}/${o}`, value: events.placed(tenant, o) })));
-    await waitFor('the orders shipped, their events in the outbox', async () => (await outbox()).length === orders.length, 120_000, 100);
+  it(
+    'leaves the batch unsent, and the next relay publishes the same ids again, exact copies',
+    { timeout: 300_000 },
+    async () => {
+      const tenant = s.tenant('kill');
+      const orders = ['o-1', 'o-2', 'o-3'];
+      const outbox = () =>
+        inTenantTransaction(db, tenant, (tx) => readStatusEvents(tx, { tenantId: tenant, limit: 1000 }));
+      const copiesOf = (eventId: string): TopicRecord[] =>
+        watch.records.filter((r) => (JSON.parse(r.value!.toString()) as StatusEvent).eventId === eventId);
+      await s.produce(orders.map((o) => ({ key: `${tenant}/${o}`, value: events.placed(tenant, o) })));
+      await waitFor(
+        'the orders shipped, their events in the outbox',
+        async () => (await outbox()).length === orders.length,
+        120_000,
+        100,
+      );
 
-    const child = spawn(process.execPath, ['--import', 'tsx', CHILD], { env: s.env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout!.on('data', (c: Buffer) => void (out += c.toString()));
-    child.stderr!.on('data', (c: Buffer) => void (err = (err + c.toString()).slice(-4000)));
-    const exited = new Promise<NodeJS.Signals | number | null>((resolve) => child.on('exit', (code, signal) => resolve(signal ?? code)));
-    const published = await waitFor('the child relay to publish a batch', () => {
-      if (child.exitCode !== null) throw new Error(`the relay child exited ${child.exitCode}: ${err}`);
-      const line = out.split('\n').find((l) => l.startsWith('{"published"'));
-      return line ? (JSON.parse(line) as { published: string[] }).published : undefined;
-    }, 120_000, 50);
-    await waitFor('its batch on the topic', () => published.every((id) => copiesOf(id).length === 1), 60_000, 50);
-    child.kill('SIGKILL');
-    expect(await exited).toBe('SIGKILL');
-    // Killed before marking: the rows still wait.
-    const rows = (await outbox()).filter((e) => published.includes(e.event.eventId));
-    expect(rows.map((e) => e.sentAt)).toEqual(published.map(() => null));
+      const child = spawn(process.execPath, ['--import', 'tsx', CHILD], {
+        env: s.env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let out = '';
+      let err = '';
+      child.stdout!.on('data', (c: Buffer) => void (out += c.toString()));
+      child.stderr!.on('data', (c: Buffer) => void (err = (err + c.toString()).slice(-4000)));
+      const exited = new Promise<NodeJS.Signals | number | null>((resolve) =>
+        child.on('exit', (code, signal) => resolve(signal ?? code)),
+      );
+      const published = await waitFor(
+        'the child relay to publish a batch',
+        () => {
+          if (child.exitCode !== null) throw new Error(`the relay child exited ${child.exitCode}: ${err}`);
+          const line = out.split('\n').find((l) => l.startsWith('{"published"'));
+          return line ? (JSON.parse(line) as { published: string[] }).published : undefined;
+        },
+        120_000,
+        50,
+      );
+      await waitFor('its batch on the topic', () => published.every((id) => copiesOf(id).length === 1), 60_000, 50);
+      child.kill('SIGKILL');
+      expect(await exited).toBe('SIGKILL');
+      // Killed before marking: the rows still wait.
+      const rows = (await outbox()).filter((e) => published.includes(e.event.eventId));
+      expect(rows.map((e) => e.sentAt)).toEqual(published.map(() => null));
 
-    sender = createSender(createKafka(s.config, logger, { clientId: 'status-relay-kill-it' }), { idempotent: true });
-    relay = startStatusRelay({ connection: runtimeConnection(s.config), topic: s.config.STATUS_TOPIC, sender, batch: 50, pollMs: 100, logger });
-    await waitFor('the next relay to mark every row sent', async () => (await outbox()).every((e) => e.sentAt !== null), 120_000, 100);
-    await waitFor('the batch published again', () => published.every((id) => copiesOf(id).length === 2), 60_000, 50);
-    for (const id of published) {
-      const [one, two] = copiesOf(id);
-      expect({ key: two!.key?.toString(), value: two!.value!.toString(), headers: two!.headers }).toEqual({ key: one!.key?.toString(), value: one!.value!.toString(), headers: one!.headers });
-      expect(two!.partition).toBe(one!.partition);
-    }
-    console.log(`killed after publishing ${published.length} event(s); republished the same ids: ${published.join(', ')}`);
-    expect(await statusOutboxLag(db, s.config.STATUS_TOPIC)).toBe(0);
-  });
+      sender = createSender(createKafka(s.config, logger, { clientId: 'status-relay-kill-it' }), { idempotent: true });
+      relay = startStatusRelay({
+        connection: runtimeConnection(s.config),
+        topic: s.config.STATUS_TOPIC,
+        sender,
+        batch: 50,
+        pollMs: 100,
+        logger,
+      });
+      await waitFor(
+        'the next relay to mark every row sent',
+        async () => (await outbox()).every((e) => e.sentAt !== null),
+        120_000,
+        100,
+      );
+      await waitFor('the batch published again', () => published.every((id) => copiesOf(id).length === 2), 60_000, 50);
+      for (const id of published) {
+        const [one, two] = copiesOf(id);
+        expect({ key: two!.key?.toString(), value: two!.value!.toString(), headers: two!.headers }).toEqual({
+          key: one!.key?.toString(),
+          value: one!.value!.toString(),
+          headers: one!.headers,
+        });
+        expect(two!.partition).toBe(one!.partition);
+      }
+      console.log(
+        `killed after publishing ${published.length} event(s); republished the same ids: ${published.join(', ')}`,
+      );
+      expect(await statusOutboxLag(db, s.config.STATUS_TOPIC)).toBe(0);
+    },
+  );
 });

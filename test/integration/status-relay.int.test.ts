@@ -17,7 +17,15 @@ import type { StatusEvent } from '../../src/store/status-change.js';
 import { readStatusEvents, statusOutboxLag, type OutboxRow } from '../../src/store/status-outbox.js';
 import { startStatusRelay, type StatusRelay } from '../../src/worker/status-relay.js';
 import type { PruneStatusOutboxResult } from '../../activities/status-outbox-retention.js';
-import { events, logger, scenario, waitFor, type Scenario, type TopicRecord, type TopicWatch } from '../support/harness.js';
+import {
+  events,
+  logger,
+  scenario,
+  waitFor,
+  type Scenario,
+  type TopicRecord,
+  type TopicWatch,
+} from '../support/harness.js';
 
 describe('the status relay: crash between publish and mark-sent, several relays, rows that wait', () => {
   let s: Scenario;
@@ -45,7 +53,9 @@ describe('the status relay: crash between publish and mark-sent, several relays,
   });
 
   function relay(name: string, afterPublish?: (rows: readonly OutboxRow[]) => Promise<void>): StatusRelay {
-    const sender = createSender(createKafka(s.config, logger, { clientId: `status-relay-it-${name}` }), { idempotent: true });
+    const sender = createSender(createKafka(s.config, logger, { clientId: `status-relay-it-${name}` }), {
+      idempotent: true,
+    });
     senders.push(sender);
     const r = startStatusRelay({
       connection: runtimeConnection(s.config),
@@ -61,12 +71,18 @@ describe('the status relay: crash between publish and mark-sent, several relays,
   }
 
   const outbox = (orderIds?: string[]) =>
-    inTenantTransaction(db, tenant, (tx) => readStatusEvents(tx, { tenantId: tenant, limit: 1000 })).then((rows) => rows.filter((r) => !orderIds || orderIds.includes(r.event.orderId)));
-  const copiesOf = (eventId: string): TopicRecord[] => watch.records.filter((r) => (JSON.parse(r.value!.toString()) as StatusEvent).eventId === eventId);
+    inTenantTransaction(db, tenant, (tx) => readStatusEvents(tx, { tenantId: tenant, limit: 1000 })).then((rows) =>
+      rows.filter((r) => !orderIds || orderIds.includes(r.event.orderId)),
+    );
+  const copiesOf = (eventId: string): TopicRecord[] =>
+    watch.records.filter((r) => (JSON.parse(r.value!.toString()) as StatusEvent).eventId === eventId);
 
   async function shipOrders(orderIds: string[]): Promise<void> {
     await s.produce(orderIds.map((o) => ({ key: `${tenant}/${o}`, value: events.placed(tenant, o) })));
-    await waitFor(`${orderIds.join(', ')} shipped, their events in the outbox`, async () => (await outbox(orderIds)).length === orderIds.length);
+    await waitFor(
+      `${orderIds.join(', ')} shipped, their events in the outbox`,
+      async () => (await outbox(orderIds)).length === orderIds.length,
+    );
   }
 
   it('with no relay running the rows wait and the lag grows from the oldest unsent row', async () => {
@@ -88,14 +104,20 @@ describe('the status relay: crash between publish and mark-sent, several relays,
     const ids = crashed.map((r) => r.eventId);
     await waitFor('the batch on the topic', () => ids.every((id) => copiesOf(id).length === 1));
     // Not marked: the rows still wait.
-    expect((await outbox()).filter((e) => ids.includes(e.event.eventId)).map((e) => e.sentAt)).toEqual(ids.map(() => null));
+    expect((await outbox()).filter((e) => ids.includes(e.event.eventId)).map((e) => e.sentAt)).toEqual(
+      ids.map(() => null),
+    );
 
     relay('b');
     await waitFor('relay b to mark every row sent', async () => (await outbox()).every((e) => e.sentAt !== null));
     await waitFor('the batch published again', () => ids.every((id) => copiesOf(id).length === 2));
     for (const id of ids) {
       const [one, two] = copiesOf(id);
-      expect({ key: two!.key?.toString(), value: two!.value!.toString(), headers: two!.headers }).toEqual({ key: one!.key?.toString(), value: one!.value!.toString(), headers: one!.headers });
+      expect({ key: two!.key?.toString(), value: two!.value!.toString(), headers: two!.headers }).toEqual({
+        key: one!.key?.toString(),
+        value: one!.value!.toString(),
+        headers: one!.headers,
+      });
       expect(two!.partition).toBe(one!.partition);
     }
     expect(await statusOutboxLag(db, s.config.STATUS_TOPIC)).toBe(0);
@@ -132,7 +154,10 @@ describe('the status relay: crash between publish and mark-sent, several relays,
     try {
       await owner.query('BEGIN');
       await owner.query("SELECT set_config('app.status_outbox', 'relay', true)");
-      await owner.query("UPDATE status_outbox SET created_at = created_at - interval '8 days', sent_at = sent_at - interval '8 days' WHERE tenant_id = $1", [tenant]);
+      await owner.query(
+        "UPDATE status_outbox SET created_at = created_at - interval '8 days', sent_at = sent_at - interval '8 days' WHERE tenant_id = $1",
+        [tenant],
+      );
       await owner.query('COMMIT');
     } finally {
       await owner.end();
@@ -140,7 +165,9 @@ describe('the status relay: crash between publish and mark-sent, several relays,
     const before = await outbox();
     const sentBefore = before.filter((e) => e.sentAt !== null).length;
     expect(sentBefore).toBe(6);
-    const result = await app.client.workflow.execute<(input: { retentionDays: number; batchSize: number }) => Promise<PruneStatusOutboxResult>>('pruneStatusOutbox', {
+    const result = await app.client.workflow.execute<
+      (input: { retentionDays: number; batchSize: number }) => Promise<PruneStatusOutboxResult>
+    >('pruneStatusOutbox', {
       taskQueue: s.config.TEMPORAL_TASK_QUEUE,
       workflowId: `prune-status-outbox-${s.suffix}`,
       args: [{ retentionDays: 7, batchSize: 4 }],

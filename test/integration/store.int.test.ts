@@ -40,18 +40,28 @@ describe('store', () => {
 
   it('an older version changes nothing', async () => {
     const t = tenant();
-    await inTenantTransaction(db, t, (tx) => recordPlacement(tx, { eventId: 'a', tenantId: t, orderId: 'o1', orderVersion: 3 }, placement, change('a')));
-    const stale = await inTenantTransaction(db, t, (tx) => recordCancellation(tx, { eventId: 'b', tenantId: t, orderId: 'o1', orderVersion: 2 }, {}, change('b')));
+    await inTenantTransaction(db, t, (tx) =>
+      recordPlacement(tx, { eventId: 'a', tenantId: t, orderId: 'o1', orderVersion: 3 }, placement, change('a')),
+    );
+    const stale = await inTenantTransaction(db, t, (tx) =>
+      recordCancellation(tx, { eventId: 'b', tenantId: t, orderId: 'o1', orderVersion: 2 }, {}, change('b')),
+    );
     expect(stale).toMatchObject({ outcome: 'stale', status: 'pending', orderVersion: 3 });
   });
 
   it('a cancelled order can never be marked shipped, whatever the caller does', async () => {
     const t = tenant();
-    await inTenantTransaction(db, t, (tx) => recordCancellation(tx, { eventId: 'c', tenantId: t, orderId: 'o1', orderVersion: 2 }, {}, change('c')));
-    const refused = await inTenantTransaction(db, t, (tx) => recordShipped(tx, t, 'o1', 'shp-1', change(`shipped/${t}/o1`)));
+    await inTenantTransaction(db, t, (tx) =>
+      recordCancellation(tx, { eventId: 'c', tenantId: t, orderId: 'o1', orderVersion: 2 }, {}, change('c')),
+    );
+    const refused = await inTenantTransaction(db, t, (tx) =>
+      recordShipped(tx, t, 'o1', 'shp-1', change(`shipped/${t}/o1`)),
+    );
     expect(refused.status).toBe('cancelled');
     await expect(
-      inTenantTransaction(db, t, (tx) => tx.query("UPDATE fulfilments SET status = 'shipped', shipped_at = now() WHERE order_id = 'o1'")),
+      inTenantTransaction(db, t, (tx) =>
+        tx.query("UPDATE fulfilments SET status = 'shipped', shipped_at = now() WHERE order_id = 'o1'"),
+      ),
     ).rejects.toThrow(/can never ship/);
     expect((await inTenantTransaction(db, t, (tx) => readFulfilment(tx, t, 'o1')))?.status).toBe('cancelled');
   });

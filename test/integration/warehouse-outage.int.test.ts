@@ -44,8 +44,13 @@ describe('a warehouse outage', () => {
     await s?.close();
   });
 
-  const faults = (body: object) => fetch(`${s.warehouse.url}/admin/faults`, { method: 'POST', body: JSON.stringify(body) });
-  const shipmentRequests = () => s.warehouse.requests().filter((r) => r.path === '/shipments').map((r) => Date.parse(r.receivedAt));
+  const faults = (body: object) =>
+    fetch(`${s.warehouse.url}/admin/faults`, { method: 'POST', body: JSON.stringify(body) });
+  const shipmentRequests = () =>
+    s.warehouse
+      .requests()
+      .filter((r) => r.path === '/shipments')
+      .map((r) => Date.parse(r.receivedAt));
 
   it('makes orders wait, not fail, and they resume by themselves, paced, when it answers again', async () => {
     expect(OUTAGE_MS).toBeGreaterThan(8 * OLD_BUDGET_MS);
@@ -59,17 +64,47 @@ describe('a warehouse outage', () => {
       const downAt = Date.now();
       const count = Math.round((OUTAGE_MS / 1000) * RATE);
       const ids = Array.from({ length: count }, (_, i) => `o-${String(i).padStart(3, '0')}`);
-      const stream = new PacedProducer((chunk) => s.produce(chunk), ids.map((id) => ({ key: id, value: events.placed(tenant, id) })), { chunk: 1, paceMs: 1000 / RATE });
+      const stream = new PacedProducer(
+        (chunk) => s.produce(chunk),
+        ids.map((id) => ({ key: id, value: events.placed(tenant, id) })),
+        { chunk: 1, paceMs: 1000 / RATE },
+      );
 
-      await waitFor('orders to wait for the warehouse', async () => (await gauge(app, 'fulfilment_orders_waiting')) >= 10, 60_000);
+      await waitFor(
+        'orders to wait for the warehouse',
+        async () => (await gauge(app, 'fulfilment_orders_waiting')) >= 10,
+        60_000,
+      );
       // Cancellations of orders that are waiting now.
       for (const id of cancelledWhileWaiting) {
-        await waitFor(`${id} to wait`, async () => (await s.row(tenant, id))?.status === 'pending' && (await app.client.workflow.getHandle(orderWorkflowId(tenant, id)).query(orderStatusQuery).then((v) => v.waitingSince !== undefined, () => false)), 60_000, 100);
+        await waitFor(
+          `${id} to wait`,
+          async () =>
+            (await s.row(tenant, id))?.status === 'pending' &&
+            (await app.client.workflow
+              .getHandle(orderWorkflowId(tenant, id))
+              .query(orderStatusQuery)
+              .then(
+                (v) => v.waitingSince !== undefined,
+                () => false,
+              )),
+          60_000,
+          100,
+        );
         // The Web UI shows it: OrderStatus = "waiting".
-        await waitFor(`${id}'s OrderStatus to say waiting`, async () => (await app.client.workflow.getHandle(orderWorkflowId(tenant, id)).describe()).typedSearchAttributes.get(OrderStatusAttribute) === 'waiting', 60_000, 100);
+        await waitFor(
+          `${id}'s OrderStatus to say waiting`,
+          async () =>
+            (await app.client.workflow.getHandle(orderWorkflowId(tenant, id)).describe()).typedSearchAttributes.get(
+              OrderStatusAttribute,
+            ) === 'waiting',
+          60_000,
+          100,
+        );
         await s.produce([{ key: id, value: events.cancelled(tenant, id) }]);
       }
-      for (const id of cancelledWhileWaiting) await waitFor(`${id} to be cancelled`, async () => (await s.row(tenant, id))?.status === 'cancelled', 60_000);
+      for (const id of cancelledWhileWaiting)
+        await waitFor(`${id} to be cancelled`, async () => (await s.row(tenant, id))?.status === 'cancelled', 60_000);
       await stream.done;
       const rest = OUTAGE_MS - (Date.now() - downAt);
       if (rest > 0) await new Promise((r) => setTimeout(r, rest));
@@ -85,10 +120,15 @@ describe('a warehouse outage', () => {
       expect(failedDuring).toEqual([]);
 
       const settled = (r: { status: string }) => r.status !== 'pending';
-      await waitFor('every order to settle after the warehouse came back', async () => {
-        const rows = await tenantRows(db, tenant);
-        return rows.length === count && rows.every(settled);
-      }, 240_000, 250);
+      await waitFor(
+        'every order to settle after the warehouse came back',
+        async () => {
+          const rows = await tenantRows(db, tenant);
+          return rows.length === count && rows.every(settled);
+        },
+        240_000,
+        250,
+      );
       const settledAt = Date.now();
       const afterUp = shipmentRequests().filter((t) => t >= upAt);
       const perSecond = new Map<number, number>();
@@ -97,7 +137,11 @@ describe('a warehouse outage', () => {
       // The paced rate over any 5 s: a round's wake-ups may land in the next second, so one second alone can hold two.
       const peak5s = Math.max(0, ...afterUp.map((t) => afterUp.filter((u) => u >= t && u < t + 5_000).length));
       const rows = await tenantRows(db, tenant);
-      const byStatus = (status: string) => rows.filter((r) => r.status === status).map((r) => r.order_id).sort();
+      const byStatus = (status: string) =>
+        rows
+          .filter((r) => r.status === status)
+          .map((r) => r.order_id)
+          .sort();
       console.log(
         `[warehouse outage] ${count} orders at ${RATE}/s over a ${(outageMs / 1000).toFixed(0)} s outage (${(outageMs / OLD_BUDGET_MS).toFixed(1)} × an order's retry budget); ` +
           `${waitingAtEnd} waiting at its end, the oldest for ${oldestWait.toFixed(0)} s; the warehouse got ${whileDown.length} shipment requests while down ` +
@@ -108,7 +152,9 @@ describe('a warehouse outage', () => {
       // The warehouse saw O(1): the breaker's failures, then at most one request per half-open period. The local
       // warehouse's `down` fails shipments only: a recall of a cancelled order that goes through the half-open breaker
       // closes it, and the next shipments pay the breaker's failures again before it reopens — once per cancellation.
-      expect(whileDown.length).toBeLessThanOrEqual(BREAKER_FAILURES * (1 + cancelledWhileWaiting.length) + Math.ceil(outageMs / HALF_OPEN_MS) + 1);
+      expect(whileDown.length).toBeLessThanOrEqual(
+        BREAKER_FAILURES * (1 + cancelledWhileWaiting.length) + Math.ceil(outageMs / HALF_OPEN_MS) + 1,
+      );
       expect(waitingAtEnd).toBeGreaterThan(count / 2);
       expect(oldestWait).toBeGreaterThan(OUTAGE_MS / 1000 / 2);
       // Only the orders the warehouse refused for good failed; the cancelled ones stayed cancelled; the rest shipped.
@@ -118,7 +164,10 @@ describe('a warehouse outage', () => {
       // Paced recovery: the resumer's 20/s (WAREHOUSE_RESUME_PER_SECOND) and a round's overlap, not a herd of every waiting order.
       expect(peak5s).toBeLessThanOrEqual(5 * 20 + 20);
       // Oldest first: the orders that waited longest ship first after it came back.
-      const shippedOrder = (await s.shipments(tenant)).filter((x) => x.status === 'dispatched' && Date.parse(x.createdAt) >= upAt).sort((a, b) => Date.parse(a.createdAt) - Date.parse(b.createdAt)).map((x) => ids.indexOf(x.orderId));
+      const shippedOrder = (await s.shipments(tenant))
+        .filter((x) => x.status === 'dispatched' && Date.parse(x.createdAt) >= upAt)
+        .sort((a, b) => Date.parse(a.createdAt) - Date.parse(b.createdAt))
+        .map((x) => ids.indexOf(x.orderId));
       const quarter = Math.floor(shippedOrder.length / 4);
       const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
       expect(mean(shippedOrder.slice(0, quarter))).toBeLessThan(mean(shippedOrder.slice(-quarter)));
@@ -131,7 +180,17 @@ describe('a warehouse outage', () => {
         expect(dispatched.some((x) => x.orderId === id)).toBe(false);
         // A burnt key is kept under the key alone (no tenant): read it by key.
         const key = `ship/${tenant}/${id}`;
-        await waitFor(`the key of ${id} to be burnt`, async () => ((await (await fetch(`${s.warehouse.url}/shipments?key=${encodeURIComponent(key)}`)).json()) as { status: string }[]).some((x) => x.status === 'cancelled'), 120_000, 250);
+        await waitFor(
+          `the key of ${id} to be burnt`,
+          async () =>
+            (
+              (await (await fetch(`${s.warehouse.url}/shipments?key=${encodeURIComponent(key)}`)).json()) as {
+                status: string;
+              }[]
+            ).some((x) => x.status === 'cancelled'),
+          120_000,
+          250,
+        );
       }
       expect(await gauge(app, 'fulfilment_orders_waiting')).toBe(0);
     } finally {

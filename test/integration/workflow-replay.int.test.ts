@@ -63,12 +63,27 @@ describe('fulfilment workflow export and replay', () => {
     expect(r.stdout).toContain(`${exported.events.length} events of ${workflowId} run ${runId}`);
     expect(r.stdout).toContain(`replay it: fulfilment workflow replay ${workflowId} --file ${file}`);
 
-    const { stdout } = await promisify(execFile)(await temporalCliPath(), [
-      'workflow', 'show', '--address', s.config.TEMPORAL_ADDRESS, '--namespace', s.config.TEMPORAL_NAMESPACE, '-w', workflowId, '--output', 'json',
-    ], { maxBuffer: 64 * 1024 * 1024 });
+    const { stdout } = await promisify(execFile)(
+      await temporalCliPath(),
+      [
+        'workflow',
+        'show',
+        '--address',
+        s.config.TEMPORAL_ADDRESS,
+        '--namespace',
+        s.config.TEMPORAL_NAMESPACE,
+        '-w',
+        workflowId,
+        '--output',
+        'json',
+      ],
+      { maxBuffer: 64 * 1024 * 1024 },
+    );
     const shown = JSON.parse(stdout) as typeof exported;
     expect(exported.events.length).toBeGreaterThanOrEqual(7);
-    expect(exported.events.map((e) => [e.eventId, e.eventType])).toEqual(shown.events.map((e) => [e.eventId, e.eventType]));
+    expect(exported.events.map((e) => [e.eventId, e.eventType])).toEqual(
+      shown.events.map((e) => [e.eventId, e.eventType]),
+    );
     expect(exported).toEqual(shown);
 
     // A file that exists is kept; --force replaces it.
@@ -88,30 +103,52 @@ describe('fulfilment workflow export and replay', () => {
     const fromServer = await cli('workflow', 'replay', workflowId);
     expect(fromServer.code).toBe(0);
     expect(fromServer.stderr).toBe('');
-    expect(fromServer.stdout).toMatch(new RegExp(`^replayed ${workflowId} run ${runId}: ${events} events from server, deterministic on \\S*workflows/index\\.ts\\n$`));
+    expect(fromServer.stdout).toMatch(
+      new RegExp(
+        `^replayed ${workflowId} run ${runId}: ${events} events from server, deterministic on \\S*workflows/index\\.ts\\n$`,
+      ),
+    );
 
     const fromRun = await cli('workflow', 'replay', workflowId, '--run-id', runId, '--json');
     expect(fromRun.code).toBe(0);
-    expect(JSON.parse(fromRun.stdout)).toMatchObject({ workflowId, runId, events, source: 'server', running: false, deterministic: true, failure: null });
+    expect(JSON.parse(fromRun.stdout)).toMatchObject({
+      workflowId,
+      runId,
+      events,
+      source: 'server',
+      running: false,
+      deterministic: true,
+      failure: null,
+    });
 
     const fromFile = await cli('workflow', 'replay', workflowId, '--file', file);
     expect(fromFile.code).toBe(0);
-    expect(fromFile.stdout).toContain(`replayed ${workflowId} run ${runId}: ${events} events from ${file}, deterministic`);
+    expect(fromFile.stdout).toContain(
+      `replayed ${workflowId} run ${runId}: ${events} events from ${file}, deterministic`,
+    );
   });
 
   it('replays a run that is still open: its history so far', async () => {
     const tenant = s.tenant('open');
     const open = orderWorkflowId(tenant, 'o-2');
-    const faults = (body: object) => fetch(`${s.warehouse.url}/admin/faults`, { method: 'POST', body: JSON.stringify(body) });
+    const faults = (body: object) =>
+      fetch(`${s.warehouse.url}/admin/faults`, { method: 'POST', body: JSON.stringify(body) });
     // The shipment takes 20 s: the run is open, its activity in flight, while it is replayed.
     await faults({ latencyMs: 20_000 });
     try {
       await s.produce([{ key: `${tenant}/o-2`, value: events.placed(tenant, 'o-2') }]);
-      const shipping = async () => ((await app.client.workflow.getHandle(open).describe()).raw.pendingActivities ?? []).some((a) => a.activityType?.name === 'shipAndRecordOrder');
+      const shipping = async () =>
+        ((await app.client.workflow.getHandle(open).describe()).raw.pendingActivities ?? []).some(
+          (a) => a.activityType?.name === 'shipAndRecordOrder',
+        );
       await waitFor('the shipment in flight', shipping, 60_000, 100);
       const r = await cli('workflow', 'replay', open);
       expect(r.code).toBe(0);
-      expect(r.stdout).toMatch(new RegExp(`^replayed ${open} run [0-9a-f-]{36}: \\d+ events from server \\(the run is still open: its history so far\\), deterministic`));
+      expect(r.stdout).toMatch(
+        new RegExp(
+          `^replayed ${open} run [0-9a-f-]{36}: \\d+ events from server \\(the run is still open: its history so far\\), deterministic`,
+        ),
+      );
       expect(await shipping()).toBe(true);
     } finally {
       await faults({ latencyMs: 0 });
@@ -125,7 +162,9 @@ describe('fulfilment workflow export and replay', () => {
       const r = await cli('workflow', 'replay', workflowId, ...source, '--workflows', diverging);
       expect(r.code).toBe(1);
       expect(r.stdout).toBe('');
-      const m = /does not replay on \S+replay-diverging-workflows\.ts: nondeterminism at event (\d+) \((\w+)/.exec(r.stderr);
+      const m = /does not replay on \S+replay-diverging-workflows\.ts: nondeterminism at event (\d+) \((\w+)/.exec(
+        r.stderr,
+      );
       expect(m, r.stderr).not.toBeNull();
       expect(r.stderr).toContain(`error: ${workflowId} run ${runId}`);
       expect(r.stderr).toContain('SDK: Replay failed with a nondeterminism error');

@@ -8,7 +8,13 @@ describe('Kafka stopped and restarted mid-stream', () => {
       service: 'kafka',
       // Fetches, heartbeats and commits fail: kafkajs retries its connections (counted), commits back off.
       felt: async ({ app }) =>
-        (await Promise.all(['kafka-connect', 'consume', 'commit'].map((operation) => counter(app, 'fulfilment_failures_total', { operation })))).some((n) => n > 0),
+        (
+          await Promise.all(
+            ['kafka-connect', 'consume', 'commit'].map((operation) =>
+              counter(app, 'fulfilment_failures_total', { operation }),
+            ),
+          )
+        ).some((n) => n > 0),
     });
     expect(Object.values(result.retries).reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
   });

@@ -100,7 +100,12 @@ function placementStream(tenant: string, orders: number) {
   const records: { value: ReturnType<typeof events.placed>; key?: string; partition?: number }[] = [];
   for (let i = 0; i < orders; i += 1) {
     const orderId = `o-${String(i).padStart(3, '0')}`;
-    records.push({ key: orderId, value: events.placed(tenant, orderId, { data: { customerId: `c-${i}`, lines: [{ sku: `SKU-${i % 7}`, quantity: 1 + (i % 3) }] } }) });
+    records.push({
+      key: orderId,
+      value: events.placed(tenant, orderId, {
+        data: { customerId: `c-${i}`, lines: [{ sku: `SKU-${i % 7}`, quantity: 1 + (i % 3) }] },
+      }),
+    });
     if (i % 15 === 14) {
       // A duplicate of an earlier placement, on a partition of its own choosing (not necessarily its key's).
       const earlier = records[records.length - 10]!;
@@ -128,7 +133,10 @@ export async function runOutage(opts: OutageOptions): Promise<OutageResult> {
       return orderIds.every((o) => done.has(o));
     };
 
-    await waitFor('the stream to be under way', async () => (await counter(app, 'fulfilment_bridge_records_total', { outcome: 'accepted' })) >= 30);
+    await waitFor(
+      'the stream to be under way',
+      async () => (await counter(app, 'fulfilment_bridge_records_total', { outcome: 'accepted' })) >= 30,
+    );
     const retriesBefore = await byLabel(app, 'fulfilment_retries_total', 'operation');
     const failuresBefore = await byLabel(app, 'fulfilment_failures_total', 'operation');
 
@@ -152,12 +160,28 @@ export async function runOutage(opts: OutageOptions): Promise<OutageResult> {
     const ordersAtRestart = producedOrders();
     // A probe on every partition (an unknown event type: ignored and committed, no effect) marks "now": the
     // group has recovered once its commits pass the probes, i.e. everything produced before them.
-    await waitFor('the probes to be produced', () =>
-      s.produce(Array.from({ length: PARTITIONS }, (_, partition) => ({ partition, value: { ...events.placed(tenant, 'probe'), type: 'orders.RecoveryProbe' } }))).then(() => true),
-    60_000, 250);
+    await waitFor(
+      'the probes to be produced',
+      () =>
+        s
+          .produce(
+            Array.from({ length: PARTITIONS }, (_, partition) => ({
+              partition,
+              value: { ...events.placed(tenant, 'probe'), type: 'orders.RecoveryProbe' },
+            })),
+          )
+          .then(() => true),
+      60_000,
+      250,
+    );
     const backlog = await endOffsets(s.admin, s.config.ORDERS_TOPIC);
 
-    await waitFor('the group to catch up with what was produced before the restart', () => reached(s.admin, s.config.CONSUMER_GROUP, s.config.ORDERS_TOPIC, backlog), 240_000, 100);
+    await waitFor(
+      'the group to catch up with what was produced before the restart',
+      () => reached(s.admin, s.config.CONSUMER_GROUP, s.config.ORDERS_TOPIC, backlog),
+      240_000,
+      100,
+    );
     const caughtUpAt = Date.now();
     await waitFor('every order produced before the restart to ship', () => shipped(ordersAtRestart), 240_000, 250);
     const shippedAt = Date.now();
@@ -170,7 +194,11 @@ export async function runOutage(opts: OutageOptions): Promise<OutageResult> {
     const retryBound = PARTITIONS * (LANES + maxAttemptsWithin(windowMs, RETRY));
 
     await stream.done;
-    await waitFor('the group to consume the whole stream', () => caughtUp(s.admin, s.config.CONSUMER_GROUP, s.config.ORDERS_TOPIC), 240_000);
+    await waitFor(
+      'the group to consume the whole stream',
+      () => caughtUp(s.admin, s.config.CONSUMER_GROUP, s.config.ORDERS_TOPIC),
+      240_000,
+    );
     const allOrders = [...new Set(records.map((r) => r.value.orderId))];
     await waitFor('every order to ship', () => shipped(allOrders), 240_000, 250);
 
@@ -190,7 +218,8 @@ export async function runOutage(opts: OutageOptions): Promise<OutageResult> {
     process.stdout.write(`\n[outage:${opts.service}] ${JSON.stringify(result)}\n`);
 
     // Backed off, never spun: retries per operation stay within what the backoff policy allows in the window.
-    for (const [operation, n] of Object.entries(retries)) expect(n, `retries of ${operation}`).toBeLessThanOrEqual(retryBound);
+    for (const [operation, n] of Object.entries(retries))
+      expect(n, `retries of ${operation}`).toBeLessThanOrEqual(retryBound);
     // Lost nothing, fulfilled nothing twice: one row per order, shipped, and one shipment each.
     const rows = await tenantRows(db, tenant);
     expect(rows).toHaveLength(ORDERS);
@@ -209,7 +238,9 @@ export async function runOutage(opts: OutageOptions): Promise<OutageResult> {
     // (A record handled again after a crash counts twice, so this is a floor.)
     const handled = await byLabel(app, 'fulfilment_bridge_records_total', 'outcome');
     const accounted = (handled['accepted'] ?? 0) + (handled['recorded-late'] ?? 0) + (handled['duplicate'] ?? 0);
-    expect(accounted, `records the bridge finished, by outcome: ${JSON.stringify(handled)}`).toBeGreaterThanOrEqual(records.length);
+    expect(accounted, `records the bridge finished, by outcome: ${JSON.stringify(handled)}`).toBeGreaterThanOrEqual(
+      records.length,
+    );
     await opts.verify?.({ ...ctx, result });
     return result;
   } finally {
@@ -225,7 +256,10 @@ export async function maxPendingActivityAttempt(app: App, tenant: string, orderI
   let max = 0;
   await Promise.all(
     orderIds.map(async (o) => {
-      const d = await app.client.workflow.getHandle(orderWorkflowId(tenant, o)).describe().catch(() => undefined);
+      const d = await app.client.workflow
+        .getHandle(orderWorkflowId(tenant, o))
+        .describe()
+        .catch(() => undefined);
       for (const a of d?.raw.pendingActivities ?? []) max = Math.max(max, a.attempt ?? 0);
     }),
   );

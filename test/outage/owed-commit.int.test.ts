@@ -35,26 +35,48 @@ describe('a commit that failed while Kafka was down', () => {
       });
       const tenant = s.tenant();
       const orders = Array.from({ length: PARTITIONS }, (_, p) => `o-${p}`);
-      await s.produce(orders.map((orderId, partition) => ({ partition, key: orderId, value: events.placed(tenant, orderId) })));
+      await s.produce(
+        orders.map((orderId, partition) => ({ partition, key: orderId, value: events.placed(tenant, orderId) })),
+      );
       await waitFor('a record of every partition held in the hand-over', () => held.size === PARTITIONS, 120_000);
 
       await stackDown({ services: ['kafka'], quiet: true });
       try {
         release.resolve();
-        await waitFor('the orders handed over while Kafka is down', async () =>
-          (await Promise.all(orders.map((o) => s.row(tenant, o)))).every((r) => r !== undefined), 120_000, 250);
-        await waitFor('an offset commit to fail', async () => (await counter(app, 'fulfilment_retries_total', { operation: 'commit' })) > 0, 120_000, 250);
+        await waitFor(
+          'the orders handed over while Kafka is down',
+          async () => (await Promise.all(orders.map((o) => s.row(tenant, o)))).every((r) => r !== undefined),
+          120_000,
+          250,
+        );
+        await waitFor(
+          'an offset commit to fail',
+          async () => (await counter(app, 'fulfilment_retries_total', { operation: 'commit' })) > 0,
+          120_000,
+          250,
+        );
       } finally {
         await stackUp({ services: ['kafka'], quiet: true });
         restarted = true;
       }
 
-      await waitFor('the group to commit every partition', () => caughtUp(s.admin, s.config.CONSUMER_GROUP, s.config.ORDERS_TOPIC), 120_000, 250);
-      const parked = async () => (await app.metrics.registry.getSingleMetric('fulfilment_bridge_partition_parked_seconds')?.get())?.values ?? [];
-      await waitFor('no partition reported parked', async () => {
-        const values = await parked();
-        return values.length > 0 && values.every((v) => v.value === 0);
-      }, 60_000, 250);
+      await waitFor(
+        'the group to commit every partition',
+        () => caughtUp(s.admin, s.config.CONSUMER_GROUP, s.config.ORDERS_TOPIC),
+        120_000,
+        250,
+      );
+      const parked = async () =>
+        (await app.metrics.registry.getSingleMetric('fulfilment_bridge_partition_parked_seconds')?.get())?.values ?? [];
+      await waitFor(
+        'no partition reported parked',
+        async () => {
+          const values = await parked();
+          return values.length > 0 && values.every((v) => v.value === 0);
+        },
+        60_000,
+        250,
+      );
       expect(held.size).toBe(PARTITIONS);
     } finally {
       release.resolve();

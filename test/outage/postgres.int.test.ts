@@ -30,7 +30,8 @@ describe('PostgreSQL stopped and restarted mid-stream', () => {
       service: 'postgres',
       felt: async ({ app, tenant, producedOrders }) => {
         maxAttempt = Math.max(maxAttempt, await maxPendingActivityAttempt(app, tenant, producedOrders().slice(-10)));
-        if (temporalOnPostgres) return maxAttempt >= 2 || (await counter(app, 'fulfilment_retries_total', { operation: 'deliver' })) > 0;
+        if (temporalOnPostgres)
+          return maxAttempt >= 2 || (await counter(app, 'fulfilment_retries_total', { operation: 'deliver' })) > 0;
         return maxAttempt >= 2;
       },
     });
@@ -38,6 +39,8 @@ describe('PostgreSQL stopped and restarted mid-stream', () => {
     // The bridge never talks to PostgreSQL: nothing for it to retry — unless Temporal's own store is on it.
     if (!temporalOnPostgres) expect(result.retries.deliver ?? 0).toBe(0);
     // Temporal's retries follow the activity policy: no more attempts than it allows in the time observed.
-    expect(maxAttempt).toBeLessThanOrEqual(storeAttemptsWithin(result.stopMs + result.downMs + result.startMs + result.recoveryToShippedMs));
+    expect(maxAttempt).toBeLessThanOrEqual(
+      storeAttemptsWithin(result.stopMs + result.downMs + result.startMs + result.recoveryToShippedMs),
+    );
   });
 });

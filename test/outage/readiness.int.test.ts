@@ -28,19 +28,31 @@ let livezTimer: NodeJS.Timeout | undefined;
 const ready = () => probe(port, '/readyz');
 
 async function waitReady(what: string): Promise<Probe> {
-  return waitFor(what, async () => {
-    const r = await ready();
-    return r?.status === 200 ? r : undefined;
-  }, 240_000, 250);
+  return waitFor(
+    what,
+    async () => {
+      const r = await ready();
+      return r?.status === 200 ? r : undefined;
+    },
+    240_000,
+    250,
+  );
 }
 
 beforeAll(async () => {
   s = await scenario('readiness');
   port = await freePort();
-  p = startServiceProcess({ ...s.env, METRICS_PORT: String(port), BRIDGE_SESSION_TIMEOUT_MS: String(SESSION_TIMEOUT_MS) });
+  p = startServiceProcess({
+    ...s.env,
+    METRICS_PORT: String(port),
+    BRIDGE_SESSION_TIMEOUT_MS: String(SESSION_TIMEOUT_MS),
+  });
   await p.said('service ready');
   const first = await waitReady('the service to be ready');
-  expect(first.body).toEqual({ ready: true, checks: { temporal: { ok: true }, postgres: { ok: true }, worker: { ok: true }, kafka: { ok: true } } });
+  expect(first.body).toEqual({
+    ready: true,
+    checks: { temporal: { ok: true }, postgres: { ok: true }, worker: { ok: true }, kafka: { ok: true } },
+  });
   // Liveness sampled all along, not only at the checkpoints.
   livezTimer = setInterval(() => void probe(port, '/livez').then((r) => r && livez.push(r.status)), 500);
 });
@@ -61,29 +73,42 @@ describe('/readyz through each dependency outage', () => {
       const downAt = Date.now();
       await stackDown({ services: [service], quiet: true });
       try {
-        const notReady = await waitFor(`/readyz to report ${service} down`, async () => {
-          const r = await ready();
-          return r?.status === 503 && r.body.checks?.[check]?.ok === false ? r : undefined;
-        }, 240_000, 250);
+        const notReady = await waitFor(
+          `/readyz to report ${service} down`,
+          async () => {
+            const r = await ready();
+            return r?.status === 503 && r.body.checks?.[check]?.ok === false ? r : undefined;
+          },
+          240_000,
+          250,
+        );
         const notReadyMs = Date.now() - downAt;
         expect(notReady.body.ready).toBe(false);
         expect(notReady.body.checks![check]!.reason, 'the reason').toContain(NAME[service]);
         // The other dependencies are still reported as they are: only the one down (and what needs it) fails. On a
         // loaded machine one probe of another dependency can miss its 1.5 s deadline, so this waits for a reading in
         // which the stopped one is down and the others answer (each reading is one /readyz, as a probe sees it).
-        const others = await waitFor(`/readyz to report the others ready while ${service} is down`, async () => {
-          const r = await ready();
-          if (r?.body.checks?.[check]?.ok !== false) throw new Error(`${service} is reported ${JSON.stringify(r?.body.checks?.[check])} while stopped`);
-          const fine = (dep: 'postgres' | 'temporal') => service === dep || r.body.checks?.[dep]?.ok === true;
-          return fine('postgres') && fine('temporal') ? r : undefined;
-        }, 60_000, 250);
+        const others = await waitFor(
+          `/readyz to report the others ready while ${service} is down`,
+          async () => {
+            const r = await ready();
+            if (r?.body.checks?.[check]?.ok !== false)
+              throw new Error(`${service} is reported ${JSON.stringify(r?.body.checks?.[check])} while stopped`);
+            const fine = (dep: 'postgres' | 'temporal') => service === dep || r.body.checks?.[dep]?.ok === true;
+            return fine('postgres') && fine('temporal') ? r : undefined;
+          },
+          60_000,
+          250,
+        );
         if (service !== 'postgres') expect(others.body.checks!.postgres).toEqual({ ok: true });
         if (service !== 'temporal') expect(others.body.checks!.temporal).toEqual({ ok: true });
         await stackUp({ services: [service], quiet: true });
         restored = true;
         const upAt = Date.now();
         const back = await waitReady(`/readyz to be 200 after ${service} is back`);
-        process.stdout.write(`\n[readiness:${service}] 503 ${notReadyMs} ms after the stop (${JSON.stringify(notReady.body.checks)}); 200 ${Date.now() - upAt} ms after it was back\n`);
+        process.stdout.write(
+          `\n[readiness:${service}] 503 ${notReadyMs} ms after the stop (${JSON.stringify(notReady.body.checks)}); 200 ${Date.now() - upAt} ms after it was back\n`,
+        );
         expect(back.body.ready).toBe(true);
         expect(p.alive()).toBe(true);
       } finally {

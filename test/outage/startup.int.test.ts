@@ -34,16 +34,35 @@ afterAll(async () => {
 async function canariesFlow(s: Scenario, tenant: string, label: string): Promise<void> {
   const ids = Array.from({ length: PARTITIONS * 2 }, (_, i) => `${label}-${i}`);
   await s.produce(ids.map((id, i) => ({ partition: i % PARTITIONS, key: id, value: events.placed(tenant, id) })));
-  await waitFor(`canaries ${label} shipped`, async () => (await Promise.all(ids.map((id) => s.row(tenant, id)))).every((r) => r?.status === 'shipped'), 120_000, 200);
-  await waitFor(`group committed past canaries ${label}`, () => caughtUp(s.admin, s.config.CONSUMER_GROUP, s.config.ORDERS_TOPIC), 120_000, 200);
+  await waitFor(
+    `canaries ${label} shipped`,
+    async () => (await Promise.all(ids.map((id) => s.row(tenant, id)))).every((r) => r?.status === 'shipped'),
+    120_000,
+    200,
+  );
+  await waitFor(
+    `group committed past canaries ${label}`,
+    () => caughtUp(s.admin, s.config.CONSUMER_GROUP, s.config.ORDERS_TOPIC),
+    120_000,
+    200,
+  );
 }
 
 /** Shows the role that does not need the stopped dependency doing its work while it is down. */
 async function worksMeanwhile(s: Scenario, role: Role, tenant: string): Promise<void> {
   if (role === 'bridge') {
     // Hand-over and commit need only Kafka and Temporal.
-    await s.produce(Array.from({ length: PARTITIONS }, (_, partition) => ({ partition, value: events.placed(tenant, `during-${partition}`) })));
-    await waitFor('the bridge to hand over and commit every partition', () => caughtUp(s.admin, s.config.CONSUMER_GROUP, s.config.ORDERS_TOPIC), 120_000);
+    await s.produce(
+      Array.from({ length: PARTITIONS }, (_, partition) => ({
+        partition,
+        value: events.placed(tenant, `during-${partition}`),
+      })),
+    );
+    await waitFor(
+      'the bridge to hand over and commit every partition',
+      () => caughtUp(s.admin, s.config.CONSUMER_GROUP, s.config.ORDERS_TOPIC),
+      120_000,
+    );
     return;
   }
   // Workflows and activities need only Temporal and PostgreSQL: an order started directly ships.
@@ -51,7 +70,11 @@ async function worksMeanwhile(s: Scenario, role: Role, tenant: string): Promise<
   try {
     const starter = createOrderStarter(client, s.config.TEMPORAL_TASK_QUEUE, workflowSettings(s.config), s.late);
     await starter.deliver([events.placed(tenant, 'during') as OrderEvent]);
-    await waitFor('the worker to ship an order', async () => (await s.row(tenant, 'during'))?.status === 'shipped', 120_000);
+    await waitFor(
+      'the worker to ship an order',
+      async () => (await s.row(tenant, 'during'))?.status === 'shipped',
+      120_000,
+    );
   } finally {
     await client.connection.close();
   }
@@ -60,8 +83,11 @@ async function worksMeanwhile(s: Scenario, role: Role, tenant: string): Promise<
 describe('start-up while a dependency is down', () => {
   for (const dependency of ['kafka', 'temporal', 'postgres'] as const) {
     const waiting = (Object.keys(NEEDS) as Role[]).filter((r) => NEEDS[r].includes(dependency));
-    const throughTemporal = (r: Role) => temporalOnPostgres && dependency === 'postgres' && NEEDS[r].includes('temporal');
-    const unaffected = (Object.keys(NEEDS) as Role[]).filter((r) => !NEEDS[r].includes(dependency) && !throughTemporal(r));
+    const throughTemporal = (r: Role) =>
+      temporalOnPostgres && dependency === 'postgres' && NEEDS[r].includes('temporal');
+    const unaffected = (Object.keys(NEEDS) as Role[]).filter(
+      (r) => !NEEDS[r].includes(dependency) && !throughTemporal(r),
+    );
     const held = (Object.keys(NEEDS) as Role[]).filter((r) => !NEEDS[r].includes(dependency) && throughTemporal(r));
     const title = [
       `${waiting.join(' and ')} started while ${dependency} is down wait${waiting.length === 1 ? 's' : ''} for it and become${waiting.length === 1 ? 's' : ''} ready once it is back`,
@@ -75,10 +101,13 @@ describe('start-up while a dependency is down', () => {
       let restored = false;
       await stackDown({ services: [dependency], quiet: true });
       try {
-        for (const role of ['bridge', 'worker'] as const) procs.set(role, startServiceProcess({ ...s.env, FULFILMENT_ROLES: role }));
+        for (const role of ['bridge', 'worker'] as const)
+          procs.set(role, startServiceProcess({ ...s.env, FULFILMENT_ROLES: role }));
         for (const role of waiting) {
           const p = procs.get(role)!;
-          expect(await p.said(`waiting for ${NAME[dependency]}`)).toMatchObject({ dependency: expect.stringContaining(NAME[dependency]!) });
+          expect(await p.said(`waiting for ${NAME[dependency]}`)).toMatchObject({
+            dependency: expect.stringContaining(NAME[dependency]!),
+          });
         }
         for (const role of unaffected) {
           await procs.get(role)!.said('service ready');
@@ -87,7 +116,11 @@ describe('start-up while a dependency is down', () => {
         // Those that need it keep waiting — backing off, not exiting — until it is back.
         for (const role of waiting) {
           const p = procs.get(role)!;
-          await waitFor(`the ${role} to try again`, () => p.lines.filter((l) => String(l.msg).startsWith('waiting for')).length >= 2, 90_000);
+          await waitFor(
+            `the ${role} to try again`,
+            () => p.lines.filter((l) => String(l.msg).startsWith('waiting for')).length >= 2,
+            90_000,
+          );
           expect(p.alive()).toBe(true);
           expect(p.lines.some((l) => l.msg === 'service ready')).toBe(false);
         }

@@ -19,7 +19,17 @@ import { createDb, inTenantTransaction, type Db } from '../../src/store/db.js';
 import { STATUS_EVENT, type StatusEvent } from '../../src/store/status-change.js';
 import { readStatusEvents } from '../../src/store/status-outbox.js';
 import { stackDown, stackUp } from '../../tools/stack/index.js';
-import { caughtUp, counter, events, PacedProducer, scenario, tenantRows, waitFor, type Scenario, type TopicWatch } from '../support/harness.js';
+import {
+  caughtUp,
+  counter,
+  events,
+  PacedProducer,
+  scenario,
+  tenantRows,
+  waitFor,
+  type Scenario,
+  type TopicWatch,
+} from '../support/harness.js';
 import { faultsOf } from '../support/operator.js';
 import { RETRY } from './outage.js';
 
@@ -36,21 +46,32 @@ function stream(tenant: string, from: number, to: number) {
     const placed = events.placed(tenant, orderId);
     records.push({ key: `${tenant}/${orderId}`, value: placed });
     if (i % 4 === 3) records.push({ key: `${tenant}/${orderId}`, value: placed });
-    if (i % 3 === 2) records.push({ key: `${tenant}/${orderId}`, value: events.cancelled(tenant, orderId, { orderVersion: 2 }) });
+    if (i % 3 === 2)
+      records.push({ key: `${tenant}/${orderId}`, value: events.cancelled(tenant, orderId, { orderVersion: 2 }) });
   }
   return records;
 }
 
 /** Every row the store committed for `tenant` is on the topic, each order's in commit order; copies exact. */
-async function expectEveryCommittedEventPublished(s: Scenario, db: Db, watch: TopicWatch, tenant: string): Promise<void> {
-  const outbox = () => inTenantTransaction(db, tenant, (tx) => readStatusEvents(tx, { tenantId: tenant, limit: 10_000 }));
+async function expectEveryCommittedEventPublished(
+  s: Scenario,
+  db: Db,
+  watch: TopicWatch,
+  tenant: string,
+): Promise<void> {
+  const outbox = () =>
+    inTenantTransaction(db, tenant, (tx) => readStatusEvents(tx, { tenantId: tenant, limit: 10_000 }));
   const eventOf = (value: Buffer | null) => JSON.parse(value!.toString()) as StatusEvent;
   await waitFor('every outbox row sent', async () => (await outbox()).every((e) => e.sentAt !== null), 240_000);
   const committed = await outbox();
-  await waitFor('every committed event on the topic', () => {
-    const seen = new Set(watch.records.map((r) => eventOf(r.value).eventId));
-    return committed.every((e) => seen.has(e.event.eventId));
-  }, 120_000);
+  await waitFor(
+    'every committed event on the topic',
+    () => {
+      const seen = new Set(watch.records.map((r) => eventOf(r.value).eventId));
+      return committed.every((e) => seen.has(e.event.eventId));
+    },
+    120_000,
+  );
   const rows = new Map((await tenantRows(db, tenant)).map((r) => [r.order_id, r]));
   expect(rows.size).toBe(ORDERS);
   for (const [orderId, row] of rows) {
@@ -63,19 +84,26 @@ async function expectEveryCommittedEventPublished(s: Scenario, db: Db, watch: To
       if (first.has(id)) expect(bytes, `${orderId}: a copy of ${id} is exact`).toBe(first.get(id));
       else first.set(id, bytes);
     }
-    expect([...first.keys()], `${orderId}: its events, once each, in commit order`).toEqual(mine.map((e) => e.event.eventId));
+    expect([...first.keys()], `${orderId}: its events, once each, in commit order`).toEqual(
+      mine.map((e) => e.event.eventId),
+    );
     const types = mine.map((e) => e.event.type);
     expect(types.length, `${orderId} has events`).toBeGreaterThan(0);
     expect(mine.at(-1)!.event.status, `${orderId}: the last event is its status`).toBe(row.status);
     if (row.status === 'cancelled') expect(types, `${orderId} cancelled`).not.toContain(STATUS_EVENT.shipped);
-    else expect(types.filter((t) => t === STATUS_EVENT.shipped), `${orderId} shipped once`).toHaveLength(1);
+    else
+      expect(
+        types.filter((t) => t === STATUS_EVENT.shipped),
+        `${orderId} shipped once`,
+      ).toHaveLength(1);
   }
 }
 
 async function statusEventsThrough(service: 'kafka' | 'postgres'): Promise<void> {
   // When each step was reached, seconds from here: printed as it is reached (where a slow run spent its time).
   const t0 = Date.now();
-  const mark = (step: string) => process.stdout.write(`[status-outage:${service}] ${step} at ${((Date.now() - t0) / 1000).toFixed(1)} s\n`);
+  const mark = (step: string) =>
+    process.stdout.write(`[status-outage:${service}] ${step} at ${((Date.now() - t0) / 1000).toFixed(1)} s\n`);
   // At the defaults (a relay poll of 200 ms, not 1 s: each step waits for the events): a cancellation the test
   // producer had to send again after Kafka came back meets its order's run, or the store once the run has closed.
   const s = await scenario(`status-outage-${service}`, { STATUS_RELAY_POLL_MS: '200' });
@@ -88,7 +116,8 @@ async function statusEventsThrough(service: 'kafka' | 'postgres'): Promise<void>
     const tenant = s.tenant();
     // Slow shipments: orders are in flight when the service stops.
     await faultsOf(s)({ latencyMs: 1500 });
-    const pace = (records: { key: string; value: object }[]) => new PacedProducer((chunk) => s.produce(chunk), records, { chunk: 4, paceMs: 300 });
+    const pace = (records: { key: string; value: object }[]) =>
+      new PacedProducer((chunk) => s.produce(chunk), records, { chunk: 4, paceMs: 300 });
     const first = pace(stream(tenant, 0, ORDERS / 2));
     mark('started');
     await waitFor('the first status events out', () => watch.records.length >= 3, 120_000);
@@ -99,9 +128,21 @@ async function statusEventsThrough(service: 'kafka' | 'postgres'): Promise<void>
       // One order that nothing cancels has had a shipment refused: it ships, and its change is committed, only once
       // the warehouse answers again — which is after Kafka has stopped.
       const refusedAfter = Date.now();
-      await waitFor('a shipment the warehouse refused, of an order nothing cancels', () =>
-        s.warehouse.requests().some((r) => r.path === '/shipments' && Date.parse(r.receivedAt) >= refusedAfter &&
-          r.idempotencyKey?.startsWith(`ship/${tenant}/`) && !cancelled(r.idempotencyKey.split('/').at(-1)!)), 120_000, 100);
+      await waitFor(
+        'a shipment the warehouse refused, of an order nothing cancels',
+        () =>
+          s.warehouse
+            .requests()
+            .some(
+              (r) =>
+                r.path === '/shipments' &&
+                Date.parse(r.receivedAt) >= refusedAfter &&
+                r.idempotencyKey?.startsWith(`ship/${tenant}/`) &&
+                !cancelled(r.idempotencyKey.split('/').at(-1)!),
+            ),
+        120_000,
+        100,
+      );
     }
 
     mark('stopping');
@@ -110,14 +151,28 @@ async function statusEventsThrough(service: 'kafka' | 'postgres'): Promise<void>
     mark('down');
     try {
       if (service === 'kafka') await faultsOf(s)({ down: false, latencyMs: 1500 });
-      await waitFor(`the relay to feel the ${service} outage`, async () => (await counter(app, 'fulfilment_status_relay_failures_total', { topic, dependency: service })) > 0, 120_000, 250);
+      await waitFor(
+        `the relay to feel the ${service} outage`,
+        async () => (await counter(app, 'fulfilment_status_relay_failures_total', { topic, dependency: service })) > 0,
+        120_000,
+        250,
+      );
       mark('felt');
       if (service === 'kafka') {
-        await waitFor('the lag to grow while the rows wait', async () => (await metricValue(app.metrics.registry, 'fulfilment_status_relay_lag_seconds', { topic })) >= 2, 60_000, 250);
+        await waitFor(
+          'the lag to grow while the rows wait',
+          async () => (await metricValue(app.metrics.registry, 'fulfilment_status_relay_lag_seconds', { topic })) >= 2,
+          60_000,
+          250,
+        );
         // The relay is no part of readiness: what the worker needs answers, only the bridge's Kafka does not.
         const readiness = await app.health.readiness();
         expect(Object.keys(readiness.checks).sort()).toEqual(['kafka', 'postgres', 'temporal', 'worker']);
-        expect([readiness.checks.temporal?.ok, readiness.checks.postgres?.ok, readiness.checks.worker?.ok]).toEqual([true, true, true]);
+        expect([readiness.checks.temporal?.ok, readiness.checks.postgres?.ok, readiness.checks.worker?.ok]).toEqual([
+          true,
+          true,
+          true,
+        ]);
       }
       const rest = 8_000 - (Date.now() - downAt);
       if (rest > 0) await new Promise((r) => setTimeout(r, rest));
@@ -128,23 +183,47 @@ async function statusEventsThrough(service: 'kafka' | 'postgres'): Promise<void>
     }
     await Promise.all([first.done, second.done]);
     await faultsOf(s)({ latencyMs: 0 });
-    await waitFor('every order settled', async () => {
-      const rows = await tenantRows(db, tenant);
-      return rows.length === ORDERS && rows.every((r) => r.status === 'shipped' || r.status === 'cancelled') &&
-        rows.filter((r) => cancelled(r.order_id)).every((r) => r.order_version === 2);
-    }, 240_000, 250);
+    await waitFor(
+      'every order settled',
+      async () => {
+        const rows = await tenantRows(db, tenant);
+        return (
+          rows.length === ORDERS &&
+          rows.every((r) => r.status === 'shipped' || r.status === 'cancelled') &&
+          rows.filter((r) => cancelled(r.order_id)).every((r) => r.order_version === 2)
+        );
+      },
+      240_000,
+      250,
+    );
     mark('settled');
     // The bridge committed everything, also on a partition where nothing new arrived after a commit failed during
     // the outage, and no partition is reported parked any more.
-    await waitFor('the group to commit the whole stream', () => caughtUp(s.admin, s.config.CONSUMER_GROUP, s.config.ORDERS_TOPIC), 120_000, 250);
-    await waitFor('no partition reported parked', async () => {
-      const parked = (await app.metrics.registry.getSingleMetric('fulfilment_bridge_partition_parked_seconds')?.get())?.values ?? [];
-      return parked.length > 0 && parked.every((v) => v.value === 0);
-    }, 60_000, 250);
+    await waitFor(
+      'the group to commit the whole stream',
+      () => caughtUp(s.admin, s.config.CONSUMER_GROUP, s.config.ORDERS_TOPIC),
+      120_000,
+      250,
+    );
+    await waitFor(
+      'no partition reported parked',
+      async () => {
+        const parked =
+          (await app.metrics.registry.getSingleMetric('fulfilment_bridge_partition_parked_seconds')?.get())?.values ??
+          [];
+        return parked.length > 0 && parked.every((v) => v.value === 0);
+      },
+      60_000,
+      250,
+    );
     mark('committed');
     await expectEveryCommittedEventPublished(s, db, watch, tenant);
     mark('published');
-    await waitFor('the lag back to 0', async () => (await metricValue(app.metrics.registry, 'fulfilment_status_relay_lag_seconds', { topic })) === 0, 60_000);
+    await waitFor(
+      'the lag back to 0',
+      async () => (await metricValue(app.metrics.registry, 'fulfilment_status_relay_lag_seconds', { topic })) === 0,
+      60_000,
+    );
     expect(await metricValue(app.metrics.registry, 'fulfilment_status_relay_leading', { topic })).toBe(1);
     mark('lag back to 0');
     await watch.close();

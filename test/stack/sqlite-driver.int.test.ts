@@ -41,7 +41,10 @@ async function interruptCheck(driver: string, rounds: number): Promise<{ code: n
   writeFileSync(join(dir, 'go.mod'), 'module sqlite-interrupt\n\ngo 1.24\n');
   await run(go, ['get', driver], { cwd: dir, env, timeout: 300_000 });
   await run(go, ['build', '-o', 'check', '.'], { cwd: dir, env, timeout: 300_000 });
-  const result = await run(join(dir, 'check'), [join(dir, 'db.sqlite'), String(rounds)], { cwd: dir, timeout: 150_000 }).then(
+  const result = await run(join(dir, 'check'), [join(dir, 'db.sqlite'), String(rounds)], {
+    cwd: dir,
+    timeout: 150_000,
+  }).then(
     (r) => ({ code: 0, out: r.stdout }),
     (e: { code?: number; stdout?: string }) => ({ code: e.code ?? -1, out: e.stdout ?? '' }),
   );
@@ -52,7 +55,8 @@ describe("the stack's Temporal and its SQLite driver", () => {
   it(`links the dev server and the Temporal server with ${TEMPORAL_SQLITE_DRIVER}`, async () => {
     const cli = await temporalCliPath();
     // A temporal CLI of the user's own on PATH is theirs to keep; the cached builds are the stack's.
-    if (cli.startsWith(repoRoot) || cli.includes('fulfilment')) expect(await linkedDriver(cli)).toBe(TEMPORAL_SQLITE_DRIVER);
+    if (cli.startsWith(repoRoot) || cli.includes('fulfilment'))
+      expect(await linkedDriver(cli)).toBe(TEMPORAL_SQLITE_DRIVER);
     expect(await linkedDriver(await temporalServerPath())).toBe(TEMPORAL_SQLITE_DRIVER);
   });
 

@@ -19,7 +19,11 @@ let tls: TemporalTlsInfo;
 /** The state dir of "another checkout": empty, nothing of it runs. */
 let otherDir: string;
 const stack = (args: string[]) =>
-  run(process.execPath, ['--import', 'tsx', 'tools/stack/cli.ts', ...args], { cwd: repoRoot, env: { ...process.env, STACK_DIR: otherDir }, timeout: 60_000 });
+  run(process.execPath, ['--import', 'tsx', 'tools/stack/cli.ts', ...args], {
+    cwd: repoRoot,
+    env: { ...process.env, STACK_DIR: otherDir },
+    timeout: 60_000,
+  });
 
 beforeAll(async () => {
   tls = await tlsTemporal();
@@ -37,14 +41,18 @@ describe("another checkout's stack and this one's TLS Temporal", () => {
       (e: unknown) => e as { code: number; stderr: string },
     );
     expect(failed?.code).toBe(1);
-    expect(failed?.stderr).toContain(`port ${tls.address} (TLS Temporal frontend) is used by the stack in ${stateDir()}, whose certificates and keys are not this checkout's`);
+    expect(failed?.stderr).toContain(
+      `port ${tls.address} (TLS Temporal frontend) is used by the stack in ${stateDir()}, whose certificates and keys are not this checkout's`,
+    );
     expect(failed?.stderr).toContain('STACK_TEMPORAL_TLS_PORT');
     expect(existsSync(join(otherDir, 'temporal-tls.pid'))).toBe(false);
   });
 
   it('status shows it stopped with that note, not as an external service to use', async () => {
     const { stdout } = await stack(['status', '--json']);
-    const services = (JSON.parse(stdout) as { services: Record<string, { state: string; answering?: boolean; note?: string }> }).services;
+    const services = (
+      JSON.parse(stdout) as { services: Record<string, { state: string; answering?: boolean; note?: string }> }
+    ).services;
     expect(services['temporal-tls']).toMatchObject({ state: 'stopped', answering: true });
     expect(services['temporal-tls']!.note).toContain(`used by the stack in ${stateDir()}`);
   });

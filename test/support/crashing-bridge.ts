@@ -13,7 +13,9 @@ await startApp(loadConfig(), {
   wrapStarter: (starter) => ({
     async deliver(delivered) {
       const outcome = await starter.deliver(delivered);
-      process.stdout.write(`delivered ${delivered.map((e) => e.eventId).join(' ')}\n`, () => process.kill(process.pid, 'SIGKILL'));
+      process.stdout.write(`delivered ${delivered.map((e) => e.eventId).join(' ')}\n`, () =>
+        process.kill(process.pid, 'SIGKILL'),
+      );
       await new Promise(() => undefined); // never reaches the commit
       return outcome;
     },

@@ -21,12 +21,28 @@ export interface DedicatedTemporal {
 }
 
 /** `dynamicConfig`: key → value as start-dev's --dynamic-config-value takes it (JSON: strings quoted). */
-export async function dedicatedTemporal(dynamicConfig: Record<string, string | number | boolean>): Promise<DedicatedTemporal> {
+export async function dedicatedTemporal(
+  dynamicConfig: Record<string, string | number | boolean>,
+): Promise<DedicatedTemporal> {
   const cli = await temporalCliPath();
   const port = await freePort();
   const httpPort = await freePort();
   const address = `127.0.0.1:${port}`;
-  const args = ['server', 'start-dev', '--headless', '--ip', '127.0.0.1', '--port', String(port), '--http-port', String(httpPort), '--log-level', 'error', '--color', 'never'];
+  const args = [
+    'server',
+    'start-dev',
+    '--headless',
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    '--http-port',
+    String(httpPort),
+    '--log-level',
+    'error',
+    '--color',
+    'never',
+  ];
   for (const [k, v] of Object.entries(dynamicConfig)) args.push('--dynamic-config-value', `${k}=${JSON.stringify(v)}`);
   for (const [k, v] of Object.entries(SEARCH_ATTRIBUTES)) args.push('--search-attribute', `${k}=${v}`);
   let child: ChildProcess | undefined;
@@ -38,19 +54,24 @@ export async function dedicatedTemporal(dynamicConfig: Record<string, string | n
     const keep = (chunk: Buffer) => void (output = (output + chunk.toString()).slice(-4000));
     c.stdout!.on('data', keep);
     c.stderr!.on('data', keep);
-    await waitFor(`the dedicated Temporal at ${address} to answer`, async () => {
-      if (c.exitCode !== null) throw new Error(`the dedicated Temporal exited ${c.exitCode}: ${output}`);
-      const conn = await Connection.connect({ address, connectTimeout: '2s' }).catch(() => undefined);
-      if (!conn) return undefined;
-      try {
-        await conn.workflowService.describeNamespace({ namespace: 'default' });
-        return true;
-      } catch {
-        return undefined;
-      } finally {
-        await conn.close();
-      }
-    }, 180_000, 250);
+    await waitFor(
+      `the dedicated Temporal at ${address} to answer`,
+      async () => {
+        if (c.exitCode !== null) throw new Error(`the dedicated Temporal exited ${c.exitCode}: ${output}`);
+        const conn = await Connection.connect({ address, connectTimeout: '2s' }).catch(() => undefined);
+        if (!conn) return undefined;
+        try {
+          await conn.workflowService.describeNamespace({ namespace: 'default' });
+          return true;
+        } catch {
+          return undefined;
+        } finally {
+          await conn.close();
+        }
+      },
+      180_000,
+      250,
+    );
   }
 
   async function kill(): Promise<void> {

@@ -14,13 +14,20 @@ const namesAFile = (name: string) => /_(FILE|PATH|PROVIDER)$/.test(name);
  * Problems of one environment: names that are not variables of src/config.ts (its schema, or the Temporal variables
  * it reads through envconfig), and values it rejects. `values: false` checks names only (a secret's placeholders).
  */
-export function envProblems(where: string, env: Record<string, string | undefined>, opts: { values?: boolean } = {}): string[] {
+export function envProblems(
+  where: string,
+  env: Record<string, string | undefined>,
+  opts: { values?: boolean } = {},
+): string[] {
   return Object.entries(env).flatMap(([name, value]) => {
     const schema = schemas[name];
-    if (!schema) return isTemporalEnvconfigVariable(name) ? [] : [`${where}: ${name} is not a variable of src/config.ts`];
+    if (!schema)
+      return isTemporalEnvconfigVariable(name) ? [] : [`${where}: ${name} is not a variable of src/config.ts`];
     if (value === undefined) return [`${where}: ${name} has no value`];
     if (opts.values === false || namesAFile(name)) return [];
-    return schema.safeParse(value).success ? [] : [`${where}: ${name}=${JSON.stringify(value)} is rejected by src/config.ts`];
+    return schema.safeParse(value).success
+      ? []
+      : [`${where}: ${name}=${JSON.stringify(value)} is rejected by src/config.ts`];
   });
 }
 

@@ -8,7 +8,13 @@
  */
 import fc from 'fast-check';
 import { MalformedEventError } from '../../src/errors.js';
-import { MAX_ORDER_VERSION, MAX_VALUE_BYTES, parseRecord, type ParsedRecord, type RawRecord } from '../../src/events/envelope.js';
+import {
+  MAX_ORDER_VERSION,
+  MAX_VALUE_BYTES,
+  parseRecord,
+  type ParsedRecord,
+  type RawRecord,
+} from '../../src/events/envelope.js';
 import { ID_PATTERN, ORDER_CANCELLED, ORDER_PLACED, type OrderEvent } from '../../workflows/api.js';
 
 export const GENERATORS = ['mutated', 'json', 'bytes', 'valid'] as const;
@@ -86,7 +92,8 @@ export function judge(c: Case): Verdict {
   try {
     parsed = parseRecord({ value: c.value, headers: c.headers });
   } catch (err) {
-    if (!(err instanceof MalformedEventError)) throw new Error(`threw ${describeError(err)} instead of MalformedEventError`);
+    if (!(err instanceof MalformedEventError))
+      throw new Error(`threw ${describeError(err)} instead of MalformedEventError`);
     const problem = messageProblem(err);
     if (problem) throw new Error(`MalformedEventError ${problem}: ${JSON.stringify(err.message)}`);
     if (c.generator === 'valid') throw new Error(`refused a valid event: ${err.message}`);
@@ -95,7 +102,8 @@ export function judge(c: Case): Verdict {
   if (parsed.kind === 'unknown-type') {
     const problem = unknownTypeProblem(parsed);
     if (problem) throw new Error(`unknown-type result ${problem}`);
-    if (c.generator === 'valid') throw new Error(`took a valid event for an unknown type ${JSON.stringify(parsed.type)}`);
+    if (c.generator === 'valid')
+      throw new Error(`took a valid event for an unknown type ${JSON.stringify(parsed.type)}`);
     return { outcome: 'unknownType' };
   }
   const problem = storageProblem(parsed.event);
@@ -115,11 +123,14 @@ export function storageProblem(event: OrderEvent): string | undefined {
   if (!Number.isSafeInteger(event.orderVersion) || event.orderVersion < 1 || event.orderVersion > MAX_ORDER_VERSION) {
     return `orderVersion ${event.orderVersion} does not fit an integer column`;
   }
-  if (!Number.isFinite(Date.parse(event.occurredAt))) return `occurredAt ${JSON.stringify(event.occurredAt)} does not parse`;
-  if (!ID_PATTERN.test(event.tenantId) || !ID_PATTERN.test(event.orderId)) return 'tenantId or orderId cannot form a workflow id';
+  if (!Number.isFinite(Date.parse(event.occurredAt)))
+    return `occurredAt ${JSON.stringify(event.occurredAt)} does not parse`;
+  if (!ID_PATTERN.test(event.tenantId) || !ID_PATTERN.test(event.orderId))
+    return 'tenantId or orderId cannot form a workflow id';
   const type: string = event.type;
   if (type !== ORDER_PLACED && type !== ORDER_CANCELLED) return `type ${JSON.stringify(type)} is not handled`;
-  if (event.correlationId !== undefined && !survivesHeaders(event.correlationId)) return `correlationId ${JSON.stringify(event.correlationId)} is not a header value`;
+  if (event.correlationId !== undefined && !survivesHeaders(event.correlationId))
+    return `correlationId ${JSON.stringify(event.correlationId)} is not a header value`;
   return bodyProblem(event);
 }
 
@@ -127,7 +138,13 @@ export function storageProblem(event: OrderEvent): string | undefined {
 function bodyProblem(event: OrderEvent): string | undefined {
   const placed = event.type === ORDER_PLACED ? event.data : undefined;
   try {
-    const body = { tenantId: event.tenantId, orderId: event.orderId, lines: placed?.lines, shippingAddress: placed?.shippingAddress, correlationId: event.correlationId };
+    const body = {
+      tenantId: event.tenantId,
+      orderId: event.orderId,
+      lines: placed?.lines,
+      shippingAddress: placed?.shippingAddress,
+      correlationId: event.correlationId,
+    };
     return typeof JSON.stringify(body) === 'string' ? undefined : 'the warehouse body does not serialise';
   } catch (err) {
     return `the warehouse body does not serialise: ${describeError(err)}`;
@@ -165,9 +182,14 @@ function strings(root: unknown): string[] {
 }
 
 function unknownTypeProblem(r: Extract<ParsedRecord, { kind: 'unknown-type' }>): string | undefined {
-  const limits: [string, string | undefined, number][] = [['type', r.type, 200], ['eventId', r.eventId, 128], ['tenantId', r.tenantId, 64]];
+  const limits: [string, string | undefined, number][] = [
+    ['type', r.type, 200],
+    ['eventId', r.eventId, 128],
+    ['tenantId', r.tenantId, 64],
+  ];
   for (const [name, value, max] of limits) {
-    if (value !== undefined && (!isStorable(value) || value.length > max)) return `${name} ${JSON.stringify(value)} is unsafe or over ${max} characters`;
+    if (value !== undefined && (!isStorable(value) || value.length > max))
+      return `${name} ${JSON.stringify(value)} is unsafe or over ${max} characters`;
   }
   return typeof r.type === 'string' ? undefined : 'type is not a string';
 }
@@ -194,7 +216,8 @@ function tally(result: PropertyResult, generator: GeneratorName, verdict: Verdic
     c.total += 1;
     c[verdict.outcome] += 1;
   }
-  if (verdict.outcome === 'malformed') result.malformedFields.set(verdict.field, (result.malformedFields.get(verdict.field) ?? 0) + 1);
+  if (verdict.outcome === 'malformed')
+    result.malformedFields.set(verdict.field, (result.malformedFields.get(verdict.field) ?? 0) + 1);
 }
 
 function describeError(err: unknown): string {
@@ -204,7 +227,8 @@ function describeError(err: unknown): string {
 function describeFailure(c: Case | undefined, err: unknown): string {
   const why = describeError(err);
   if (!c) return why;
-  const bytes = c.value === null ? 'null' : `${c.value.length} bytes ${JSON.stringify(c.value.subarray(0, 400).toString('utf8'))}`;
+  const bytes =
+    c.value === null ? 'null' : `${c.value.length} bytes ${JSON.stringify(c.value.subarray(0, 400).toString('utf8'))}`;
   return `${why}\n  generator: ${c.generator}\n  value: ${bytes}\n  headers: ${JSON.stringify(c.headers ?? {})}`;
 }
 
@@ -222,22 +246,32 @@ function truncate(s: string, max: number): string {
 }
 
 /** One code point that is allowed in stored text: anything but U+0000 and surrogates. */
-const safeCodePoint = fc.oneof(
-  { weight: 6, arbitrary: fc.integer({ min: 0x20, max: 0x7e }) },
-  { weight: 2, arbitrary: fc.integer({ min: 1, max: 0xffff }).filter((c) => !isSurrogate(c)) },
-  { weight: 1, arbitrary: fc.integer({ min: 0x10000, max: 0x10ffff }) },
-  { weight: 1, arbitrary: fc.integer({ min: 1, max: 0x1f }) },
-).map((c) => String.fromCodePoint(c));
+const safeCodePoint = fc
+  .oneof(
+    { weight: 6, arbitrary: fc.integer({ min: 0x20, max: 0x7e }) },
+    { weight: 2, arbitrary: fc.integer({ min: 1, max: 0xffff }).filter((c) => !isSurrogate(c)) },
+    { weight: 1, arbitrary: fc.integer({ min: 0x10000, max: 0x10ffff }) },
+    { weight: 1, arbitrary: fc.integer({ min: 1, max: 0x1f }) },
+  )
+  .map((c) => String.fromCodePoint(c));
 
 /** Text of min..max UTF-16 units without NUL or unpaired surrogates, often at the edges of the range. */
 function safeText(min: number, max: number): fc.Arbitrary<string> {
   const edge = fc.constantFrom(...new Set([min, Math.max(min, 1), max])).map((n) => 'x'.repeat(n));
-  const free = fc.string({ unit: safeCodePoint, minLength: min, maxLength: Math.min(max, 40) }).map((s) => truncate(s, max));
-  return fc.oneof({ weight: 6, arbitrary: free }, { weight: 1, arbitrary: edge }).filter((s) => s.length >= min && s.length <= max);
+  const free = fc
+    .string({ unit: safeCodePoint, minLength: min, maxLength: Math.min(max, 40) })
+    .map((s) => truncate(s, max));
+  return fc
+    .oneof({ weight: 6, arbitrary: free }, { weight: 1, arbitrary: edge })
+    .filter((s) => s.length >= min && s.length <= max);
 }
 
 const safeToken = fc.oneof(
-  fc.string({ unit: fc.integer({ min: 0x21, max: 0x7e }).map((c) => String.fromCharCode(c)), minLength: 1, maxLength: 40 }),
+  fc.string({
+    unit: fc.integer({ min: 0x21, max: 0x7e }).map((c) => String.fromCharCode(c)),
+    minLength: 1,
+    maxLength: 40,
+  }),
   fc.constantFrom('!', '~'.repeat(200), 'corr-1'),
 );
 
@@ -252,11 +286,15 @@ const instant = fc
     hour: fc.integer({ min: 0, max: 23 }),
     minute: fc.integer({ min: 0, max: 59 }),
     second: fc.integer({ min: 0, max: 59 }),
-    fraction: fc.option(fc.string({ unit: fc.constantFrom(...'0123456789'), minLength: 1, maxLength: 9 }), { nil: undefined }),
+    fraction: fc.option(fc.string({ unit: fc.constantFrom(...'0123456789'), minLength: 1, maxLength: 9 }), {
+      nil: undefined,
+    }),
     t: fc.constantFrom('T', 't'),
     offset: fc.oneof(
       fc.constantFrom('Z', 'z', '+00:00', '-00:00'),
-      fc.tuple(fc.constantFrom('+', '-'), fc.integer({ min: 0, max: 23 }), fc.integer({ min: 0, max: 59 })).map(([s, h, m]) => `${s}${two(h)}:${two(m)}`),
+      fc
+        .tuple(fc.constantFrom('+', '-'), fc.integer({ min: 0, max: 23 }), fc.integer({ min: 0, max: 59 }))
+        .map(([s, h, m]) => `${s}${two(h)}:${two(m)}`),
     ),
   })
   .map((p) => {
@@ -282,7 +320,10 @@ const addressKey = safeText(1, 64);
 
 /** A container at `level` (the address is level 1) of the contract's shipping address. */
 function addressNode(level: number): fc.Arbitrary<unknown> {
-  const child = level >= 4 ? addressScalar : fc.oneof({ weight: 3, arbitrary: addressScalar }, { weight: 1, arbitrary: addressNode(level + 1) });
+  const child =
+    level >= 4
+      ? addressScalar
+      : fc.oneof({ weight: 3, arbitrary: addressScalar }, { weight: 1, arbitrary: addressNode(level + 1) });
   const object = fc.dictionary(addressKey, child, { maxKeys: level === 1 ? 6 : 3 });
   return level === 1 ? object : fc.oneof(object, fc.array(child, { maxLength: 3 }));
 }
@@ -302,7 +343,9 @@ function addressEntries(root: unknown): number {
 
 /** Addresses at the limits: 64 entries in all, or 4 levels. */
 const edgeAddress = fc.oneof(
-  fc.array(fc.oneof(fc.integer(), fc.boolean(), safeText(0, 20)), { minLength: 63, maxLength: 63 }).map((list) => ({ list })),
+  fc
+    .array(fc.oneof(fc.integer(), fc.boolean(), safeText(0, 20)), { minLength: 63, maxLength: 63 })
+    .map((list) => ({ list })),
   addressScalar.map((leaf) => ({ a: { b: [{ d: leaf }] } })),
 );
 
@@ -310,10 +353,35 @@ const shippingAddress = fc
   .oneof({ weight: 6, arbitrary: addressNode(1) }, { weight: 1, arbitrary: edgeAddress })
   .filter((a) => addressEntries(a) <= 64 && Buffer.byteLength(JSON.stringify(a)) <= 8192);
 
-const KNOWN_KEYS = new Set(['eventId', 'type', 'schemaVersion', 'occurredAt', 'tenantId', 'orderId', 'orderVersion', 'correlationId', 'data', 'customerId', 'lines', 'items', 'currency', 'shippingAddress', 'reason', 'sku', 'quantity']);
-const extraFields = fc.dictionary(fc.string({ maxLength: 12 }).filter((k) => !KNOWN_KEYS.has(k)), fc.jsonValue({ maxDepth: 3 }), { maxKeys: 3 });
+const KNOWN_KEYS = new Set([
+  'eventId',
+  'type',
+  'schemaVersion',
+  'occurredAt',
+  'tenantId',
+  'orderId',
+  'orderVersion',
+  'correlationId',
+  'data',
+  'customerId',
+  'lines',
+  'items',
+  'currency',
+  'shippingAddress',
+  'reason',
+  'sku',
+  'quantity',
+]);
+const extraFields = fc.dictionary(
+  fc.string({ maxLength: 12 }).filter((k) => !KNOWN_KEYS.has(k)),
+  fc.jsonValue({ maxDepth: 3 }),
+  { maxKeys: 3 },
+);
 
-const line = fc.record({ sku: safeText(1, 64), quantity: fc.oneof(fc.integer({ min: 1, max: 100_000 }), fc.constantFrom(1, 100_000)) });
+const line = fc.record({
+  sku: safeText(1, 64),
+  quantity: fc.oneof(fc.integer({ min: 1, max: 100_000 }), fc.constantFrom(1, 100_000)),
+});
 
 const placedData = fc.record(
   { customerId: safeText(1, 128), lines: fc.array(line, { minLength: 1, maxLength: 8 }), shippingAddress },
@@ -325,7 +393,11 @@ const cancelledData = fc.record({ reason: safeText(0, 1000) }, { requiredKeys: [
 const currency = fc.stringMatching(/^[A-Z]{3}$/);
 
 /** A placement's data as `schemaVersion` words it: version 2 names the lines `items` and may carry a currency. */
-function placedIn(schemaVersion: 1 | 2, placed: { customerId: string; lines: unknown[]; shippingAddress?: unknown }, code: string | undefined): Record<string, unknown> {
+function placedIn(
+  schemaVersion: 1 | 2,
+  placed: { customerId: string; lines: unknown[]; shippingAddress?: unknown },
+  code: string | undefined,
+): Record<string, unknown> {
   if (schemaVersion === 1) return placed;
   const { lines, ...rest } = placed;
   return { ...rest, items: lines, ...(code !== undefined ? { currency: code } : {}) };
@@ -359,7 +431,10 @@ const validDraft: fc.Arbitrary<Draft> = fc
       ...extra,
       ...fields,
       ...(correlationId !== undefined ? { correlationId } : {}),
-      data: { ...dataExtra, ...(fields.type === ORDER_PLACED ? placedIn(fields.schemaVersion, placed, code) : cancelled) },
+      data: {
+        ...dataExtra,
+        ...(fields.type === ORDER_PLACED ? placedIn(fields.schemaVersion, placed, code) : cancelled),
+      },
     },
     headers: headerCorrelationId !== undefined ? { 'correlation-id': headerCorrelationId } : {},
   }));
@@ -378,21 +453,72 @@ const valid = validDraft.map((d) => toCase('valid', JSON.stringify(d.event), d.h
 const anyUnit = fc.oneof(
   { weight: 4, arbitrary: fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }) },
   { weight: 2, arbitrary: fc.integer({ min: 0xd800, max: 0xdfff }).map((c) => String.fromCharCode(c)) },
-  { weight: 2, arbitrary: fc.constantFrom('\u0000', '\r', '\n', ' ', '\t', '\u007f', '\u0085', 'é', '😀', '\u2028', '\u202e', '\ufeff', '\ufffd') },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom(
+      '\u0000',
+      '\r',
+      '\n',
+      ' ',
+      '\t',
+      '\u007f',
+      '\u0085',
+      'é',
+      '😀',
+      '\u2028',
+      '\u202e',
+      '\ufeff',
+      '\ufffd',
+    ),
+  },
   { weight: 4, arbitrary: fc.string({ unit: 'grapheme-ascii', minLength: 1, maxLength: 1 }) },
 );
 
 const evilString = fc.oneof(
   { weight: 6, arbitrary: fc.string({ unit: anyUnit, maxLength: 30 }) },
   { weight: 1, arbitrary: fc.string({ unit: anyUnit, minLength: 100, maxLength: 300 }) },
-  { weight: 1, arbitrary: fc.constantFrom(0, 1, 63, 64, 65, 127, 128, 129, 199, 200, 201, 999, 1000, 1001).map((n) => 'x'.repeat(n)) },
-  { weight: 1, arbitrary: fc.constantFrom(ORDER_PLACED, ORDER_CANCELLED, '2026-11-30T12:00:00+25:00', '2026-02-30T00:00:00Z', '2026-01-01 00:00:00Z', '2026-12-31T23:59:60Z', 'orders.Other') },
+  {
+    weight: 1,
+    arbitrary: fc
+      .constantFrom(0, 1, 63, 64, 65, 127, 128, 129, 199, 200, 201, 999, 1000, 1001)
+      .map((n) => 'x'.repeat(n)),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      ORDER_PLACED,
+      ORDER_CANCELLED,
+      '2026-11-30T12:00:00+25:00',
+      '2026-02-30T00:00:00Z',
+      '2026-01-01 00:00:00Z',
+      '2026-12-31T23:59:60Z',
+      'orders.Other',
+    ),
+  },
 );
 
 const evilNumber = fc.oneof(
   fc.double(),
   fc.integer(),
-  fc.constantFrom(0, -1, 1, 1.5, 2, 100_000, 100_001, 2 ** 31 - 1, 2 ** 31, 2 ** 32, 3e9, 2 ** 53, 2 ** 53 + 2, Number.MAX_SAFE_INTEGER, Number.MAX_VALUE, -0, 1e-300),
+  fc.constantFrom(
+    0,
+    -1,
+    1,
+    1.5,
+    2,
+    100_000,
+    100_001,
+    2 ** 31 - 1,
+    2 ** 31,
+    2 ** 32,
+    3e9,
+    2 ** 53,
+    2 ** 53 + 2,
+    Number.MAX_SAFE_INTEGER,
+    Number.MAX_VALUE,
+    -0,
+    1e-300,
+  ),
 );
 
 const evilValue: fc.Arbitrary<unknown> = fc.oneof(
@@ -405,8 +531,28 @@ const evilValue: fc.Arbitrary<unknown> = fc.oneof(
 
 /** JSON texts that JSON.stringify cannot produce from a JavaScript value: huge numbers, escapes, deep nesting. */
 const rawJson = fc.oneof(
-  fc.constantFrom('1e400', '-1e400', '9007199254740993', '2147483648', '2147483647.0000001', '1.0', '1E0', '-0', '0.1e1', '1e-400'),
-  fc.constantFrom('"\\ud800"', '"\\udc00x"', '"\\ud83d\\ude00"', '"\\u0000"', '"a\\u0000b"', '"\\ud800\\ud800"', '"\\u2028"', '""'),
+  fc.constantFrom(
+    '1e400',
+    '-1e400',
+    '9007199254740993',
+    '2147483648',
+    '2147483647.0000001',
+    '1.0',
+    '1E0',
+    '-0',
+    '0.1e1',
+    '1e-400',
+  ),
+  fc.constantFrom(
+    '"\\ud800"',
+    '"\\udc00x"',
+    '"\\ud83d\\ude00"',
+    '"\\u0000"',
+    '"a\\u0000b"',
+    '"\\ud800\\ud800"',
+    '"\\u2028"',
+    '""',
+  ),
   fc.integer({ min: 25, max: 40 }).map((n) => nested(n)),
   fc.integer({ min: 1, max: 5000 }).map((n) => nested(n)),
   fc.integer({ min: 1, max: 200 }).map((n) => `${'{"a":'.repeat(n)}1${'}'.repeat(n)}`),
@@ -423,12 +569,22 @@ type Mutation =
 
 /** Every path to a value inside `root` plus the optional fields that may be absent. */
 function pathsOf(root: Record<string, unknown>): Path[] {
-  const paths: Path[] = [['correlationId'], ['data', 'shippingAddress'], ['data', 'reason'], ['data', 'lines', 0, 'extra'], ['data', 'items', 0, 'extra'], ['data', 'currency'], ['x']];
+  const paths: Path[] = [
+    ['correlationId'],
+    ['data', 'shippingAddress'],
+    ['data', 'reason'],
+    ['data', 'lines', 0, 'extra'],
+    ['data', 'items', 0, 'extra'],
+    ['data', 'currency'],
+    ['x'],
+  ];
   const stack: { v: unknown; path: Path }[] = [{ v: root, path: [] }];
   for (let item = stack.pop(); item; item = stack.pop()) {
     if (item.path.length > 0) paths.push(item.path);
     if (typeof item.v !== 'object' || item.v === null) continue;
-    const entries: [string | number, unknown][] = Array.isArray(item.v) ? item.v.map((c: unknown, i) => [i, c]) : Object.entries(item.v);
+    const entries: [string | number, unknown][] = Array.isArray(item.v)
+      ? item.v.map((c: unknown, i) => [i, c])
+      : Object.entries(item.v);
     for (const [k, c] of entries) stack.push({ v: c, path: [...item.path, k] });
   }
   return paths;
@@ -523,9 +679,28 @@ const mutated = validDraft.chain((draft) =>
 
 const envelopeLike = fc.record(
   {
-    eventId: evilValue, type: fc.oneof(fc.constantFrom(ORDER_PLACED, ORDER_CANCELLED), evilValue), schemaVersion: fc.oneof(fc.constantFrom(1, 2), evilValue),
-    occurredAt: evilValue, tenantId: evilValue, orderId: evilValue, orderVersion: evilValue, correlationId: evilValue,
-    data: fc.oneof(evilValue, fc.record({ customerId: evilValue, lines: fc.array(fc.record({ sku: evilValue, quantity: evilValue }), { maxLength: 3 }), items: fc.array(fc.record({ sku: evilValue, quantity: evilValue }), { maxLength: 3 }), shippingAddress: evilValue, currency: evilValue, reason: evilValue }, { requiredKeys: [] })),
+    eventId: evilValue,
+    type: fc.oneof(fc.constantFrom(ORDER_PLACED, ORDER_CANCELLED), evilValue),
+    schemaVersion: fc.oneof(fc.constantFrom(1, 2), evilValue),
+    occurredAt: evilValue,
+    tenantId: evilValue,
+    orderId: evilValue,
+    orderVersion: evilValue,
+    correlationId: evilValue,
+    data: fc.oneof(
+      evilValue,
+      fc.record(
+        {
+          customerId: evilValue,
+          lines: fc.array(fc.record({ sku: evilValue, quantity: evilValue }), { maxLength: 3 }),
+          items: fc.array(fc.record({ sku: evilValue, quantity: evilValue }), { maxLength: 3 }),
+          shippingAddress: evilValue,
+          currency: evilValue,
+          reason: evilValue,
+        },
+        { requiredKeys: [] },
+      ),
+    ),
   },
   { requiredKeys: [] },
 );
@@ -544,7 +719,11 @@ const oversized = Buffer.alloc(MAX_VALUE_BYTES + 1, 0x20);
 
 const deepText = fc
   .tuple(
-    fc.oneof({ weight: 6, arbitrary: fc.integer({ min: 1, max: 64 }) }, { weight: 2, arbitrary: fc.integer({ min: 1, max: 5000 }) }, { weight: 1, arbitrary: fc.integer({ min: 1, max: 120_000 }) }),
+    fc.oneof(
+      { weight: 6, arbitrary: fc.integer({ min: 1, max: 64 }) },
+      { weight: 2, arbitrary: fc.integer({ min: 1, max: 5000 }) },
+      { weight: 1, arbitrary: fc.integer({ min: 1, max: 120_000 }) },
+    ),
     fc.constantFrom('open', 'balanced', 'objects', 'inData'),
   )
   .map(([n, shape]) => {
@@ -558,19 +737,39 @@ const deepText = fc
 const corrupted = validDraft.chain((d) => {
   const bytes = Buffer.from(JSON.stringify(d.event), 'utf8');
   return fc
-    .record({ edits: fc.array(fc.tuple(fc.nat({ max: bytes.length - 1 }), fc.integer({ min: 0, max: 255 })), { minLength: 1, maxLength: 4 }), cut: fc.option(fc.nat({ max: bytes.length }), { nil: undefined }) })
+    .record({
+      edits: fc.array(fc.tuple(fc.nat({ max: bytes.length - 1 }), fc.integer({ min: 0, max: 255 })), {
+        minLength: 1,
+        maxLength: 4,
+      }),
+      cut: fc.option(fc.nat({ max: bytes.length }), { nil: undefined }),
+    })
     .map(({ edits, cut }) => {
       const copy = Buffer.from(bytes);
       for (const [at, b] of edits) copy[at] = b;
-      return { generator: 'bytes' as const, value: cut === undefined ? copy : copy.subarray(0, cut), headers: d.headers };
+      return {
+        generator: 'bytes' as const,
+        value: cut === undefined ? copy : copy.subarray(0, cut),
+        headers: d.headers,
+      };
     });
 });
 
 const bytes = fc.oneof(
-  { weight: 4, arbitrary: fc.uint8Array({ maxLength: 300 }).map((b): Case => ({ generator: 'bytes', value: Buffer.from(b) })) },
+  {
+    weight: 4,
+    arbitrary: fc.uint8Array({ maxLength: 300 }).map((b): Case => ({ generator: 'bytes', value: Buffer.from(b) })),
+  },
   { weight: 3, arbitrary: deepText.map((t) => toCase('bytes', t)) },
   { weight: 3, arbitrary: corrupted },
-  { weight: 1, arbitrary: fc.constantFrom<Case>({ generator: 'bytes', value: null }, { generator: 'bytes', value: oversized }, { generator: 'bytes', value: Buffer.alloc(0) }) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom<Case>(
+      { generator: 'bytes', value: null },
+      { generator: 'bytes', value: oversized },
+      { generator: 'bytes', value: Buffer.alloc(0) },
+    ),
+  },
 );
 
 const ARBITRARIES: Record<GeneratorName, fc.Arbitrary<Case>> = { mutated, json, bytes, valid };

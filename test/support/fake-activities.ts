@@ -5,7 +5,14 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { OrderActivities, PlacedAndShipped, RefusedEvent, ShipInput } from '../../activities/index.js';
-import { FailureType, ORDER_PLACED, type OrderEvent, type RecallResolution, type ShipmentWaitDetails, type StoredOrderDetail } from '../../workflows/api.js';
+import {
+  FailureType,
+  ORDER_PLACED,
+  type OrderEvent,
+  type RecallResolution,
+  type ShipmentWaitDetails,
+  type StoredOrderDetail,
+} from '../../workflows/api.js';
 import type { StoredOrder } from '../../workflows/order-state.js';
 
 export interface FakeRow {
@@ -29,7 +36,13 @@ export interface FakeCalls {
   recalled: string[];
   /** markRecallFailed calls: the refusal, which one it was, and what the fake store answered. */
   recallFailed: { reason: string; attempt: number; outcome: StoredOrder['outcome'] }[];
-  resolved: { action: RecallResolution; reason: string; by?: string; failures: number; outcome: StoredOrder['outcome'] }[];
+  resolved: {
+    action: RecallResolution;
+    reason: string;
+    by?: string;
+    failures: number;
+    outcome: StoredOrder['outcome'];
+  }[];
   loaded: string[];
   deadLettered: RefusedEvent[];
 }
@@ -47,12 +60,33 @@ export interface FakeOptions {
   recall?: (key: string, call: number) => Promise<boolean>;
 }
 
-export function fakeActivities(opts: FakeOptions = {}): { activities: OrderActivities; calls: FakeCalls; rows: Map<string, FakeRow> } {
+export function fakeActivities(opts: FakeOptions = {}): {
+  activities: OrderActivities;
+  calls: FakeCalls;
+  rows: Map<string, FakeRow>;
+} {
   const rows = new Map<string, FakeRow>();
   const claimed = new Set<string>();
-  const calls: FakeCalls = { record: [], ship: [], shipped: [], failed: [], reopened: [], recalled: [], recallFailed: [], resolved: [], loaded: [], deadLettered: [] };
+  const calls: FakeCalls = {
+    record: [],
+    ship: [],
+    shipped: [],
+    failed: [],
+    reopened: [],
+    recalled: [],
+    recallFailed: [],
+    resolved: [],
+    loaded: [],
+    deadLettered: [],
+  };
   const keyOf = (t: string, o: string) => `${t}/${o}`;
-  const stored = (row: FakeRow, outcome: StoredOrder['outcome']): StoredOrder => ({ outcome, status: row.status, orderVersion: row.orderVersion, placed: row.placed, cancelRefused: row.cancelRefused });
+  const stored = (row: FakeRow, outcome: StoredOrder['outcome']): StoredOrder => ({
+    outcome,
+    status: row.status,
+    orderVersion: row.orderVersion,
+    placed: row.placed,
+    cancelRefused: row.cancelRefused,
+  });
   /** Claims `key` once: the effect runs on the first claim; later ones answer duplicate. */
   const claimOnce = (key: string, row: FakeRow, effect: () => StoredOrder['outcome']): StoredOrder => {
     if (claimed.has(key)) return stored(row, 'duplicate');
@@ -71,8 +105,10 @@ export function fakeActivities(opts: FakeOptions = {}): { activities: OrderActiv
       if (claimed.has(event.eventId)) return stored(row!, 'duplicate');
       claimed.add(event.eventId);
       if (event.type === ORDER_PLACED) {
-        if (!row) rows.set(key, { status: 'pending', orderVersion: event.orderVersion, placed: true, cancelRefused: false });
-        else if (!row.placed) Object.assign(row, { placed: true, orderVersion: Math.max(row.orderVersion, event.orderVersion) });
+        if (!row)
+          rows.set(key, { status: 'pending', orderVersion: event.orderVersion, placed: true, cancelRefused: false });
+        else if (!row.placed)
+          Object.assign(row, { placed: true, orderVersion: Math.max(row.orderVersion, event.orderVersion) });
         else if (row.orderVersion >= event.orderVersion) return stored(row, 'stale');
         else row.orderVersion = event.orderVersion;
       } else if (!row) {
@@ -91,7 +127,12 @@ export function fakeActivities(opts: FakeOptions = {}): { activities: OrderActiv
     },
     async shipOrder(input: ShipInput): Promise<string> {
       const info = Context.current().info;
-      calls.ship.push({ input, attempt: info.attempt, atMs: opts.now ? await opts.now() : Date.now(), local: info.isLocal });
+      calls.ship.push({
+        input,
+        attempt: info.attempt,
+        atMs: opts.now ? await opts.now() : Date.now(),
+        local: info.isLocal,
+      });
       return opts.ship ? opts.ship(input, info.attempt) : `shp-${input.orderId}`;
     },
     async markOrderShipped(input: { tenantId: string; orderId: string; shipmentId: string }): Promise<StoredOrder> {
@@ -108,13 +149,17 @@ export function fakeActivities(opts: FakeOptions = {}): { activities: OrderActiv
         return { stored, shipped: await activities.shipAndRecordOrder(input) };
       } catch (err) {
         // As the real one: a wait (the warehouse down for everyone, shipping paused) is answered, anything else dropped.
-        if (err instanceof ApplicationFailure && err.type === FailureType.warehouseWaiting) return { stored, waiting: err.details![0] as ShipmentWaitDetails };
+        if (err instanceof ApplicationFailure && err.type === FailureType.warehouseWaiting)
+          return { stored, waiting: err.details![0] as ShipmentWaitDetails };
         return { stored };
       }
     },
     async shipAndRecordOrder(input: ShipInput): Promise<{ shipmentId: string; stored: StoredOrder }> {
       const shipmentId: string = await activities.shipOrder(input);
-      return { shipmentId, stored: await activities.markOrderShipped({ tenantId: input.tenantId, orderId: input.orderId, shipmentId }) };
+      return {
+        shipmentId,
+        stored: await activities.markOrderShipped({ tenantId: input.tenantId, orderId: input.orderId, shipmentId }),
+      };
     },
     async markOrderFailed(input: { tenantId: string; orderId: string; reason: string }): Promise<StoredOrder> {
       calls.failed.push(input.reason);
@@ -122,7 +167,12 @@ export function fakeActivities(opts: FakeOptions = {}): { activities: OrderActiv
       if (row.status === 'pending') Object.assign(row, { status: 'failed', failureReason: input.reason });
       return stored(row, 'applied');
     },
-    async reopenFailedOrder(input: { tenantId: string; orderId: string; retry: number; reason: string }): Promise<StoredOrder> {
+    async reopenFailedOrder(input: {
+      tenantId: string;
+      orderId: string;
+      retry: number;
+      reason: string;
+    }): Promise<StoredOrder> {
       const row = rows.get(keyOf(input.tenantId, input.orderId))!;
       const claim = `retry/${input.tenantId}/${input.orderId}/${input.retry}`;
       let outcome: StoredOrder['outcome'] = 'duplicate';
@@ -152,24 +202,46 @@ export function fakeActivities(opts: FakeOptions = {}): { activities: OrderActiv
         cancelRefused: row.cancelRefused,
       };
     },
-    async markRecallFailed(input: { tenantId: string; orderId: string; reason: string; attempt: number }): Promise<StoredOrder> {
+    async markRecallFailed(input: {
+      tenantId: string;
+      orderId: string;
+      reason: string;
+      attempt: number;
+    }): Promise<StoredOrder> {
       const row = rows.get(keyOf(input.tenantId, input.orderId))!;
       const answer = claimOnce(`recall-failed/${input.tenantId}/${input.orderId}/${input.attempt}`, row, () => {
         if (row.status !== 'cancelled' && row.status !== 'recall-failed') return 'stale';
-        Object.assign(row, { status: 'recall-failed', failureReason: input.reason, recallFailures: (row.recallFailures ?? 0) + 1 });
+        Object.assign(row, {
+          status: 'recall-failed',
+          failureReason: input.reason,
+          recallFailures: (row.recallFailures ?? 0) + 1,
+        });
         return 'applied';
       });
       calls.recallFailed.push({ reason: input.reason, attempt: input.attempt, outcome: answer.outcome });
       return stored(row, answer.outcome);
     },
-    async resolveRecallFailed(input: { tenantId: string; orderId: string; failures: number; action: RecallResolution; reason: string; by?: string }): Promise<StoredOrder> {
+    async resolveRecallFailed(input: {
+      tenantId: string;
+      orderId: string;
+      failures: number;
+      action: RecallResolution;
+      reason: string;
+      by?: string;
+    }): Promise<StoredOrder> {
       const row = rows.get(keyOf(input.tenantId, input.orderId))!;
       const answer = claimOnce(`resolve/${input.tenantId}/${input.orderId}/${input.failures}`, row, () => {
         if (row.status !== 'recall-failed') return 'stale';
         Object.assign(row, { status: 'cancelled', failureReason: undefined });
         return 'applied';
       });
-      calls.resolved.push({ action: input.action, reason: input.reason, ...(input.by !== undefined ? { by: input.by } : {}), failures: input.failures, outcome: answer.outcome });
+      calls.resolved.push({
+        action: input.action,
+        reason: input.reason,
+        ...(input.by !== undefined ? { by: input.by } : {}),
+        failures: input.failures,
+        outcome: answer.outcome,
+      });
       return stored(row, answer.outcome);
     },
     async deadLetterEvent(refused: RefusedEvent) {
@@ -198,5 +270,13 @@ export const retryable = (message: string, nextRetryDelayMs?: number) =>
   ApplicationFailure.create({ message, type: 'DependencyUnavailableError', nextRetryDelay: nextRetryDelayMs });
 
 /** The warehouse down for everyone (or shipping paused), as the real shipOrder reports it: the order waits. */
-export const warehouseDown = (reason = 'warehouse circuit open: not calling /shipments until a probe succeeds', since = new Date()) =>
-  ApplicationFailure.create({ message: `waiting for the warehouse: ${reason}`, type: FailureType.warehouseWaiting, nonRetryable: true, details: [{ since: since.toISOString(), reason } satisfies ShipmentWaitDetails] });
+export const warehouseDown = (
+  reason = 'warehouse circuit open: not calling /shipments until a probe succeeds',
+  since = new Date(),
+) =>
+  ApplicationFailure.create({
+    message: `waiting for the warehouse: ${reason}`,
+    type: FailureType.warehouseWaiting,
+    nonRetryable: true,
+    details: [{ since: since.toISOString(), reason } satisfies ShipmentWaitDetails],
+  });

@@ -21,7 +21,9 @@ import { provisionPostgres } from '../../src/provision/postgres.js';
 import { runtimeConnection } from '../../src/store/connection.js';
 
 export const logger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
-Runtime.install({ logger: new DefaultLogger((process.env.TEST_TEMPORAL_LOG_LEVEL as LogLevel | undefined) ?? 'ERROR') });
+Runtime.install({
+  logger: new DefaultLogger((process.env.TEST_TEMPORAL_LOG_LEVEL as LogLevel | undefined) ?? 'ERROR'),
+});
 
 import { waitFor } from './promises.js';
 
@@ -44,7 +46,10 @@ export interface Scenario {
   tenant(label?: string): string;
   /** Starts one service instance (worker + bridge unless `roles` says otherwise). */
   startInstance(opts?: Partial<AppOptions>, env?: Record<string, string>): Promise<App>;
-  produce(messages: { value: Buffer | string | object | null; key?: string; partition?: number; headers?: IHeaders }[], topic?: string): Promise<void>;
+  produce(
+    messages: { value: Buffer | string | object | null; key?: string; partition?: number; headers?: IHeaders }[],
+    topic?: string,
+  ): Promise<void>;
   row(tenantId: string, orderId: string): Promise<FulfilmentRow | undefined>;
   shipments(tenantId: string): Promise<Shipment[]>;
   /** The late path a bridge of this scenario takes (src/bridge/late-events.ts), for tests that start orders directly. */
@@ -101,7 +106,10 @@ export async function scenario(name: string, env: Record<string, string> = {}): 
     { topic: config.DLQ_TOPIC, numPartitions: 1, replicationFactor: 1 },
     { topic: config.STATUS_TOPIC, numPartitions: 3, replicationFactor: 1 },
   ]);
-  const producer = kafka.producer({ allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner });
+  const producer = kafka.producer({
+    allowAutoTopicCreation: false,
+    createPartitioner: Partitioners.DefaultPartitioner,
+  });
   await producer.connect();
   const apps: App[] = [];
   const probeDb = (await import('../../src/store/db.js')).createDb(runtimeConnection(config), 2);
@@ -115,7 +123,8 @@ export async function scenario(name: string, env: Record<string, string> = {}): 
     await consumer.run({
       eachMessage: async ({ message, partition }) => {
         const headers: Record<string, string> = {};
-        for (const [k, v] of Object.entries(message.headers ?? {})) if (v !== undefined) headers[k] = String(Array.isArray(v) ? v[0] : v);
+        for (const [k, v] of Object.entries(message.headers ?? {}))
+          if (v !== undefined) headers[k] = String(Array.isArray(v) ? v[0] : v);
         records.push({ key: message.key, value: message.value, headers, partition, offset: message.offset });
       },
     });
@@ -132,7 +141,12 @@ export async function scenario(name: string, env: Record<string, string> = {}): 
     warehouse,
     tenant: (label = 't') => `${label}-${suffix}-${(tenants += 1)}`.slice(0, 64),
     async startInstance(opts = {}, instanceEnv = {}) {
-      const app = await startApp(loadConfig({ ...baseEnv, ...instanceEnv }), { logger, serveMetrics: false, bridgeRetry: { initialDelayMs: 100, maxDelayMs: 2000 }, ...opts });
+      const app = await startApp(loadConfig({ ...baseEnv, ...instanceEnv }), {
+        logger,
+        serveMetrics: false,
+        bridgeRetry: { initialDelayMs: 100, maxDelayMs: 2000 },
+        ...opts,
+      });
       apps.push(app);
       return app;
     },
@@ -144,7 +158,10 @@ export async function scenario(name: string, env: Record<string, string> = {}): 
           key: m.key,
           partition: m.partition,
           headers: m.headers,
-          value: m.value === null || Buffer.isBuffer(m.value) || typeof m.value === 'string' ? m.value : JSON.stringify(m.value),
+          value:
+            m.value === null || Buffer.isBuffer(m.value) || typeof m.value === 'string'
+              ? m.value
+              : JSON.stringify(m.value),
         })),
       });
     },
@@ -167,7 +184,9 @@ export async function scenario(name: string, env: Record<string, string> = {}): 
     async close() {
       for (const app of apps.reverse()) await app.stop();
       await producer.disconnect();
-      await admin.deleteTopics({ topics: [config.ORDERS_TOPIC, config.DLQ_TOPIC, config.STATUS_TOPIC] }).catch(() => undefined);
+      await admin
+        .deleteTopics({ topics: [config.ORDERS_TOPIC, config.DLQ_TOPIC, config.STATUS_TOPIC] })
+        .catch(() => undefined);
       await admin.disconnect();
       await probeDb.end();
       await warehouse.close();
@@ -206,7 +225,12 @@ export async function endOffsets(admin: Admin, topic: string): Promise<Map<numbe
 }
 
 /** True once the group's committed offsets reach `target` on every partition (a snapshot of endOffsets). */
-export async function reached(admin: Admin, groupId: string, topic: string, target: Map<number, bigint>): Promise<boolean> {
+export async function reached(
+  admin: Admin,
+  groupId: string,
+  topic: string,
+  target: Map<number, bigint>,
+): Promise<boolean> {
   const done = await committedOffsets(admin, groupId, topic);
   return [...target].every(([partition, end]) => end === 0n || (done.get(partition) ?? -1n) >= end);
 }
@@ -218,7 +242,11 @@ export async function recordsOn(admin: Admin, topic: string): Promise<number> {
 
 /** Every fulfilments row of `tenantId`, read tenant-scoped as the service reads them. */
 export async function tenantRows(db: import('../../src/store/db.js').Db, tenantId: string): Promise<FulfilmentRow[]> {
-  return inTenantTransaction(db, tenantId, async (tx) => (await tx.query<FulfilmentRow>('SELECT * FROM fulfilments WHERE tenant_id = $1', [tenantId])).rows);
+  return inTenantTransaction(
+    db,
+    tenantId,
+    async (tx) => (await tx.query<FulfilmentRow>('SELECT * FROM fulfilments WHERE tenant_id = $1', [tenantId])).rows,
+  );
 }
 
 /** Paces a stream of records onto a topic in chunks; a chunk that cannot be written (Kafka down) is tried again until it lands. */

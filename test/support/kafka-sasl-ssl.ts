@@ -4,7 +4,10 @@ import { stackStatus, type KafkaSaslSslInfo } from '../../tools/stack/index.js';
 /** The listener, or a clear failure when the stack does not run one (an external Kafka). */
 export async function saslSslListener(): Promise<KafkaSaslSslInfo> {
   const status = await stackStatus();
-  if (!status.kafkaSaslSsl) throw new Error('this test needs the local stack\'s Kafka and its SASL_SSL listener (KAFKA_BROKERS must not be set): npm run stack -- up');
+  if (!status.kafkaSaslSsl)
+    throw new Error(
+      "this test needs the local stack's Kafka and its SASL_SSL listener (KAFKA_BROKERS must not be set): npm run stack -- up",
+    );
   return status.kafkaSaslSsl;
 }
 

@@ -17,7 +17,9 @@ export function cliOf(s: Pick<Scenario, 'config'>): (...argv: string[]) => Promi
   return async (...argv) => {
     const out = memoryOutput();
     const code = await runCli(argv, { out, config: s.config });
-    console.log(`$ npx fulfilment ${argv.map((a) => (/[\s"|]/.test(a) ? `'${a}'` : a)).join(' ')}\n${out.stdout}${out.stderr}(exit ${code})`);
+    console.log(
+      `$ npx fulfilment ${argv.map((a) => (/[\s"|]/.test(a) ? `'${a}'` : a)).join(' ')}\n${out.stdout}${out.stderr}(exit ${code})`,
+    );
     return { code, stdout: out.stdout, stderr: out.stderr };
   };
 }

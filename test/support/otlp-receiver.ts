@@ -52,7 +52,17 @@ function attributes(list: { key: string; value?: AnyValue }[] | undefined): Reco
 interface ExportRequest {
   resourceSpans?: {
     resource?: { attributes?: { key: string; value?: AnyValue }[] };
-    scopeSpans?: { spans?: { traceId: string; spanId: string; parentSpanId?: string; name: string; kind: number; attributes?: { key: string; value?: AnyValue }[]; status?: { code?: number; message?: string } }[] }[];
+    scopeSpans?: {
+      spans?: {
+        traceId: string;
+        spanId: string;
+        parentSpanId?: string;
+        name: string;
+        kind: number;
+        attributes?: { key: string; value?: AnyValue }[];
+        status?: { code?: number; message?: string };
+      }[];
+    }[];
   }[];
 }
 

@@ -9,10 +9,13 @@ const run = promisify(execFile);
 /** Every process below `root` now (pid and command line), from one `ps` snapshot of the whole process table. */
 export async function descendants(root: number): Promise<string[]> {
   const { stdout } = await run('ps', ['-e', '-o', 'pid=,ppid=,args=']);
-  const rows = stdout.split('\n').map((l) => /^\s*(\d+)\s+(\d+)\s+(.*)$/.exec(l)).filter((m) => m !== null);
+  const rows = stdout
+    .split('\n')
+    .map((l) => /^\s*(\d+)\s+(\d+)\s+(.*)$/.exec(l))
+    .filter((m) => m !== null);
   const below = new Set([root]);
   const found: string[] = [];
-  for (let grew = true; grew; ) {
+  for (let grew = true; grew;) {
     grew = false;
     for (const [, pid, ppid, args] of rows) {
       if (below.has(Number(ppid)) && !below.has(Number(pid))) {

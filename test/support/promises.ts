@@ -28,7 +28,12 @@ export function track<T>(promise: Promise<T>) {
 }
 
 /** Polls `probe` until it returns a truthy value; fails with `what` after `timeoutMs`. */
-export async function waitFor<T>(what: string, probe: () => Promise<T> | T, timeoutMs = 60_000, intervalMs = 100): Promise<NonNullable<T>> {
+export async function waitFor<T>(
+  what: string,
+  probe: () => Promise<T> | T,
+  timeoutMs = 60_000,
+  intervalMs = 100,
+): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -38,7 +43,8 @@ export async function waitFor<T>(what: string, probe: () => Promise<T> | T, time
     } catch (err) {
       last = err;
     }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`);
     await new Promise((r) => setTimeout(r, intervalMs));
   }
 }

@@ -9,7 +9,13 @@ import { writeFile } from 'node:fs/promises';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { temporalCliPath } from '../../tools/stack/index.js';
-import { orderEventSignal, orderStatusQuery, orderWorkflowId, retryShipmentUpdate, type OrderEvent } from '../../workflows/api.js';
+import {
+  orderEventSignal,
+  orderStatusQuery,
+  orderWorkflowId,
+  retryShipmentUpdate,
+  type OrderEvent,
+} from '../../workflows/api.js';
 import { parseRecord } from '../../src/events/envelope.js';
 import { events, scenario, waitFor, type Scenario } from './harness.js';
 import type { App } from '../../src/app.js';
@@ -21,10 +27,18 @@ interface Story {
   /** Environment of the story's instance (on top of a 2 s linger). */
   env?: Record<string, string>;
   /** Drives the order; the run must then close by itself. Resolves with the run to export when not the last one. */
-  drive(ctx: { s: Scenario; app: App; tenant: string; order: string; send(value: object, direct?: boolean): Promise<void>; sendTogether(values: object[]): Promise<void> }): Promise<string | void>;
+  drive(ctx: {
+    s: Scenario;
+    app: App;
+    tenant: string;
+    order: string;
+    send(value: object, direct?: boolean): Promise<void>;
+    sendTogether(values: object[]): Promise<void>;
+  }): Promise<string | void>;
 }
 
-const handleOf = (app: App, tenant: string, order: string) => app.client.workflow.getHandle(orderWorkflowId(tenant, order));
+const handleOf = (app: App, tenant: string, order: string) =>
+  app.client.workflow.getHandle(orderWorkflowId(tenant, order));
 const view = (app: App, tenant: string, order: string) => handleOf(app, tenant, order).query(orderStatusQuery);
 const settledAs = (app: App, tenant: string, order: string, status: string) =>
   waitFor(`${order} to be ${status}`, async () => (await view(app, tenant, order)).status === status, 120_000, 200);
@@ -65,7 +79,10 @@ const stories: Record<string, Story> = {
       await send(events.placed(tenant, order));
       await settledAs(app, tenant, order, 'failed');
       await fault(s, { rejectOrders: [] });
-      await handleOf(app, tenant, order).executeUpdate(retryShipmentUpdate, { args: [{ reason: 'warehouse fixed the SKU mapping' }], updateId: `retry-${order}-1` });
+      await handleOf(app, tenant, order).executeUpdate(retryShipmentUpdate, {
+        args: [{ reason: 'warehouse fixed the SKU mapping' }],
+        updateId: `retry-${order}-1`,
+      });
       await settledAs(app, tenant, order, 'shipped');
     },
   },
@@ -80,7 +97,12 @@ const stories: Record<string, Story> = {
       await send(placed, true);
       await send(events.cancelled(tenant, order, { orderVersion: 1 }), true);
       await send(events.cancelled(tenant, order, { orderVersion: 3 }), true);
-      await waitFor('the late cancellation to be refused', async () => (await view(app, tenant, order)).cancelRefused, 30_000, 100);
+      await waitFor(
+        'the late cancellation to be refused',
+        async () => (await view(app, tenant, order)).cancelRefused,
+        30_000,
+        100,
+      );
     },
   },
   'cheaper-cancelled-during-shipment': { order: 'o-cheap-compensated', drive: (ctx) => cancelDuringShipment(ctx) },
@@ -96,7 +118,14 @@ const stories: Record<string, Story> = {
         // The first run may already have continued as new (and the new run closed after its linger).
         if ((await handleOf(app, tenant, order).describe()).runId !== first) return first;
         await send(events.cancelled(tenant, order, { orderVersion: v }), true);
-        await waitFor(`v${v} decided`, async () => (await handleOf(app, tenant, order).describe()).runId !== first || (await view(app, tenant, order)).orderVersion >= v, 30_000, 100);
+        await waitFor(
+          `v${v} decided`,
+          async () =>
+            (await handleOf(app, tenant, order).describe()).runId !== first ||
+            (await view(app, tenant, order)).orderVersion >= v,
+          30_000,
+          100,
+        );
         if ((await handleOf(app, tenant, order).describe()).runId !== first) return first;
       }
       throw new Error('the run did not continue as new');
@@ -118,8 +147,17 @@ const stories: Record<string, Story> = {
       await send(placed);
       await settledAs(app, tenant, order, 'shipped');
       // What the bridge sends for one order's events queued together: a duplicate, a stale and a late cancellation.
-      await sendTogether([placed, events.cancelled(tenant, order, { orderVersion: 1 }), events.cancelled(tenant, order, { orderVersion: 3 })]);
-      await waitFor('the late cancellation to be refused', async () => (await view(app, tenant, order)).cancelRefused, 30_000, 100);
+      await sendTogether([
+        placed,
+        events.cancelled(tenant, order, { orderVersion: 1 }),
+        events.cancelled(tenant, order, { orderVersion: 3 }),
+      ]);
+      await waitFor(
+        'the late cancellation to be refused',
+        async () => (await view(app, tenant, order)).cancelRefused,
+        30_000,
+        100,
+      );
     },
   },
   'v2-cancel-before-placement': {
@@ -131,7 +169,11 @@ const stories: Record<string, Story> = {
       await send(events.placed(tenant, order, { orderVersion: 1 }));
     },
   },
-  'v2-cancelled-during-shipment': { order: 'o-v2-compensated', env: { ORDER_LINGER_SECONDS: '0' }, drive: (ctx) => cancelDuringShipment(ctx) },
+  'v2-cancelled-during-shipment': {
+    order: 'o-v2-compensated',
+    env: { ORDER_LINGER_SECONDS: '0' },
+    drive: (ctx) => cancelDuringShipment(ctx),
+  },
   'v2-held-as-failed': {
     order: 'o-v2-failed',
     env: { ORDER_LINGER_SECONDS: '0' },
@@ -139,7 +181,12 @@ const stories: Record<string, Story> = {
       await fault(s, { rejectOrders: [order] });
       try {
         await send(events.placed(tenant, order));
-        await waitFor(`${order} to be failed`, async () => (await s.row(tenant, order))?.status === 'failed', 120_000, 200);
+        await waitFor(
+          `${order} to be failed`,
+          async () => (await s.row(tenant, order))?.status === 'failed',
+          120_000,
+          200,
+        );
       } finally {
         await fault(s, { rejectOrders: [] });
       }
@@ -148,13 +195,25 @@ const stories: Record<string, Story> = {
   'v2-waited-out-warehouse-outage': {
     order: 'o-v2-waited',
     // The breaker opens at the first failure and the resumer probes every 2 s: the wait is seconds long.
-    env: { ORDER_LINGER_SECONDS: '0', WAREHOUSE_BREAKER_FAILURES: '1', WAREHOUSE_BREAKER_HALF_OPEN_MS: '1000', WAREHOUSE_PROBE_SECONDS: '2' },
+    env: {
+      ORDER_LINGER_SECONDS: '0',
+      WAREHOUSE_BREAKER_FAILURES: '1',
+      WAREHOUSE_BREAKER_HALF_OPEN_MS: '1000',
+      WAREHOUSE_PROBE_SECONDS: '2',
+    },
     async drive({ app, s, tenant, order, send }) {
       await fault(s, { down: true });
       try {
         await send(events.placed(tenant, order));
         // Woken to probe at least once while the warehouse is still down: the order waits again.
-        await waitFor(`${order} to wait again after a probe`, async () => ((await s.row(tenant, order))?.released_at ?? 0) < ((await s.row(tenant, order))?.waited_at ?? 0) && (await view(app, tenant, order)).notes.some((n) => n.startsWith('woken')), 120_000, 200);
+        await waitFor(
+          `${order} to wait again after a probe`,
+          async () =>
+            ((await s.row(tenant, order))?.released_at ?? 0) < ((await s.row(tenant, order))?.waited_at ?? 0) &&
+            (await view(app, tenant, order)).notes.some((n) => n.startsWith('woken')),
+          120_000,
+          200,
+        );
       } finally {
         await fault(s, { down: false });
       }
@@ -172,10 +231,15 @@ const stories: Record<string, Story> = {
       const first = (await handleOf(app, tenant, order).describe()).runId;
       for (let v = 1; v < 20; v += 1) {
         await send(events.cancelled(tenant, order, { orderVersion: v }), true);
-        const continued = await waitFor(`v${v} decided`, async () => {
-          if ((await handleOf(app, tenant, order).describe()).runId !== first) return 'continued';
-          return (await view(app, tenant, order)).staleIgnored >= v ? 'decided' : undefined;
-        }, 30_000, 100);
+        const continued = await waitFor(
+          `v${v} decided`,
+          async () => {
+            if ((await handleOf(app, tenant, order).describe()).runId !== first) return 'continued';
+            return (await view(app, tenant, order)).staleIgnored >= v ? 'decided' : undefined;
+          },
+          30_000,
+          100,
+        );
         if (continued === 'continued') {
           await send(events.placed(tenant, order, { orderVersion: 1 }), true);
           return first;
@@ -193,13 +257,28 @@ const stories: Record<string, Story> = {
       await fault(s, { rejectOrders: [order] });
       try {
         await send(events.placed(tenant, order));
-        await waitFor(`${order} to be failed`, async () => (await s.row(tenant, order))?.status === 'failed', 120_000, 200);
-        await waitFor(`${order}'s run to close`, async () => (await handleOf(app, tenant, order).describe()).status.name !== 'RUNNING', 120_000, 200);
+        await waitFor(
+          `${order} to be failed`,
+          async () => (await s.row(tenant, order))?.status === 'failed',
+          120_000,
+          200,
+        );
+        await waitFor(
+          `${order}'s run to close`,
+          async () => (await handleOf(app, tenant, order).describe()).status.name !== 'RUNNING',
+          120_000,
+          200,
+        );
       } finally {
         await fault(s, { rejectOrders: [] });
       }
       await send(events.cancelled(tenant, order, { orderVersion: 2 }));
-      await waitFor(`${order} to be cancelled`, async () => (await s.row(tenant, order))?.status === 'cancelled', 120_000, 200);
+      await waitFor(
+        `${order} to be cancelled`,
+        async () => (await s.row(tenant, order))?.status === 'cancelled',
+        120_000,
+        200,
+      );
     },
   },
 };
@@ -209,7 +288,12 @@ async function cancelDuringShipment({ s, app, tenant, order, send }: Parameters<
   await fault(s, { latencyMs: 4000 });
   try {
     await send(events.placed(tenant, order));
-    await waitFor('the shipment to be in flight', async () => ((await handleOf(app, tenant, order).describe()).raw.pendingActivities ?? []).length > 0, 60_000, 100);
+    await waitFor(
+      'the shipment to be in flight',
+      async () => ((await handleOf(app, tenant, order).describe()).raw.pendingActivities ?? []).length > 0,
+      60_000,
+      100,
+    );
     await send(events.cancelled(tenant, order, { orderVersion: 2 }));
     await settledAs(app, tenant, order, 'cancelled');
   } finally {
@@ -218,7 +302,11 @@ async function cancelDuringShipment({ s, app, tenant, order, send }: Parameters<
 }
 
 async function fault(s: Scenario, faults: Record<string, unknown>): Promise<void> {
-  const res = await fetch(`${s.warehouse.url}/admin/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(faults) });
+  const res = await fetch(`${s.warehouse.url}/admin/faults`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(faults),
+  });
   if (!res.ok) throw new Error(`setting warehouse faults failed: ${res.status}`);
 }
 
@@ -253,7 +341,19 @@ for (const [name, story] of Object.entries(stories)) {
     });
     await waitFor(`${name}: run closed`, async () => (await handle.describe()).status.name !== 'RUNNING', 120_000, 250);
     // The same export a person makes to debug a workflow: temporal workflow show --output json.
-    const { stdout } = await run(await temporalCliPath(), ['workflow', 'show', '--address', s.config.TEMPORAL_ADDRESS, '--namespace', s.config.TEMPORAL_NAMESPACE, '-w', handle.workflowId, ...(runId ? ['-r', runId] : []), '--output', 'json']);
+    const { stdout } = await run(await temporalCliPath(), [
+      'workflow',
+      'show',
+      '--address',
+      s.config.TEMPORAL_ADDRESS,
+      '--namespace',
+      s.config.TEMPORAL_NAMESPACE,
+      '-w',
+      handle.workflowId,
+      ...(runId ? ['-r', runId] : []),
+      '--output',
+      'json',
+    ]);
     await writeFile(file, stdout);
     console.log(`wrote ${file}`);
   } finally {
@@ -261,4 +361,3 @@ for (const [name, story] of Object.entries(stories)) {
   }
 }
 process.exit(0);
-

@@ -27,8 +27,13 @@ export interface ServiceProcess {
 }
 
 /** The service from its sources (tsx), or with `built` as production runs it: dist/src/service.js, after `nodeArgs`. */
-export function startServiceProcess(env: Record<string, string>, opts: { built?: boolean; nodeArgs?: string[] } = {}): ServiceProcess {
-  const args = opts.built ? [...(opts.nodeArgs ?? []), BUILT_SERVICE] : [...(opts.nodeArgs ?? []), '--import', 'tsx', SERVICE];
+export function startServiceProcess(
+  env: Record<string, string>,
+  opts: { built?: boolean; nodeArgs?: string[] } = {},
+): ServiceProcess {
+  const args = opts.built
+    ? [...(opts.nodeArgs ?? []), BUILT_SERVICE]
+    : [...(opts.nodeArgs ?? []), '--import', 'tsx', SERVICE];
   const child = spawn(process.execPath, args, {
     env: { ...env, LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -54,7 +59,9 @@ export function startServiceProcess(env: Record<string, string>, opts: { built?:
   });
   let code: number | string | undefined;
   // 'close', not 'exit': it comes once the process's stdout and stderr ended too, so every line it wrote is in `lines`.
-  const exited = new Promise<number | string>((resolve) => child.on('close', (c, sig) => resolve((code = c ?? sig ?? 'unknown'))));
+  const exited = new Promise<number | string>((resolve) =>
+    child.on('close', (c, sig) => resolve((code = c ?? sig ?? 'unknown'))),
+  );
   const alive = () => code === undefined;
   return {
     child,
@@ -63,10 +70,15 @@ export function startServiceProcess(env: Record<string, string>, opts: { built?:
     alive,
     stderr: () => stderr,
     said: (text, timeoutMs = 120_000) =>
-      waitFor(`the service to log "${text}"`, () => {
-        if (!alive()) throw new Error(`service exited ${String(code)}: ${stderr}`);
-        return lines.find((l) => String(l.msg ?? '').includes(text));
-      }, timeoutMs, 100),
+      waitFor(
+        `the service to log "${text}"`,
+        () => {
+          if (!alive()) throw new Error(`service exited ${String(code)}: ${stderr}`);
+          return lines.find((l) => String(l.msg ?? '').includes(text));
+        },
+        timeoutMs,
+        100,
+      ),
     async stop() {
       if (alive()) child.kill('SIGTERM');
       return exited;

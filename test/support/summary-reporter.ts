@@ -8,7 +8,8 @@ import type { Reporter, TestModule } from 'vitest/node';
 
 /** The first line of an error's message, shortened: enough to tell one failure from another in a log's tail. */
 function reason(error: unknown): string {
-  const message = typeof error === 'object' && error !== null && 'message' in error ? String(error.message) : String(error);
+  const message =
+    typeof error === 'object' && error !== null && 'message' in error ? String(error.message) : String(error);
   const first = message.split('\n').find((line) => line.trim() !== '') ?? '';
   return first.length > 300 ? `${first.slice(0, 300)}…` : first;
 }
@@ -25,7 +26,8 @@ export default class SummaryReporter implements Reporter {
       // that did not pass as failed, never as skipped, and counts once even when it has no tests at all.
       const fileFailed = module.state() === 'failed';
       if (fileFailed) {
-        for (const error of module.errors()) lines.push(`failed: ${module.relativeModuleId} (the file): ${reason(error)}`);
+        for (const error of module.errors())
+          lines.push(`failed: ${module.relativeModuleId} (the file): ${reason(error)}`);
       }
       if (fileFailed && tests.length === 0) failed += 1;
       for (const test of tests) {

@@ -13,7 +13,10 @@ import { stackUp, type TemporalTlsInfo } from '../../tools/stack/index.js';
 export async function tlsTemporal(): Promise<TemporalTlsInfo> {
   const info = await stackUp({ services: ['temporal-tls'], quiet: true });
   const state = info.services['temporal-tls'];
-  if (state.state !== 'running') throw new Error(`the stack's TLS Temporal is not running (${state.state}${state.note ? `: ${state.note}` : ''}): npm run stack -- up --only temporal-tls`);
+  if (state.state !== 'running')
+    throw new Error(
+      `the stack's TLS Temporal is not running (${state.state}${state.note ? `: ${state.note}` : ''}): npm run stack -- up --only temporal-tls`,
+    );
   return info.temporalTls;
 }
 
@@ -35,11 +38,21 @@ export interface TlsEnvOptions {
  * `base` (a scenario's environment) with Temporal reached at the TLS Temporal, configured by the standard TEMPORAL_*
  * variables; whatever `base` says of an API key, a profile or gRPC metadata is dropped.
  */
-export function tlsEnv(base: Record<string, string>, info: TemporalTlsInfo, opts: TlsEnvOptions = {}): Record<string, string> {
-  const env: Record<string, string> = { ...base, TEMPORAL_ADDRESS: info.address, TEMPORAL_TLS_SERVER_CA_CERT_PATH: opts.caFile ?? info.caFile };
-  for (const k of Object.keys(env)) if (/^TEMPORAL_(API_KEY|PROFILE|CONFIG_FILE|GRPC_META_|TLS_CLIENT_)/.test(k)) delete env[k];
+export function tlsEnv(
+  base: Record<string, string>,
+  info: TemporalTlsInfo,
+  opts: TlsEnvOptions = {},
+): Record<string, string> {
+  const env: Record<string, string> = {
+    ...base,
+    TEMPORAL_ADDRESS: info.address,
+    TEMPORAL_TLS_SERVER_CA_CERT_PATH: opts.caFile ?? info.caFile,
+  };
+  for (const k of Object.keys(env))
+    if (/^TEMPORAL_(API_KEY|PROFILE|CONFIG_FILE|GRPC_META_|TLS_CLIENT_)/.test(k)) delete env[k];
   const client = opts.client === undefined ? { cert: info.clientCertFile, key: info.clientKeyFile } : opts.client;
-  if (client) Object.assign(env, { TEMPORAL_TLS_CLIENT_CERT_PATH: client.cert, TEMPORAL_TLS_CLIENT_KEY_PATH: client.key });
+  if (client)
+    Object.assign(env, { TEMPORAL_TLS_CLIENT_CERT_PATH: client.cert, TEMPORAL_TLS_CLIENT_KEY_PATH: client.key });
   const apiKey = opts.apiKey === undefined ? serviceApiKey(info) : opts.apiKey;
   if (apiKey !== null) env.TEMPORAL_API_KEY = apiKey;
   return { ...env, ...opts.extra };

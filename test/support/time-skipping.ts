@@ -18,7 +18,11 @@ import { freePort } from './processes.js';
 const START_TIMEOUT_MS = 180_000;
 
 interface InternalCreate {
-  create(opts: { server: { type: 'existing' }; address: string; supportsTimeSkipping: boolean }): Promise<TestWorkflowEnvironment>;
+  create(opts: {
+    server: { type: 'existing' };
+    address: string;
+    supportsTimeSkipping: boolean;
+  }): Promise<TestWorkflowEnvironment>;
 }
 
 export interface TimeSkippingServer {
@@ -29,7 +33,9 @@ export interface TimeSkippingServer {
 
 export async function startTimeSkipping(): Promise<TimeSkippingServer> {
   const port = await freePort();
-  const child: ChildProcess = spawn(await testServerExecutablePath(), [String(port)], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child: ChildProcess = spawn(await testServerExecutablePath(), [String(port)], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let stderr = '';
   child.stderr!.on('data', (c: Buffer) => (stderr = (stderr + c.toString()).slice(-2000)));
   let exited: number | string | undefined;
@@ -41,10 +47,19 @@ export async function startTimeSkipping(): Promise<TimeSkippingServer> {
       child.kill('SIGTERM');
     });
   try {
-    const env = await waitFor('the time-skipping test server to answer', async () => {
-      if (exited !== undefined) throw new Error(`test server exited ${exited}: ${stderr}`);
-      return (TestWorkflowEnvironment as unknown as InternalCreate).create({ server: { type: 'existing' }, address: `127.0.0.1:${port}`, supportsTimeSkipping: true });
-    }, START_TIMEOUT_MS, 250);
+    const env = await waitFor(
+      'the time-skipping test server to answer',
+      async () => {
+        if (exited !== undefined) throw new Error(`test server exited ${exited}: ${stderr}`);
+        return (TestWorkflowEnvironment as unknown as InternalCreate).create({
+          server: { type: 'existing' },
+          address: `127.0.0.1:${port}`,
+          supportsTimeSkipping: true,
+        });
+      },
+      START_TIMEOUT_MS,
+      250,
+    );
     return {
       env,
       async teardown() {

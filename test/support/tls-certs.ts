@@ -39,10 +39,26 @@ async function makeCa(dir: string, name: string): Promise<{ cert: string; key: s
   const key = join(dir, `${name}.key`);
   const cert = join(dir, `${name}.pem`);
   await openssl(['genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', key], dir);
-  await openssl([
-    'req', '-x509', '-new', '-key', key, '-out', cert, '-days', '2', '-subj', `/CN=${name}`,
-    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign',
-  ], dir);
+  await openssl(
+    [
+      'req',
+      '-x509',
+      '-new',
+      '-key',
+      key,
+      '-out',
+      cert,
+      '-days',
+      '2',
+      '-subj',
+      `/CN=${name}`,
+      '-addext',
+      'basicConstraints=critical,CA:TRUE',
+      '-addext',
+      'keyUsage=critical,keyCertSign,cRLSign',
+    ],
+    dir,
+  );
   return { cert, key };
 }
 
@@ -54,7 +70,27 @@ async function issue(dir: string, ca: { cert: string; key: string }, name: strin
   writeFileSync(extFile, `basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\n${ext}\n`);
   await openssl(['genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', key], dir);
   await openssl(['req', '-new', '-key', key, '-out', csr, '-subj', `/CN=${name}`], dir);
-  await openssl(['x509', '-req', '-in', csr, '-CA', ca.cert, '-CAkey', ca.key, '-set_serial', `0x${randomBytes(8).toString('hex')}`, '-out', cert, '-days', '2', '-extfile', extFile], dir);
+  await openssl(
+    [
+      'x509',
+      '-req',
+      '-in',
+      csr,
+      '-CA',
+      ca.cert,
+      '-CAkey',
+      ca.key,
+      '-set_serial',
+      `0x${randomBytes(8).toString('hex')}`,
+      '-out',
+      cert,
+      '-days',
+      '2',
+      '-extfile',
+      extFile,
+    ],
+    dir,
+  );
   return { cert, key };
 }
 
@@ -72,5 +108,14 @@ export async function makeTestPki(): Promise<TestPki> {
     issue(dir, otherCa, 'impostor-server', SERVER_EXT),
     issue(dir, otherCa, 'impostor-client', CLIENT_EXT),
   ]);
-  return { dir, ca: ca.cert, server, client, otherCa: otherCa.cert, otherServer, otherClient, remove: () => rmSync(dir, { recursive: true, force: true }) };
+  return {
+    dir,
+    ca: ca.cert,
+    server,
+    client,
+    otherCa: otherCa.cert,
+    otherServer,
+    otherClient,
+    remove: () => rmSync(dir, { recursive: true, force: true }),
+  };
 }

@@ -9,7 +9,14 @@ import { dirname, join } from 'node:path';
 import { bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { repoRoot } from '../../tools/stack/paths.js';
 
-const quiet = { log: () => undefined, trace: () => undefined, debug: () => undefined, info: () => undefined, warn: () => undefined, error: console.error };
+const quiet = {
+  log: () => undefined,
+  trace: () => undefined,
+  debug: () => undefined,
+  info: () => undefined,
+  warn: () => undefined,
+  error: console.error,
+};
 
 /**
  * Bundles workflows/ as of `commit` (its imports outside workflows/ must be type-only, as the workflow rule says,
@@ -20,7 +27,9 @@ export async function workflowBundleAt(commit: string): Promise<WorkflowBundleWi
   const sha = git('rev-parse', '--verify', `${commit}^{commit}`).trim();
   // Inside the checkout (not under node_modules, which the bundler does not transpile), so @temporalio/* resolves.
   const dir = join(repoRoot, '.cache', `workflows-at-${sha.slice(0, 12)}`);
-  for (const file of git('ls-tree', '-r', '--name-only', sha, 'workflows/', 'src/retry-policies.ts').split('\n').filter(Boolean)) {
+  for (const file of git('ls-tree', '-r', '--name-only', sha, 'workflows/', 'src/retry-policies.ts')
+    .split('\n')
+    .filter(Boolean)) {
     const target = join(dir, file);
     mkdirSync(dirname(target), { recursive: true });
     writeFileSync(target, git('show', `${sha}:${file}`));

@@ -24,7 +24,11 @@ import { fakeActivities, type FakeOptions, type FakeRow } from './fake-activitie
 
 const DAY = 24 * 3600;
 /** The service's defaults but for a grace window a test can skip past (time skipping): runs close as they settle. */
-export const defaultSettings: OrderWorkflowSettings = { cancelGraceSeconds: 30 * DAY, lingerSeconds: 0, shipmentDeadlineSeconds: DAY };
+export const defaultSettings: OrderWorkflowSettings = {
+  cancelGraceSeconds: 30 * DAY,
+  lingerSeconds: 0,
+  shipmentDeadlineSeconds: DAY,
+};
 
 /** What a test's body does with its order. */
 export interface OrderDriver {
@@ -44,7 +48,12 @@ export interface OrderDriver {
   handle: () => WorkflowHandle;
 }
 
-export async function withOrder<T>(env: TestWorkflowEnvironment, fakes: FakeOptions, body: (o: OrderDriver) => Promise<T>, s = defaultSettings) {
+export async function withOrder<T>(
+  env: TestWorkflowEnvironment,
+  fakes: FakeOptions,
+  body: (o: OrderDriver) => Promise<T>,
+  s = defaultSettings,
+) {
   const taskQueue = `wf-${randomUUID()}`;
   const tenantId = 'acme';
   const orderId = `o-${randomUUID().slice(0, 8)}`;
@@ -68,10 +77,17 @@ export async function withOrder<T>(env: TestWorkflowEnvironment, fakes: FakeOpti
       rows: fake.rows,
       start: async (...es) => {
         const arg = es.length === 1 ? withIds(es[0]!) : es.map(withIds);
-        await env.client.workflow.signalWithStart<typeof orderFulfilmentV2, [OrderEvent | readonly OrderEvent[]]>(ORDER_WORKFLOW_TYPE, { workflowId, taskQueue, args: [input], signal: orderEventSignal, signalArgs: [arg] });
+        await env.client.workflow.signalWithStart<typeof orderFulfilmentV2, [OrderEvent | readonly OrderEvent[]]>(
+          ORDER_WORKFLOW_TYPE,
+          { workflowId, taskQueue, args: [input], signal: orderEventSignal, signalArgs: [arg] },
+        );
       },
       startRepair: async () => {
-        await env.client.workflow.start<typeof orderFulfilmentV2>(ORDER_WORKFLOW_TYPE, { workflowId, taskQueue, args: [{ ...input, repair: true }] });
+        await env.client.workflow.start<typeof orderFulfilmentV2>(ORDER_WORKFLOW_TYPE, {
+          workflowId,
+          taskQueue,
+          args: [{ ...input, repair: true }],
+        });
       },
       signal: (e) => handle().signal(orderEventSignal, withIds(e)),
       // A run that ends with the order needing a person fails (OrderFailed) with the order's view in its details.
@@ -86,7 +102,8 @@ export async function withOrder<T>(env: TestWorkflowEnvironment, fakes: FakeOpti
 /** The order's view a run that ended with the order held as failed carries (FailureType.orderFailed); else rethrows. */
 export function viewOfFailedRun(err: unknown): OrderView {
   const cause = err instanceof WorkflowFailedError ? err.cause : undefined;
-  if (cause instanceof ApplicationFailure && cause.type === FailureType.orderFailed) return cause.details?.[0] as OrderView;
+  if (cause instanceof ApplicationFailure && cause.type === FailureType.orderFailed)
+    return cause.details?.[0] as OrderView;
   throw err;
 }
 

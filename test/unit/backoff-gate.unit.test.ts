@@ -16,7 +16,6 @@ import {
 import { DependencyUnavailableError, MalformedEventError } from '../../src/errors.js';
 import { deferred, track, type Deferred } from '../support/promises.js';
 
-
 /** A dependency whose every call is settled by the test; records who called and when (fake clock). */
 function dependency() {
   const calls: { caller: string; at: number; d: Deferred<string> }[] = [];
@@ -43,7 +42,8 @@ const flush = () => vi.advanceTimersByTimeAsync(0);
 const advance = (ms: number) => vi.advanceTimersByTimeAsync(ms);
 
 /** The un-jittered step k: min(maxDelay, initialDelay·2^k). */
-const ceilOf = (k: number, retry: TransientRetry = DEFAULT_TRANSIENT_RETRY) => Math.min(retry.maxDelayMs, retry.initialDelayMs * 2 ** k);
+const ceilOf = (k: number, retry: TransientRetry = DEFAULT_TRANSIENT_RETRY) =>
+  Math.min(retry.maxDelayMs, retry.initialDelayMs * 2 ** k);
 
 const down = () => new DependencyUnavailableError('temporal unreachable');
 
@@ -183,7 +183,9 @@ describe('BackoffGate', () => {
     expect(gate.remainingMs()).toBe(0);
     // The two callers that were waiting start at once, on the same tick.
     expect(calls).toHaveLength(probeCount + 2);
-    expect(new Set(calls.slice(probeCount).map((c) => c.caller))).toEqual(new Set(['a', 'b', 'c'].filter((c) => c !== probe.caller)));
+    expect(new Set(calls.slice(probeCount).map((c) => c.caller))).toEqual(
+      new Set(['a', 'b', 'c'].filter((c) => c !== probe.caller)),
+    );
     calls.slice(probeCount).forEach((c) => c.d.resolve(`ok-${c.caller}`));
     await flush();
     expect(runs.every((r) => r.state === 'fulfilled')).toBe(true);
@@ -385,7 +387,8 @@ describe('DelaySequence', () => {
       for (let k = 0; k < 16; k += 1) {
         const d = seq.next();
         const ceil = ceilOf(k, retry);
-        if (!Number.isInteger(d) || d < Math.floor(ceil / 2) || d > ceil) outside.push(`step ${k}: ${d} outside [${ceil / 2}, ${ceil}]`);
+        if (!Number.isInteger(d) || d < Math.floor(ceil / 2) || d > ceil)
+          outside.push(`step ${k}: ${d} outside [${ceil / 2}, ${ceil}]`);
       }
     }
     expect(outside).toEqual([]);

@@ -22,7 +22,11 @@ const dlqHeaders = {
   'dlq-redriven-from': '0:1',
 };
 
-function dlqRecord(value: object | string | null, headers: Record<string, string> = dlqHeaders, at = { partition: 0, offset: '7' }): DlqRecord {
+function dlqRecord(
+  value: object | string | null,
+  headers: Record<string, string> = dlqHeaders,
+  at = { partition: 0, offset: '7' },
+): DlqRecord {
   return {
     ...at,
     timestamp: String(Date.parse('2026-01-06T09:00:01.000Z')),
@@ -48,25 +52,41 @@ describe('dlq redrive: what a redriven record carries', () => {
     const r = dlqRecord('{}');
     const history = redriveHistory(redriveHeaders(r));
     expect(history).toEqual({ attempts: 3, firstFailureAt: new Date('2026-01-05T08:00:00.000Z'), from: '0:7' });
-    expect(carryForward({ attempts: 1, firstFailureAt: new Date('2026-02-01T00:00:00Z') }, history)).toEqual({ attempts: 4, firstFailureAt: new Date('2026-01-05T08:00:00.000Z') });
+    expect(carryForward({ attempts: 1, firstFailureAt: new Date('2026-02-01T00:00:00Z') }, history)).toEqual({
+      attempts: 4,
+      firstFailureAt: new Date('2026-01-05T08:00:00.000Z'),
+    });
   });
 
   it('a dead letter without attempts or a first failure passes on 1 and its last failure (else its DLQ write time)', () => {
-    expect(historyOf(dlqRecord('{}', { 'dlq-last-failure-at': '2026-01-06T09:00:00.000Z', 'dlq-attempts': 'many' }))).toEqual({
-      attempts: 1, firstFailureAt: new Date('2026-01-06T09:00:00.000Z'), from: '0:7',
+    expect(
+      historyOf(dlqRecord('{}', { 'dlq-last-failure-at': '2026-01-06T09:00:00.000Z', 'dlq-attempts': 'many' })),
+    ).toEqual({
+      attempts: 1,
+      firstFailureAt: new Date('2026-01-06T09:00:00.000Z'),
+      from: '0:7',
     });
     expect(historyOf(dlqRecord('{}', {})).firstFailureAt).toEqual(new Date('2026-01-06T09:00:01.000Z'));
   });
 });
 
-describe('dlq redrive: re-validation with the bridge\'s edge parser', () => {
+describe("dlq redrive: re-validation with the bridge's edge parser", () => {
   it('a valid event, an unknown type, and a record still malformed (naming the field)', () => {
-    expect(revalidate(dlqRecord(events.placed('acme', 'o1')), 'orders')).toMatchObject({ kind: 'order-event', event: { orderId: 'o1' } });
-    expect(revalidate(dlqRecord({ ...events.placed('acme', 'o1'), type: 'orders.OrderRefunded' }), 'orders')).toMatchObject({ kind: 'unknown-type', type: 'orders.OrderRefunded' });
-    expect(revalidate(dlqRecord({ ...events.placed('acme', 'o1'), eventId: undefined }), 'orders')).toMatchObject({
-      kind: 'malformed', error: { name: 'MalformedEventError', field: 'eventId', message: expect.stringContaining('field eventId') },
+    expect(revalidate(dlqRecord(events.placed('acme', 'o1')), 'orders')).toMatchObject({
+      kind: 'order-event',
+      event: { orderId: 'o1' },
     });
-    expect(revalidate(dlqRecord('{oops'), 'orders')).toMatchObject({ kind: 'malformed', error: { message: expect.stringContaining('not JSON') } });
+    expect(
+      revalidate(dlqRecord({ ...events.placed('acme', 'o1'), type: 'orders.OrderRefunded' }), 'orders'),
+    ).toMatchObject({ kind: 'unknown-type', type: 'orders.OrderRefunded' });
+    expect(revalidate(dlqRecord({ ...events.placed('acme', 'o1'), eventId: undefined }), 'orders')).toMatchObject({
+      kind: 'malformed',
+      error: { name: 'MalformedEventError', field: 'eventId', message: expect.stringContaining('field eventId') },
+    });
+    expect(revalidate(dlqRecord('{oops'), 'orders')).toMatchObject({
+      kind: 'malformed',
+      error: { message: expect.stringContaining('not JSON') },
+    });
   });
 
   it('judges the record with the headers it would carry: an unsafe correlation-id header is still malformed', () => {
@@ -76,11 +96,24 @@ describe('dlq redrive: re-validation with the bridge\'s edge parser', () => {
   });
 
   it('a real run that refused dead letters ends with an error naming them; a dry run or a run without refusals does not', () => {
-    const base: RedriveResult = { dryRun: false, operator: 'o', ledgerTopic: 't', selected: [], sent: [], planned: [], skipped: [], alreadyRedriven: [], refused: [], folded: [] };
+    const base: RedriveResult = {
+      dryRun: false,
+      operator: 'o',
+      ledgerTopic: 't',
+      selected: [],
+      sent: [],
+      planned: [],
+      skipped: [],
+      alreadyRedriven: [],
+      refused: [],
+      folded: [],
+    };
     expect(refusalOf(base)).toBeUndefined();
     const refused = { ...base, refused: [{ position: '0:3', field: 'eventId', reason: 'field eventId: is required' }] };
     expect(refusalOf({ ...refused, dryRun: true })).toBeUndefined();
-    expect(refusalOf(refused)?.message).toBe('1 dead letter(s) refused as still malformed and not sent (0:3): fix the producer and purge it, or send it anyway with --force');
+    expect(refusalOf(refused)?.message).toBe(
+      '1 dead letter(s) refused as still malformed and not sent (0:3): fix the producer and purge it, or send it anyway with --force',
+    );
   });
 });
 

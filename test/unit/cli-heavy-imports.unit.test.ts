@@ -75,7 +75,12 @@ function child(nodeArgs: string[], env: Record<string, string> = {}): Promise<Ru
   return new Promise((resolve, reject) => {
     const p = spawn(process.execPath, ['--import', preload, ...nodeArgs], {
       cwd: root,
-      env: { PATH: process.env.PATH ?? '', ...(process.env.TMPDIR ? { TMPDIR: process.env.TMPDIR } : {}), ...env, HEAVY_IMPORT_LOG: log },
+      env: {
+        PATH: process.env.PATH ?? '',
+        ...(process.env.TMPDIR ? { TMPDIR: process.env.TMPDIR } : {}),
+        ...env,
+        HEAVY_IMPORT_LOG: log,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -83,7 +88,9 @@ function child(nodeArgs: string[], env: Record<string, string> = {}): Promise<Ru
     p.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
     p.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     p.on('error', reject);
-    p.on('close', (code) => resolve({ code, stdout, stderr, heavy: readFileSync(log, 'utf8').split('\n').filter(Boolean) }));
+    p.on('close', (code) =>
+      resolve({ code, stdout, stderr, heavy: readFileSync(log, 'utf8').split('\n').filter(Boolean) }),
+    );
   });
 }
 
@@ -100,37 +107,77 @@ describe('fulfilment: bad input exits 2 without loading kafkajs, Temporal or pg'
     [['dlq', 'redrive', '--all', '--tenant', 't1'], cliEnv, '--all cannot be combined with filters'],
     [['dlq', 'redrive', '--id', '0:1', '--rate', '0'], cliEnv, "option '--rate <per-second>' argument '0' is invalid"],
     [['dlq', 'redrive', '--all', '--operator', ' '], cliEnv, "option '--operator <name>' argument ' ' is invalid"],
-    [['dlq', 'redrive', '--force', '--again'], cliEnv, 'choose what to redrive: --id <partition:offset> (repeatable), filters'],
+    [
+      ['dlq', 'redrive', '--force', '--again'],
+      cliEnv,
+      'choose what to redrive: --id <partition:offset> (repeatable), filters',
+    ],
     [['dlq', 'purge'], cliEnv, "required option '--before <time>' not specified"],
     [['dlq', 'purge', '--before', 'last week'], cliEnv, "option '--before <time>' argument 'last week' is invalid"],
-    [['dlq', 'purge', '--before', '2999-01-01T00:00:00Z', '--yes'], cliEnv, '--before 2999-01-01T00:00:00.000Z is in the future'],
+    [
+      ['dlq', 'purge', '--before', '2999-01-01T00:00:00Z', '--yes'],
+      cliEnv,
+      '--before 2999-01-01T00:00:00.000Z is in the future',
+    ],
     [['dlq', 'purge', '--before', '7d', '--yes', '--dry-run'], cliEnv, '--yes and --dry-run contradict each other'],
     [['replay', '--from', 'soon', '--rate', '5'], cliEnv, "option '--from <point>' argument 'soon' is invalid"],
     [['replay', '--from', 'earliest'], cliEnv, '--rate <events/s> is required'],
-    [['replay', '--from', 'earliest', '--rate', '5', '--group', 'fulfilment-main'], cliEnv, "--group fulfilment-main is the service's own consumer group"],
-    [['replay', '--from', 'earliest', '--dry-run'], { KAFKA_BROKERS: 'not a broker' }, 'KAFKA_BROKERS="not a broker" is invalid'],
-    [['order', 'retry', 'acme-eu', '--reason', 'fixed'], cliEnv, "value 'acme-eu' is invalid for argument 'tenant/order'. expected <tenant>/<order>"],
+    [
+      ['replay', '--from', 'earliest', '--rate', '5', '--group', 'fulfilment-main'],
+      cliEnv,
+      "--group fulfilment-main is the service's own consumer group",
+    ],
+    [
+      ['replay', '--from', 'earliest', '--dry-run'],
+      { KAFKA_BROKERS: 'not a broker' },
+      'KAFKA_BROKERS="not a broker" is invalid',
+    ],
+    [
+      ['order', 'retry', 'acme-eu', '--reason', 'fixed'],
+      cliEnv,
+      "value 'acme-eu' is invalid for argument 'tenant/order'. expected <tenant>/<order>",
+    ],
     [['order', 'retry', 'acme-eu/o-1'], cliEnv, "required option '--reason <text>' not specified"],
-    [['order', 'show', 'acme-eu'], cliEnv, "value 'acme-eu' is invalid for argument 'tenant/order'. expected <tenant>/<order>"],
+    [
+      ['order', 'show', 'acme-eu'],
+      cliEnv,
+      "value 'acme-eu' is invalid for argument 'tenant/order'. expected <tenant>/<order>",
+    ],
     [['workflow', 'replay'], cliEnv, 'workflow replay: give the workflow id'],
     [['workflow', 'replay', 'order/a/b', '--run-id', 'x'], cliEnv, "option '--run-id <id>' argument 'x' is invalid"],
     [['workflow', 'export', 'order/a/b', '--out', ''], cliEnv, "option '--out <path>' argument '' is invalid"],
-    [['provision', '--only', 'kafka,mysql'], cliEnv, "option '--only <steps>' argument 'kafka,mysql' is invalid. expected a comma-separated list of kafka, temporal, postgres."],
-    [['provision'], { DATABASE_URL: 'postgres://app:a@db/x', DATABASE_MIGRATION_URL: 'postgres://app:b@db/x' }, 'DATABASE_URL and DATABASE_MIGRATION_URL both connect as "app"'],
-  ])('%j with env %j → exit 2: %s', async (argv, env, message) => {
-    const r = await child([bin, ...argv], env);
-    expect(r.stderr).toContain(message);
-    expect(r.code).toBe(2);
-    expect(r.stdout).toBe('');
-    expect(packages(r.heavy)).toEqual([]);
-  }, CHILD_TIMEOUT_MS);
+    [
+      ['provision', '--only', 'kafka,mysql'],
+      cliEnv,
+      "option '--only <steps>' argument 'kafka,mysql' is invalid. expected a comma-separated list of kafka, temporal, postgres.",
+    ],
+    [
+      ['provision'],
+      { DATABASE_URL: 'postgres://app:a@db/x', DATABASE_MIGRATION_URL: 'postgres://app:b@db/x' },
+      'DATABASE_URL and DATABASE_MIGRATION_URL both connect as "app"',
+    ],
+  ])(
+    '%j with env %j → exit 2: %s',
+    async (argv, env, message) => {
+      const r = await child([bin, ...argv], env);
+      expect(r.stderr).toContain(message);
+      expect(r.code).toBe(2);
+      expect(r.stdout).toBe('');
+      expect(packages(r.heavy)).toEqual([]);
+    },
+    CHILD_TIMEOUT_MS,
+  );
 
-  it('--help loads none of them either', async () => {
-    const r = await child([bin, '--help'], cliEnv);
-    expect(r.code).toBe(0);
-    expect(r.stdout).toContain('Usage: fulfilment');
-    expect(packages(r.heavy)).toEqual([]);
-  }, CHILD_TIMEOUT_MS);
+  it(
+    '--help loads none of them either',
+    async () => {
+      const r = await child([bin, '--help'], cliEnv);
+      expect(r.code).toBe(0);
+      expect(r.stdout).toContain('Usage: fulfilment');
+      expect(packages(r.heavy)).toEqual([]);
+    },
+    CHILD_TIMEOUT_MS,
+  );
 
   // Controls: the recorder does see them, so an empty record above means they were not loaded.
   it.each([
@@ -144,11 +191,15 @@ describe('fulfilment: bad input exits 2 without loading kafkajs, Temporal or pg'
     ['src/cli/workflow/replay.ts', ['@temporalio/client', '@temporalio/worker']],
     ['src/cli/workflow/export.ts', ['@temporalio/client']],
     ['src/cli/provision/provision.ts', ['kafkajs', '@temporalio/client', 'pg']],
-  ])('control: importing %s loads %j', async (module, expected) => {
-    const url = pathToFileURL(join(root, module)).href;
-    const r = await child(['--import', 'tsx', '--input-type=module', '-e', `await import(${JSON.stringify(url)});`]);
-    expect(r.stderr).toBe('');
-    expect(r.code).toBe(0);
-    expect(packages(r.heavy)).toEqual(expect.arrayContaining(expected));
-  }, CHILD_TIMEOUT_MS);
+  ])(
+    'control: importing %s loads %j',
+    async (module, expected) => {
+      const url = pathToFileURL(join(root, module)).href;
+      const r = await child(['--import', 'tsx', '--input-type=module', '-e', `await import(${JSON.stringify(url)});`]);
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      expect(packages(r.heavy)).toEqual(expect.arrayContaining(expected));
+    },
+    CHILD_TIMEOUT_MS,
+  );
 });

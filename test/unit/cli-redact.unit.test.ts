@@ -34,9 +34,17 @@ describe('redaction of dead-lettered payloads', () => {
   });
 
   it('reveals everything only when asked, and redacts the configured fields instead of the defaults', () => {
-    expect(viewPayload(Buffer.from(JSON.stringify(placed)), new Redactor(), true)).toMatchObject({ value: placed, redacted: [] });
+    expect(viewPayload(Buffer.from(JSON.stringify(placed)), new Redactor(), true)).toMatchObject({
+      value: placed,
+      redacted: [],
+    });
     const custom = viewPayload(Buffer.from(JSON.stringify(placed)), new Redactor(['orderId', 'street']), false);
-    expect(custom).toMatchObject({ value: { orderId: REDACTED, data: { customerId: 'cust-42', shippingAddress: { name: 'Ada Lovelace', street: REDACTED } } } });
+    expect(custom).toMatchObject({
+      value: {
+        orderId: REDACTED,
+        data: { customerId: 'cust-42', shippingAddress: { name: 'Ada Lovelace', street: REDACTED } },
+      },
+    });
   });
 
   it('shows a non-JSON payload as its size and an escaped prefix, all of it with reveal', () => {
@@ -51,10 +59,14 @@ describe('redaction of dead-lettered payloads', () => {
     expect(displayText(Buffer.from([0xc3, 0x28]))).toBe('\\xc3(');
   });
 
-  it("hides the value the parser quoted in its error message when the field is sensitive", () => {
+  it('hides the value the parser quoted in its error message when the field is sensitive', () => {
     const r = new Redactor();
-    expect(r.errorMessage('field data.customerId: expected a string, got 12345')).toBe(`field data.customerId: expected a string, got ${REDACTED}`);
-    expect(r.errorMessage('field data.lines[0].quantity: expected an integer ≥ 1, got 0')).toBe('field data.lines[0].quantity: expected an integer ≥ 1, got 0');
+    expect(r.errorMessage('field data.customerId: expected a string, got 12345')).toBe(
+      `field data.customerId: expected a string, got ${REDACTED}`,
+    );
+    expect(r.errorMessage('field data.lines[0].quantity: expected an integer ≥ 1, got 0')).toBe(
+      'field data.lines[0].quantity: expected an integer ≥ 1, got 0',
+    );
     expect(r.errorMessage('record value is not JSON')).toBe('record value is not JSON');
   });
 });
@@ -75,10 +87,21 @@ describe('redriven records', () => {
         'redriven-from': Buffer.from('0:2'),
       },
     });
-    expect(Object.keys(headers).sort()).toEqual(['correlation-id', 'dlq-first-failure-at', 'dlq-redrive-attempts', 'dlq-redriven-from', 'redriven-from', 'traceparent']);
+    expect(Object.keys(headers).sort()).toEqual([
+      'correlation-id',
+      'dlq-first-failure-at',
+      'dlq-redrive-attempts',
+      'dlq-redriven-from',
+      'redriven-from',
+      'traceparent',
+    ]);
     expect(headers['redriven-from']).toBe('0:7');
     // no dlq-attempts or failure times on the dead letter: one attempt, first failed when it was written
-    expect(headers).toMatchObject({ 'dlq-redrive-attempts': '1', 'dlq-first-failure-at': '1970-01-01T00:00:00.000Z', 'dlq-redriven-from': '0:7' });
+    expect(headers).toMatchObject({
+      'dlq-redrive-attempts': '1',
+      'dlq-first-failure-at': '1970-01-01T00:00:00.000Z',
+      'dlq-redriven-from': '0:7',
+    });
     expect(headers['correlation-id']).toEqual(Buffer.from('c-1'));
   });
 });

@@ -14,9 +14,18 @@ describe('replay start and end points', () => {
     expect(parseReplayPoint('earliest', NOW)).toEqual({ kind: 'earliest' });
     expect(parseReplayPoint('latest', NOW)).toEqual({ kind: 'latest' });
     expect(parseReplayPoint('1500', NOW)).toEqual({ kind: 'offset', offset: 1500n });
-    expect(parseReplayPoint('0:15,2:80', NOW)).toEqual({ kind: 'positions', positions: [{ partition: 0, offset: 15n }, { partition: 2, offset: 80n }] });
+    expect(parseReplayPoint('0:15,2:80', NOW)).toEqual({
+      kind: 'positions',
+      positions: [
+        { partition: 0, offset: 15n },
+        { partition: 2, offset: 80n },
+      ],
+    });
     expect(parseReplayPoint('2h', NOW)).toEqual({ kind: 'time', at: new Date(NOW - 7_200_000) });
-    expect(parseReplayPoint('2026-01-31T12:00:00Z', NOW)).toEqual({ kind: 'time', at: new Date('2026-01-31T12:00:00Z') });
+    expect(parseReplayPoint('2026-01-31T12:00:00Z', NOW)).toEqual({
+      kind: 'time',
+      at: new Date('2026-01-31T12:00:00Z'),
+    });
     for (const bad of ['', 'soon', '0:1,0:2', '-5', '1.5']) expect(parseReplayPoint(bad, NOW), bad).toBeUndefined();
   });
 
@@ -37,13 +46,33 @@ describe('replay start and end points', () => {
   });
 
   it('partition:offset lists replay only the partitions they name; --to never passes the captured end', () => {
-    const plan = planReplay(partitions, { kind: 'positions', positions: [{ partition: 0, offset: 4n }] }, { kind: 'offset', offset: 99n });
+    const plan = planReplay(
+      partitions,
+      { kind: 'positions', positions: [{ partition: 0, offset: 4n }] },
+      { kind: 'offset', offset: 99n },
+    );
     expect(describeRanges(plan.ranges)).toBe('0:[4,10)');
   });
 
   it('times resolve through the offsets the broker found for them', () => {
-    const at = { from: new Map([[0, 6n], [1, 8n], [2, 0n]]), to: new Map([[0, 9n], [1, 8n], [2, 0n]]) };
-    const plan = planReplay(partitions, { kind: 'time', at: new Date(NOW) }, { kind: 'time', at: new Date(NOW + 1) }, at);
+    const at = {
+      from: new Map([
+        [0, 6n],
+        [1, 8n],
+        [2, 0n],
+      ]),
+      to: new Map([
+        [0, 9n],
+        [1, 8n],
+        [2, 0n],
+      ]),
+    };
+    const plan = planReplay(
+      partitions,
+      { kind: 'time', at: new Date(NOW) },
+      { kind: 'time', at: new Date(NOW + 1) },
+      at,
+    );
     expect(describeRanges(plan.ranges)).toBe('0:[6,9)');
   });
 
@@ -51,7 +80,11 @@ describe('replay start and end points', () => {
     const plan = planReplay(partitions, { kind: 'offset', offset: 8n }, { kind: 'offset', offset: 2n });
     expect(describeRanges(plan.ranges)).toBe('no records');
     expect(plan.notes[0]).toContain('--to is before --from');
-    expect(() => planReplay(partitions, { kind: 'positions', positions: [{ partition: 7, offset: 0n }] }, undefined)).toThrow(UsageError);
-    expect(() => planReplay(partitions, { kind: 'earliest' }, { kind: 'positions', positions: [{ partition: 3, offset: 0n }] })).toThrow(/--to names partition 3/);
+    expect(() =>
+      planReplay(partitions, { kind: 'positions', positions: [{ partition: 7, offset: 0n }] }, undefined),
+    ).toThrow(UsageError);
+    expect(() =>
+      planReplay(partitions, { kind: 'earliest' }, { kind: 'positions', positions: [{ partition: 3, offset: 0n }] }),
+    ).toThrow(/--to names partition 3/);
   });
 });

@@ -23,7 +23,18 @@ describe('times on the command line', () => {
   });
 
   it('rejects what names no instant', () => {
-    for (const bad of ['yesterday', '2h ago', '-2h', '2026-01-31', '2026-01-31T12:00:00', '2026-02-30T00:00:00Z', '2026-01-31T25:00:00Z', '12', 'h', '']) {
+    for (const bad of [
+      'yesterday',
+      '2h ago',
+      '-2h',
+      '2026-01-31',
+      '2026-01-31T12:00:00',
+      '2026-02-30T00:00:00Z',
+      '2026-01-31T25:00:00Z',
+      '12',
+      'h',
+      '',
+    ]) {
       expect(parseTime(bad, NOW), bad).toBeUndefined();
     }
   });
@@ -33,11 +44,15 @@ describe('positions on the command line', () => {
   it('reads partition:offset and lists of them', () => {
     expect(parsePosition('0:42')).toEqual({ partition: 0, offset: 42n });
     expect(parsePosition('3:9007199254740993')).toEqual({ partition: 3, offset: 9007199254740993n });
-    expect(parsePositionList('0:5, 2:80')).toEqual([{ partition: 0, offset: 5n }, { partition: 2, offset: 80n }]);
+    expect(parsePositionList('0:5, 2:80')).toEqual([
+      { partition: 0, offset: 5n },
+      { partition: 2, offset: 80n },
+    ]);
   });
 
   it('rejects anything else', () => {
-    for (const bad of ['42', '0:', ':4', '0:-1', 'a:1', '0:1:2', '0.5:1']) expect(parsePosition(bad), bad).toBeUndefined();
+    for (const bad of ['42', '0:', ':4', '0:-1', 'a:1', '0:1:2', '0.5:1'])
+      expect(parsePosition(bad), bad).toBeUndefined();
     expect(parsePositionList('0:1,0:2')).toBeUndefined(); // a partition twice
     expect(parsePositionList('')).toBeUndefined();
   });

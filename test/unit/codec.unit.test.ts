@@ -7,12 +7,19 @@ import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
 import { DecryptionError, UnknownKeyError } from '../../src/codec/cipher.js';
 import { parseKeyList, PayloadKeys } from '../../src/codec/keys.js';
-import { decryptPayloadsIn, EncryptionCodec, ENCRYPTED_ENCODING, KEY_ID_METADATA } from '../../src/codec/payload-codec.js';
+import {
+  decryptPayloadsIn,
+  EncryptionCodec,
+  ENCRYPTED_ENCODING,
+  KEY_ID_METADATA,
+} from '../../src/codec/payload-codec.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { decryptDeadLetterValue, deadLetterMessage, DLQ_HEADERS, type DeadLetter } from '../../src/dlq/dead-letter.js';
 
 const b64 = () => randomBytes(32).toString('base64');
-const keysOf = (spec: string, current?: string) => loadConfig({ PAYLOAD_ENCRYPTION_KEYS: spec, ...(current ? { PAYLOAD_ENCRYPTION_KEY_ID: current } : {}) }).payloadEncryption!;
+const keysOf = (spec: string, current?: string) =>
+  loadConfig({ PAYLOAD_ENCRYPTION_KEYS: spec, ...(current ? { PAYLOAD_ENCRYPTION_KEY_ID: current } : {}) })
+    .payloadEncryption!;
 const text = (b: Uint8Array | null | undefined) => Buffer.from(b ?? []).toString('utf8');
 const order = { customerId: 'cust-5531', shippingAddress: { name: 'Ada Lovelace', email: 'ada@example.com' } };
 const failure = (env: Record<string, string>) => {
@@ -37,16 +44,30 @@ describe('payload encryption codec (AES-256-GCM)', () => {
     const [enc] = await codec.encode([plain]);
     const history = {
       events: [
-        { eventId: 1, workflowExecutionStartedEventAttributes: { input: { payloads: [enc] }, searchAttributes: { indexedFields: { TenantId: attribute } } } },
+        {
+          eventId: 1,
+          workflowExecutionStartedEventAttributes: {
+            input: { payloads: [enc] },
+            searchAttributes: { indexedFields: { TenantId: attribute } },
+          },
+        },
         { eventId: 2, workflowExecutionSignaledEventAttributes: { input: { payloads: [enc, plain] } } },
       ],
     };
     expect(decryptPayloadsIn(history, keys)).toBe(2);
     const again = JSON.stringify(history);
     expect(again).not.toContain(ENCRYPTED_ENCODING);
-    expect(defaultPayloadConverter.fromPayload(history.events[0]!.workflowExecutionStartedEventAttributes!.input.payloads[0]!)).toEqual(order);
-    expect(history.events[0]!.workflowExecutionStartedEventAttributes!.searchAttributes.indexedFields.TenantId).toBe(attribute);
-    expect(() => decryptPayloadsIn({ events: [{ input: { payloads: [enc] } }] }, keysOf(`k2:${k2}`))).toThrow(/key id "k1"/);
+    expect(
+      defaultPayloadConverter.fromPayload(
+        history.events[0]!.workflowExecutionStartedEventAttributes!.input.payloads[0]!,
+      ),
+    ).toEqual(order);
+    expect(history.events[0]!.workflowExecutionStartedEventAttributes!.searchAttributes.indexedFields.TenantId).toBe(
+      attribute,
+    );
+    expect(() => decryptPayloadsIn({ events: [{ input: { payloads: [enc] } }] }, keysOf(`k2:${k2}`))).toThrow(
+      /key id "k1"/,
+    );
   });
 
   it('encrypts the whole payload under the current key id and decodes it back exactly', async () => {
@@ -56,7 +77,8 @@ describe('payload encryption codec (AES-256-GCM)', () => {
     expect(text(enc!.metadata!.encoding)).toBe(ENCRYPTED_ENCODING);
     expect(text(enc!.metadata![KEY_ID_METADATA])).toBe('k1');
     expect(Object.keys(enc!.metadata!)).toEqual(['encoding', KEY_ID_METADATA]); // json/plain is inside, not beside
-    for (const secret of ['cust-5531', 'Ada Lovelace', 'ada@example.com', 'json/plain']) expect(Buffer.from(enc!.data!).includes(secret)).toBe(false);
+    for (const secret of ['cust-5531', 'Ada Lovelace', 'ada@example.com', 'json/plain'])
+      expect(Buffer.from(enc!.data!).includes(secret)).toBe(false);
     const [dec] = await codec.decode([enc!]);
     expect(text(dec!.metadata!.encoding)).toBe('json/plain');
     expect(defaultPayloadConverter.fromPayload(dec!)).toEqual(order);
@@ -92,7 +114,9 @@ describe('payload encryption codec (AES-256-GCM)', () => {
     const [enc] = await codec.encode([defaultPayloadConverter.toPayload(order)]);
     const relabelled: Payload = { ...enc!, metadata: { ...enc!.metadata, [KEY_ID_METADATA]: Buffer.from('k2') } };
     await expect(codec.decode([relabelled])).rejects.toThrow(DecryptionError);
-    await expect(new EncryptionCodec(keysOf(`k1:${k2}`)).decode([enc!])).rejects.toThrow(/does not decrypt with the key configured as "k1" \(authentication failed\)/);
+    await expect(new EncryptionCodec(keysOf(`k1:${k2}`)).decode([enc!])).rejects.toThrow(
+      /does not decrypt with the key configured as "k1" \(authentication failed\)/,
+    );
     const flipped = Buffer.from(enc!.data!);
     flipped[20] = flipped[20]! ^ 1;
     await expect(codec.decode([{ ...enc!, data: flipped }])).rejects.toThrow(DecryptionError);
@@ -131,16 +155,26 @@ describe('payload encryption configuration', () => {
     const file = join(mkdtempSync(join(tmpdir(), 'keys-')), 'keys');
     writeFileSync(file, `k2:${b64()}\nk1:${b64()}\n`);
     expect(loadConfig({ PAYLOAD_ENCRYPTION_KEYS_FILE: file }).payloadEncryption!.describe()).toBe('k2 (current), k1');
-    expect(failure({ PAYLOAD_ENCRYPTION_KEYS_FILE: file, PAYLOAD_ENCRYPTION_KEYS: `k:${b64()}` })).toContain('PAYLOAD_ENCRYPTION_KEYS and PAYLOAD_ENCRYPTION_KEYS_FILE are both set: expected one of them');
+    expect(failure({ PAYLOAD_ENCRYPTION_KEYS_FILE: file, PAYLOAD_ENCRYPTION_KEYS: `k:${b64()}` })).toContain(
+      'PAYLOAD_ENCRYPTION_KEYS and PAYLOAD_ENCRYPTION_KEYS_FILE are both set: expected one of them',
+    );
     writeFileSync(file, 'k1:short\n');
-    expect(failure({ PAYLOAD_ENCRYPTION_KEYS_FILE: file })).toContain(`PAYLOAD_ENCRYPTION_KEYS_FILE="${file}" is invalid: expected comma-separated keyId:base64-key entries; entry 1 (key id "k1"): the key as standard base64`);
+    expect(failure({ PAYLOAD_ENCRYPTION_KEYS_FILE: file })).toContain(
+      `PAYLOAD_ENCRYPTION_KEYS_FILE="${file}" is invalid: expected comma-separated keyId:base64-key entries; entry 1 (key id "k1"): the key as standard base64`,
+    );
   });
 
   it('says which entry is malformed and how, without repeating the key', () => {
     const short = randomBytes(16).toString('base64');
-    const msg = failure({ PAYLOAD_ENCRYPTION_KEYS: `k1:${b64()},k2:${short},nocolon,k1:${b64()},bad id:${b64()},k3:not*base64` });
-    expect(msg).toContain('PAYLOAD_ENCRYPTION_KEYS=(hidden) is invalid: expected comma-separated keyId:base64-key entries;');
-    expect(msg).toContain('entry 2 (key id "k2"): a base64 key of 32 bytes (AES-256; e.g. openssl rand -base64 32), but it decodes to 16 bytes');
+    const msg = failure({
+      PAYLOAD_ENCRYPTION_KEYS: `k1:${b64()},k2:${short},nocolon,k1:${b64()},bad id:${b64()},k3:not*base64`,
+    });
+    expect(msg).toContain(
+      'PAYLOAD_ENCRYPTION_KEYS=(hidden) is invalid: expected comma-separated keyId:base64-key entries;',
+    );
+    expect(msg).toContain(
+      'entry 2 (key id "k2"): a base64 key of 32 bytes (AES-256; e.g. openssl rand -base64 32), but it decodes to 16 bytes',
+    );
     expect(msg).toContain('entry 3: keyId:base64-key, but it has no ":" between a key id and the key');
     expect(msg).toContain('entry 4: key id "k1" is given twice');
     expect(msg).toContain('entry 5: a key id of letters, digits');
@@ -152,16 +186,25 @@ describe('payload encryption configuration', () => {
     expect(failure({ PAYLOAD_ENCRYPTION_KEYS: `k1:${b64()},k2:${b64()}`, PAYLOAD_ENCRYPTION_KEY_ID: 'k9' })).toContain(
       'PAYLOAD_ENCRYPTION_KEY_ID="k9" is invalid: expected one of the key ids in PAYLOAD_ENCRYPTION_KEYS (k1, k2)',
     );
-    expect(failure({ PAYLOAD_ENCRYPTION_KEY_ID: 'k1' })).toContain('PAYLOAD_ENCRYPTION_KEY_ID is set, but there are no keys');
+    expect(failure({ PAYLOAD_ENCRYPTION_KEY_ID: 'k1' })).toContain(
+      'PAYLOAD_ENCRYPTION_KEY_ID is set, but there are no keys',
+    );
   });
 
   it('checks the codec server settings', () => {
-    expect(failure({ CODEC_SERVER_TOKEN: 'short-secret' })).toContain('CODEC_SERVER_TOKEN=(hidden) is invalid: expected a token of at least 16 characters');
+    expect(failure({ CODEC_SERVER_TOKEN: 'short-secret' })).toContain(
+      'CODEC_SERVER_TOKEN=(hidden) is invalid: expected a token of at least 16 characters',
+    );
     expect(failure({ CODEC_SERVER_CORS_ORIGINS: 'http://127.0.0.1:8233/ui' })).toContain('expected origins such as');
-    expect(loadConfig({ CODEC_SERVER_CORS_ORIGINS: 'http://127.0.0.1:8233, https://ui.example.com' }).CODEC_SERVER_CORS_ORIGINS).toEqual(['http://127.0.0.1:8233', 'https://ui.example.com']);
+    expect(
+      loadConfig({ CODEC_SERVER_CORS_ORIGINS: 'http://127.0.0.1:8233, https://ui.example.com' })
+        .CODEC_SERVER_CORS_ORIGINS,
+    ).toEqual(['http://127.0.0.1:8233', 'https://ui.example.com']);
     const file = join(mkdtempSync(join(tmpdir(), 'tok-')), 'token');
     writeFileSync(file, 'a-token-of-enough-length\n');
-    expect(failure({ CODEC_SERVER_TOKEN: 'a-token-of-enough-length', CODEC_SERVER_TOKEN_FILE: file })).toContain('CODEC_SERVER_TOKEN and CODEC_SERVER_TOKEN_FILE are both set');
+    expect(failure({ CODEC_SERVER_TOKEN: 'a-token-of-enough-length', CODEC_SERVER_TOKEN_FILE: file })).toContain(
+      'CODEC_SERVER_TOKEN and CODEC_SERVER_TOKEN_FILE are both set',
+    );
   });
 
   it('parseKeyList accepts commas and new lines, spaces around entries', () => {
@@ -173,8 +216,16 @@ describe('payload encryption configuration', () => {
 
 describe('dead-letter values with encryption', () => {
   const dead = (value: string): DeadLetter => ({
-    key: 't/o', value, headers: { traceparent: 'x' }, origin: { topic: 'orders', partition: 0, offset: '7' }, group: 'g',
-    error: { name: 'MalformedEventError', message: 'bad' }, attempts: 1, firstFailureAt: new Date(), lastFailureAt: new Date(), stage: 'edge',
+    key: 't/o',
+    value,
+    headers: { traceparent: 'x' },
+    origin: { topic: 'orders', partition: 0, offset: '7' },
+    group: 'g',
+    error: { name: 'MalformedEventError', message: 'bad' },
+    attempts: 1,
+    firstFailureAt: new Date(),
+    lastFailureAt: new Date(),
+    stage: 'edge',
   });
   const value = JSON.stringify({ eventId: 'e1', tenantId: 't', data: order });
 
@@ -182,7 +233,12 @@ describe('dead-letter values with encryption', () => {
     const keys = keysOf(`k1:${b64()}`);
     const m = deadLetterMessage(dead(value), keys);
     expect(Buffer.isBuffer(m.value) && m.value.includes('cust-5531')).toBe(false);
-    expect(m.headers).toMatchObject({ [DLQ_HEADERS.valueEncryption]: 'aes-256-gcm', [DLQ_HEADERS.valueKeyId]: 'k1', [DLQ_HEADERS.eventId]: 'e1', traceparent: 'x' });
+    expect(m.headers).toMatchObject({
+      [DLQ_HEADERS.valueEncryption]: 'aes-256-gcm',
+      [DLQ_HEADERS.valueKeyId]: 'k1',
+      [DLQ_HEADERS.eventId]: 'e1',
+      traceparent: 'x',
+    });
     expect(decryptDeadLetterValue(m.value as Buffer, m.headers, keys, 'dead letter 0:1')!.toString()).toBe(value);
   });
 
@@ -192,6 +248,8 @@ describe('dead-letter values with encryption', () => {
     expect(() => decryptDeadLetterValue(m.value as Buffer, m.headers, undefined, 'dead letter 0:1')).toThrow(
       'dead letter 0:1 is encrypted with key id "k1", but no keys are configured: set PAYLOAD_ENCRYPTION_KEYS (or PAYLOAD_ENCRYPTION_KEYS_FILE) with that key to decrypt it',
     );
-    expect(() => decryptDeadLetterValue(m.value as Buffer, m.headers, keysOf(`k2:${b64()}`), 'dead letter 0:1')).toThrow(/key id "k1", which is not configured/);
+    expect(() =>
+      decryptDeadLetterValue(m.value as Buffer, m.headers, keysOf(`k2:${b64()}`), 'dead letter 0:1'),
+    ).toThrow(/key id "k1", which is not configured/);
   });
 });

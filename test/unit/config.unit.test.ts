@@ -2,7 +2,14 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError, LEDGER_RETENTION_FLOOR_DAYS, PRODUCTION_REQUIRED, databaseUser, durationMs, loadConfig } from '../../src/config.js';
+import {
+  ConfigError,
+  LEDGER_RETENTION_FLOOR_DAYS,
+  PRODUCTION_REQUIRED,
+  databaseUser,
+  durationMs,
+  loadConfig,
+} from '../../src/config.js';
 import { parseProvisionSteps } from '../../src/provision/steps.js';
 import { connectionOptions, migrationConnection, runtimeConnection } from '../../src/store/connection.js';
 import { configFailure } from '../support/config-failure.js';
@@ -21,7 +28,12 @@ describe('configuration', () => {
   it('fails fast naming every bad variable and what was expected', () => {
     let err: unknown;
     try {
-      loadConfig({ KAFKA_BROKERS: 'nohost', METRICS_PORT: '99999', DATABASE_URL: 'mysql://x/y', CANCEL_GRACE_SECONDS: '-1' });
+      loadConfig({
+        KAFKA_BROKERS: 'nohost',
+        METRICS_PORT: '99999',
+        DATABASE_URL: 'mysql://x/y',
+        CANCEL_GRACE_SECONDS: '-1',
+      });
     } catch (e) {
       err = e;
     }
@@ -29,7 +41,9 @@ describe('configuration', () => {
     const msg = (err as Error).message;
     expect(msg).toContain('KAFKA_BROKERS="nohost" is invalid: expected host:port');
     expect(msg).toContain('METRICS_PORT="99999" is invalid: expected a port number 0–65535');
-    expect(msg).toContain('DATABASE_URL="mysql://x/y" is invalid: expected a URL starting with postgres:// or postgresql://');
+    expect(msg).toContain(
+      'DATABASE_URL="mysql://x/y" is invalid: expected a URL starting with postgres:// or postgresql://',
+    );
     // A URL's password is never repeated in a message.
     const masked = failure({ DATABASE_URL: 'mysql://app:s3cret@db/fulfilment' });
     expect(masked).toContain('DATABASE_URL="mysql://app:***@db/fulfilment" is invalid');
@@ -39,10 +53,15 @@ describe('configuration', () => {
 });
 
 describe('ledger retention configuration', () => {
-
   it('defaults to a 30-day retention pruned every hour, above 7 days of Kafka retention plus a 14-day redrive window', () => {
     const c = loadConfig({});
-    expect(c).toMatchObject({ LEDGER_RETENTION_DAYS: 30, KAFKA_RETENTION_DAYS: 7, REDRIVE_WINDOW_DAYS: 14, LEDGER_PRUNE_INTERVAL: '1h', LEDGER_PRUNE_BATCH: 1000 });
+    expect(c).toMatchObject({
+      LEDGER_RETENTION_DAYS: 30,
+      KAFKA_RETENTION_DAYS: 7,
+      REDRIVE_WINDOW_DAYS: 14,
+      LEDGER_PRUNE_INTERVAL: '1h',
+      LEDGER_PRUNE_BATCH: 1000,
+    });
     expect(c.LEDGER_PRUNE_SCHEDULE_ID).toBe('fulfilment-ledger-retention');
     expect(durationMs(c.LEDGER_PRUNE_INTERVAL)).toBe(3_600_000);
   });
@@ -52,15 +71,21 @@ describe('ledger retention configuration', () => {
       'LEDGER_RETENTION_DAYS=20 is too short: the dedupe ledger must outlive every redelivery, so expected at least KAFKA_RETENTION_DAYS + REDRIVE_WINDOW_DAYS = 7 + 14 = 21 days',
     );
     // Raising Kafka retention raises the minimum: the default 30 days is no longer enough.
-    expect(failure({ KAFKA_RETENTION_DAYS: '30' })).toContain('KAFKA_RETENTION_DAYS + REDRIVE_WINDOW_DAYS = 30 + 14 = 44 days');
+    expect(failure({ KAFKA_RETENTION_DAYS: '30' })).toContain(
+      'KAFKA_RETENTION_DAYS + REDRIVE_WINDOW_DAYS = 30 + 14 = 44 days',
+    );
     expect(loadConfig({ KAFKA_RETENTION_DAYS: '30', LEDGER_RETENTION_DAYS: '44' }).LEDGER_RETENTION_DAYS).toBe(44);
     expect(loadConfig({ LEDGER_RETENTION_DAYS: '21' }).LEDGER_RETENTION_DAYS).toBe(21);
   });
 
   it('refuses a retention below the store floor even when Kafka retention and the redrive window are short', () => {
-    expect(failure({ KAFKA_RETENTION_DAYS: '1', REDRIVE_WINDOW_DAYS: '0', LEDGER_RETENTION_DAYS: `${LEDGER_RETENTION_FLOOR_DAYS - 1}` })).toContain(
-      `expected at least ${LEDGER_RETENTION_FLOOR_DAYS} days, the floor prune_processed_events enforces`,
-    );
+    expect(
+      failure({
+        KAFKA_RETENTION_DAYS: '1',
+        REDRIVE_WINDOW_DAYS: '0',
+        LEDGER_RETENTION_DAYS: `${LEDGER_RETENTION_FLOOR_DAYS - 1}`,
+      }),
+    ).toContain(`expected at least ${LEDGER_RETENTION_FLOOR_DAYS} days, the floor prune_processed_events enforces`);
   });
 
   it('checks the cross-field rule beside the other variables, and reads the prune interval as a duration', () => {
@@ -69,9 +94,13 @@ describe('ledger retention configuration', () => {
     expect(msg).toContain('LEDGER_RETENTION_DAYS=10 is too short');
     expect(durationMs(loadConfig({ LEDGER_PRUNE_INTERVAL: '90m' }).LEDGER_PRUNE_INTERVAL)).toBe(5_400_000);
     expect(durationMs(loadConfig({ LEDGER_PRUNE_INTERVAL: '0' }).LEDGER_PRUNE_INTERVAL)).toBe(0);
-    expect(failure({ LEDGER_PRUNE_INTERVAL: '30s' })).toContain('LEDGER_PRUNE_INTERVAL="30s" is invalid: expected a duration of at least 1m such as 30m, 1h or 1d, or 0');
+    expect(failure({ LEDGER_PRUNE_INTERVAL: '30s' })).toContain(
+      'LEDGER_PRUNE_INTERVAL="30s" is invalid: expected a duration of at least 1m such as 30m, 1h or 1d, or 0',
+    );
     expect(failure({ LEDGER_PRUNE_INTERVAL: 'hourly' })).toContain('LEDGER_PRUNE_INTERVAL="hourly" is invalid');
-    expect(failure({ LEDGER_PRUNE_BATCH: '20000' })).toContain('LEDGER_PRUNE_BATCH="20000" is invalid: expected a whole number 1–10000');
+    expect(failure({ LEDGER_PRUNE_BATCH: '20000' })).toContain(
+      'LEDGER_PRUNE_BATCH="20000" is invalid: expected a whole number 1–10000',
+    );
   });
 });
 
@@ -93,7 +122,8 @@ describe('production mode (NODE_ENV=production)', () => {
     }
     expect(err).toBeInstanceOf(ConfigError);
     const msg = (err as Error).message;
-    for (const name of PRODUCTION_REQUIRED) expect(msg).toContain(`${name} is not set: required when NODE_ENV=production`);
+    for (const name of PRODUCTION_REQUIRED)
+      expect(msg).toContain(`${name} is not set: required when NODE_ENV=production`);
     expect(msg).not.toContain('127.0.0.1');
   });
 
@@ -118,13 +148,16 @@ describe('production mode (NODE_ENV=production)', () => {
     expect(c.NODE_ENV).toBe('production');
     expect(c.KAFKA_BROKERS).toEqual(['kafka-1.internal:9092', 'kafka-2.internal:9092']);
     expect(c.WAREHOUSE_URL).toBe('https://warehouse.internal');
-    for (const mode of ['development', 'test']) expect(loadConfig({ NODE_ENV: mode }).TEMPORAL_ADDRESS).toBe('127.0.0.1:7233');
+    for (const mode of ['development', 'test'])
+      expect(loadConfig({ NODE_ENV: mode }).TEMPORAL_ADDRESS).toBe('127.0.0.1:7233');
   });
 
   it('bounds shutdown by SHUTDOWN_DEADLINE_MS, 30 s unless set', () => {
     expect(loadConfig({}).SHUTDOWN_DEADLINE_MS).toBe(30_000);
     expect(loadConfig({ SHUTDOWN_DEADLINE_MS: '5000' }).SHUTDOWN_DEADLINE_MS).toBe(5000);
-    expect(() => loadConfig({ SHUTDOWN_DEADLINE_MS: '0' })).toThrow('SHUTDOWN_DEADLINE_MS="0" is invalid: expected a whole number ≥ 1');
+    expect(() => loadConfig({ SHUTDOWN_DEADLINE_MS: '0' })).toThrow(
+      'SHUTDOWN_DEADLINE_MS="0" is invalid: expected a whole number ≥ 1',
+    );
   });
 });
 
@@ -149,30 +182,47 @@ describe('PostgreSQL configuration', () => {
     const c = loadConfig({ DATABASE_URL: 'postgres://app:pw@db.example/orders' });
     expect(c.DATABASE_MIGRATION_URL).toBeUndefined();
     expect(() => migrationConnection(c)).toThrow(ConfigError);
-    expect(() => migrationConnection(c)).toThrow('DATABASE_MIGRATION_URL is not set: provisioning applies the migrations as the role that owns the tables');
+    expect(() => migrationConnection(c)).toThrow(
+      'DATABASE_MIGRATION_URL is not set: provisioning applies the migrations as the role that owns the tables',
+    );
     // The service itself needs only DATABASE_URL.
     expect(runtimeConnection(c)).toEqual({ connectionString: 'postgres://app:pw@db.example/orders' });
   });
 
   it('refuses one role for both URLs', () => {
-    expect(failure({ DATABASE_URL: 'postgres://app:a@db/x', DATABASE_MIGRATION_URL: 'postgres://app:b@db/x' })).toContain(
+    expect(
+      failure({ DATABASE_URL: 'postgres://app:a@db/x', DATABASE_MIGRATION_URL: 'postgres://app:b@db/x' }),
+    ).toContain(
       'DATABASE_URL and DATABASE_MIGRATION_URL both connect as "app": the service must run as a runtime role that owns nothing',
     );
-    expect(loadConfig({ DATABASE_URL: 'postgres://app:a@db/x', DATABASE_MIGRATION_URL: 'postgres://owner:b@db/x' }).DATABASE_MIGRATION_URL).toBe('postgres://owner:b@db/x');
+    expect(
+      loadConfig({ DATABASE_URL: 'postgres://app:a@db/x', DATABASE_MIGRATION_URL: 'postgres://owner:b@db/x' })
+        .DATABASE_MIGRATION_URL,
+    ).toBe('postgres://owner:b@db/x');
   });
 
   it('DATABASE_MIGRATION_URL must be a PostgreSQL URL', () => {
-    expect(failure({ DATABASE_MIGRATION_URL: 'mysql://o@db/x' })).toContain('DATABASE_MIGRATION_URL="mysql://o@db/x" is invalid: expected a URL starting with postgres:// or postgresql://');
+    expect(failure({ DATABASE_MIGRATION_URL: 'mysql://o@db/x' })).toContain(
+      'DATABASE_MIGRATION_URL="mysql://o@db/x" is invalid: expected a URL starting with postgres:// or postgresql://',
+    );
   });
 
   it('DATABASE_SSL_CA_FILE must be a readable PEM certificate', () => {
-    expect(failure({ DATABASE_SSL_CA_FILE: join(dir, 'missing.pem') })).toContain(`DATABASE_SSL_CA_FILE="${join(dir, 'missing.pem')}" is invalid: expected a readable PEM file (ENOENT)`);
-    expect(failure({ DATABASE_SSL_CA_FILE: join(dir, 'not-a-cert.pem') })).toContain('is invalid: expected a PEM file holding a certificate (-----BEGIN CERTIFICATE-----)');
+    expect(failure({ DATABASE_SSL_CA_FILE: join(dir, 'missing.pem') })).toContain(
+      `DATABASE_SSL_CA_FILE="${join(dir, 'missing.pem')}" is invalid: expected a readable PEM file (ENOENT)`,
+    );
+    expect(failure({ DATABASE_SSL_CA_FILE: join(dir, 'not-a-cert.pem') })).toContain(
+      'is invalid: expected a PEM file holding a certificate (-----BEGIN CERTIFICATE-----)',
+    );
   });
 
-  it('with a CA file both connections verify the server against it; the URL\'s sslmode still applies', () => {
+  it("with a CA file both connections verify the server against it; the URL's sslmode still applies", () => {
     const ca = join(dir, 'ca.pem');
-    const c = loadConfig({ DATABASE_URL: 'postgres://app:a@db.example/x', DATABASE_MIGRATION_URL: 'postgres://owner:b@db.example/x?sslmode=require', DATABASE_SSL_CA_FILE: ca });
+    const c = loadConfig({
+      DATABASE_URL: 'postgres://app:a@db.example/x',
+      DATABASE_MIGRATION_URL: 'postgres://owner:b@db.example/x?sslmode=require',
+      DATABASE_SSL_CA_FILE: ca,
+    });
     const runtime = new URL(runtimeConnection(c).connectionString!);
     expect(runtime.searchParams.get('sslrootcert')).toBe(ca);
     expect(runtime.searchParams.get('sslmode')).toBe('verify-full');
@@ -180,25 +230,41 @@ describe('PostgreSQL configuration', () => {
     expect(owner.searchParams.get('sslrootcert')).toBe(ca);
     expect(owner.searchParams.get('sslmode')).toBe('require');
     // Without one, the URL is used as given.
-    expect(connectionOptions('postgres://a@h/d?sslmode=verify-full')).toEqual({ connectionString: 'postgres://a@h/d?sslmode=verify-full' });
+    expect(connectionOptions('postgres://a@h/d?sslmode=verify-full')).toEqual({
+      connectionString: 'postgres://a@h/d?sslmode=verify-full',
+    });
   });
 
   it('a CA file contradicting the URL (sslmode=disable or no-verify, or a CA of its own) is refused, naming the URL', () => {
     const ca = join(dir, 'ca.pem');
-    expect(failure({ DATABASE_URL: 'postgres://app:a@db/x?sslmode=disable', DATABASE_MIGRATION_URL: 'postgres://o:b@db/x', DATABASE_SSL_CA_FILE: ca })).toContain(
-      'DATABASE_URL has sslmode=disable, which contradicts DATABASE_SSL_CA_FILE',
-    );
-    expect(failure({ DATABASE_URL: 'postgres://app:a@db/x', DATABASE_MIGRATION_URL: 'postgres://o:b@db/x?sslmode=no-verify', DATABASE_SSL_CA_FILE: ca })).toContain(
-      'DATABASE_MIGRATION_URL has sslmode=no-verify, which contradicts DATABASE_SSL_CA_FILE',
-    );
-    expect(failure({ DATABASE_URL: 'postgres://app:a@db/x?sslrootcert=/etc/ca.pem', DATABASE_MIGRATION_URL: 'postgres://o:b@db/x', DATABASE_SSL_CA_FILE: ca })).toContain(
-      'DATABASE_URL names a CA itself (sslrootcert) and DATABASE_SSL_CA_FILE names one too',
-    );
+    expect(
+      failure({
+        DATABASE_URL: 'postgres://app:a@db/x?sslmode=disable',
+        DATABASE_MIGRATION_URL: 'postgres://o:b@db/x',
+        DATABASE_SSL_CA_FILE: ca,
+      }),
+    ).toContain('DATABASE_URL has sslmode=disable, which contradicts DATABASE_SSL_CA_FILE');
+    expect(
+      failure({
+        DATABASE_URL: 'postgres://app:a@db/x',
+        DATABASE_MIGRATION_URL: 'postgres://o:b@db/x?sslmode=no-verify',
+        DATABASE_SSL_CA_FILE: ca,
+      }),
+    ).toContain('DATABASE_MIGRATION_URL has sslmode=no-verify, which contradicts DATABASE_SSL_CA_FILE');
+    expect(
+      failure({
+        DATABASE_URL: 'postgres://app:a@db/x?sslrootcert=/etc/ca.pem',
+        DATABASE_MIGRATION_URL: 'postgres://o:b@db/x',
+        DATABASE_SSL_CA_FILE: ca,
+      }),
+    ).toContain('DATABASE_URL names a CA itself (sslrootcert) and DATABASE_SSL_CA_FILE names one too');
   });
 
   it('KAFKA_REPLICATION_FACTOR is a whole number ≥ 1 when set', () => {
     expect(loadConfig({ KAFKA_REPLICATION_FACTOR: '3' }).KAFKA_REPLICATION_FACTOR).toBe(3);
-    expect(failure({ KAFKA_REPLICATION_FACTOR: '0' })).toContain('KAFKA_REPLICATION_FACTOR="0" is invalid: expected a whole number of replicas ≥ 1');
+    expect(failure({ KAFKA_REPLICATION_FACTOR: '0' })).toContain(
+      'KAFKA_REPLICATION_FACTOR="0" is invalid: expected a whole number of replicas ≥ 1',
+    );
   });
 });
 

@@ -50,7 +50,10 @@ function text(headers: Headers, name: string): string | undefined {
 }
 
 const contractNames = Object.values(DLQ_HEADERS) as string[];
-const contractOnly = (h: Headers) => Object.keys(h ?? {}).filter((k) => contractNames.includes(k)).sort();
+const contractOnly = (h: Headers) =>
+  Object.keys(h ?? {})
+    .filter((k) => contractNames.includes(k))
+    .sort();
 
 describe('deadLetterMessage (the dead letter as first written)', () => {
   it('keeps the original key, value bytes and headers, and adds every contract header with its value', () => {
@@ -92,7 +95,12 @@ describe('deadLetterMessage (the dead letter as first written)', () => {
       stage: 'edge',
     });
     // The whole form says nothing about a reduced value.
-    for (const name of [DLQ_HEADERS.valueForm, DLQ_HEADERS.valueSize, DLQ_HEADERS.valueSha256, DLQ_HEADERS.headersOmitted]) {
+    for (const name of [
+      DLQ_HEADERS.valueForm,
+      DLQ_HEADERS.valueSize,
+      DLQ_HEADERS.valueSha256,
+      DLQ_HEADERS.headersOmitted,
+    ]) {
       expect(m.headers![name]).toBeUndefined();
     }
   });
@@ -110,7 +118,9 @@ describe('deadLetterMessage (the dead letter as first written)', () => {
   });
 
   it('takes the identity given in ids over what the value says', () => {
-    const m = deadLetterMessage(letter({ ids: { eventId: 'evt-known', tenantId: 'globex', correlationId: 'corr-known' } }));
+    const m = deadLetterMessage(
+      letter({ ids: { eventId: 'evt-known', tenantId: 'globex', correlationId: 'corr-known' } }),
+    );
     expect(text(m.headers, DLQ_HEADERS.eventId)).toBe('evt-known');
     expect(text(m.headers, DLQ_HEADERS.tenantId)).toBe('globex');
     expect(text(m.headers, DLQ_HEADERS.correlationId)).toBe('corr-known');
@@ -120,7 +130,14 @@ describe('deadLetterMessage (the dead letter as first written)', () => {
     const fromString = deadLetterMessage(letter({ value: VALUE, headers: undefined }));
     expect(text(fromString.headers, DLQ_HEADERS.eventId)).toBe('evt-1');
     expect(text(fromString.headers, DLQ_HEADERS.tenantId)).toBe('acme');
-    for (const value of [Buffer.from('{not json'), Buffer.from('[1,2]'), Buffer.from('"s"'), Buffer.from('null'), Buffer.alloc(0), null]) {
+    for (const value of [
+      Buffer.from('{not json'),
+      Buffer.from('[1,2]'),
+      Buffer.from('"s"'),
+      Buffer.from('null'),
+      Buffer.alloc(0),
+      null,
+    ]) {
       const m = deadLetterMessage(letter({ value, headers: undefined }));
       expect(m.value).toBe(value);
       expect(m.headers![DLQ_HEADERS.eventId]).toBeUndefined();
@@ -129,7 +146,9 @@ describe('deadLetterMessage (the dead letter as first written)', () => {
       expect(text(m.headers, DLQ_HEADERS.errorClass)).toBe('MalformedEventError');
     }
     // Identity fields of the wrong type are not taken.
-    const wrong = deadLetterMessage(letter({ value: JSON.stringify({ eventId: 42, tenantId: { x: 1 } }), headers: undefined }));
+    const wrong = deadLetterMessage(
+      letter({ value: JSON.stringify({ eventId: 42, tenantId: { x: 1 } }), headers: undefined }),
+    );
     expect(wrong.headers![DLQ_HEADERS.eventId]).toBeUndefined();
     expect(wrong.headers![DLQ_HEADERS.tenantId]).toBeUndefined();
   });
@@ -153,7 +172,14 @@ describe('deadLetterMessage (the dead letter as first written)', () => {
   });
 
   it('names the stage and, for a re-encoded value, its form; an unknown timestamp is left out', () => {
-    const m = deadLetterMessage(letter({ stage: 'workflow', valueForm: 'validated-event', attempts: 35, origin: { topic: 'orders', partition: 0, offset: '7' } }));
+    const m = deadLetterMessage(
+      letter({
+        stage: 'workflow',
+        valueForm: 'validated-event',
+        attempts: 35,
+        origin: { topic: 'orders', partition: 0, offset: '7' },
+      }),
+    );
     expect(text(m.headers, DLQ_HEADERS.stage)).toBe('workflow');
     expect(text(m.headers, DLQ_HEADERS.valueForm)).toBe('validated-event');
     expect(text(m.headers, DLQ_HEADERS.attempts)).toBe('35');
@@ -234,7 +260,9 @@ describe('reducedDeadLetterMessage (a dead letter the topic could not hold)', ()
     expect(m.headers!['correlation-id']).toBeUndefined();
     expect(text(m.headers, DLQ_HEADERS.headersOmitted)).toBe('true');
     // The correlation id the dropped header carried survives as a contract header.
-    expect(text(reducedDeadLetterMessage(letter({ value: '{}' }), false).headers, DLQ_HEADERS.correlationId)).toBe('corr-header');
+    expect(text(reducedDeadLetterMessage(letter({ value: '{}' }), false).headers, DLQ_HEADERS.correlationId)).toBe(
+      'corr-header',
+    );
   });
 
   it('a record that had no headers is not flagged as having lost any', () => {
@@ -268,7 +296,8 @@ function fakeSender(answers: (Error | undefined)[]) {
 }
 
 /** An error shaped like a kafkajs protocol error. */
-const kafkaError = (type: string, message = `broker says ${type}`) => Object.assign(new Error(message), { type, retriable: false });
+const kafkaError = (type: string, message = `broker says ${type}`) =>
+  Object.assign(new Error(message), { type, retriable: false });
 
 describe('publishDeadLetter', () => {
   it('writes the dead letter whole, as one record, to the DLQ topic', async () => {
@@ -294,7 +323,9 @@ describe('publishDeadLetter', () => {
 
   it('recognises the refusal when kafkajs wraps it (as cause, or as originalError after retries)', async () => {
     const wrapped = new Error('retries exhausted', { cause: kafkaError('MESSAGE_TOO_LARGE') });
-    const viaOriginal = Object.assign(new Error('KafkaJSNumberOfRetriesExceeded'), { originalError: kafkaError('RECORD_LIST_TOO_LARGE') });
+    const viaOriginal = Object.assign(new Error('KafkaJSNumberOfRetriesExceeded'), {
+      originalError: kafkaError('RECORD_LIST_TOO_LARGE'),
+    });
     for (const error of [wrapped, viaOriginal]) {
       const fake = fakeSender([error, undefined]);
       await expect(publishDeadLetter(fake.sender, 'dlq', letter())).resolves.toBe('value-omitted');
@@ -321,7 +352,11 @@ describe('publishDeadLetter', () => {
   });
 
   it('refused three times: a DependencyUnavailableError naming the topic (retried with backoff, never lost)', async () => {
-    const fake = fakeSender([kafkaError('MESSAGE_TOO_LARGE'), kafkaError('MESSAGE_TOO_LARGE'), kafkaError('MESSAGE_TOO_LARGE')]);
+    const fake = fakeSender([
+      kafkaError('MESSAGE_TOO_LARGE'),
+      kafkaError('MESSAGE_TOO_LARGE'),
+      kafkaError('MESSAGE_TOO_LARGE'),
+    ]);
     const error = await publishDeadLetter(fake.sender, 'orders.fulfilment.dlq', letter()).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(DependencyUnavailableError);
     expect(error).toBeInstanceOf(TransientError);
@@ -361,7 +396,9 @@ describe('a dead letter never blocks its partition', () => {
   /** Bytes a record puts on the wire, roughly: key, value, and every header name and value. */
   const recordBytes = (r: Written) => {
     let n = (r.key == null ? 0 : Buffer.byteLength(r.key)) + (r.value === null ? 0 : Buffer.byteLength(r.value));
-    for (const [k, v] of Object.entries(r.headers ?? {})) for (const part of Array.isArray(v) ? v : [v]) n += Buffer.byteLength(k) + (part === undefined ? 0 : Buffer.byteLength(part));
+    for (const [k, v] of Object.entries(r.headers ?? {}))
+      for (const part of Array.isArray(v) ? v : [v])
+        n += Buffer.byteLength(k) + (part === undefined ? 0 : Buffer.byteLength(part));
     return n;
   };
 
@@ -397,7 +434,10 @@ describe('a dead letter never blocks its partition', () => {
   // must not follow the dead letter into its reduced forms, or a DLQ topic that cannot hold it would refuse them all.
   it('an oversized correlation-id header does not follow the dead letter into its reduced form', async () => {
     const topic = boundedTopic(64 * 1024);
-    const d = letter({ value: Buffer.from('{"eventId":"evt-1","tenantId":"acme"}'), headers: { 'correlation-id': 'c'.repeat(100 * 1024) } });
+    const d = letter({
+      value: Buffer.from('{"eventId":"evt-1","tenantId":"acme"}'),
+      headers: { 'correlation-id': 'c'.repeat(100 * 1024) },
+    });
     await expect(publishDeadLetter(topic.sender, 'dlq', d)).resolves.toBe('value-omitted');
     expect(topic.sizes.at(-1)!).toBeLessThan(4 * 1024);
   });
@@ -407,14 +447,20 @@ describe('kafkaErrorType', () => {
   it('finds the protocol error type on the error itself or down its cause chain', () => {
     expect(kafkaErrorType(kafkaError('MESSAGE_TOO_LARGE'))).toBe('MESSAGE_TOO_LARGE');
     expect(kafkaErrorType(new Error('outer', { cause: kafkaError('INVALID_RECORD') }))).toBe('INVALID_RECORD');
-    expect(kafkaErrorType(new Error('a', { cause: new Error('b', { cause: kafkaError('POLICY_VIOLATION') }) }))).toBe('POLICY_VIOLATION');
-    expect(kafkaErrorType(Object.assign(new Error('retries'), { originalError: kafkaError('RECORD_LIST_TOO_LARGE') }))).toBe('RECORD_LIST_TOO_LARGE');
+    expect(kafkaErrorType(new Error('a', { cause: new Error('b', { cause: kafkaError('POLICY_VIOLATION') }) }))).toBe(
+      'POLICY_VIOLATION',
+    );
+    expect(
+      kafkaErrorType(Object.assign(new Error('retries'), { originalError: kafkaError('RECORD_LIST_TOO_LARGE') })),
+    ).toBe('RECORD_LIST_TOO_LARGE');
     expect(kafkaErrorType({ type: 'PLAIN_OBJECT' })).toBe('PLAIN_OBJECT');
   });
 
   it('the outermost type wins', () => {
     const inner = kafkaError('MESSAGE_TOO_LARGE');
-    expect(kafkaErrorType(Object.assign(new Error('outer', { cause: inner }), { type: 'REQUEST_TIMED_OUT' }))).toBe('REQUEST_TIMED_OUT');
+    expect(kafkaErrorType(Object.assign(new Error('outer', { cause: inner }), { type: 'REQUEST_TIMED_OUT' }))).toBe(
+      'REQUEST_TIMED_OUT',
+    );
   });
 
   it('is undefined for errors without one, non-string types, and anything that is not an error', () => {

@@ -9,7 +9,9 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
-const docs = readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')).map((f) => join('docs', f));
+const docs = readdirSync(join(root, 'docs'))
+  .filter((f) => f.endsWith('.md'))
+  .map((f) => join('docs', f));
 const pages = ['README.md', ...docs, 'tools/stack/README.md'];
 
 /** GitHub's heading anchors: lower case, punctuation dropped, spaces as hyphens. */
@@ -19,7 +21,14 @@ function anchors(markdown: string): Set<string> {
   for (const line of markdown.split('\n')) {
     if (line.startsWith('```')) inCode = !inCode;
     const m = !inCode && /^#{1,6} (.*)$/.exec(line);
-    if (m) out.add(m[1]!.trim().toLowerCase().replace(/[^\w\- ]/g, '').replace(/ /g, '-'));
+    if (m)
+      out.add(
+        m[1]!
+          .trim()
+          .toLowerCase()
+          .replace(/[^\w\- ]/g, '')
+          .replace(/ /g, '-'),
+      );
   }
   return out;
 }
@@ -33,7 +42,12 @@ function links(markdown: string): string[] {
 /** Every .ts file under `dir` (node_modules and dist left out), relative to the root. */
 function sources(dir: string): string[] {
   return readdirSync(join(root, dir), { withFileTypes: true, recursive: true })
-    .filter((e) => e.isFile() && e.name.endsWith('.ts') && !/(^|[\\/])(node_modules|dist)([\\/]|$)/.test(relative(root, e.parentPath)))
+    .filter(
+      (e) =>
+        e.isFile() &&
+        e.name.endsWith('.ts') &&
+        !/(^|[\\/])(node_modules|dist)([\\/]|$)/.test(relative(root, e.parentPath)),
+    )
     .map((e) => relative(root, join(e.parentPath, e.name)));
 }
 
@@ -44,7 +58,9 @@ function commentPaths(text: string): { line: number; path: string }[] {
     const at = line.indexOf('//');
     const trimmed = line.trim();
     const comment = at >= 0 ? line.slice(at) : trimmed.startsWith('*') || trimmed.startsWith('/*') ? line : '';
-    for (const m of comment.matchAll(/(?<![\w./-])((?:src|docs|tools|activities|workflows|bench|test|deploy|migrations)\/[\w.\-/]*[\w/])/g)) {
+    for (const m of comment.matchAll(
+      /(?<![\w./-])((?:src|docs|tools|activities|workflows|bench|test|deploy|migrations)\/[\w.\-/]*[\w/])/g,
+    )) {
       // NNN_name.sql and the like are patterns, not paths.
       if (!m[1]!.includes('NNN')) out.push({ line: i + 1, path: m[1]!.replace(/\.+$/, '') });
     }
@@ -67,23 +83,35 @@ describe('the README and docs/', () => {
       const [path, anchor] = link.split('#') as [string, string | undefined];
       const target = path === '' ? join(root, page) : join(root, dirname(page), decodeURI(path));
       if (!existsSync(target)) broken.push(`${link} (no ${relative(root, target)})`);
-      else if (anchor && target.endsWith('.md') && !anchors(readFileSync(target, 'utf8')).has(anchor)) broken.push(`${link} (no heading #${anchor})`);
+      else if (anchor && target.endsWith('.md') && !anchors(readFileSync(target, 'utf8')).has(anchor))
+        broken.push(`${link} (no heading #${anchor})`);
     }
     expect(broken).toEqual([]);
   });
 });
 
 describe("the code's comments", () => {
-  it.each(['src', 'workflows', 'activities', 'bench', 'tools', 'test'])('every repository path a comment under %s/ names exists', (dir) => {
-    const files = sources(dir);
-    expect(files.length).toBeGreaterThan(0);
-    const missing = files.flatMap((f) => commentPaths(readFileSync(join(root, f), 'utf8')).filter((p) => !existsSync(join(root, p.path))).map((p) => `${f}:${p.line} ${p.path}`));
-    expect(missing).toEqual([]);
-  });
+  it.each(['src', 'workflows', 'activities', 'bench', 'tools', 'test'])(
+    'every repository path a comment under %s/ names exists',
+    (dir) => {
+      const files = sources(dir);
+      expect(files.length).toBeGreaterThan(0);
+      const missing = files.flatMap((f) =>
+        commentPaths(readFileSync(join(root, f), 'utf8'))
+          .filter((p) => !existsSync(join(root, p.path)))
+          .map((p) => `${f}:${p.line} ${p.path}`),
+      );
+      expect(missing).toEqual([]);
+    },
+  );
 
   it('the check finds a path that does not exist', () => {
     // Spelt apart, so that this file's own check does not read them as paths.
-    const [dir, page, file] = [['src', 'relay/'], ['docs', 'performance.md'], ['src', 'nowhere.ts']].map((p) => p.join('/'));
+    const [dir, page, file] = [
+      ['src', 'relay/'],
+      ['docs', 'performance.md'],
+      ['src', 'nowhere.ts'],
+    ].map((p) => p.join('/'));
     const text = `const x = 1; ${'//'} see ${dir} and ${page}.\n * as ${file} says`;
     expect(commentPaths(text).map((p) => p.path)).toEqual([dir, page, file]);
   });

@@ -7,7 +7,10 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { classify, processRecord, type PipelineDeps } from '../../src/bridge/record-pipeline.js';
 import {
-  MAX_UNKNOWN_FIELDS, MAX_UNKNOWN_FIELD_LENGTH, SUPPORTED_SCHEMA_VERSIONS, isSafeText,
+  MAX_UNKNOWN_FIELDS,
+  MAX_UNKNOWN_FIELD_LENGTH,
+  SUPPORTED_SCHEMA_VERSIONS,
+  isSafeText,
 } from '../../src/events/envelope.js';
 import { createLogger } from '../../src/log.js';
 import { MAX_UNKNOWN_FIELD_LABELS, createMetrics, metricValue } from '../../src/metrics.js';
@@ -16,7 +19,9 @@ import { acceptedRecord, failure, parse, type KafkaHeaders } from '../support/pa
 type Json = Record<string, unknown>;
 
 const example = (version: number): Json =>
-  JSON.parse(readFileSync(new URL(`../../docs/schema/order-placed.v${version}.example.json`, import.meta.url), 'utf8')) as Json;
+  JSON.parse(
+    readFileSync(new URL(`../../docs/schema/order-placed.v${version}.example.json`, import.meta.url), 'utf8'),
+  ) as Json;
 const v1 = example(1);
 const v2 = example(2);
 const dataOf = (r: Json) => r.data as Json;
@@ -34,7 +39,11 @@ const withData = (r: Json, data: Json) => ({ ...r, data: { ...dataOf(r), ...data
 const withLines = (r: Json, lines: unknown) => withData(r, { [linesKey(r)]: lines });
 const withAddress = (r: Json, shippingAddress: unknown) => withData(r, { shippingAddress });
 /** A v1 message or field as version 2 words it (a whole value's size aside: the v2 example is a few bytes longer). */
-const inV2 = (s: string) => s.replaceAll('data.lines', 'data.items').replaceAll('1000 lines', '1000 items').replace(/^record value is \d+ bytes/, 'record value is N bytes');
+const inV2 = (s: string) =>
+  s
+    .replaceAll('data.lines', 'data.items')
+    .replaceAll('1000 lines', '1000 items')
+    .replace(/^record value is \d+ bytes/, 'record value is N bytes');
 
 describe('schema versions: dispatch and upcasting', () => {
   it('knows versions 1 and 2', () => {
@@ -56,7 +65,10 @@ describe('schema versions: dispatch and upcasting', () => {
     expect(event.type).toBe('orders.OrderPlaced');
     expect(event.data).toEqual({
       customerId: 'cust-5531',
-      lines: [{ sku: 'SKU-1001', quantity: 2 }, { sku: 'SKU-2002', quantity: 1 }],
+      lines: [
+        { sku: 'SKU-1001', quantity: 2 },
+        { sku: 'SKU-2002', quantity: 1 },
+      ],
       shippingAddress: dataOf(v2).shippingAddress,
     });
     expect(event.data).not.toHaveProperty('items');
@@ -64,7 +76,10 @@ describe('schema versions: dispatch and upcasting', () => {
     const { currency: _currency, ...withoutCurrency } = dataOf(v2);
     expect(accepted({ ...v2, data: withoutCurrency }).event).toEqual(event);
     const { shippingAddress: _address, ...bare } = withoutCurrency;
-    expect(accepted({ ...v2, data: bare }).event.data).toEqual({ customerId: 'cust-5531', lines: event.type === 'orders.OrderPlaced' ? event.data.lines : [] });
+    expect(accepted({ ...v2, data: bare }).event.data).toEqual({
+      customerId: 'cust-5531',
+      lines: event.type === 'orders.OrderPlaced' ? event.data.lines : [],
+    });
     expect(accepted({ ...v2, data: bare }).event.data).not.toHaveProperty('shippingAddress');
   });
 
@@ -80,16 +95,39 @@ describe('schema versions: dispatch and upcasting', () => {
   });
 
   it('takes a record for what its schemaVersion says, never for another version', () => {
-    expect(failure({ ...v1, schemaVersion: 2 })).toMatchObject({ field: 'data.items', message: 'field data.items: is required' });
-    expect(failure({ ...v2, schemaVersion: 1 })).toMatchObject({ field: 'data.lines', message: 'field data.lines: is required' });
+    expect(failure({ ...v1, schemaVersion: 2 })).toMatchObject({
+      field: 'data.items',
+      message: 'field data.items: is required',
+    });
+    expect(failure({ ...v2, schemaVersion: 1 })).toMatchObject({
+      field: 'data.lines',
+      message: 'field data.lines: is required',
+    });
   });
 
   it.each([
-    ['1000 lines of the longest sku and largest quantity', (r: Json) => withLines(r, Array.from({ length: 1000 }, () => ({ sku: 's'.repeat(64), quantity: 100_000 })))],
+    [
+      '1000 lines of the longest sku and largest quantity',
+      (r: Json) =>
+        withLines(
+          r,
+          Array.from({ length: 1000 }, () => ({ sku: 's'.repeat(64), quantity: 100_000 })),
+        ),
+    ],
     ['the largest order version', (r: Json) => ({ ...r, orderVersion: 2_147_483_647 })],
     ['a correlation id of 200 characters', (r: Json) => ({ ...r, correlationId: '!~'.repeat(100) })],
-    ['an address at 4 levels and 64 entries', (r: Json) => withAddress(r, { a: { b: { c: { d: 'x'.repeat(1000) } } }, ...Object.fromEntries(Array.from({ length: 60 }, (_, i) => [`k${i}`, i])) })],
-    ['a leap day with a fraction of 9 digits', (r: Json) => ({ ...r, occurredAt: '2024-02-29T23:59:59.123456789-23:59' })],
+    [
+      'an address at 4 levels and 64 entries',
+      (r: Json) =>
+        withAddress(r, {
+          a: { b: { c: { d: 'x'.repeat(1000) } } },
+          ...Object.fromEntries(Array.from({ length: 60 }, (_, i) => [`k${i}`, i])),
+        }),
+    ],
+    [
+      'a leap day with a fraction of 9 digits',
+      (r: Json) => ({ ...r, occurredAt: '2024-02-29T23:59:59.123456789-23:59' }),
+    ],
   ])('v2 accepts the edges v1 accepts, with the same model: %s', (_name, edit) => {
     expect({ ...accepted(edit(v2)).event, schemaVersion: 1 }).toEqual(accepted(edit(v1)).event);
   });
@@ -113,13 +151,24 @@ describe('schema versions: every rule of the contract holds for v2 as for v1', (
     ['a correlationId with CR LF', (r) => ({ ...r, correlationId: 'a\r\nb' })],
     ['a correlationId with é', (r) => ({ ...r, correlationId: 'café' })],
     ['a correlationId of 201 characters', (r) => ({ ...r, correlationId: 'c'.repeat(201) })],
-    ['an unsafe correlation-id header', (r) => ({ ...r, correlationId: undefined }), { 'correlation-id': 'corr\r\nX-Evil: 1' }],
+    [
+      'an unsafe correlation-id header',
+      (r) => ({ ...r, correlationId: undefined }),
+      { 'correlation-id': 'corr\r\nX-Evil: 1' },
+    ],
     ['missing data', (r) => ({ ...r, data: undefined })],
     ['data as a string', (r) => ({ ...r, data: 'x' })],
     ['NUL in customerId', (r) => withData(r, { customerId: 'c\u0000' })],
     ['a customerId of 129 characters', (r) => withData(r, { customerId: 'c'.repeat(129) })],
     ['no lines', (r) => withLines(r, [])],
-    ['1001 lines', (r) => withLines(r, Array.from({ length: 1001 }, () => ({ sku: 'a', quantity: 1 })))],
+    [
+      '1001 lines',
+      (r) =>
+        withLines(
+          r,
+          Array.from({ length: 1001 }, () => ({ sku: 'a', quantity: 1 })),
+        ),
+    ],
     ['a line that is a string', (r) => withLines(r, ['a'])],
     ['quantity 0', (r) => withLines(r, [{ sku: 'a', quantity: 0 }])],
     ['quantity 100001', (r) => withLines(r, [{ sku: 'a', quantity: 100_001 }])],
@@ -128,14 +177,20 @@ describe('schema versions: every rule of the contract holds for v2 as for v1', (
     ['a sku of 65 characters', (r) => withLines(r, [{ sku: 's'.repeat(65), quantity: 1 }])],
     ['an address of 5 levels', (r) => withAddress(r, { a: { b: { c: [{ e: 1 }] } } })],
     ['an address with 65 entries', (r) => withAddress(r, { a: Array.from({ length: 64 }, () => 1) })],
-    ['an address over 8192 bytes', (r) => withAddress(r, Object.fromEntries('abcde'.split('').map((k) => [k, 'é'.repeat(1000)])))],
+    [
+      'an address over 8192 bytes',
+      (r) => withAddress(r, Object.fromEntries('abcde'.split('').map((k) => [k, 'é'.repeat(1000)]))),
+    ],
     ['NUL in an address value', (r) => withAddress(r, { city: 'Ly\u0000on' })],
     ['a lone surrogate in an address key', (r) => raw(withAddress(r, { RAW: 'Lyon' }), '"\\ud800"')],
     ['an address that is an array', (r) => withAddress(r, ['Lyon'])],
     ['a value over 256 KiB', (r) => withData(r, { padding: 'x'.repeat(300 * 1024) })],
     ['33 levels of nesting', (r) => ({ ...r, x: JSON.parse(nested(32)) as unknown })],
     ['NUL in a reason', (r) => ({ ...r, type: 'orders.OrderCancelled', data: { reason: '\u0000' } })],
-    ['a reason of 1001 characters', (r) => ({ ...r, type: 'orders.OrderCancelled', data: { reason: 'r'.repeat(1001) } })],
+    [
+      'a reason of 1001 characters',
+      (r) => ({ ...r, type: 'orders.OrderCancelled', data: { reason: 'r'.repeat(1001) } }),
+    ],
     ['an empty type', (r) => ({ ...r, type: '' })],
   ];
 
@@ -165,33 +220,55 @@ describe('schema versions: unsupported versions are malformed, naming the suppor
   it.each([3, 4, 999, 2 ** 31, 2 ** 53 + 2, 1e300])('version %s is not supported', (schemaVersion) => {
     const err = failure({ ...v1, schemaVersion });
     expect(err.field).toBe('schemaVersion');
-    expect(err.message).toBe(`field schemaVersion: version ${schemaVersion} is not supported (supported schema versions: 1, 2)`);
+    expect(err.message).toBe(
+      `field schemaVersion: version ${schemaVersion} is not supported (supported schema versions: 1, 2)`,
+    );
   });
 
   it.each([
-    ['0', 0], ['-1', -1], ['1.5', 1.5], ['"2"', '2'], ['true', true], ['null', null], ['an array', [1]], ['an object', { v: 1 }], ['NaN as a string', 'NaN'],
+    ['0', 0],
+    ['-1', -1],
+    ['1.5', 1.5],
+    ['"2"', '2'],
+    ['true', true],
+    ['null', null],
+    ['an array', [1]],
+    ['an object', { v: 1 }],
+    ['NaN as a string', 'NaN'],
   ])('%s is not a schema version', (_name, schemaVersion) => {
     const err = failure({ ...v2, schemaVersion });
     expect(err.field).toBe('schemaVersion');
-    expect(err.message).toMatch(/^field schemaVersion: expected an integer ≥ 1 \(supported schema versions: 1, 2\), got /);
+    expect(err.message).toMatch(
+      /^field schemaVersion: expected an integer ≥ 1 \(supported schema versions: 1, 2\), got /,
+    );
   });
 
   it('a version too large for a double is not an integer version either', () => {
-    expect(failure(raw({ ...v1, schemaVersion: 'RAW' }, '1e400')).message).toMatch(/expected an integer ≥ 1 .*got Infinity/);
+    expect(failure(raw({ ...v1, schemaVersion: 'RAW' }, '1e400')).message).toMatch(
+      /expected an integer ≥ 1 .*got Infinity/,
+    );
   });
 
   it('a missing version is malformed and says which versions there are', () => {
     const { schemaVersion: _v, ...rest } = v1;
-    expect(failure(rest)).toMatchObject({ field: 'schemaVersion', message: 'field schemaVersion: is required (supported schema versions: 1, 2)' });
+    expect(failure(rest)).toMatchObject({
+      field: 'schemaVersion',
+      message: 'field schemaVersion: is required (supported schema versions: 1, 2)',
+    });
   });
 
   it('reads the version before any other field: an unknown version is reported even when other fields are bad too', () => {
-    expect(failure({ ...v1, schemaVersion: 999, eventId: '', orderVersion: -1, data: 'x' }).field).toBe('schemaVersion');
+    expect(failure({ ...v1, schemaVersion: 999, eventId: '', orderVersion: -1, data: 'x' }).field).toBe(
+      'schemaVersion',
+    );
     expect(failure({ ...cancelledV1, schemaVersion: 3, tenantId: 'a/b' }).field).toBe('schemaVersion');
   });
 
   it('an event of a type this service does not handle is ignored whatever its version', () => {
-    expect(parse({ ...v1, type: 'orders.OrderRefunded', schemaVersion: 999 })).toMatchObject({ kind: 'unknown-type', type: 'orders.OrderRefunded' });
+    expect(parse({ ...v1, type: 'orders.OrderRefunded', schemaVersion: 999 })).toMatchObject({
+      kind: 'unknown-type',
+      type: 'orders.OrderRefunded',
+    });
   });
 });
 
@@ -199,7 +276,12 @@ describe('unknown fields: dropped, reported bounded and sanitised', () => {
   const unknownOf = (v: unknown) => accepted(v).unknownFields;
 
   it('reports the top-level and data fields a version does not define, top level first; not those inside lines or the address', () => {
-    const record = { promo: 'x', ...v1, extra: { deep: true }, data: { ...dataOf(v1), giftWrap: true, lines: [{ sku: 'a', quantity: 1, colour: 'red' }] } };
+    const record = {
+      promo: 'x',
+      ...v1,
+      extra: { deep: true },
+      data: { ...dataOf(v1), giftWrap: true, lines: [{ sku: 'a', quantity: 1, colour: 'red' }] },
+    };
     const r = accepted(record);
     expect(r.unknownFields).toEqual(['promo', 'extra', 'data.giftWrap']);
     expect(r.event).not.toHaveProperty('promo');
@@ -239,19 +321,23 @@ describe('unknown fields: dropped, reported bounded and sanitised', () => {
   it('holds for any keys: bounded, short, well-formed, free of controls', () => {
     const key = fc.string({ unit: 'binary', maxLength: 100 });
     fc.assert(
-      fc.property(fc.dictionary(key, fc.integer(), { maxKeys: 40 }), fc.dictionary(key, fc.integer(), { maxKeys: 40 }), (top, data) => {
-        const names = parse({ ...top, ...v2, data: { ...data, ...dataOf(v2) } });
-        if (names.kind !== 'order-event') throw new Error('expected an order event');
-        for (const n of names.unknownFields ?? []) {
-          expect(n.length).toBeGreaterThan(0);
-          expect(n.length).toBeLessThanOrEqual(MAX_UNKNOWN_FIELD_LENGTH);
-          expect(isSafeText(n)).toBe(true);
-          // eslint-disable-next-line no-control-regex
-          expect(n).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/);
-        }
-        expect((names.unknownFields ?? []).length).toBeLessThanOrEqual(MAX_UNKNOWN_FIELDS);
-        expect(new Set(names.unknownFields).size).toBe((names.unknownFields ?? []).length);
-      }),
+      fc.property(
+        fc.dictionary(key, fc.integer(), { maxKeys: 40 }),
+        fc.dictionary(key, fc.integer(), { maxKeys: 40 }),
+        (top, data) => {
+          const names = parse({ ...top, ...v2, data: { ...data, ...dataOf(v2) } });
+          if (names.kind !== 'order-event') throw new Error('expected an order event');
+          for (const n of names.unknownFields ?? []) {
+            expect(n.length).toBeGreaterThan(0);
+            expect(n.length).toBeLessThanOrEqual(MAX_UNKNOWN_FIELD_LENGTH);
+            expect(isSafeText(n)).toBe(true);
+            // eslint-disable-next-line no-control-regex
+            expect(n).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/);
+          }
+          expect((names.unknownFields ?? []).length).toBeLessThanOrEqual(MAX_UNKNOWN_FIELDS);
+          expect(new Set(names.unknownFields).size).toBe((names.unknownFields ?? []).length);
+        },
+      ),
       { numRuns: 300, seed: 20_261_130 },
     );
   });
@@ -285,15 +371,35 @@ describe('unknown fields: counted by the bridge, with bounded labels', () => {
       log: createLogger('silent'),
       recordRetry: { initialDelayMs: 5, maxDelayMs: 20, budgetMs: 200 },
     };
-    const ctx = { gates: { deliver: { run: <T>(work: () => Promise<T>) => work() }, deadLetter: { run: <T>(work: () => Promise<T>) => work() } }, signal: new AbortController().signal };
-    const record = { key: Buffer.from('k'), value: serialise(withData({ ...v2, promo: 1 }, { giftWrap: true })), offset: '7', timestamp: '1796000000000' };
+    const ctx = {
+      gates: {
+        deliver: { run: <T>(work: () => Promise<T>) => work() },
+        deadLetter: { run: <T>(work: () => Promise<T>) => work() },
+      },
+      signal: new AbortController().signal,
+    };
+    const record = {
+      key: Buffer.from('k'),
+      value: serialise(withData({ ...v2, promo: 1 }, { giftWrap: true })),
+      offset: '7',
+      timestamp: '1796000000000',
+    };
     const classified = classify(record, 'orders', 0);
     expect(classified).toMatchObject({ kind: 'order-event', unknownFields: ['promo', 'data.giftWrap'] });
     expect(await processRecord({ record, topic: 'orders', partition: 0, classified }, deps, ctx)).toBe('accepted');
     const count = (field: string) => metricValue(metrics.registry, 'fulfilment_unknown_fields_total', { field });
     expect([await count('promo'), await count('data.giftWrap')]).toEqual([1, 1]);
-    const plain = { key: null, value: serialise({ ...v1, eventId: 'evt-plain' }), offset: '8', timestamp: '1796000000000' };
-    await processRecord({ record: plain, topic: 'orders', partition: 0, classified: classify(plain, 'orders', 0) }, deps, ctx);
+    const plain = {
+      key: null,
+      value: serialise({ ...v1, eventId: 'evt-plain' }),
+      offset: '8',
+      timestamp: '1796000000000',
+    };
+    await processRecord(
+      { record: plain, topic: 'orders', partition: 0, classified: classify(plain, 'orders', 0) },
+      deps,
+      ctx,
+    );
     expect(await metricValue(metrics.registry, 'fulfilment_unknown_fields_total')).toBe(2);
   });
 });

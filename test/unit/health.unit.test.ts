@@ -6,9 +6,14 @@ import { createMetrics, serveMetrics } from '../../src/metrics.js';
 describe('readiness checks', () => {
   it('is not ready while starting, with what start-up waits for and its last error', async () => {
     const health = new Health({ cacheMs: 0 });
-    const attempt = health.attempting('PostgreSQL', () => Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:5432')));
+    const attempt = health.attempting('PostgreSQL', () =>
+      Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:5432')),
+    );
     await expect(attempt()).rejects.toThrow('ECONNREFUSED');
-    expect(await health.readiness()).toEqual({ ready: false, checks: { startup: { ok: false, reason: 'waiting for PostgreSQL: connect ECONNREFUSED 127.0.0.1:5432' } } });
+    expect(await health.readiness()).toEqual({
+      ready: false,
+      checks: { startup: { ok: false, reason: 'waiting for PostgreSQL: connect ECONNREFUSED 127.0.0.1:5432' } },
+    });
     health.set('postgres', () => ({ ok: true }));
     health.started();
     expect(await health.readiness()).toEqual({ ready: true, checks: { postgres: { ok: true } } });
@@ -55,7 +60,10 @@ describe('readiness checks', () => {
     health.stopping('Temporal worker stopped unexpectedly');
     health.stopping('stopping');
     expect(health.liveness()).toEqual({ live: false, reason: 'Temporal worker stopped unexpectedly' });
-    expect(await health.readiness()).toMatchObject({ ready: false, checks: { process: { ok: false, reason: 'stopping: Temporal worker stopped unexpectedly' } } });
+    expect(await health.readiness()).toMatchObject({
+      ready: false,
+      checks: { process: { ok: false, reason: 'stopping: Temporal worker stopped unexpectedly' } },
+    });
   });
 });
 

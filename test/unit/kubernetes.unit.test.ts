@@ -25,20 +25,34 @@ interface Manifest extends Obj {
 const files = readdirSync(kubernetesDir).filter((f) => /\.ya?ml$/.test(f));
 const manifests: Manifest[] = files
   .filter((f) => f !== 'kustomization.yaml')
-  .flatMap((file) => parseAllDocuments(readFileSync(join(kubernetesDir, file), 'utf8')).map((d) => ({ ...(d.toJS() as Obj), file }) as Manifest));
-const kustomization = parse(readFileSync(join(kubernetesDir, 'kustomization.yaml'), 'utf8')) as { resources?: string[]; namespace?: string; images?: { name: string; newTag?: string; digest?: string }[] };
+  .flatMap((file) =>
+    parseAllDocuments(readFileSync(join(kubernetesDir, file), 'utf8')).map(
+      (d) => ({ ...(d.toJS() as Obj), file }) as Manifest,
+    ),
+  );
+const kustomization = parse(readFileSync(join(kubernetesDir, 'kustomization.yaml'), 'utf8')) as {
+  resources?: string[];
+  namespace?: string;
+  images?: { name: string; newTag?: string; digest?: string }[];
+};
 const listed = new Set(kustomization.resources ?? []);
 
-const find = (kind: string, name: string): Manifest | undefined => manifests.find((m) => m.kind === kind && m.metadata.name === name);
+const find = (kind: string, name: string): Manifest | undefined =>
+  manifests.find((m) => m.kind === kind && m.metadata.name === name);
 const all = (kind: string) => manifests.filter((m) => m.kind === kind);
 const deployments = all('Deployment');
 const configMap = find('ConfigMap', 'fulfilment-config');
 const config: Record<string, string> = configMap?.data ?? {};
 const partitions = Number(config.ORDERS_TOPIC_PARTITIONS);
-const secretKeys = (name: string): string[] => Object.keys((find('Secret', name)?.stringData ?? find('Secret', name)?.data ?? {}) as Obj);
+const secretKeys = (name: string): string[] =>
+  Object.keys((find('Secret', name)?.stringData ?? find('Secret', name)?.data ?? {}) as Obj);
 
 /** Pod templates of every workload, with what they belong to. */
-const podTemplates = [...deployments, ...all('Job')].map((m) => ({ owner: `${m.kind}/${m.metadata.name}`, manifest: m, pod: m.spec.template as Obj }));
+const podTemplates = [...deployments, ...all('Job')].map((m) => ({
+  owner: `${m.kind}/${m.metadata.name}`,
+  manifest: m,
+  pod: m.spec.template as Obj,
+}));
 
 /** The environment a container sees: its ConfigMaps' and Secrets' keys (values of ConfigMaps), then its own env. */
 function containerEnv(container: Obj): Record<string, string | undefined> {
@@ -52,16 +66,29 @@ function containerEnv(container: Obj): Record<string, string | undefined> {
 }
 
 const selects = (selector: Obj | undefined, labels: Record<string, string> | undefined): boolean =>
-  !!selector?.matchLabels && Object.entries(selector.matchLabels as Record<string, string>).every(([k, v]) => labels?.[k] === v);
+  !!selector?.matchLabels &&
+  Object.entries(selector.matchLabels as Record<string, string>).every(([k, v]) => labels?.[k] === v);
 
 /** ScaledObjects and HPAs that set the replica count of a Deployment, with their ceiling. */
 const scalersOf = (name: string) => [
   ...all('ScaledObject')
-    .filter((s) => s.spec.scaleTargetRef?.name === name && (s.spec.scaleTargetRef.kind ?? 'Deployment') === 'Deployment')
-    .map((s) => ({ what: `ScaledObject/${s.metadata.name}`, max: Number(s.spec.maxReplicaCount ?? 100), min: Number(s.spec.minReplicaCount ?? 0), manifest: s })),
+    .filter(
+      (s) => s.spec.scaleTargetRef?.name === name && (s.spec.scaleTargetRef.kind ?? 'Deployment') === 'Deployment',
+    )
+    .map((s) => ({
+      what: `ScaledObject/${s.metadata.name}`,
+      max: Number(s.spec.maxReplicaCount ?? 100),
+      min: Number(s.spec.minReplicaCount ?? 0),
+      manifest: s,
+    })),
   ...all('HorizontalPodAutoscaler')
     .filter((h) => h.spec.scaleTargetRef?.name === name)
-    .map((h) => ({ what: `HorizontalPodAutoscaler/${h.metadata.name}`, max: Number(h.spec.maxReplicas), min: Number(h.spec.minReplicas ?? 1), manifest: h })),
+    .map((h) => ({
+      what: `HorizontalPodAutoscaler/${h.metadata.name}`,
+      max: Number(h.spec.maxReplicas),
+      min: Number(h.spec.minReplicas ?? 1),
+      manifest: h,
+    })),
 ];
 
 describe('deploy/kubernetes', () => {
@@ -83,13 +110,17 @@ describe('deploy/kubernetes', () => {
         'Secret/fulfilment-runtime',
       ]),
     );
-    expect([...listed].sort()).toEqual(files.filter((f) => f !== 'kustomization.yaml' && f !== 'secret.example.yaml').sort());
+    expect([...listed].sort()).toEqual(
+      files.filter((f) => f !== 'kustomization.yaml' && f !== 'secret.example.yaml').sort(),
+    );
     // Everything lives in the one namespace the kustomization sets.
-    for (const m of manifests.filter((x) => x.kind !== 'Namespace')) expect(m.metadata.namespace, `${m.kind}/${m.metadata.name}`).toBe(kustomization.namespace);
+    for (const m of manifests.filter((x) => x.kind !== 'Namespace'))
+      expect(m.metadata.namespace, `${m.kind}/${m.metadata.name}`).toBe(kustomization.namespace);
     // The image is pinned where it is set (kustomize's images), and every pod runs that one image.
     expect(kustomization.images?.map((i) => i.name)).toEqual(['fulfilment']);
     expect(kustomization.images?.[0]?.newTag ?? kustomization.images?.[0]?.digest).toMatch(/\d+\.\d+|^sha256:/);
-    for (const { owner, pod } of podTemplates) for (const c of pod.spec.containers as Obj[]) expect(c.image, owner).toBe('fulfilment');
+    for (const { owner, pod } of podTemplates)
+      for (const c of pod.spec.containers as Obj[]) expect(c.image, owner).toBe('fulfilment');
   });
 
   it('keeps the bridge at or below the orders topic partitions, however it is scaled', () => {
@@ -107,13 +138,21 @@ describe('deploy/kubernetes', () => {
     const kafka = scalers.flatMap((s) => (s.manifest.spec.triggers ?? []) as Obj[]).filter((t) => t.type === 'kafka');
     expect(kafka.length).toBe(1);
     for (const t of kafka) {
-      for (const [key, name] of Object.entries(t.metadata as Record<string, string>).filter(([k]) => k.endsWith('FromEnv'))) expect(env[name], `${key}: ${name} is in the bridge's environment`).toBeDefined();
+      for (const [key, name] of Object.entries(t.metadata as Record<string, string>).filter(([k]) =>
+        k.endsWith('FromEnv'),
+      ))
+        expect(env[name], `${key}: ${name} is in the bridge's environment`).toBeDefined();
       expect(t.metadata.topic ?? env[t.metadata.topicFromEnv]).toBe(config.ORDERS_TOPIC);
       expect(t.metadata.consumerGroup ?? env[t.metadata.consumerGroupFromEnv]).toBe(config.CONSUMER_GROUP);
       expect(t.metadata.allowIdleConsumers ?? 'false').toBe('false');
       // It connects as the service does: the same security protocol and SASL mechanism as the ConfigMap's.
       const protocol = (config.KAFKA_SECURITY_PROTOCOL ?? 'PLAINTEXT').toUpperCase();
-      const sasl = { PLAIN: 'plaintext', 'SCRAM-SHA-256': 'scram_sha256', 'SCRAM-SHA-512': 'scram_sha512', OAUTHBEARER: 'oauthbearer' }[(config.KAFKA_SASL_MECHANISM ?? '').toUpperCase()];
+      const sasl = {
+        PLAIN: 'plaintext',
+        'SCRAM-SHA-256': 'scram_sha256',
+        'SCRAM-SHA-512': 'scram_sha512',
+        OAUTHBEARER: 'oauthbearer',
+      }[(config.KAFKA_SASL_MECHANISM ?? '').toUpperCase()];
       expect(t.metadata.tls ?? 'disable', 'tls').toBe(protocol.endsWith('SSL') ? 'enable' : 'disable');
       expect(t.metadata.sasl ?? 'none', 'sasl').toBe(protocol.startsWith('SASL_') ? sasl : 'none');
     }
@@ -127,7 +166,10 @@ describe('deploy/kubernetes', () => {
     const temporal = ((scalers[0]?.manifest.spec.triggers ?? []) as Obj[]).filter((t) => t.type === 'temporal');
     expect(temporal.length).toBe(1);
     for (const t of temporal) {
-      for (const [key, name] of Object.entries(t.metadata as Record<string, string>).filter(([k]) => k.endsWith('FromEnv'))) expect(worker[name], `${key}: ${name} is in the worker's environment`).toBeDefined();
+      for (const [key, name] of Object.entries(t.metadata as Record<string, string>).filter(([k]) =>
+        k.endsWith('FromEnv'),
+      ))
+        expect(worker[name], `${key}: ${name} is in the worker's environment`).toBeDefined();
       expect(t.metadata.taskQueue ?? worker[t.metadata.taskQueueFromEnv]).toBe(config.TEMPORAL_TASK_QUEUE);
       expect(t.metadata.enableTLS ?? 'true').toBe(['true', '1'].includes(config.TEMPORAL_TLS ?? '') ? 'true' : 'false');
     }
@@ -136,7 +178,9 @@ describe('deploy/kubernetes', () => {
     for (const d of deployments) {
       const pdbs = all('PodDisruptionBudget').filter((p) => selects(p.spec.selector, d.spec.template.metadata.labels));
       expect(pdbs.length, `${d.metadata.name} has one PodDisruptionBudget`).toBe(1);
-      expect(selects(d.spec.selector, d.spec.template.metadata.labels), `${d.metadata.name} selects its own pods`).toBe(true);
+      expect(selects(d.spec.selector, d.spec.template.metadata.labels), `${d.metadata.name} selects its own pods`).toBe(
+        true,
+      );
       // Every scaler keeps at least two, so a disruption budget of one never blocks a drain for good.
       for (const s of scalersOf(d.metadata.name)) expect(s.min, s.what).toBeGreaterThanOrEqual(2);
     }
@@ -146,8 +190,16 @@ describe('deploy/kubernetes', () => {
     const problems = [
       ...envProblems('ConfigMap/fulfilment-config', config),
       // A Secret's values are placeholders: names only.
-      ...all('Secret').flatMap((s) => envProblems(`Secret/${s.metadata.name}`, Object.fromEntries(secretKeys(s.metadata.name).map((k) => [k, 'x'])), { values: false })),
-      ...podTemplates.flatMap(({ owner, pod }) => (pod.spec.containers as Obj[]).flatMap((c) => envProblems(`${owner} ${c.name}`, Object.fromEntries(((c.env ?? []) as Obj[]).map((e) => [e.name, e.value]))))),
+      ...all('Secret').flatMap((s) =>
+        envProblems(`Secret/${s.metadata.name}`, Object.fromEntries(secretKeys(s.metadata.name).map((k) => [k, 'x'])), {
+          values: false,
+        }),
+      ),
+      ...podTemplates.flatMap(({ owner, pod }) =>
+        (pod.spec.containers as Obj[]).flatMap((c) =>
+          envProblems(`${owner} ${c.name}`, Object.fromEntries(((c.env ?? []) as Obj[]).map((e) => [e.name, e.value]))),
+        ),
+      ),
     ];
     expect(problems).toEqual([]);
     expect(config.NODE_ENV).toBe('production');
@@ -173,32 +225,42 @@ describe('deploy/kubernetes', () => {
     }
     expect(find('Job', 'fulfilment-provision')?.spec.template.spec.restartPolicy).toBe('Never');
     for (const s of all('Secret')) {
-      for (const [k, v] of Object.entries((s.stringData ?? {}) as Record<string, string>)) expect(v, `${s.metadata.name} ${k}`).toMatch(/REPLACE/);
+      for (const [k, v] of Object.entries((s.stringData ?? {}) as Record<string, string>))
+        expect(v, `${s.metadata.name} ${k}`).toMatch(/REPLACE/);
     }
     const runtime = new URL(find('Secret', 'fulfilment-runtime')?.stringData.DATABASE_URL);
     const owner = new URL(find('Secret', 'fulfilment-provision')?.stringData.DATABASE_MIGRATION_URL);
     expect(runtime.username).not.toBe(owner.username);
     // KEDA's credentials are keys of the same Secrets.
-    for (const ta of all('TriggerAuthentication')) for (const ref of ta.spec.secretTargetRef as Obj[]) expect(secretKeys(ref.name), `${ta.metadata.name} ${ref.parameter}`).toContain(ref.key);
-    for (const so of all('ScaledObject')) for (const t of so.spec.triggers as Obj[]) if (t.authenticationRef) expect(find('TriggerAuthentication', t.authenticationRef.name), so.metadata.name).toBeDefined();
+    for (const ta of all('TriggerAuthentication'))
+      for (const ref of ta.spec.secretTargetRef as Obj[])
+        expect(secretKeys(ref.name), `${ta.metadata.name} ${ref.parameter}`).toContain(ref.key);
+    for (const so of all('ScaledObject'))
+      for (const t of so.spec.triggers as Obj[])
+        if (t.authenticationRef)
+          expect(find('TriggerAuthentication', t.authenticationRef.name), so.metadata.name).toBeDefined();
   });
 
-  it.each(['fulfilment-worker', 'fulfilment-bridge'])('probes %s on /livez and /readyz at METRICS_PORT, and gives it longer than its shutdown deadline', (name) => {
-    const d = find('Deployment', name);
-    const pod = d?.spec.template.spec ?? {};
-    const c = pod.containers[0] as Obj;
-    const env = containerEnv(c);
-    expect(env.FULFILMENT_ROLES).toBe(name.replace('fulfilment-', ''));
-    expect(env.METRICS_HOST).toBe('0.0.0.0');
-    const port = (ref: string | number) => (typeof ref === 'number' ? ref : (c.ports as Obj[]).find((p) => p.name === ref)?.containerPort);
-    expect(port(c.livenessProbe.httpGet.port)).toBe(Number(env.METRICS_PORT));
-    expect(port(c.readinessProbe.httpGet.port)).toBe(Number(env.METRICS_PORT));
-    expect(c.livenessProbe.httpGet.path).toBe('/livez');
-    expect(c.readinessProbe.httpGet.path).toBe('/readyz');
-    if (c.startupProbe) expect(c.startupProbe.httpGet.path).toBe('/livez');
-    expect(d?.spec.template.metadata.annotations?.['prometheus.io/port']).toBe(env.METRICS_PORT);
-    expect(pod.terminationGracePeriodSeconds * 1000).toBeGreaterThan(shutdownDeadlineMs(env));
-  });
+  it.each(['fulfilment-worker', 'fulfilment-bridge'])(
+    'probes %s on /livez and /readyz at METRICS_PORT, and gives it longer than its shutdown deadline',
+    (name) => {
+      const d = find('Deployment', name);
+      const pod = d?.spec.template.spec ?? {};
+      const c = pod.containers[0] as Obj;
+      const env = containerEnv(c);
+      expect(env.FULFILMENT_ROLES).toBe(name.replace('fulfilment-', ''));
+      expect(env.METRICS_HOST).toBe('0.0.0.0');
+      const port = (ref: string | number) =>
+        typeof ref === 'number' ? ref : (c.ports as Obj[]).find((p) => p.name === ref)?.containerPort;
+      expect(port(c.livenessProbe.httpGet.port)).toBe(Number(env.METRICS_PORT));
+      expect(port(c.readinessProbe.httpGet.port)).toBe(Number(env.METRICS_PORT));
+      expect(c.livenessProbe.httpGet.path).toBe('/livez');
+      expect(c.readinessProbe.httpGet.path).toBe('/readyz');
+      if (c.startupProbe) expect(c.startupProbe.httpGet.path).toBe('/livez');
+      expect(d?.spec.template.metadata.annotations?.['prometheus.io/port']).toBe(env.METRICS_PORT);
+      expect(pod.terminationGracePeriodSeconds * 1000).toBeGreaterThan(shutdownDeadlineMs(env));
+    },
+  );
 
   it('runs every pod as non-root on a read-only root filesystem, /tmp on an emptyDir, with resources set', () => {
     for (const { owner, pod } of podTemplates) {
@@ -209,10 +271,16 @@ describe('deploy/kubernetes', () => {
       expect(spec.automountServiceAccountToken, owner).toBe(false);
       for (const c of spec.containers as Obj[]) {
         const sc = c.securityContext ?? {};
-        expect([sc.readOnlyRootFilesystem, sc.allowPrivilegeEscalation, sc.capabilities?.drop], `${owner} ${c.name}`).toEqual([true, false, ['ALL']]);
+        expect(
+          [sc.readOnlyRootFilesystem, sc.allowPrivilegeEscalation, sc.capabilities?.drop],
+          `${owner} ${c.name}`,
+        ).toEqual([true, false, ['ALL']]);
         const tmp = (c.volumeMounts as Obj[] | undefined)?.find((m) => m.mountPath === '/tmp');
         expect(tmp, `${owner} ${c.name} mounts /tmp`).toBeDefined();
-        expect((spec.volumes as Obj[]).find((v) => v.name === tmp?.name)?.emptyDir, `${owner}: /tmp is an emptyDir`).toBeDefined();
+        expect(
+          (spec.volumes as Obj[]).find((v) => v.name === tmp?.name)?.emptyDir,
+          `${owner}: /tmp is an emptyDir`,
+        ).toBeDefined();
         expect(c.resources?.requests?.cpu, `${owner} ${c.name} cpu request`).toBeDefined();
         expect(c.resources?.requests?.memory, `${owner} ${c.name} memory request`).toBeDefined();
         expect(c.resources?.limits?.memory, `${owner} ${c.name} memory limit`).toBeDefined();

@@ -12,7 +12,6 @@ interface Rec {
   key: string;
 }
 
-
 /** Lets every pending promise job run (a full microtask drain). */
 const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -72,9 +71,12 @@ function harness(items: Rec[], opts: { lanes: number; maxInFlight: number; signa
     run: (rec) => {
       if (runningKeys.has(rec.key)) violations.push(`record ${rec.index} started while another of ${rec.key} ran`);
       const last = lastStartedOfKey.get(rec.key);
-      if (last !== undefined && last > rec.index) violations.push(`record ${rec.index} of ${rec.key} started after record ${last}`);
+      if (last !== undefined && last > rec.index)
+        violations.push(`record ${rec.index} of ${rec.key} started after record ${last}`);
       if (rec.index - oldestUnfinished() >= opts.maxInFlight) {
-        violations.push(`record ${rec.index} started ${rec.index - oldestUnfinished()} past the oldest unfinished (${oldestUnfinished()})`);
+        violations.push(
+          `record ${rec.index} started ${rec.index - oldestUnfinished()} past the oldest unfinished (${oldestUnfinished()})`,
+        );
       }
       lastStartedOfKey.set(rec.key, rec.index);
       running.add(rec.index);
@@ -135,7 +137,8 @@ async function finishAllRandomly(h: ReturnType<typeof harness>, random: () => nu
     await settle();
     if (h.state.state !== 'pending') return order;
     const running = h.running();
-    if (running.length === 0) throw new Error(`runInLanes is stuck: nothing running, started ${h.startedIndexes().join(',')}`);
+    if (running.length === 0)
+      throw new Error(`runInLanes is stuck: nothing running, started ${h.startedIndexes().join(',')}`);
     const pick = running[Math.floor(random() * running.length)]!;
     order.push(pick);
     h.finish(pick);
@@ -446,7 +449,10 @@ describe('laneFor', () => {
 
 describe('groups of one order (coalescing)', () => {
   /** Runs `keys` in one lane with `group` limits; every record finishes at once. The groups `run` was handed. */
-  async function groups(keys: string[], opts: { max: number; maxInFlight: number; fits?: (g: readonly Rec[], next: Rec) => boolean }) {
+  async function groups(
+    keys: string[],
+    opts: { max: number; maxInFlight: number; fits?: (g: readonly Rec[], next: Rec) => boolean },
+  ) {
     const runs: number[][] = [];
     const finished: number[] = [];
     await runInLanes<Rec>({
@@ -473,14 +479,19 @@ describe('groups of one order (coalescing)', () => {
   }
 
   it('takes neighbours of one key together, in offset order, never past another key or the group limit', async () => {
-    const { runs, finished } = await groups(['a', 'a', 'a', 'b', 'a', 'a', 'a', 'a', 'a'], { max: 3, maxInFlight: 100 });
+    const { runs, finished } = await groups(['a', 'a', 'a', 'b', 'a', 'a', 'a', 'a', 'a'], {
+      max: 3,
+      maxInFlight: 100,
+    });
     expect(runs).toEqual([[0, 1, 2], [3], [4, 5, 6], [7, 8]]);
     expect(finished).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8]);
   });
 
   it('a group never reaches past the window, and stops where `fits` says the next record would not fit', async () => {
     expect((await groups(['a', 'a', 'a', 'a', 'a'], { max: 10, maxInFlight: 2 })).runs).toEqual([[0, 1], [2, 3], [4]]);
-    expect((await groups(['a', 'a', 'a', 'a', 'a'], { max: 10, maxInFlight: 100, fits: (g) => g.length < 2 })).runs).toEqual([[0, 1], [2, 3], [4]]);
+    expect(
+      (await groups(['a', 'a', 'a', 'a', 'a'], { max: 10, maxInFlight: 100, fits: (g) => g.length < 2 })).runs,
+    ).toEqual([[0, 1], [2, 3], [4]]);
   });
 
   it('an abandoned group leaves every record of it unfinished and stops the lane', async () => {

@@ -16,12 +16,36 @@ async function refusals(path: string, code: string): Promise<string[]> {
 
 describe('imports point down the layers', () => {
   it.each([
-    ['src/kafka/client.ts', "import { createBridge } from '../bridge/bridge.js';", 'the Kafka port imports nothing above it'],
-    ['src/store/db.ts', "import { createActivities } from '../../activities/index.js';", 'an adapter serves the layers above it'],
-    ['src/tracing/spans.ts', "import type { RecordInPartition } from '../bridge/record-pipeline.js';", 'an adapter serves the layers above it'],
-    ['src/dlq/sink.ts', "import { startWorkerRole } from '../worker/role.js';", "the order's effects know nothing of the roles"],
-    ['activities/index.ts', "import { startApp } from '../src/app.js';", "the order's effects know nothing of the roles"],
-    ['src/worker/role.ts', "import { startBridgeRole } from '../bridge/role.js';", 'the worker role does not import the bridge'],
+    [
+      'src/kafka/client.ts',
+      "import { createBridge } from '../bridge/bridge.js';",
+      'the Kafka port imports nothing above it',
+    ],
+    [
+      'src/store/db.ts',
+      "import { createActivities } from '../../activities/index.js';",
+      'an adapter serves the layers above it',
+    ],
+    [
+      'src/tracing/spans.ts',
+      "import type { RecordInPartition } from '../bridge/record-pipeline.js';",
+      'an adapter serves the layers above it',
+    ],
+    [
+      'src/dlq/sink.ts',
+      "import { startWorkerRole } from '../worker/role.js';",
+      "the order's effects know nothing of the roles",
+    ],
+    [
+      'activities/index.ts',
+      "import { startApp } from '../src/app.js';",
+      "the order's effects know nothing of the roles",
+    ],
+    [
+      'src/worker/role.ts',
+      "import { startBridgeRole } from '../bridge/role.js';",
+      'the worker role does not import the bridge',
+    ],
     ['src/bridge/role.ts', "import { main } from '../cli/main.js';", 'the bridge role does not import the worker'],
     ['src/config.ts', "import { createKafka } from './kafka/client.js';", 'the base layer imports nothing above it'],
   ])('%s may not import %s', async (path, code, why) => {
@@ -47,11 +71,15 @@ describe('promises in product code are awaited or marked void', () => {
   }
   const floating = 'async function work(): Promise<void> {}\nexport function run(): void {\n  work();\n}\n';
   const marked = 'async function work(): Promise<void> {}\nexport function run(): void {\n  void work();\n}\n';
-  const handedAsCallback = "async function work(): Promise<void> {}\nexport function run(t: { on(e: string, f: () => void): void }): void {\n  t.on('x', work);\n}\n";
+  const handedAsCallback =
+    "async function work(): Promise<void> {}\nexport function run(t: { on(e: string, f: () => void): void }): void {\n  t.on('x', work);\n}\n";
 
-  it.each(['workflows/order-fulfilment.ts', 'activities/index.ts', 'src/bridge/bridge.ts'])('%s: an unawaited promise is refused, a void one passes', async (path) => {
-    expect(await promiseFindings(path, floating)).toEqual(['@typescript-eslint/no-floating-promises']);
-    expect(await promiseFindings(path, marked)).toEqual([]);
-    expect(await promiseFindings(path, handedAsCallback)).toEqual(['@typescript-eslint/no-misused-promises']);
-  });
+  it.each(['workflows/order-fulfilment.ts', 'activities/index.ts', 'src/bridge/bridge.ts'])(
+    '%s: an unawaited promise is refused, a void one passes',
+    async (path) => {
+      expect(await promiseFindings(path, floating)).toEqual(['@typescript-eslint/no-floating-promises']);
+      expect(await promiseFindings(path, marked)).toEqual([]);
+      expect(await promiseFindings(path, handedAsCallback)).toEqual(['@typescript-eslint/no-misused-promises']);
+    },
+  );
 });

@@ -39,7 +39,11 @@ describe('pruneDedupeLedger', () => {
     env.on('heartbeat', (d: unknown) => beats.push(structuredClone(d)));
     const result = await env.run(pruneDedupeLedger, { retentionDays: 30, batchSize: 3 });
     expect(result).toEqual({ deleted: 7, batches: 3, cutoff: cutoff.toISOString() });
-    expect(calls).toEqual([[30, 3], [30, 3], [30, 3]]);
+    expect(calls).toEqual([
+      [30, 3],
+      [30, 3],
+      [30, 3],
+    ]);
     expect(beats).toHaveLength(3);
     expect(beats.at(-1)).toMatchObject({ deleted: 7, batches: 3 });
     expect(await metricValue(metrics.registry, 'fulfilment_ledger_pruned_total')).toBe(7);
@@ -49,25 +53,36 @@ describe('pruneDedupeLedger', () => {
     const { db } = fakeDb([2]);
     const { pruneDedupeLedger } = createLedgerRetentionActivities({ db, logger, minRetentionDays: 21 });
     const env = mockEnv({ attempt: 2, heartbeatDetails: { deleted: 3000, batches: 3 } });
-    expect(await env.run(pruneDedupeLedger, { retentionDays: 30, batchSize: 1000 })).toMatchObject({ deleted: 3002, batches: 4 });
+    expect(await env.run(pruneDedupeLedger, { retentionDays: 30, batchSize: 1000 })).toMatchObject({
+      deleted: 3002,
+      batches: 4,
+    });
   });
 
   it('refuses a retention shorter than Kafka retention plus the redrive window without touching the database', async () => {
     const { db, calls } = fakeDb([]);
     const { pruneDedupeLedger } = createLedgerRetentionActivities({ db, logger, minRetentionDays: 21 });
-    const err = await mockEnv().run(pruneDedupeLedger, { retentionDays: 20, batchSize: 10 }).catch((e: unknown) => e);
+    const err = await mockEnv()
+      .run(pruneDedupeLedger, { retentionDays: 20, batchSize: 10 })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ApplicationFailure);
     expect(err).toMatchObject({ type: 'RetentionTooShort', nonRetryable: true });
     expect(calls).toEqual([]);
   });
 
   it("turns the function's refusal (SQLSTATE 22023) into a non-retryable failure; other errors stay retryable", async () => {
-    const refusal = Object.assign(new Error('refusing to prune the dedupe ledger with a retention of 20 days'), { code: '22023' });
+    const refusal = Object.assign(new Error('refusing to prune the dedupe ledger with a retention of 20 days'), {
+      code: '22023',
+    });
     const { db } = fakeDb([refusal, Object.assign(new Error('connection reset'), { code: '08006' })]);
     const { pruneDedupeLedger } = createLedgerRetentionActivities({ db, logger, minRetentionDays: 7 });
-    const first = await mockEnv().run(pruneDedupeLedger, { retentionDays: 20, batchSize: 10 }).catch((e: unknown) => e);
+    const first = await mockEnv()
+      .run(pruneDedupeLedger, { retentionDays: 20, batchSize: 10 })
+      .catch((e: unknown) => e);
     expect(first).toMatchObject({ type: 'RetentionTooShort', nonRetryable: true });
-    const second = await mockEnv().run(pruneDedupeLedger, { retentionDays: 30, batchSize: 10 }).catch((e: unknown) => e);
+    const second = await mockEnv()
+      .run(pruneDedupeLedger, { retentionDays: 30, batchSize: 10 })
+      .catch((e: unknown) => e);
     expect(second).not.toBeInstanceOf(ApplicationFailure);
     expect((second as Error).message).toBe('connection reset');
   });

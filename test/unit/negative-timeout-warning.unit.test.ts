@@ -17,7 +17,11 @@ const armKafkajsQueue = `
 `;
 
 function stderrOf(script: string): string {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: root, encoding: 'utf8', timeout: 60_000 });
+  const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+    cwd: root,
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
   expect(r.status, r.stderr).toBe(0);
   return r.stderr;
 }
@@ -32,6 +36,9 @@ describe("kafkajs's negative timeout warning", () => {
   it('is dropped once the filter is imported; any other negative timeout is still reported', () => {
     const filtered = `import './src/kafka/negative-timeout-warning.ts';\n${armKafkajsQueue}`;
     expect(stderrOf(filtered)).not.toContain('TimeoutNegativeWarning');
-    if (major >= 24) expect(stderrOf(`import './src/kafka/negative-timeout-warning.ts';\nsetTimeout(() => {}, -5);`)).toContain('TimeoutNegativeWarning: -5 is a negative number');
+    if (major >= 24)
+      expect(stderrOf(`import './src/kafka/negative-timeout-warning.ts';\nsetTimeout(() => {}, -5);`)).toContain(
+        'TimeoutNegativeWarning: -5 is a negative number',
+      );
   });
 });

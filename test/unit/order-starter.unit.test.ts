@@ -22,24 +22,33 @@ interface Calls {
 }
 
 /** A client whose start, signal and signal-with-start answer as `answers` says, recording every call. */
-function fakeClient(answers: { start?: 'ok' | 'exists'; signal?: 'ok' | 'gone'; signalWithStart?: ('ok' | 'closed')[] }, calls: Calls): Client {
+function fakeClient(
+  answers: { start?: 'ok' | 'exists'; signal?: 'ok' | 'gone'; signalWithStart?: ('ok' | 'closed')[] },
+  calls: Calls,
+): Client {
   const swsAnswers = [...(answers.signalWithStart ?? ['ok'])];
   const workflow = {
     async start(_type: string, o: { args: [OrderWorkflowInput]; workflowIdReusePolicy: unknown }) {
       calls.start.push({ input: o.args[0], reuse: o.workflowIdReusePolicy });
-      if (answers.start === 'exists') throw new WorkflowExecutionAlreadyStartedError('already started', 'wf', 'orderFulfilmentV2');
+      if (answers.start === 'exists')
+        throw new WorkflowExecutionAlreadyStartedError('already started', 'wf', 'orderFulfilmentV2');
     },
     getHandle: (workflowId: string) => ({
       async signal(def: unknown, arg: unknown) {
         expect(def).toBe(orderEventSignal);
         calls.signal.push(arg);
         // The run that was open when the start was refused has closed since: Temporal finds no running execution.
-        if (answers.signal === 'gone') throw new WorkflowNotFoundError('workflow execution already completed', workflowId, undefined);
+        if (answers.signal === 'gone')
+          throw new WorkflowNotFoundError('workflow execution already completed', workflowId, undefined);
       },
     }),
-    async signalWithStart(_type: string, o: { args: [OrderWorkflowInput]; workflowIdReusePolicy: unknown; signalArgs: unknown[] }) {
+    async signalWithStart(
+      _type: string,
+      o: { args: [OrderWorkflowInput]; workflowIdReusePolicy: unknown; signalArgs: unknown[] },
+    ) {
       calls.signalWithStart.push({ input: o.args[0], reuse: o.workflowIdReusePolicy, signalArgs: o.signalArgs });
-      if (swsAnswers.shift() === 'closed') throw new WorkflowExecutionAlreadyStartedError('already started', 'wf', 'orderFulfilmentV2');
+      if (swsAnswers.shift() === 'closed')
+        throw new WorkflowExecutionAlreadyStartedError('already started', 'wf', 'orderFulfilmentV2');
     },
   };
   const connection = { withDeadline: <T>(_deadline: number, fn: () => Promise<T>) => fn() };
@@ -56,7 +65,10 @@ function setUp(answers: Parameters<typeof fakeClient>[0], lateAnswer: (e: OrderE
   return { starter, calls };
 }
 
-const recorded = (): LateRecord => ({ kind: 'recorded', stored: { outcome: 'applied', status: 'shipped', orderVersion: 2, placed: true, cancelRefused: true } });
+const recorded = (): LateRecord => ({
+  kind: 'recorded',
+  stored: { outcome: 'applied', status: 'shipped', orderVersion: 2, placed: true, cancelRefused: true },
+});
 const cancellation = () => events.cancelled('acme', 'o1') as OrderEvent;
 
 describe('the eager start → signal race', () => {
@@ -71,7 +83,11 @@ describe('the eager start → signal race', () => {
   });
 
   it('a run that closed failed meanwhile: the cancellation needs a run (its shipment must be recalled), so one is started from the store with it', async () => {
-    const { starter, calls } = setUp({ start: 'exists', signal: 'gone' }, () => ({ kind: 'needs-run', reason: 'a cancellation of a failed order' }), true);
+    const { starter, calls } = setUp(
+      { start: 'exists', signal: 'gone' },
+      () => ({ kind: 'needs-run', reason: 'a cancellation of a failed order' }),
+      true,
+    );
     const e = cancellation();
     expect(await starter.deliver([e])).toBe('accepted');
     expect(calls.signalWithStart).toHaveLength(1);
@@ -93,18 +109,30 @@ describe('the late path after signal-with-start', () => {
     const placed = events.placed('acme', 'o1', { orderVersion: 3 }) as OrderEvent;
     const dup = cancellation();
     const cancel = events.cancelled('acme', 'o1', { orderVersion: 4 }) as OrderEvent;
-    const { starter, calls } = setUp({ signalWithStart: ['closed', 'ok'] }, (e) => (e === cancel ? { kind: 'needs-run', reason: 'a cancellation of a failed order' } : recorded()), false);
+    const { starter, calls } = setUp(
+      { signalWithStart: ['closed', 'ok'] },
+      (e) => (e === cancel ? { kind: 'needs-run', reason: 'a cancellation of a failed order' } : recorded()),
+      false,
+    );
     expect(await starter.deliver([dup, placed, cancel])).toBe('accepted');
     expect(calls.late).toEqual([dup, placed, cancel]);
-    expect(calls.signalWithStart.map((c) => c.reuse)).toEqual([WorkflowIdReusePolicy.REJECT_DUPLICATE, WorkflowIdReusePolicy.ALLOW_DUPLICATE]);
+    expect(calls.signalWithStart.map((c) => c.reuse)).toEqual([
+      WorkflowIdReusePolicy.REJECT_DUPLICATE,
+      WorkflowIdReusePolicy.ALLOW_DUPLICATE,
+    ]);
     expect(calls.signalWithStart[1]!.signalArgs).toEqual([cancel]);
   });
 
   it('a failure of the store on the late path is thrown as it came (transient: the partition parks), nothing recorded as done', async () => {
     const calls: Calls = { start: [], signal: [], signalWithStart: [], late: [] };
-    const starter = createOrderStarter(fakeClient({ signalWithStart: ['closed'] }, calls), 'orders', settings, async () => {
-      throw new Error('connect ECONNREFUSED 127.0.0.1:55432');
-    });
+    const starter = createOrderStarter(
+      fakeClient({ signalWithStart: ['closed'] }, calls),
+      'orders',
+      settings,
+      async () => {
+        throw new Error('connect ECONNREFUSED 127.0.0.1:55432');
+      },
+    );
     await expect(starter.deliver([cancellation()])).rejects.toThrow(/ECONNREFUSED/);
   });
 });
@@ -115,11 +143,26 @@ describe('what needs a run when the order has none open (lateEventNeedsRun)', ()
   it.each([
     ['a placement the store has no row for', undefined, place, true],
     ['a cancellation the store has no row for (a tombstone is all it leaves)', undefined, cancel, false],
-    ['any event of an order the store holds pending (a terminated run left it)', { status: 'pending', order_version: 9 }, cancel, true],
-    ['a newer cancellation of a failed order (its shipment must be recalled)', { status: 'failed', order_version: 4 }, cancel, true],
+    [
+      'any event of an order the store holds pending (a terminated run left it)',
+      { status: 'pending', order_version: 9 },
+      cancel,
+      true,
+    ],
+    [
+      'a newer cancellation of a failed order (its shipment must be recalled)',
+      { status: 'failed', order_version: 4 },
+      cancel,
+      true,
+    ],
     ['a stale cancellation of a failed order', { status: 'failed', order_version: 5 }, cancel, false],
     ['a newer placement of a failed order', { status: 'failed', order_version: 4 }, place, false],
-    ['a cancellation of a shipped order (refused by the store)', { status: 'shipped', order_version: 1 }, cancel, false],
+    [
+      'a cancellation of a shipped order (refused by the store)',
+      { status: 'shipped', order_version: 1 },
+      cancel,
+      false,
+    ],
     ['a placement of a cancelled order', { status: 'cancelled', order_version: 1 }, place, false],
     ['a cancellation of a recall-failed order', { status: 'recall-failed', order_version: 1 }, cancel, false],
   ] as const)('%s → %s', (_what, row, event, needsRun) => {

@@ -14,13 +14,26 @@ import {
 
 const base = { schemaVersion: 1, occurredAt: '2026-11-30T10:00:00Z', tenantId: 't1', orderId: 'o1' };
 const placed = (eventId: string, orderVersion = 1): OrderEvent => ({
-  ...base, eventId, orderVersion, type: ORDER_PLACED, data: { customerId: 'c1', lines: [{ sku: 's', quantity: 1 }] },
+  ...base,
+  eventId,
+  orderVersion,
+  type: ORDER_PLACED,
+  data: { customerId: 'c1', lines: [{ sku: 's', quantity: 1 }] },
 });
 const cancelled = (eventId: string, orderVersion = 2): OrderEvent => ({
-  ...base, eventId, orderVersion, type: ORDER_CANCELLED, data: {},
+  ...base,
+  eventId,
+  orderVersion,
+  type: ORDER_CANCELLED,
+  data: {},
 });
 const stored = (s: Partial<StoredOrder>): StoredOrder => ({
-  outcome: 'applied', status: 'pending', orderVersion: 1, placed: true, cancelRefused: false, ...s,
+  outcome: 'applied',
+  status: 'pending',
+  orderVersion: 1,
+  placed: true,
+  cancelRefused: false,
+  ...s,
 });
 
 /** Feeds an event through decide/note and, when it records, a store answer. */
@@ -62,7 +75,11 @@ describe('order state machine', () => {
   });
 
   it('a cancellation before the placement leaves a tombstone; the placement then records as cancelled', () => {
-    const s1 = feed(initialOrderState('t1', 'o1'), cancelled('c1', 2), { status: 'cancelled', placed: false, orderVersion: 2 });
+    const s1 = feed(initialOrderState('t1', 'o1'), cancelled('c1', 2), {
+      status: 'cancelled',
+      placed: false,
+      orderVersion: 2,
+    });
     expect(s1.status).toBe('awaiting-placement');
     expect(decide(s1, placed('p1', 1))).toEqual({ kind: 'record-placement', asCancelled: true });
     const s2 = feed(s1, placed('p1', 1), { status: 'cancelled', placed: true, orderVersion: 2 });
@@ -70,7 +87,11 @@ describe('order state machine', () => {
   });
 
   it('a tombstone whose placement never comes ends cancelled', () => {
-    const s1 = feed(initialOrderState('t1', 'o1'), cancelled('c1', 2), { status: 'cancelled', placed: false, orderVersion: 2 });
+    const s1 = feed(initialOrderState('t1', 'o1'), cancelled('c1', 2), {
+      status: 'cancelled',
+      placed: false,
+      orderVersion: 2,
+    });
     expect(expireTombstone(s1).status).toBe('cancelled');
   });
 

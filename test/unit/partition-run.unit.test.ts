@@ -41,7 +41,9 @@ function gate(retry: TransientRetry = DEFAULT_TRANSIENT_RETRY, onBackoff?: () =>
     delays,
     /** One call that fails transiently: the gate closes; the caller then waits until `release()`. */
     async fail(): Promise<number> {
-      pending.push(g.run(() => Promise.reject(new DependencyUnavailableError('down')), leave.signal).catch((e: unknown) => e));
+      pending.push(
+        g.run(() => Promise.reject(new DependencyUnavailableError('down')), leave.signal).catch((e: unknown) => e),
+      );
       await vi.advanceTimersByTimeAsync(0);
       return delays.at(-1)!;
     },
@@ -65,8 +67,16 @@ function setup(opts: { commitRetry?: TransientRetry } = {}) {
   const ctl = control();
   // As in the bridge: any gate backing off parks the partition.
   const park = () => state.park();
-  const gates = { deliver: gate(DEFAULT_TRANSIENT_RETRY, park), deadLetter: gate(DEFAULT_TRANSIENT_RETRY, park), commit: gate(opts.commitRetry, park) };
-  const state = new PartitionRun(PARTITION, { deliver: gates.deliver.gate, deadLetter: gates.deadLetter.gate, commit: gates.commit.gate }, ctl.c);
+  const gates = {
+    deliver: gate(DEFAULT_TRANSIENT_RETRY, park),
+    deadLetter: gate(DEFAULT_TRANSIENT_RETRY, park),
+    commit: gate(opts.commitRetry, park),
+  };
+  const state = new PartitionRun(
+    PARTITION,
+    { deliver: gates.deliver.gate, deadLetter: gates.deadLetter.gate, commit: gates.commit.gate },
+    ctl.c,
+  );
   return { state, ctl, gates };
 }
 
@@ -263,7 +273,12 @@ function fakeBatch(offsets: number[], state: { failCommits: boolean; commits: st
   return {
     topic: 't',
     partition: PARTITION,
-    records: offsets.map((o) => ({ key: null, value: Buffer.from('{}'), offset: String(o), timestamp: String(1_000 + o) })),
+    records: offsets.map((o) => ({
+      key: null,
+      value: Buffer.from('{}'),
+      offset: String(o),
+      timestamp: String(1_000 + o),
+    })),
     resolve: () => {},
     async commit(nextOffset) {
       if (state.failCommits) throw new Error('The coordinator is not available');

@@ -24,7 +24,12 @@ interface Run {
 
 /** Environment without any address variable, as an operator's empty deployment would be. */
 function bareEnv(extra: Record<string, string>): Record<string, string> {
-  const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', NODE_ENV: 'production', LOG_LEVEL: 'info' };
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    HOME: process.env.HOME ?? '/tmp',
+    NODE_ENV: 'production',
+    LOG_LEVEL: 'info',
+  };
   return { ...env, ...extra };
 }
 
@@ -37,14 +42,19 @@ function isTsxCompiler(process: string): boolean {
 }
 
 /** Runs the service, walking its process tree until it exits; `during` may act on it meanwhile (e.g. SIGTERM it). */
-async function runService(env: Record<string, string>, during?: (child: ReturnType<typeof spawn>, r: Run) => Promise<void>): Promise<Run> {
+async function runService(
+  env: Record<string, string>,
+  during?: (child: ReturnType<typeof spawn>, r: Run) => Promise<void>,
+): Promise<Run> {
   const started = Date.now();
   const child = spawn(process.execPath, ['--import', 'tsx', SERVICE], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   const r: Run = { code: -1, stdout: '', stderr: '', elapsedMs: 0, children: new Set(), snapshots: 0 };
   child.stdout.on('data', (c: Buffer) => (r.stdout += c.toString()));
   child.stderr.on('data', (c: Buffer) => (r.stderr += c.toString()));
   let exited = false;
-  const exit = new Promise<number | string>((resolve) => child.on('exit', (code, signal) => ((exited = true), resolve(code ?? signal ?? 'unknown'))));
+  const exit = new Promise<number | string>((resolve) =>
+    child.on('exit', (code, signal) => ((exited = true), resolve(code ?? signal ?? 'unknown'))),
+  );
   const walk = (async () => {
     while (!exited) {
       for (const p of await descendants(child.pid!)) if (!isTsxCompiler(p)) r.children.add(p);
@@ -72,7 +82,8 @@ describe('production mode (NODE_ENV=production), the service alone', () => {
   it('with no address variables exits 1 at once naming all four, having started no process', async () => {
     const r = await runService(bareEnv({}));
     expect(r.code).toBe(1);
-    for (const name of PRODUCTION_REQUIRED) expect(r.stderr).toContain(`${name} is not set: required when NODE_ENV=production`);
+    for (const name of PRODUCTION_REQUIRED)
+      expect(r.stderr).toContain(`${name} is not set: required when NODE_ENV=production`);
     // Its own message, no stack trace, nothing logged as started.
     expect(r.stderr).not.toMatch(/\n\s+at /);
     expect(r.stdout).toBe('');
@@ -91,18 +102,31 @@ describe('production mode (NODE_ENV=production), the service alone', () => {
       WAREHOUSE_URL: 'http://127.0.0.1:1',
       METRICS_PORT: String(port),
     });
-    let readyz: { status: number; body: { ready: boolean; checks: Record<string, { ok: boolean; reason?: string }> } } | undefined;
+    let readyz:
+      | { status: number; body: { ready: boolean; checks: Record<string, { ok: boolean; reason?: string }> } }
+      | undefined;
     let livez = 0;
     const r = await runService(env, async (child, run) => {
       // Served during start-up: not ready while the first dependency (Temporal, which every role needs) is down.
-      readyz = await waitFor('/readyz to say what start-up waits for', async () => {
-        const res = await fetch(`http://127.0.0.1:${port}/readyz`);
-        const body = (await res.json()) as NonNullable<typeof readyz>['body'];
-        return body.checks.startup?.reason?.startsWith('waiting for Temporal at 127.0.0.1:1') ? { status: res.status, body } : undefined;
-      }, 60_000);
+      readyz = await waitFor(
+        '/readyz to say what start-up waits for',
+        async () => {
+          const res = await fetch(`http://127.0.0.1:${port}/readyz`);
+          const body = (await res.json()) as NonNullable<typeof readyz>['body'];
+          return body.checks.startup?.reason?.startsWith('waiting for Temporal at 127.0.0.1:1')
+            ? { status: res.status, body }
+            : undefined;
+        },
+        60_000,
+      );
       livez = (await fetch(`http://127.0.0.1:${port}/livez`)).status;
       // Several attempts, each one a chance to start something: the walk keeps looking meanwhile.
-      await waitFor('three failed attempts', async () => ((run.stdout.match(/"msg":"waiting for Temporal at 127.0.0.1:1"/g) ?? []).length >= 3 ? true : undefined), 90_000);
+      await waitFor(
+        'three failed attempts',
+        async () =>
+          (run.stdout.match(/"msg":"waiting for Temporal at 127.0.0.1:1"/g) ?? []).length >= 3 ? true : undefined,
+        90_000,
+      );
       child.kill('SIGTERM');
     });
     expect(readyz!.status).toBe(503);

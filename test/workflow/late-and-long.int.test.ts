@@ -9,7 +9,13 @@
 import { Context } from '@temporalio/activity';
 import { WorkflowIdReusePolicy } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
-import { ORDER_WORKFLOW_TYPE, orderEventSignal, shipmentKey, type OrderEvent, type OrderWorkflowInput } from '../../workflows/api.js';
+import {
+  ORDER_WORKFLOW_TYPE,
+  orderEventSignal,
+  shipmentKey,
+  type OrderEvent,
+  type OrderWorkflowInput,
+} from '../../workflows/api.js';
 import type { orderFulfilmentV2 } from '../../workflows/order-fulfilment.js';
 import { events } from '../support/events.js';
 import { timeSkippingForThisFile } from '../support/time-skipping.js';
@@ -52,7 +58,8 @@ describe('a cancellation over an abandoned shipment attempt', () => {
       ts.env,
       {
         ship: async (input) => {
-          if (!Context.current().info.isLocal) return warehouse.ship(input.key) ?? Promise.reject(new Error('recalled'));
+          if (!Context.current().info.isLocal)
+            return warehouse.ship(input.key) ?? Promise.reject(new Error('recalled'));
           // The quick attempt's request reached the warehouse, which makes the shipment only after the attempt's
           // timeout (the workflow gave up on it) and after the cancellation was recorded — unless the key was burnt.
           await new Promise((resolve) => setTimeout(resolve, quickTimeoutMs));
@@ -97,21 +104,34 @@ describe('a cancellation over an abandoned shipment attempt', () => {
 
   it("a late cancellation of a failed order, in a run started from the store, cancels it and recalls (burns) the order's key", async () => {
     const warehouse = fakeWarehouse();
-    const { out, calls, rows } = await withOrder(ts.env, { recall: async (key) => warehouse.recall(key) }, async (o) => {
-      o.rows.set(`${o.tenantId}/${o.orderId}`, { status: 'failed', orderVersion: 1, placed: true, cancelRefused: false, failureReason: 'warehouse down' });
-      // As the bridge starts it when the store hands the event back (src/bridge/order-starter.ts startFromStore).
-      const input: OrderWorkflowInput = { tenantId: o.tenantId, orderId: o.orderId, settings, repair: true };
-      const cancel = { ...events.cancelled(o.tenantId, o.orderId, { orderVersion: 2 }) } as OrderEvent;
-      await ts.env.client.workflow.signalWithStart<typeof orderFulfilmentV2, [OrderEvent | readonly OrderEvent[]]>(ORDER_WORKFLOW_TYPE, {
-        workflowId: o.handle().workflowId,
-        taskQueue: o.taskQueue,
-        workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
-        args: [input],
-        signal: orderEventSignal,
-        signalArgs: [cancel],
-      });
-      return o.result();
-    });
+    const { out, calls, rows } = await withOrder(
+      ts.env,
+      { recall: async (key) => warehouse.recall(key) },
+      async (o) => {
+        o.rows.set(`${o.tenantId}/${o.orderId}`, {
+          status: 'failed',
+          orderVersion: 1,
+          placed: true,
+          cancelRefused: false,
+          failureReason: 'warehouse down',
+        });
+        // As the bridge starts it when the store hands the event back (src/bridge/order-starter.ts startFromStore).
+        const input: OrderWorkflowInput = { tenantId: o.tenantId, orderId: o.orderId, settings, repair: true };
+        const cancel = { ...events.cancelled(o.tenantId, o.orderId, { orderVersion: 2 }) } as OrderEvent;
+        await ts.env.client.workflow.signalWithStart<typeof orderFulfilmentV2, [OrderEvent | readonly OrderEvent[]]>(
+          ORDER_WORKFLOW_TYPE,
+          {
+            workflowId: o.handle().workflowId,
+            taskQueue: o.taskQueue,
+            workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
+            args: [input],
+            signal: orderEventSignal,
+            signalArgs: [cancel],
+          },
+        );
+        return o.result();
+      },
+    );
     expect(out.status).toBe('cancelled');
     expect(calls.loaded).toHaveLength(1);
     expect(calls.recalled).toEqual([shipmentKey(out.tenantId, out.orderId)]);
@@ -153,7 +173,11 @@ describe('continue-as-new of the current workflow type', () => {
     expect(out.staleIgnored).toBe(5);
     // Recorded through the store: the first cancellation, the newer one and the placement — never the duplicate. (A
     // record's quick attempt that ran out of time on a loaded machine is tried again: the store's claim absorbs it.)
-    expect([...new Set(calls.record.map((e) => e.eventId))].map((id) => calls.record.find((e) => e.eventId === id)!.orderVersion)).toEqual([5, 6, 1]);
+    expect(
+      [...new Set(calls.record.map((e) => e.eventId))].map(
+        (id) => calls.record.find((e) => e.eventId === id)!.orderVersion,
+      ),
+    ).toEqual([5, 6, 1]);
     expect(calls.ship).toHaveLength(0);
   });
 });

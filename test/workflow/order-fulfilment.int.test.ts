@@ -7,7 +7,14 @@ import { randomUUID } from 'node:crypto';
 import { Worker } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
 import { workflowBundle } from '../../src/temporal.js';
-import { ORDER_WORKFLOW_TYPE, orderEventSignal, orderWorkflowId, retryShipmentUpdate, type OrderEvent, type OrderView } from '../../workflows/api.js';
+import {
+  ORDER_WORKFLOW_TYPE,
+  orderEventSignal,
+  orderWorkflowId,
+  retryShipmentUpdate,
+  type OrderEvent,
+  type OrderView,
+} from '../../workflows/api.js';
 import { SHIPMENT_BACKOFF, jitteredDelayMs } from '../../activities/index.js';
 import type { orderFulfilmentV2 } from '../../workflows/order-fulfilment.js';
 import { fakeActivities, retryable, shipUntilCancelled } from '../support/fake-activities.js';
@@ -65,7 +72,8 @@ describe('order workflow (time-skipping)', () => {
       ts.env,
       {
         ship: async (_input, attempt) => {
-          if ((tries += 1) < 5) throw retryable(`warehouse 503 (attempt ${attempt})`, jitteredDelayMs(attempt, SHIPMENT_BACKOFF));
+          if ((tries += 1) < 5)
+            throw retryable(`warehouse 503 (attempt ${attempt})`, jitteredDelayMs(attempt, SHIPMENT_BACKOFF));
           return 'shp-ok';
         },
         now: () => ts.env.currentTimeMs(),
@@ -77,7 +85,13 @@ describe('order workflow (time-skipping)', () => {
     );
     expect(out.status).toBe('shipped');
     // The quick attempt (with the placement, a local activity) failed, then the activity's attempts backed off.
-    expect(calls.ship.map((c) => `${c.local ? 'quick' : 'activity'} ${c.attempt}`)).toEqual(['quick 1', 'activity 1', 'activity 2', 'activity 3', 'activity 4']);
+    expect(calls.ship.map((c) => `${c.local ? 'quick' : 'activity'} ${c.attempt}`)).toEqual([
+      'quick 1',
+      'activity 1',
+      'activity 2',
+      'activity 3',
+      'activity 4',
+    ]);
     const attempts = calls.ship.filter((c) => !c.local);
     const gaps = attempts.slice(1).map((c, i) => (c.atMs - attempts[i]!.atMs) / 1000);
     // Each wait lies between half and all of the exponential step, and never beyond the 60 s cap.
@@ -90,7 +104,11 @@ describe('order workflow (time-skipping)', () => {
   it('holds the order as failed with the reason once the shipment attempts are exhausted', async () => {
     const { out, calls } = await withOrder(
       ts.env,
-      { ship: async () => { throw retryable('warehouse down'); } },
+      {
+        ship: async () => {
+          throw retryable('warehouse down');
+        },
+      },
       async (o) => {
         await o.start(events.placed('x', 'x'));
         return o.result();
@@ -145,14 +163,20 @@ describe('order workflow (time-skipping)', () => {
     expect(calls.ship).toHaveLength(0);
   });
 
-  it('a burst of one order\'s events in one signal is applied in order, each once', async () => {
+  it("a burst of one order's events in one signal is applied in order, each once", async () => {
     const placed = events.placed('x', 'x');
     const storm = Array.from({ length: 300 }, (_, i) => ({ ...placed, eventId: `${placed.eventId}-again-${i}` }));
     const { out, calls } = await withOrder(ts.env, {}, async (o) => {
       await o.start(placed, placed, ...storm, events.placed('x', 'x', { orderVersion: 2 }));
       return o.result();
     });
-    expect(out).toMatchObject({ status: 'shipped', orderVersion: 2, appliedEvents: 2, duplicatesSuppressed: 1, staleIgnored: 300 });
+    expect(out).toMatchObject({
+      status: 'shipped',
+      orderVersion: 2,
+      appliedEvents: 2,
+      duplicatesSuppressed: 1,
+      staleIgnored: 300,
+    });
     expect(calls.record.map((e) => e.orderVersion)).toEqual([1, 2]);
     expect(calls.ship).toHaveLength(1);
   });
@@ -162,18 +186,28 @@ describe('order workflow (time-skipping)', () => {
     const taskQueue = `wf-${randomUUID()}`;
     const orderId = `o-${randomUUID().slice(0, 8)}`;
     const workflowId = orderWorkflowId('acme', orderId);
-    const [v1, v2] = [1, 2].map((v) => ({ ...events.placed('acme', orderId, { orderVersion: v }), tenantId: 'acme', orderId }) as OrderEvent);
+    const [v1, v2] = [1, 2].map(
+      (v) => ({ ...events.placed('acme', orderId, { orderVersion: v }), tenantId: 'acme', orderId }) as OrderEvent,
+    );
     const resent = { ...v1!, eventId: `${v1!.eventId}-resent` } as OrderEvent;
-    await ts.env.client.workflow.signalWithStart<typeof orderFulfilmentV2, [OrderEvent | readonly OrderEvent[]]>(ORDER_WORKFLOW_TYPE, {
-      workflowId,
-      taskQueue,
-      args: [{ tenantId: 'acme', orderId, settings: { ...settings, lingerSeconds: 0 } }],
-      signal: orderEventSignal,
-      signalArgs: [[v1!, v2!]],
-    });
+    await ts.env.client.workflow.signalWithStart<typeof orderFulfilmentV2, [OrderEvent | readonly OrderEvent[]]>(
+      ORDER_WORKFLOW_TYPE,
+      {
+        workflowId,
+        taskQueue,
+        args: [{ tenantId: 'acme', orderId, settings: { ...settings, lingerSeconds: 0 } }],
+        signal: orderEventSignal,
+        signalArgs: [[v1!, v2!]],
+      },
+    );
     await ts.env.client.workflow.getHandle(workflowId).signal(orderEventSignal, resent);
     const fake = fakeActivities({});
-    const worker = await Worker.create({ connection: ts.env.nativeConnection, taskQueue, workflowBundle: await workflowBundle(), activities: fake.activities });
+    const worker = await Worker.create({
+      connection: ts.env.nativeConnection,
+      taskQueue,
+      workflowBundle: await workflowBundle(),
+      activities: fake.activities,
+    });
     const out = (await worker.runUntil(ts.env.client.workflow.getHandle(workflowId).result())) as OrderView;
     expect(fake.calls.record.map((e) => e.eventId)).toEqual([v1!.eventId, v2!.eventId]);
     expect(out).toMatchObject({ status: 'shipped', orderVersion: 2, appliedEvents: 2, staleIgnored: 1 });
@@ -191,10 +225,16 @@ describe('order workflow (time-skipping)', () => {
   });
 
   it('an event the store can never hold is dead-lettered after one attempt; the order goes on with the next event', async () => {
-    const unstorable = events.placed('x', 'x', { orderVersion: 1, origin: { topic: 'orders', partition: 2, offset: '41' } });
+    const unstorable = events.placed('x', 'x', {
+      orderVersion: 1,
+      origin: { topic: 'orders', partition: 2, offset: '41' },
+    });
     const { out, calls } = await withOrder(
       ts.env,
-      { refuse: (e) => (e.eventId === unstorable.eventId ? 'PostgreSQL refused it: value out of range (SQLSTATE 22003)' : undefined) },
+      {
+        refuse: (e) =>
+          e.eventId === unstorable.eventId ? 'PostgreSQL refused it: value out of range (SQLSTATE 22003)' : undefined,
+      },
       async (o) => {
         await o.start(unstorable);
         await o.signal(events.placed('x', 'x', { orderVersion: 2 }));
@@ -234,14 +274,24 @@ describe('order workflow (time-skipping)', () => {
         const handle = ts.env.client.workflow.getHandle(orderWorkflowId(view.tenantId, view.orderId));
         warehouseUp = true;
         const retried = await handle.executeUpdate(retryShipmentUpdate, { args: [{ reason }], updateId: 'retry-1' });
-        expect(retried).toMatchObject({ retry: 1, status: 'pending', reason, clearedFailure: expect.stringContaining('warehouse down'), shipmentKey: `ship/${view.tenantId}/${view.orderId}` });
+        expect(retried).toMatchObject({
+          retry: 1,
+          status: 'pending',
+          reason,
+          clearedFailure: expect.stringContaining('warehouse down'),
+          shipmentKey: `ship/${view.tenantId}/${view.orderId}`,
+        });
         // The same update id again is the same update: applied once, answered with the first result.
-        expect(await handle.executeUpdate(retryShipmentUpdate, { args: [{ reason }], updateId: 'retry-1' })).toEqual(retried);
-        while ((await o.query()).status !== 'shipped') await ts.env.sleep('1 second');
-        const refused = await handle.executeUpdate(retryShipmentUpdate, { args: [{ reason: 'once more' }], updateId: 'retry-2' }).then(
-          () => undefined,
-          (err: unknown) => err as Error & { cause?: Error },
+        expect(await handle.executeUpdate(retryShipmentUpdate, { args: [{ reason }], updateId: 'retry-1' })).toEqual(
+          retried,
         );
+        while ((await o.query()).status !== 'shipped') await ts.env.sleep('1 second');
+        const refused = await handle
+          .executeUpdate(retryShipmentUpdate, { args: [{ reason: 'once more' }], updateId: 'retry-2' })
+          .then(
+            () => undefined,
+            (err: unknown) => err as Error & { cause?: Error },
+          );
         expect(refused?.cause?.message).toMatch(/is shipped, not failed: only an order held as failed can be retried/);
         return o.result();
       },
@@ -258,4 +308,3 @@ describe('order workflow (time-skipping)', () => {
     expect(out.notes.join('\n')).toContain(`retry 1: failed → pending (${reason})`);
   });
 });
-

@@ -13,7 +13,10 @@ import { replayHistory } from '../../src/cli/workflow/replay.js';
 
 const dir = new URL('../histories/', import.meta.url);
 // Every file: one that is not a history fails the gate rather than being passed over.
-const files = readdirSync(dir, { withFileTypes: true }).filter((f) => f.isFile()).map((f) => f.name).sort();
+const files = readdirSync(dir, { withFileTypes: true })
+  .filter((f) => f.isFile())
+  .map((f) => f.name)
+  .sort();
 const history = (file: string): unknown => JSON.parse(readFileSync(new URL(file, dir), 'utf8'));
 
 describe('replay of recorded histories', () => {

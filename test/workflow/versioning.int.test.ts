@@ -10,7 +10,15 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { workflowBundle } from '../../src/temporal.js';
-import { ORDER_WORKFLOW_TYPE, ORDER_WORKFLOW_TYPE_V1, orderEventSignal, orderStatusQuery, orderWorkflowId, type OrderEvent, type OrderWorkflowInput } from '../../workflows/api.js';
+import {
+  ORDER_WORKFLOW_TYPE,
+  ORDER_WORKFLOW_TYPE_V1,
+  orderEventSignal,
+  orderStatusQuery,
+  orderWorkflowId,
+  type OrderEvent,
+  type OrderWorkflowInput,
+} from '../../workflows/api.js';
 import type { orderFulfilment } from '../../workflows/order-fulfilment-v1.js';
 import { events } from '../support/events.js';
 import { fakeActivities } from '../support/fake-activities.js';
@@ -36,7 +44,8 @@ afterAll(async () => server?.teardown());
 /** Replays one fetched history against `bundle`; the error, if it does not replay. */
 async function replayError(bundle: WorkflowBundleWithSourceMap, workflowId: string): Promise<unknown> {
   const history = await env.client.workflow.getHandle(workflowId).fetchHistory();
-  for await (const r of Worker.runReplayHistories({ workflowBundle: bundle }, [{ workflowId, history }])) return r.error;
+  for await (const r of Worker.runReplayHistories({ workflowBundle: bundle }, [{ workflowId, history }]))
+    return r.error;
   throw new Error('nothing replayed');
 }
 
@@ -45,20 +54,40 @@ function order() {
   const workflowId = orderWorkflowId('acme', orderId);
   const taskQueue = `versioning-${randomUUID()}`;
   const refused = events.placed('acme', orderId, { orderVersion: 1 }) as OrderEvent;
-  const fake = fakeActivities({ refuse: (e) => (e.eventId === refused.eventId ? 'value out of range (SQLSTATE 22003)' : undefined) });
+  const fake = fakeActivities({
+    refuse: (e) => (e.eventId === refused.eventId ? 'value out of range (SQLSTATE 22003)' : undefined),
+  });
   const start = (e: OrderEvent) =>
-    env.client.workflow.signalWithStart<typeof orderFulfilment, [OrderEvent | readonly OrderEvent[]]>(ORDER_WORKFLOW_TYPE_V1, {
-      workflowId,
-      taskQueue,
-      args: [{ tenantId: 'acme', orderId, settings } satisfies OrderWorkflowInput],
-      signal: orderEventSignal,
-      signalArgs: [e],
-    });
+    env.client.workflow.signalWithStart<typeof orderFulfilment, [OrderEvent | readonly OrderEvent[]]>(
+      ORDER_WORKFLOW_TYPE_V1,
+      {
+        workflowId,
+        taskQueue,
+        args: [{ tenantId: 'acme', orderId, settings } satisfies OrderWorkflowInput],
+        signal: orderEventSignal,
+        signalArgs: [e],
+      },
+    );
   // No sticky cache: a stopped worker's workflows go straight back to the task queue for the next worker (the
   // time-skipping server does not hand a sticky queue's tasks on when its worker leaves).
   const worker = (bundle: WorkflowBundleWithSourceMap) =>
-    Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: bundle, activities: fake.activities, maxCachedWorkflows: 0 });
-  return { orderId, workflowId, taskQueue, refused, fake, start, worker, handle: () => env.client.workflow.getHandle(workflowId) };
+    Worker.create({
+      connection: env.nativeConnection,
+      taskQueue,
+      workflowBundle: bundle,
+      activities: fake.activities,
+      maxCachedWorkflows: 0,
+    });
+  return {
+    orderId,
+    workflowId,
+    taskQueue,
+    refused,
+    fake,
+    start,
+    worker,
+    handle: () => env.client.workflow.getHandle(workflowId),
+  };
 }
 
 describe('changing the workflow behind patched()', () => {
@@ -111,7 +140,11 @@ describe('the cheaper order shape behind patched("cheaper-orders")', () => {
   });
 
   const scheduledActivities = async (workflowId: string) =>
-    ((await env.client.workflow.getHandle(workflowId).fetchHistory()).events ?? []).flatMap((e) => (e.activityTaskScheduledEventAttributes?.activityType?.name ? [e.activityTaskScheduledEventAttributes.activityType.name] : []));
+    ((await env.client.workflow.getHandle(workflowId).fetchHistory()).events ?? []).flatMap((e) =>
+      e.activityTaskScheduledEventAttributes?.activityType?.name
+        ? [e.activityTaskScheduledEventAttributes.activityType.name]
+        : [],
+    );
 
   it('an order shipped on the old code and lingering finishes on the current code in the old shape; its history replays on both', async () => {
     const o = order();
@@ -130,7 +163,12 @@ describe('the cheaper order shape behind patched("cheaper-orders")', () => {
     });
     expect(out).toMatchObject({ status: 'shipped', cancelRefused: true });
     // The late cancellation was recorded by the old shape's activity, not a local activity.
-    expect(await scheduledActivities(o.workflowId)).toEqual(['recordOrderEvent', 'shipOrder', 'markOrderShipped', 'recordOrderEvent']);
+    expect(await scheduledActivities(o.workflowId)).toEqual([
+      'recordOrderEvent',
+      'shipOrder',
+      'markOrderShipped',
+      'recordOrderEvent',
+    ]);
     expect(await replayError(current, o.workflowId)).toBeUndefined();
     expect(await replayError(beforeCheaper, o.workflowId)).toBeUndefined();
   });
@@ -158,7 +196,8 @@ describe('the one-task order type, orderFulfilmentV2, beside the earlier type', 
     beforeV2 = await workflowBundleAt(BEFORE_V2);
   });
 
-  const historyOf = async (workflowId: string) => (await env.client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
+  const historyOf = async (workflowId: string) =>
+    (await env.client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
 
   it('an order started as orderFulfilment before the change finishes on the current code in its own shape, a list of events included', async () => {
     const o = order();
@@ -173,10 +212,12 @@ describe('the one-task order type, orderFulfilmentV2, beside the earlier type', 
     const next = await o.worker(current);
     const out = await next.runUntil(async () => {
       // The current bridge sends several events of one order as one list: the earlier type takes them.
-      await o.handle().signal(orderEventSignal, [
-        events.placed('acme', o.orderId, { orderVersion: 1 }) as OrderEvent,
-        events.cancelled('acme', o.orderId, { orderVersion: 2 }) as OrderEvent,
-      ]);
+      await o
+        .handle()
+        .signal(orderEventSignal, [
+          events.placed('acme', o.orderId, { orderVersion: 1 }) as OrderEvent,
+          events.cancelled('acme', o.orderId, { orderVersion: 2 }) as OrderEvent,
+        ]);
       return o.handle().result();
     });
     expect(out).toMatchObject({ status: 'shipped', cancelRefused: true, staleIgnored: 1 });
@@ -191,7 +232,13 @@ describe('the one-task order type, orderFulfilmentV2, beside the earlier type', 
       await env.client.workflow.signalWithStart(ORDER_WORKFLOW_TYPE, {
         workflowId: o.workflowId,
         taskQueue: o.taskQueue,
-        args: [{ tenantId: 'acme', orderId: o.orderId, settings: { ...settings, lingerSeconds: 0 } } satisfies OrderWorkflowInput],
+        args: [
+          {
+            tenantId: 'acme',
+            orderId: o.orderId,
+            settings: { ...settings, lingerSeconds: 0 },
+          } satisfies OrderWorkflowInput,
+        ],
         signal: orderEventSignal,
         signalArgs: [events.placed('acme', o.orderId, { orderVersion: 1 }) as OrderEvent],
       });

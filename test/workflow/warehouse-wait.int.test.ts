@@ -22,18 +22,23 @@ describe('an order whose warehouse is down for everyone', () => {
       tries += 1;
       return down ? Promise.reject(warehouseDown()) : 'shp-1';
     };
-    const { out, calls } = await withOrder(ts.env, { ship }, async (o) => {
-      await o.start(events.placed(o.tenantId, o.orderId));
-      for (let wake = 1; wake <= WAKES; wake += 1) {
-        // Each wake-up is one probe of the warehouse: the order tries once, finds it down, and waits again.
-        await waitUntil(() => tries >= wake);
-        await expect.poll(async () => (await o.query()).waitingSince, { timeout: 30_000 }).toBeDefined();
-        if (wake === WAKES) down = false;
-        await ts.env.sleep('1 hour'); // an outage of 30 hours, against a budget of 8 attempts in about 3 minutes
-        await o.handle().signal(resumeShipmentSignal);
-      }
-      return o.result();
-    }, { ...defaultSettings, shipmentDeadlineSeconds: 7 * 24 * 3600 });
+    const { out, calls } = await withOrder(
+      ts.env,
+      { ship },
+      async (o) => {
+        await o.start(events.placed(o.tenantId, o.orderId));
+        for (let wake = 1; wake <= WAKES; wake += 1) {
+          // Each wake-up is one probe of the warehouse: the order tries once, finds it down, and waits again.
+          await waitUntil(() => tries >= wake);
+          await expect.poll(async () => (await o.query()).waitingSince, { timeout: 30_000 }).toBeDefined();
+          if (wake === WAKES) down = false;
+          await ts.env.sleep('1 hour'); // an outage of 30 hours, against a budget of 8 attempts in about 3 minutes
+          await o.handle().signal(resumeShipmentSignal);
+        }
+        return o.result();
+      },
+      { ...defaultSettings, shipmentDeadlineSeconds: 7 * 24 * 3600 },
+    );
     expect(out.status).toBe('shipped');
     expect(calls.failed).toEqual([]);
     // Not one attempt spent: every try is the first attempt of its activity (or the quick local one).
@@ -51,7 +56,9 @@ describe('an order whose warehouse is down for everyone', () => {
     const { out, calls } = await withOrder(ts.env, { ship }, async (o) => {
       await o.start(events.placed(o.tenantId, o.orderId));
       await waitUntil(() => tries >= 1);
-      await expect.poll(async () => o.query(), { timeout: 30_000 }).toMatchObject({ status: 'pending', waitingReason: 'shipping paused by ops: warehouse maintenance' });
+      await expect
+        .poll(async () => o.query(), { timeout: 30_000 })
+        .toMatchObject({ status: 'pending', waitingReason: 'shipping paused by ops: warehouse maintenance' });
       expect(Date.parse((await o.query()).waitingSince!)).toBeGreaterThan(0);
       await o.signal(events.cancelled(o.tenantId, o.orderId));
       return o.result();
@@ -63,21 +70,32 @@ describe('an order whose warehouse is down for everyone', () => {
   });
 
   it('is held as failed, with the reason, once it has waited past its shipment deadline', async () => {
-    const { out, calls } = await withOrder(ts.env, { ship: async () => Promise.reject(warehouseDown()) }, async (o) => {
-      await o.start(events.placed(o.tenantId, o.orderId));
-      return o.result(); // time skips to the deadline: nothing wakes the order
-    }, { ...defaultSettings, shipmentDeadlineSeconds: 6 * 3600 });
+    const { out, calls } = await withOrder(
+      ts.env,
+      { ship: async () => Promise.reject(warehouseDown()) },
+      async (o) => {
+        await o.start(events.placed(o.tenantId, o.orderId));
+        return o.result(); // time skips to the deadline: nothing wakes the order
+      },
+      { ...defaultSettings, shipmentDeadlineSeconds: 6 * 3600 },
+    );
     expect(out.status).toBe('failed');
-    expect(out.failureReason).toMatch(/past the order's shipment deadline \(6 h after its first wait\): warehouse circuit open/);
+    expect(out.failureReason).toMatch(
+      /past the order's shipment deadline \(6 h after its first wait\): warehouse circuit open/,
+    );
     expect(calls.ship).toHaveLength(1);
     expect(calls.failed).toHaveLength(1);
   });
 
-  it("still spends its bounded attempts on a failure of its own (the warehouse answers others), and is held as failed after them", async () => {
-    const { out, calls } = await withOrder(ts.env, { ship: async () => Promise.reject(retryable('warehouse answered 503 to /shipments', 1000)) }, async (o) => {
-      await o.start(events.placed(o.tenantId, o.orderId));
-      return o.result();
-    });
+  it('still spends its bounded attempts on a failure of its own (the warehouse answers others), and is held as failed after them', async () => {
+    const { out, calls } = await withOrder(
+      ts.env,
+      { ship: async () => Promise.reject(retryable('warehouse answered 503 to /shipments', 1000)) },
+      async (o) => {
+        await o.start(events.placed(o.tenantId, o.orderId));
+        return o.result();
+      },
+    );
     expect(out.status).toBe('failed');
     // The quick local attempt, then the heartbeating activity's bounded attempts.
     expect(calls.ship.filter((c) => !c.local).map((c) => c.attempt)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
@@ -86,28 +104,32 @@ describe('an order whose warehouse is down for everyone', () => {
   it('tries again at once when it was woken while the attempt that found the warehouse down was still running', async () => {
     let tries = 0;
     let release: (() => void) | undefined;
-    const { out, calls } = await withOrder(ts.env, {
-      ship: async () => {
-        tries += 1;
-        if (tries === 1) throw warehouseDown();
-        if (tries === 2) {
-          // The second try is slow to fail: the wake-up lands while it runs.
-          if (!Context.current().info.isLocal) Context.current().heartbeat();
-          await new Promise<void>((r) => (release = r));
-          throw warehouseDown();
-        }
-        return 'shp-2';
+    const { out, calls } = await withOrder(
+      ts.env,
+      {
+        ship: async () => {
+          tries += 1;
+          if (tries === 1) throw warehouseDown();
+          if (tries === 2) {
+            // The second try is slow to fail: the wake-up lands while it runs.
+            if (!Context.current().info.isLocal) Context.current().heartbeat();
+            await new Promise<void>((r) => (release = r));
+            throw warehouseDown();
+          }
+          return 'shp-2';
+        },
       },
-    }, async (o) => {
-      await o.start(events.placed(o.tenantId, o.orderId));
-      await waitUntil(() => tries >= 1);
-      await expect.poll(async () => (await o.query()).waitingSince, { timeout: 30_000 }).toBeDefined();
-      await o.handle().signal(resumeShipmentSignal);
-      await waitUntil(() => release !== undefined);
-      await o.handle().signal(resumeShipmentSignal);
-      release!();
-      return o.result();
-    });
+      async (o) => {
+        await o.start(events.placed(o.tenantId, o.orderId));
+        await waitUntil(() => tries >= 1);
+        await expect.poll(async () => (await o.query()).waitingSince, { timeout: 30_000 }).toBeDefined();
+        await o.handle().signal(resumeShipmentSignal);
+        await waitUntil(() => release !== undefined);
+        await o.handle().signal(resumeShipmentSignal);
+        release!();
+        return o.result();
+      },
+    );
     expect(out.status).toBe('shipped');
     expect(calls.ship).toHaveLength(3);
   });

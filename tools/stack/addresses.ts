@@ -85,14 +85,23 @@ export interface StackPlan {
 export type TemporalKind = 'dev' | 'server';
 
 /** STACK_TEMPORAL, STACK_TEMPORAL_SHARDS, STACK_TEMPORAL_PROCESSES: which Temporal the local stack runs, and how. */
-export function temporalKindFromEnv(env: NodeJS.ProcessEnv = process.env): { kind: TemporalKind; shards: number; processes: 'one' | 'split' } {
+export function temporalKindFromEnv(env: NodeJS.ProcessEnv = process.env): {
+  kind: TemporalKind;
+  shards: number;
+  processes: 'one' | 'split';
+} {
   const kind = (env.STACK_TEMPORAL ?? '').trim() || 'dev';
-  if (kind !== 'dev' && kind !== 'server') throw new StackError(`STACK_TEMPORAL must be dev or server, got ${JSON.stringify(kind)}`);
+  if (kind !== 'dev' && kind !== 'server')
+    throw new StackError(`STACK_TEMPORAL must be dev or server, got ${JSON.stringify(kind)}`);
   const shardsText = (env.STACK_TEMPORAL_SHARDS ?? '').trim() || '8';
   const shards = Number(shardsText);
-  if (!/^\d+$/.test(shardsText) || shards < 1 || shards > 16384) throw new StackError(`STACK_TEMPORAL_SHARDS must be a whole number from 1 to 16384, got ${JSON.stringify(shardsText)}`);
+  if (!/^\d+$/.test(shardsText) || shards < 1 || shards > 16384)
+    throw new StackError(
+      `STACK_TEMPORAL_SHARDS must be a whole number from 1 to 16384, got ${JSON.stringify(shardsText)}`,
+    );
   const processes = (env.STACK_TEMPORAL_PROCESSES ?? '').trim() || 'one';
-  if (processes !== 'one' && processes !== 'split') throw new StackError(`STACK_TEMPORAL_PROCESSES must be one or split, got ${JSON.stringify(processes)}`);
+  if (processes !== 'one' && processes !== 'split')
+    throw new StackError(`STACK_TEMPORAL_PROCESSES must be one or split, got ${JSON.stringify(processes)}`);
   return { kind, shards, processes };
 }
 
@@ -100,7 +109,8 @@ export function temporalKindFromEnv(env: NodeJS.ProcessEnv = process.env): { kin
 export function temporalTlsPortFromEnv(env: NodeJS.ProcessEnv = process.env): number {
   const text = (env.STACK_TEMPORAL_TLS_PORT ?? '').trim() || '7253';
   const port = Number(text);
-  if (!/^\d+$/.test(text) || port < 1024 || port > 65_000) throw new StackError(`STACK_TEMPORAL_TLS_PORT must be a port from 1024 to 65000, got ${JSON.stringify(text)}`);
+  if (!/^\d+$/.test(text) || port < 1024 || port > 65_000)
+    throw new StackError(`STACK_TEMPORAL_TLS_PORT must be a port from 1024 to 65000, got ${JSON.stringify(text)}`);
   return port;
 }
 
@@ -158,7 +168,13 @@ export function planFromEnv(env: NodeJS.ProcessEnv = process.env): StackPlan {
     },
     temporalTls: (() => {
       const port = temporalTlsPortFromEnv(env);
-      return { host: '127.0.0.1', port, address: `127.0.0.1:${port}`, jwksPort: port + 10, namespace: c.TEMPORAL_NAMESPACE };
+      return {
+        host: '127.0.0.1',
+        port,
+        address: `127.0.0.1:${port}`,
+        jwksPort: port + 10,
+        namespace: c.TEMPORAL_NAMESPACE,
+      };
     })(),
   };
 }

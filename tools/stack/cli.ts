@@ -9,7 +9,14 @@ import { formatStatus } from './format.js';
 import { StackError } from './log.js';
 import { serviceLog } from './paths.js';
 import { tailFile } from './proc.js';
-import { stackDown, stackResetTemporal, stackStatus, stackUp, temporalCliPath, testServerExecutablePath } from './index.js';
+import {
+  stackDown,
+  stackResetTemporal,
+  stackStatus,
+  stackUp,
+  temporalCliPath,
+  testServerExecutablePath,
+} from './index.js';
 
 async function out(text: string): Promise<void> {
   await new Promise<void>((resolve) => process.stdout.write(text, () => resolve()));
@@ -17,20 +24,32 @@ async function out(text: string): Promise<void> {
 
 function parseServices(v: string | undefined): ServiceName[] | undefined {
   if (!v) return undefined;
-  const list = v.split(',').map((x) => x.trim()).filter(Boolean);
-  for (const x of list) if (!(SERVICE_NAMES as readonly string[]).includes(x)) throw new StackError(`unknown service "${x}" (known: ${SERVICE_NAMES.join(', ')})`);
+  const list = v
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean);
+  for (const x of list)
+    if (!(SERVICE_NAMES as readonly string[]).includes(x))
+      throw new StackError(`unknown service "${x}" (known: ${SERVICE_NAMES.join(', ')})`);
   return list as ServiceName[];
 }
 
 const program = new Command()
   .name('stack')
-  .description('Local stack for development and tests: Kafka, Temporal (+ Web UI), PostgreSQL, warehouse; a TLS Temporal on demand.\nState: <repo>/.stack (STACK_DIR); build cache: ~/.cache/fulfilment (FULFILMENT_CACHE_DIR).')
+  .description(
+    'Local stack for development and tests: Kafka, Temporal (+ Web UI), PostgreSQL, warehouse; a TLS Temporal on demand.\nState: <repo>/.stack (STACK_DIR); build cache: ~/.cache/fulfilment (FULFILMENT_CACHE_DIR).',
+  )
   .showHelpAfterError();
 
 program
   .command('up')
-  .description('start every service that is not running (idempotent; temporal-tls only when named in --only) and print the addresses')
-  .option('--for-tests', 'also make sure the time-skipping test server, the temporal CLI, the Temporal server and the manifest validators exist')
+  .description(
+    'start every service that is not running (idempotent; temporal-tls only when named in --only) and print the addresses',
+  )
+  .option(
+    '--for-tests',
+    'also make sure the time-skipping test server, the temporal CLI, the Temporal server and the manifest validators exist',
+  )
   .addOption(new Option('--only <services>', `comma-separated subset of ${SERVICE_NAMES.join(',')}`))
   .option('--json', 'print the result as one JSON object')
   .option('-q, --quiet', 'no progress lines')
@@ -41,7 +60,11 @@ program
       extra['Test server'] = await testServerExecutablePath();
       extra['Temporal CLI'] = await temporalCliPath();
     }
-    await out(o.json ? `${JSON.stringify(o.forTests ? { ...info, testServerPath: extra['Test server'], temporalCliPath: extra['Temporal CLI'] } : info)}\n` : formatStatus(info, extra));
+    await out(
+      o.json
+        ? `${JSON.stringify(o.forTests ? { ...info, testServerPath: extra['Test server'], temporalCliPath: extra['Temporal CLI'] } : info)}\n`
+        : formatStatus(info, extra),
+    );
   });
 
 program
@@ -55,7 +78,9 @@ program
 
 program
   .command('reset-temporal')
-  .description("stop the stack's Temporal and empty its store (every workflow in it is lost); the next `up` starts it afresh")
+  .description(
+    "stop the stack's Temporal and empty its store (every workflow in it is lost); the next `up` starts it afresh",
+  )
   .action(async () => {
     await stackResetTemporal();
   });
@@ -84,7 +109,12 @@ try {
   await program.parseAsync(process.argv);
   process.exit(0);
 } catch (e) {
-  const msg = e instanceof StackError || e instanceof ConfigError ? e.message : e instanceof Error ? (e.stack ?? e.message) : String(e);
+  const msg =
+    e instanceof StackError || e instanceof ConfigError
+      ? e.message
+      : e instanceof Error
+        ? (e.stack ?? e.message)
+        : String(e);
   process.stderr.write(`[stack] error: ${msg}\n`);
   process.exit(1);
 }

@@ -4,7 +4,14 @@ import type { StackInfo } from './index.js';
 
 function table(rows: string[][]): string {
   const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length))) ?? [];
-  return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join('  ').trimEnd()).join('\n');
+  return rows
+    .map((r) =>
+      r
+        .map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i] ?? 0)))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 export function formatStatus(info: StackInfo, extra: Record<string, string> = {}): string {
@@ -14,14 +21,20 @@ export function formatStatus(info: StackInfo, extra: Record<string, string> = {}
     ['Kafka brokers', info.kafkaBrokers.join(',')],
     ...(info.kafkaSaslSsl
       ? [
-          ['Kafka SASL_SSL', `${info.kafkaSaslSsl.address}  (${info.kafkaSaslSsl.mechanisms.join(', ')}; user ${info.kafkaSaslSsl.username}, password in ${info.kafkaSaslSsl.passwordFile})`],
+          [
+            'Kafka SASL_SSL',
+            `${info.kafkaSaslSsl.address}  (${info.kafkaSaslSsl.mechanisms.join(', ')}; user ${info.kafkaSaslSsl.username}, password in ${info.kafkaSaslSsl.passwordFile})`,
+          ],
           ['Kafka CA file', info.kafkaSaslSsl.caFile],
         ]
       : []),
     ['Temporal frontend', `${info.temporalAddress}  (namespace ${info.temporalNamespace})`],
     ['Temporal Web UI', info.temporalUiUrl],
     ['Temporal runs', info.temporalRuns],
-    ['TLS Temporal', `${info.temporalTls.address}  (mTLS and API keys, namespace ${info.temporalTls.namespace}; ${info.services['temporal-tls'].state === 'running' ? 'running' : 'on demand: up --only temporal-tls'})`],
+    [
+      'TLS Temporal',
+      `${info.temporalTls.address}  (mTLS and API keys, namespace ${info.temporalTls.namespace}; ${info.services['temporal-tls'].state === 'running' ? 'running' : 'on demand: up --only temporal-tls'})`,
+    ],
     ['TLS Temporal CA', info.temporalTls.caFile],
     ['TLS Temporal client', `${info.temporalTls.clientCertFile}, key ${info.temporalTls.clientKeyFile}`],
     ['TLS Temporal API key', `${info.temporalTls.apiKeyFile}  (${info.temporalTls.apiKeyPermissions.join(', ')})`],
@@ -33,7 +46,13 @@ export function formatStatus(info: StackInfo, extra: Record<string, string> = {}
   const rows: string[][] = [['SERVICE', 'STATE', 'PID', 'ANSWERS', 'NOTE / LOG']];
   for (const name of SERVICE_NAMES) {
     const v = s[name];
-    rows.push([name, v.state, v.pid ? String(v.pid) : '-', v.answering === undefined ? '-' : v.answering ? 'yes' : 'no', v.note ?? v.log ?? '']);
+    rows.push([
+      name,
+      v.state,
+      v.pid ? String(v.pid) : '-',
+      v.answering === undefined ? '-' : v.answering ? 'yes' : 'no',
+      v.note ?? v.log ?? '',
+    ]);
   }
   return `${addresses}\n\n${table(rows)}\n`;
 }

@@ -21,7 +21,13 @@ import { temporalService } from './services/temporal.js';
 import { dropServerStore, temporalDescription, temporalKindOf } from './services/temporal-server.js';
 import { temporalTlsInfo, temporalTlsService, type TemporalTlsInfo } from './services/temporal-tls.js';
 import { warehouseService } from './services/warehouse.js';
-import { kubeconformPath, kustomizePath, temporalCliPath, temporalServerPath, testServerExecutablePath } from './tools.js';
+import {
+  kubeconformPath,
+  kustomizePath,
+  temporalCliPath,
+  temporalServerPath,
+  testServerExecutablePath,
+} from './tools.js';
 
 export { temporalCliPath, testServerExecutablePath } from './tools.js';
 export { planFromEnv, SERVICE_NAMES, type ServiceName, type StackPlan } from './addresses.js';
@@ -76,7 +82,8 @@ export async function stackUp(opts: StackUpOptions = {}): Promise<StackInfo> {
   try {
     const plan = planFromEnv();
     const wanted = opts.services?.length ? opts.services : SERVICE_NAMES.filter((s) => !ON_DEMAND.includes(s));
-    for (const s of wanted) if (!SERVICE_NAMES.includes(s)) throw new StackError(`unknown service ${s} (known: ${SERVICE_NAMES.join(', ')})`);
+    for (const s of wanted)
+      if (!SERVICE_NAMES.includes(s)) throw new StackError(`unknown service ${s} (known: ${SERVICE_NAMES.join(', ')})`);
     const notes: Partial<Record<ServiceName, string>> = {};
     const t0 = Date.now();
     await withLock(lockDir(), 'another `stack up`/`down` in this checkout', async () => {
@@ -104,7 +111,8 @@ export async function stackUp(opts: StackUpOptions = {}): Promise<StackInfo> {
       });
       // The Temporal server keeps its store on the stack's PostgreSQL: it starts once PostgreSQL is up.
       const started = new Map<ServiceName, Promise<void>>();
-      const after = (s: ServiceName): ServiceName[] => (s === 'temporal' && plan.temporal.kind === 'server' && startable.includes('postgres') ? ['postgres'] : []);
+      const after = (s: ServiceName): ServiceName[] =>
+        s === 'temporal' && plan.temporal.kind === 'server' && startable.includes('postgres') ? ['postgres'] : [];
       for (const s of startable) {
         const deps = after(s).map((d) => started.get(d)?.catch(() => undefined));
         started.set(
@@ -139,7 +147,11 @@ export async function stackUp(opts: StackUpOptions = {}): Promise<StackInfo> {
           }),
       );
       const failed = results
-        .map((r, i) => (r.status === 'rejected' ? `${startable[i]}: ${r.reason instanceof Error ? r.reason.message : String(r.reason)}` : undefined))
+        .map((r, i) =>
+          r.status === 'rejected'
+            ? `${startable[i]}: ${r.reason instanceof Error ? r.reason.message : String(r.reason)}`
+            : undefined,
+        )
         .filter((x): x is string => x !== undefined);
       if (failed.length) throw new StackError(`stack up failed:\n${failed.join('\n')}`);
     });
@@ -191,11 +203,14 @@ async function stopOne(s: ServiceName): Promise<void> {
  */
 export async function stackResetTemporal(): Promise<void> {
   const plan = planFromEnv();
-  if (plan.temporal.external) throw new StackError('temporal: TEMPORAL_ADDRESS points at an external Temporal, which the stack never resets');
+  if (plan.temporal.external)
+    throw new StackError('temporal: TEMPORAL_ADDRESS points at an external Temporal, which the stack never resets');
   await stackDown({ services: ['temporal'] });
   await withLock(lockDir(), 'another `stack up`/`down` in this checkout', async () => {
     if (plan.temporal.kind === 'server') await dropServerStore(plan);
-    else for (const f of ['temporal.db', 'temporal.db-wal', 'temporal.db-shm']) rmSync(join(stateDir(), 'temporal', f), { force: true });
+    else
+      for (const f of ['temporal.db', 'temporal.db-wal', 'temporal.db-shm'])
+        rmSync(join(stateDir(), 'temporal', f), { force: true });
     say(`temporal: store emptied (${plan.temporal.kind === 'server' ? 'databases dropped' : 'SQLite file removed'})`);
   });
 }

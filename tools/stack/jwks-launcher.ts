@@ -16,7 +16,8 @@ function fail(message: string): never {
 }
 
 const [file, host, portText, separator, command, ...args] = process.argv.slice(2);
-if (!file || !host || !portText || separator !== '--' || !command) fail('usage: jwks-launcher.ts <jwks-file> <host> <port> -- <command> [args...]');
+if (!file || !host || !portText || separator !== '--' || !command)
+  fail('usage: jwks-launcher.ts <jwks-file> <host> <port> -- <command> [args...]');
 
 const server = createServer((req, res) => {
   if (req.method !== 'GET') {

@@ -53,7 +53,9 @@ export function signJwt(key: SigningKey, claims: Record<string, unknown>): strin
 }
 
 /** The header and claims of a compact JWS, unverified; undefined when `token` is not one. */
-export function decodeJwt(token: string): { header: Record<string, unknown>; claims: Record<string, unknown> } | undefined {
+export function decodeJwt(
+  token: string,
+): { header: Record<string, unknown>; claims: Record<string, unknown> } | undefined {
   const [header, claims, signature] = token.trim().split('.');
   if (!header || !claims || signature === undefined) return undefined;
   try {

@@ -182,7 +182,8 @@ export function runningDaemon(service: string): PidRecord | undefined {
     return undefined;
   }
   const st = procStat(rec.pid);
-  const same = st !== undefined && st.state !== 'Z' && st.state !== 'X' && (!rec.startTime || st.startTime === rec.startTime);
+  const same =
+    st !== undefined && st.state !== 'Z' && st.state !== 'X' && (!rec.startTime || st.startTime === rec.startTime);
   if (!same) {
     removePidFile(service);
     return undefined;
@@ -205,7 +206,8 @@ export interface DaemonSpec {
  * Node passes on fds it did not open itself (e.g. a CI harness's pipe without close-on-exec); a daemon keeping such
  * a pipe open would make whoever waits for that pipe's EOF wait forever.
  */
-const CLOSE_INHERITED_FDS = 'for f in /proc/$$/fd/*; do fd=${f##*/}; case $fd in 0|1|2) ;; *) eval "exec $fd>&-" 2>/dev/null ;; esac; done; exec "$@"';
+const CLOSE_INHERITED_FDS =
+  'for f in /proc/$$/fd/*; do fd=${f##*/}; case $fd in 0|1|2) ;; *) eval "exec $fd>&-" 2>/dev/null ;; esac; done; exec "$@"';
 
 /**
  * Starts a fully detached daemon: own session/process group, stdin ignored, stdout+stderr appended to the
@@ -262,7 +264,11 @@ function signalGroup(pgid: number, sig: NodeJS.Signals): void {
  * Stops a daemon this stack started: `signal` to the leader, wait up to `graceMs` for the leader and its process
  * group, then SIGKILL the group. Removes the pid file. Never signals anything but the recorded group.
  */
-export async function stopDaemon(service: string, signal: NodeJS.Signals = 'SIGTERM', graceMs = 30_000): Promise<boolean> {
+export async function stopDaemon(
+  service: string,
+  signal: NodeJS.Signals = 'SIGTERM',
+  graceMs = 30_000,
+): Promise<boolean> {
   const rec = runningDaemon(service);
   if (!rec) return false;
   try {
@@ -319,7 +325,9 @@ export async function waitFor<T>(
     }
     const now = Date.now();
     if (now - start > timeoutMs) {
-      throw new StackError(`${what} did not become ready within ${fmtSeconds(timeoutMs)}${lastErr ? ` (last error: ${lastErr})` : ''}`);
+      throw new StackError(
+        `${what} did not become ready within ${fmtSeconds(timeoutMs)}${lastErr ? ` (last error: ${lastErr})` : ''}`,
+      );
     }
     if (now > nextNote) {
       say(`waiting for ${what}... ${fmtSeconds(now - start)}`);
@@ -352,7 +360,12 @@ export function tailFile(path: string, lines = 30): string {
       const len = Math.min(size, 64 * 1024);
       const buf = Buffer.alloc(len);
       readSync(fd, buf, 0, len, size - len);
-      return buf.toString('utf8').split('\n').slice(-lines - 1).join('\n').trimEnd();
+      return buf
+        .toString('utf8')
+        .split('\n')
+        .slice(-lines - 1)
+        .join('\n')
+        .trimEnd();
     } finally {
       closeSync(fd);
     }
@@ -407,21 +420,30 @@ export async function runWithProgress(label: string, command: string, args: stri
   const child = spawn(command, args, spawnOpts);
   const onData = (b: Buffer) => {
     writeSync(fd, b);
-    const lines = b.toString('utf8').split('\n').map((l) => l.trim()).filter(Boolean);
+    const lines = b
+      .toString('utf8')
+      .split('\n')
+      .map((l) => l.trim())
+      .filter(Boolean);
     if (lines.length) last = lines[lines.length - 1] ?? last;
   };
   child.stdout?.on('data', onData);
   child.stderr?.on('data', onData);
-  const timer = setInterval(() => {
-    say(`  ${label}: ${fmtSeconds(Date.now() - start)} elapsed${last ? ` — ${stripAnsi(last).slice(0, 110)}` : ''}`);
-  }, (opts.everySec ?? 10) * 1000);
+  const timer = setInterval(
+    () => {
+      say(`  ${label}: ${fmtSeconds(Date.now() - start)} elapsed${last ? ` — ${stripAnsi(last).slice(0, 110)}` : ''}`);
+    },
+    (opts.everySec ?? 10) * 1000,
+  );
   try {
     const code = await new Promise<number | null>((resolve, reject) => {
       child.once('error', reject);
       child.once('close', (c) => resolve(c));
     });
     if (code !== 0) {
-      throw new StackError(`${label} failed (exit ${code}); last lines of ${opts.logFile}:\n${tailFile(opts.logFile, 30)}`);
+      throw new StackError(
+        `${label} failed (exit ${code}); last lines of ${opts.logFile}:\n${tailFile(opts.logFile, 30)}`,
+      );
     }
   } catch (e) {
     if (e instanceof StackError) throw e;
@@ -434,18 +456,30 @@ export async function runWithProgress(label: string, command: string, args: stri
 }
 
 /** Runs a short command synchronously; returns stdout+stderr and the exit status. */
-export function runQuick(command: string, args: string[], opts: { uid?: number; gid?: number; env?: NodeJS.ProcessEnv; cwd?: string } = {}): {
+export function runQuick(
+  command: string,
+  args: string[],
+  opts: { uid?: number; gid?: number; env?: NodeJS.ProcessEnv; cwd?: string } = {},
+): {
   status: number | null;
   output: string;
 } {
   const r = spawnSync(command, args, { ...opts, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-  return { status: r.error ? -1 : r.status, output: `${r.stdout ?? ''}${r.stderr ?? ''}${r.error ? r.error.message : ''}` };
+  return {
+    status: r.error ? -1 : r.status,
+    output: `${r.stdout ?? ''}${r.stderr ?? ''}${r.error ? r.error.message : ''}`,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
 // locks: a directory created atomically, with the owner's pid inside; a lock whose owner died is taken over.
 
-export async function withLock<T>(lockDir: string, what: string, fn: () => Promise<T>, timeoutMs = 20 * 60_000): Promise<T> {
+export async function withLock<T>(
+  lockDir: string,
+  what: string,
+  fn: () => Promise<T>,
+  timeoutMs = 20 * 60_000,
+): Promise<T> {
   mkdirSync(dirname(lockDir), { recursive: true });
   const start = Date.now();
   let nextNote = 0;
@@ -459,7 +493,9 @@ export async function withLock<T>(lockDir: string, what: string, fn: () => Promi
       let ownerPid = 0;
       let ownerStart = '';
       try {
-        [ownerPid, ownerStart] = ((s) => [Number(s[0]), s[1] ?? ''] as [number, string])(readFileSync(join(lockDir, 'owner'), 'utf8').split(' '));
+        [ownerPid, ownerStart] = ((s) => [Number(s[0]), s[1] ?? ''] as [number, string])(
+          readFileSync(join(lockDir, 'owner'), 'utf8').split(' '),
+        );
       } catch {
         /* owner not yet written */
       }
@@ -471,7 +507,8 @@ export async function withLock<T>(lockDir: string, what: string, fn: () => Promi
         rmSync(lockDir, { recursive: true, force: true });
         continue;
       }
-      if (Date.now() - start > timeoutMs) throw new StackError(`timed out waiting for ${what} held by pid ${ownerPid} (${lockDir})`);
+      if (Date.now() - start > timeoutMs)
+        throw new StackError(`timed out waiting for ${what} held by pid ${ownerPid} (${lockDir})`);
       if (Date.now() > nextNote) {
         say(`waiting for ${what} (held by pid ${ownerPid})...`);
         nextNote = Date.now() + 15_000;

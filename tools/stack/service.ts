@@ -80,7 +80,11 @@ export function logTails(svc: Service, lines = 30): string {
 }
 
 /** What is on a port we want: nothing, another checkout's stack daemon (its state dir), or a foreign process. */
-export async function portOwner(p: PortUse): Promise<{ kind: 'free' } | { kind: 'stack'; dir: string; pid: number } | { kind: 'foreign'; pid?: number; cmd?: string }> {
+export async function portOwner(
+  p: PortUse,
+): Promise<
+  { kind: 'free' } | { kind: 'stack'; dir: string; pid: number } | { kind: 'foreign'; pid?: number; cmd?: string }
+> {
   if (!(await portAnswers(p.host, p.port, 800))) return { kind: 'free' };
   const pid = listeningPid(p.port);
   if (pid !== undefined) {
@@ -97,7 +101,9 @@ export function portTakenError(svc: Service, p: PortUse, owner: { pid?: number; 
     p.env === PORT_ENV[svc.name]
       ? ` If that is a ${svc.name} you want to use, set ${p.env} explicitly and the stack will use it instead of starting one.`
       : '';
-  return new StackError(`port ${p.host}:${p.port} (${p.label}) is already in use by ${who}, not started by this stack. Stop it, or set ${p.env} to use another port.${useIt}`);
+  return new StackError(
+    `port ${p.host}:${p.port} (${p.label}) is already in use by ${who}, not started by this stack. Stop it, or set ${p.env} to use another port.${useIt}`,
+  );
 }
 
 export interface UpResult {
@@ -136,13 +142,17 @@ export async function ensureUp(svc: Service, plan: StackPlan): Promise<UpResult>
       continue;
     }
     if (owner.kind === 'stack') {
-      throw new StackError(`port ${p.host}:${p.port} (${p.label}) is used by the stack in ${owner.dir}, whose certificates and keys are not this checkout's: stop it there (npm run stack -- down --only ${svc.name}), or set ${p.env} to use another port.`);
+      throw new StackError(
+        `port ${p.host}:${p.port} (${p.label}) is used by the stack in ${owner.dir}, whose certificates and keys are not this checkout's: stop it there (npm run stack -- down --only ${svc.name}), or set ${p.env} to use another port.`,
+      );
     }
     throw portTakenError(svc, p, owner);
   }
   if (sharedFrom) {
     say(`${svc.name}: already run by the stack of another checkout (${sharedFrom}); using it`);
-    await waitFor(`${svc.name} (shared)`, svc.readyTimeoutMs, async () => ((await svc.ready(plan, true)) ? true : undefined));
+    await waitFor(`${svc.name} (shared)`, svc.readyTimeoutMs, async () =>
+      (await svc.ready(plan, true)) ? true : undefined,
+    );
     await svc.afterReady?.(plan, true);
     return { info: 'shared', note: `run by the stack in ${sharedFrom}` };
   }

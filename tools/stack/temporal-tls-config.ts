@@ -15,7 +15,8 @@
 import type { StackPlan } from './addresses.js';
 import { PERMISSIONS_CLAIM, type TemporalTlsFiles } from './temporal-tls-credentials.js';
 
-export const jwksUrl = (plan: StackPlan): string => `http://${plan.temporalTls.host}:${plan.temporalTls.jwksPort}/.well-known/jwks.json`;
+export const jwksUrl = (plan: StackPlan): string =>
+  `http://${plan.temporalTls.host}:${plan.temporalTls.jwksPort}/.well-known/jwks.json`;
 
 /** The services the TLS Temporal's one process runs (`start --service …`). */
 export const TLS_SERVER_SERVICES = ['frontend', 'internal-frontend', 'history', 'matching', 'worker'] as const;
@@ -30,18 +31,42 @@ function ports(plan: StackPlan): Record<(typeof TLS_SERVER_SERVICES)[number], { 
 export function tlsServerConfig(plan: StackPlan, files: TemporalTlsFiles): Record<string, unknown> {
   const { host, address } = plan.temporalTls;
   // Both stores in one in-memory SQLite database (one connection, shared by its DSN); the plugin makes the schema.
-  const store = { sql: { pluginName: 'sqlite', databaseName: 'temporal-tls', connectAddr: host, connectProtocol: 'tcp', connectAttributes: { mode: 'memory', cache: 'private' }, maxConns: 1, maxIdleConns: 1, maxConnLifetime: '1h' } };
+  const store = {
+    sql: {
+      pluginName: 'sqlite',
+      databaseName: 'temporal-tls',
+      connectAddr: host,
+      connectProtocol: 'tcp',
+      connectAttributes: { mode: 'memory', cache: 'private' },
+      maxConns: 1,
+      maxIdleConns: 1,
+      maxConnLifetime: '1h',
+    },
+  };
   const services = Object.fromEntries(
-    Object.entries(ports(plan)).map(([name, p]) => [name, { rpc: { grpcPort: p.grpc, membershipPort: p.membership, bindOnIP: host } }]),
+    Object.entries(ports(plan)).map(([name, p]) => [
+      name,
+      { rpc: { grpcPort: p.grpc, membershipPort: p.membership, bindOnIP: host } },
+    ]),
   );
   return {
     log: { stdout: true, level: 'warn' },
-    persistence: { defaultStore: 'sqlite-default', visibilityStore: 'sqlite-visibility', numHistoryShards: 1, datastores: { 'sqlite-default': store, 'sqlite-visibility': store } },
+    persistence: {
+      defaultStore: 'sqlite-default',
+      visibilityStore: 'sqlite-visibility',
+      numHistoryShards: 1,
+      datastores: { 'sqlite-default': store, 'sqlite-visibility': store },
+    },
     global: {
       membership: { maxJoinDuration: '30s', broadcastAddress: host },
       tls: {
         frontend: {
-          server: { certFile: files.serverCertFile, keyFile: files.serverKeyFile, clientCaFiles: [files.caFile], requireClientAuth: true },
+          server: {
+            certFile: files.serverCertFile,
+            keyFile: files.serverKeyFile,
+            clientCaFiles: [files.caFile],
+            requireClientAuth: true,
+          },
           client: { rootCaFiles: [files.caFile], serverName: 'localhost' },
         },
       },
@@ -58,7 +83,9 @@ export function tlsServerConfig(plan: StackPlan, files: TemporalTlsFiles): Recor
       failoverVersionIncrement: 10,
       masterClusterName: 'active',
       currentClusterName: 'active',
-      clusterInformation: { active: { enabled: true, initialFailoverVersion: 1, rpcName: 'frontend', rpcAddress: address } },
+      clusterInformation: {
+        active: { enabled: true, initialFailoverVersion: 1, rpcName: 'frontend', rpcAddress: address },
+      },
     },
     dcRedirectionPolicy: { policy: 'noop' },
     archival: { history: { state: 'disabled' }, visibility: { state: 'disabled' } },

@@ -63,7 +63,12 @@ export const servicePermissions = (plan: StackPlan): string[] => [`${plan.tempor
 const adminPermissions = (): string[] => [`${SYSTEM_NAMESPACE}:admin`];
 
 /** An API key (a JWT) for `subject` with `permissions`, signed by `key`, valid for `ttlSeconds`. */
-export function mintApiKey(key: SigningKey, subject: string, permissions: string[], ttlSeconds = TOKEN_DAYS * 86_400): string {
+export function mintApiKey(
+  key: SigningKey,
+  subject: string,
+  permissions: string[],
+  ttlSeconds = TOKEN_DAYS * 86_400,
+): string {
   const now = Math.floor(Date.now() / 1000);
   return signJwt(key, { sub: subject, [PERMISSIONS_CLAIM]: permissions, iat: now, exp: now + ttlSeconds });
 }
@@ -91,7 +96,8 @@ export function ensureTemporalTlsCredentials(plan: StackPlan): TemporalTlsFiles 
   mkdirSync(authDir(), { recursive: true, mode: 0o700 });
   const key = ensureSigningKey(files.signingKeyFile);
   const keySet = `${JSON.stringify(jwks(key), null, 2)}\n`;
-  if (!existsSync(files.jwksFile) || readFileSync(files.jwksFile, 'utf8') !== keySet) writeFileSync(files.jwksFile, keySet);
+  if (!existsSync(files.jwksFile) || readFileSync(files.jwksFile, 'utf8') !== keySet)
+    writeFileSync(files.jwksFile, keySet);
   for (const [file, subject, permissions] of [
     [files.apiKeyFile, CLIENT_NAME, servicePermissions(plan)],
     [files.adminApiKeyFile, 'stack', adminPermissions()],

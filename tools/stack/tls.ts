@@ -28,7 +28,8 @@ const RENEW_DAYS = 30;
 
 function openssl(args: string[], what: string): string {
   const bin = which('openssl');
-  if (!bin) throw new StackError('openssl not found: apt-get install openssl (the stack makes its TLS certificates with it)');
+  if (!bin)
+    throw new StackError('openssl not found: apt-get install openssl (the stack makes its TLS certificates with it)');
   const r = runQuick(bin, args);
   if (r.status !== 0) throw new StackError(`openssl could not ${what}: ${r.output.trim()}`);
   return r.output;
@@ -38,7 +39,10 @@ function openssl(args: string[], what: string): string {
 function fresh(cert: string): boolean {
   if (!existsSync(cert)) return false;
   const bin = which('openssl');
-  return bin !== undefined && runQuick(bin, ['x509', '-in', cert, '-noout', '-checkend', String(RENEW_DAYS * 86_400)]).status === 0;
+  return (
+    bin !== undefined &&
+    runQuick(bin, ['x509', '-in', cert, '-noout', '-checkend', String(RENEW_DAYS * 86_400)]).status === 0
+  );
 }
 
 function newKey(path: string): void {
@@ -52,24 +56,66 @@ export function makeCa(dir: string, commonName: string): CaFiles {
   const files = { cert: join(dir, 'ca.crt'), key: join(dir, 'ca.key') };
   newKey(files.key);
   openssl(
-    ['req', '-x509', '-new', '-key', files.key, '-sha256', '-days', String(VALID_DAYS), '-subj', `/CN=${commonName}`,
-      '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign', '-out', files.cert],
+    [
+      'req',
+      '-x509',
+      '-new',
+      '-key',
+      files.key,
+      '-sha256',
+      '-days',
+      String(VALID_DAYS),
+      '-subj',
+      `/CN=${commonName}`,
+      '-addext',
+      'basicConstraints=critical,CA:TRUE',
+      '-addext',
+      'keyUsage=critical,keyCertSign,cRLSign',
+      '-out',
+      files.cert,
+    ],
     `make the CA certificate ${files.cert}`,
   );
   return files;
 }
 
 /** A key and a certificate `<base>.key`, `<base>.crt` in `dir`, signed by `ca` with these v3 extensions. */
-function issue(dir: string, ca: CaFiles, base: string, commonName: string, extensions: string[]): { cert: string; key: string } {
+function issue(
+  dir: string,
+  ca: CaFiles,
+  base: string,
+  commonName: string,
+  extensions: string[],
+): { cert: string; key: string } {
   mkdirSync(dir, { recursive: true });
   const files = { cert: join(dir, `${base}.crt`), key: join(dir, `${base}.key`) };
   const csr = join(dir, `${base}.csr`);
   const ext = join(dir, `${base}.ext`);
   newKey(files.key);
-  openssl(['req', '-new', '-key', files.key, '-subj', `/CN=${commonName}`, '-out', csr], `make the certificate request for ${files.cert}`);
+  openssl(
+    ['req', '-new', '-key', files.key, '-subj', `/CN=${commonName}`, '-out', csr],
+    `make the certificate request for ${files.cert}`,
+  );
   writeFileSync(ext, `${extensions.join('\n')}\n`);
   openssl(
-    ['x509', '-req', '-in', csr, '-CA', ca.cert, '-CAkey', ca.key, '-CAcreateserial', '-sha256', '-days', String(VALID_DAYS), '-extfile', ext, '-out', files.cert],
+    [
+      'x509',
+      '-req',
+      '-in',
+      csr,
+      '-CA',
+      ca.cert,
+      '-CAkey',
+      ca.key,
+      '-CAcreateserial',
+      '-sha256',
+      '-days',
+      String(VALID_DAYS),
+      '-extfile',
+      ext,
+      '-out',
+      files.cert,
+    ],
     `sign the certificate ${files.cert}`,
   );
   rmSync(csr, { force: true });
@@ -87,7 +133,9 @@ export function makeServerCert(dir: string, ca: CaFiles, names: string[]): Serve
     'extendedKeyUsage=serverAuth',
   ]);
   const keystore = join(dir, 'server.keystore.pem');
-  writeFileSync(keystore, `${readFileSync(key, 'utf8')}${readFileSync(cert, 'utf8')}${readFileSync(ca.cert, 'utf8')}`, { mode: 0o600 });
+  writeFileSync(keystore, `${readFileSync(key, 'utf8')}${readFileSync(cert, 'utf8')}${readFileSync(ca.cert, 'utf8')}`, {
+    mode: 0o600,
+  });
   chmodSync(keystore, 0o600);
   return { cert, key, keystore };
 }
@@ -102,7 +150,10 @@ function signedAndFresh(cert: string, caCert: string): boolean {
  * The stack's CA and a server certificate for `names` in `dir`, made when missing, near expiry, or issued for
  * other names; kept otherwise, so clients holding the CA file keep trusting a restarted service.
  */
-export function ensureServerCertificates(dir: string, names: string[]): { ca: CaFiles; server: ServerFiles; made: boolean } {
+export function ensureServerCertificates(
+  dir: string,
+  names: string[],
+): { ca: CaFiles; server: ServerFiles; made: boolean } {
   const caDir = join(dir, 'ca');
   let ca: CaFiles = { cert: join(caDir, 'ca.crt'), key: join(caDir, 'ca.key') };
   let made = false;
@@ -110,7 +161,11 @@ export function ensureServerCertificates(dir: string, names: string[]): { ca: Ca
     ca = makeCa(caDir, 'fulfilment local stack CA');
     made = true;
   }
-  const server: ServerFiles = { cert: join(dir, 'server.crt'), key: join(dir, 'server.key'), keystore: join(dir, 'server.keystore.pem') };
+  const server: ServerFiles = {
+    cert: join(dir, 'server.crt'),
+    key: join(dir, 'server.key'),
+    keystore: join(dir, 'server.keystore.pem'),
+  };
   const namesFile = join(dir, 'server.names');
   const wanted = names.join(',');
   const sameNames = existsSync(namesFile) && readFileSync(namesFile, 'utf8').trim() === wanted;
@@ -126,11 +181,23 @@ export function ensureServerCertificates(dir: string, names: string[]): { ca: Ca
  * A client certificate (TLS client authentication, for mTLS) for `commonName` in `dir` (`client.crt`, `client.key`),
  * signed by `ca`; made when missing, near expiry, not signed by `ca` or issued to another name, kept otherwise.
  */
-export function ensureClientCertificate(dir: string, ca: CaFiles, commonName: string): { cert: string; key: string; made: boolean } {
+export function ensureClientCertificate(
+  dir: string,
+  ca: CaFiles,
+  commonName: string,
+): { cert: string; key: string; made: boolean } {
   const files = { cert: join(dir, 'client.crt'), key: join(dir, 'client.key') };
   const bin = which('openssl');
-  const subject = bin && existsSync(files.cert) ? runQuick(bin, ['x509', '-in', files.cert, '-noout', '-subject', '-nameopt', 'RFC2253']).output.trim() : '';
-  if (subject === `subject=CN=${commonName}` && existsSync(files.key) && signedAndFresh(files.cert, ca.cert)) return { ...files, made: false };
-  issue(dir, ca, 'client', commonName, ['basicConstraints=critical,CA:FALSE', 'keyUsage=critical,digitalSignature', 'extendedKeyUsage=clientAuth']);
+  const subject =
+    bin && existsSync(files.cert)
+      ? runQuick(bin, ['x509', '-in', files.cert, '-noout', '-subject', '-nameopt', 'RFC2253']).output.trim()
+      : '';
+  if (subject === `subject=CN=${commonName}` && existsSync(files.key) && signedAndFresh(files.cert, ca.cert))
+    return { ...files, made: false };
+  issue(dir, ca, 'client', commonName, [
+    'basicConstraints=critical,CA:FALSE',
+    'keyUsage=critical,digitalSignature',
+    'extendedKeyUsage=clientAuth',
+  ]);
   return { ...files, made: true };
 }

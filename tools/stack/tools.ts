@@ -6,7 +6,19 @@
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync, copyFileSync, readdirSync, accessSync, constants } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+  copyFileSync,
+  readdirSync,
+  accessSync,
+  constants,
+} from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { fmtSeconds, say, StackError } from './log.js';
@@ -33,7 +45,10 @@ export function requireGo(): string {
 let javaChecked: string | undefined;
 export function requireJava(): string {
   if (javaChecked) return javaChecked;
-  const java = process.env.JAVA_HOME && existsSync(join(process.env.JAVA_HOME, 'bin', 'java')) ? join(process.env.JAVA_HOME, 'bin', 'java') : which('java');
+  const java =
+    process.env.JAVA_HOME && existsSync(join(process.env.JAVA_HOME, 'bin', 'java'))
+      ? join(process.env.JAVA_HOME, 'bin', 'java')
+      : which('java');
   if (!java) throw new StackError(`java not found: ${MISSING.java}`);
   const { output } = runQuick(java, ['-version']);
   const m = /version "(\d+)(?:\.(\d+))?/.exec(output);
@@ -75,7 +90,17 @@ export const TEMPORAL_SQLITE_DRIVER = 'modernc.org/sqlite@v1.44.3';
 
 /** The temporal CLI: from PATH, else the cached build, else built now with Go (first run only). */
 export async function temporalCliPath(): Promise<string> {
-  return which('temporal') ?? goInstalledTool({ name: 'temporal', pkg: 'github.com/temporalio/cli/cmd/temporal', tags: TEMPORAL_CLI_TAGS, upgrades: [TEMPORAL_SQLITE_DRIVER], expected: '~3-5 min', versioned: true });
+  return (
+    which('temporal') ??
+    goInstalledTool({
+      name: 'temporal',
+      pkg: 'github.com/temporalio/cli/cmd/temporal',
+      tags: TEMPORAL_CLI_TAGS,
+      upgrades: [TEMPORAL_SQLITE_DRIVER],
+      expected: '~3-5 min',
+      versioned: true,
+    })
+  );
 }
 
 /** kubeconform, the Kubernetes manifest validator of the test suite (tools/deploy/validate.ts). */
@@ -83,7 +108,13 @@ export const KUBECONFORM_TAG = 'v0.8.0';
 
 /** kubeconform: the cached build, else built now with `go install` (first run only, well under a minute). */
 export function kubeconformPath(): Promise<string> {
-  return goInstalledTool({ name: 'kubeconform', pkg: 'github.com/yannh/kubeconform/cmd/kubeconform', tags: [KUBECONFORM_TAG], expected: '~30 s', versioned: true });
+  return goInstalledTool({
+    name: 'kubeconform',
+    pkg: 'github.com/yannh/kubeconform/cmd/kubeconform',
+    tags: [KUBECONFORM_TAG],
+    expected: '~30 s',
+    versioned: true,
+  });
 }
 
 /** kustomize, which builds deploy/kubernetes as `kubectl apply -k` would, for kubeconform to check the result. */
@@ -91,7 +122,13 @@ export const KUSTOMIZE_TAG = 'v5.8.1';
 
 /** kustomize: the cached build, else built now with `go install` (first run only, about a minute). */
 export function kustomizePath(): Promise<string> {
-  return goInstalledTool({ name: 'kustomize', pkg: 'sigs.k8s.io/kustomize/kustomize/v5', tags: [KUSTOMIZE_TAG], expected: '~1-2 min', versioned: true });
+  return goInstalledTool({
+    name: 'kustomize',
+    pkg: 'sigs.k8s.io/kustomize/kustomize/v5',
+    tags: [KUSTOMIZE_TAG],
+    expected: '~1-2 min',
+    versioned: true,
+  });
 }
 
 /** The Temporal server release STACK_TEMPORAL=server runs, and the release of its schema tool and schema files. */
@@ -100,12 +137,27 @@ export const TEMPORAL_SERVER_MODULE = 'go.temporal.io/server';
 
 /** The Temporal server (`go.temporal.io/server/cmd/server`), built once into the cache as `temporal-server`. */
 export function temporalServerPath(): Promise<string> {
-  return goInstalledTool({ name: 'temporal-server', built: 'server', pkg: `${TEMPORAL_SERVER_MODULE}/cmd/server`, tags: [TEMPORAL_SERVER_TAG], upgrades: [TEMPORAL_SQLITE_DRIVER], expected: '~3-6 min', versioned: true });
+  return goInstalledTool({
+    name: 'temporal-server',
+    built: 'server',
+    pkg: `${TEMPORAL_SERVER_MODULE}/cmd/server`,
+    tags: [TEMPORAL_SERVER_TAG],
+    upgrades: [TEMPORAL_SQLITE_DRIVER],
+    expected: '~3-6 min',
+    versioned: true,
+  });
 }
 
 /** Its SQL schema tool (`cmd/tools/sql`, what the release images ship as temporal-sql-tool). */
 export function temporalSqlToolPath(): Promise<string> {
-  return goInstalledTool({ name: 'temporal-sql-tool', built: 'sql', pkg: `${TEMPORAL_SERVER_MODULE}/cmd/tools/sql`, tags: [TEMPORAL_SERVER_TAG], expected: '~1-3 min', versioned: true });
+  return goInstalledTool({
+    name: 'temporal-sql-tool',
+    built: 'sql',
+    pkg: `${TEMPORAL_SERVER_MODULE}/cmd/tools/sql`,
+    tags: [TEMPORAL_SERVER_TAG],
+    expected: '~1-3 min',
+    versioned: true,
+  });
 }
 
 /**
@@ -115,7 +167,14 @@ export function temporalSqlToolPath(): Promise<string> {
 export const TEMPORAL_UI_SERVER_TAG = 'v2.42.1';
 
 export function temporalUiServerPath(): Promise<string> {
-  return goInstalledTool({ name: 'temporal-ui-server', built: 'server', pkg: 'github.com/temporalio/ui-server/v2/cmd/server', tags: [TEMPORAL_UI_SERVER_TAG], expected: '~1-3 min', versioned: true });
+  return goInstalledTool({
+    name: 'temporal-ui-server',
+    built: 'server',
+    pkg: 'github.com/temporalio/ui-server/v2/cmd/server',
+    tags: [TEMPORAL_UI_SERVER_TAG],
+    expected: '~1-3 min',
+    versioned: true,
+  });
 }
 
 export interface GoTool {
@@ -155,9 +214,23 @@ async function goBuild(tool: GoTool, tag: string, dir: string, logFile: string):
   }
   const work = join(dir, 'module');
   mkdirSync(work, { recursive: true });
-  await runWithProgress(`go mod init (${tool.name})`, go, ['mod', 'init', `fulfilment.local/build/${tool.name}`], { logFile, env, cwd: work });
-  await runWithProgress(`go get ${tool.name}@${tag} ${tool.upgrades.join(' ')}`, go, ['get', `${tool.pkg}@${tag}`, ...tool.upgrades], { logFile, env, cwd: work, everySec: 15 });
-  await runWithProgress(label, go, ['build', '-o', join(dir, tool.built ?? tool.name), tool.pkg], { logFile, env, cwd: work, everySec: 15 });
+  await runWithProgress(`go mod init (${tool.name})`, go, ['mod', 'init', `fulfilment.local/build/${tool.name}`], {
+    logFile,
+    env,
+    cwd: work,
+  });
+  await runWithProgress(
+    `go get ${tool.name}@${tag} ${tool.upgrades.join(' ')}`,
+    go,
+    ['get', `${tool.pkg}@${tag}`, ...tool.upgrades],
+    { logFile, env, cwd: work, everySec: 15 },
+  );
+  await runWithProgress(label, go, ['build', '-o', join(dir, tool.built ?? tool.name), tool.pkg], {
+    logFile,
+    env,
+    cwd: work,
+    everySec: 15,
+  });
 }
 
 /**
@@ -167,7 +240,10 @@ async function goBuild(tool: GoTool, tag: string, dir: string, logFile: string):
 export async function goInstalledTool(tool: GoTool): Promise<string> {
   const bin = join(cacheDir(), 'bin', tool.name);
   const versionFile = join(cacheDir(), 'bin', `${tool.name}.version`);
-  const current = () => isExecutable(bin) && (!tool.versioned || (existsSync(versionFile) && readFileSync(versionFile, 'utf8').trim() === buildIdentity(tool, tool.tags[0]!)));
+  const current = () =>
+    isExecutable(bin) &&
+    (!tool.versioned ||
+      (existsSync(versionFile) && readFileSync(versionFile, 'utf8').trim() === buildIdentity(tool, tool.tags[0]!)));
   if (current()) return bin;
   return withLock(join(cacheDir(), '.locks', `${tool.name}-build`), `the ${tool.name} build`, async () => {
     if (current()) return bin;
@@ -200,18 +276,19 @@ export async function goInstalledTool(tool: GoTool): Promise<string> {
 /** Folder of a Go module in the module cache, downloaded through the module proxy when missing (`go mod download`). */
 export async function goModuleDir(module: string, version: string): Promise<string> {
   const go = requireGo();
-  const { stdout } = await execFileAsync(go, ['mod', 'download', '-json', `${module}@${version}`], { env: { ...process.env, GOFLAGS: process.env.GOFLAGS ?? '' }, maxBuffer: 1 << 20 }).catch(
-    (e: { stdout?: string; stderr?: string; message: string }) => {
-      const reported = (() => {
-        try {
-          return (JSON.parse(e.stdout ?? '') as { Error?: string }).Error;
-        } catch {
-          return undefined;
-        }
-      })();
-      throw new StackError(`go mod download ${module}@${version} failed: ${reported ?? e.stderr?.trim() ?? e.message}`);
-    },
-  );
+  const { stdout } = await execFileAsync(go, ['mod', 'download', '-json', `${module}@${version}`], {
+    env: { ...process.env, GOFLAGS: process.env.GOFLAGS ?? '' },
+    maxBuffer: 1 << 20,
+  }).catch((e: { stdout?: string; stderr?: string; message: string }) => {
+    const reported = (() => {
+      try {
+        return (JSON.parse(e.stdout ?? '') as { Error?: string }).Error;
+      } catch {
+        return undefined;
+      }
+    })();
+    throw new StackError(`go mod download ${module}@${version} failed: ${reported ?? e.stderr?.trim() ?? e.message}`);
+  });
   const { Dir } = JSON.parse(stdout) as { Dir?: string };
   if (!Dir) throw new StackError(`go mod download ${module}@${version} named no folder`);
   return Dir;
@@ -259,7 +336,15 @@ async function mavenJarSet(name: string, pom: string, versionProperty: string): 
     await runWithProgress(
       `mvn copy-dependencies ${name}`,
       mvn,
-      ['-B', '--no-transfer-progress', '-f', pom, 'dependency:copy-dependencies', `-DoutputDirectory=${join(tmp, 'libs')}`, '-DincludeScope=runtime'],
+      [
+        '-B',
+        '--no-transfer-progress',
+        '-f',
+        pom,
+        'dependency:copy-dependencies',
+        `-DoutputDirectory=${join(tmp, 'libs')}`,
+        '-DincludeScope=runtime',
+      ],
       { logFile: join(cacheDir(), 'logs', `mvn-${name}.log`), everySec: 10 },
     );
     copyFileSync(pom, join(tmp, 'pom.xml'));
@@ -272,7 +357,8 @@ async function mavenJarSet(name: string, pom: string, versionProperty: string): 
 }
 
 export const kafkaJars = (): Promise<JarSet> => mavenJarSet('kafka', kafkaPom(), 'kafka.version');
-export const testServerJars = (): Promise<JarSet> => mavenJarSet('temporal-test-server', testServerPom(), 'temporal.test.server.version');
+export const testServerJars = (): Promise<JarSet> =>
+  mavenJarSet('temporal-test-server', testServerPom(), 'temporal.test.server.version');
 
 /**
  * Path of an executable that runs Temporal's time-skipping test server (`<path> <port>`), for

@@ -16,8 +16,9 @@ export function uiCodecEndpoint(env: NodeJS.ProcessEnv = process.env): string | 
     url = undefined;
   }
   if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
-    throw new StackError(`STACK_UI_CODEC_ENDPOINT must be an http:// or https:// URL of the codec server (e.g. http://127.0.0.1:8888), got ${JSON.stringify(value)}`);
+    throw new StackError(
+      `STACK_UI_CODEC_ENDPOINT must be an http:// or https:// URL of the codec server (e.g. http://127.0.0.1:8888), got ${JSON.stringify(value)}`,
+    );
   }
   return value.replace(/\/+$/, '');
 }
-

@@ -65,7 +65,11 @@ export interface WarehouseServer {
   close(): Promise<void>;
 }
 
-export async function startWarehouse(opts: { port: number; host?: string; dataFile?: string }): Promise<WarehouseServer> {
+export async function startWarehouse(opts: {
+  port: number;
+  host?: string;
+  dataFile?: string;
+}): Promise<WarehouseServer> {
   const shipments = new Map<string, Shipment>();
   if (opts.dataFile) {
     mkdirSync(dirname(opts.dataFile), { recursive: true });
@@ -109,7 +113,11 @@ export async function startWarehouse(opts: { port: number; host?: string; dataFi
     const path = url.pathname;
     if (req.method === 'GET' && path === '/health') return send(res, 200, { ok: true });
     if (req.method === 'GET' && path === '/admin/stats') {
-      return send(res, 200, { shipmentRequests: stats.shipmentRequests, failedRequests: stats.failedRequests, requestTimes: stats.requestTimes });
+      return send(res, 200, {
+        shipmentRequests: stats.shipmentRequests,
+        failedRequests: stats.failedRequests,
+        requestTimes: stats.requestTimes,
+      });
     }
     if (req.method === 'POST' && path === '/admin/faults') {
       Object.assign(faults, pickFaults(JSON.parse((await readBody(req)) || '{}')));
@@ -138,7 +146,8 @@ export async function startWarehouse(opts: { port: number; host?: string; dataFi
         return send(res, 503, { error: 'warehouse unavailable (injected fault)' });
       }
       const key = req.headers['idempotency-key'];
-      if (typeof key !== 'string' || key.length === 0) return send(res, 400, { error: 'Idempotency-Key header is required' });
+      if (typeof key !== 'string' || key.length === 0)
+        return send(res, 400, { error: 'Idempotency-Key header is required' });
       const body = JSON.parse(text || '{}') as Partial<Shipment>;
       if (typeof body.tenantId !== 'string' || typeof body.orderId !== 'string') {
         return send(res, 400, { error: 'body needs tenantId and orderId strings' });
@@ -166,14 +175,26 @@ export async function startWarehouse(opts: { port: number; host?: string; dataFi
       const key = decodeURIComponent(cancel[1]!);
       const existing = shipments.get(key);
       if (faults.refuseRecalls.includes(key.split('/').at(-1)!)) {
-        return send(res, 409, { error: `recall of ${key} refused: the shipment has left the warehouse (injected fault)` });
+        return send(res, 409, {
+          error: `recall of ${key} refused: the shipment has left the warehouse (injected fault)`,
+        });
       }
       if (!existing) {
         // Burn the key: a shipment request still in flight for it must not dispatch after the recall.
-        persist({ id: '', key, tenantId: '', orderId: '', lines: [], status: 'cancelled', createdAt: new Date().toISOString(), cancelledAt: new Date().toISOString() });
+        persist({
+          id: '',
+          key,
+          tenantId: '',
+          orderId: '',
+          lines: [],
+          status: 'cancelled',
+          createdAt: new Date().toISOString(),
+          cancelledAt: new Date().toISOString(),
+        });
         return send(res, 200, { ...shipments.get(key), existed: false });
       }
-      if (existing.status !== 'cancelled') persist({ ...existing, status: 'cancelled', cancelledAt: new Date().toISOString() });
+      if (existing.status !== 'cancelled')
+        persist({ ...existing, status: 'cancelled', cancelledAt: new Date().toISOString() });
       return send(res, 200, { ...shipments.get(key), existed: existing.id !== '' });
     }
     return send(res, 404, { error: `no route ${req.method} ${path}` });
@@ -199,8 +220,10 @@ function pickFaults(input: Record<string, unknown>): Partial<Faults> {
   if (typeof input.errorRate === 'number') out.errorRate = Math.min(1, Math.max(0, input.errorRate));
   if (typeof input.latencyMs === 'number') out.latencyMs = Math.max(0, input.latencyMs);
   if (typeof input.down === 'boolean') out.down = input.down;
-  if (Array.isArray(input.rejectOrders)) out.rejectOrders = input.rejectOrders.filter((o): o is string => typeof o === 'string');
-  if (Array.isArray(input.refuseRecalls)) out.refuseRecalls = input.refuseRecalls.filter((o): o is string => typeof o === 'string');
+  if (Array.isArray(input.rejectOrders))
+    out.rejectOrders = input.rejectOrders.filter((o): o is string => typeof o === 'string');
+  if (Array.isArray(input.refuseRecalls))
+    out.refuseRecalls = input.refuseRecalls.filter((o): o is string => typeof o === 'string');
   return out;
 }
 

@@ -20,17 +20,32 @@ function codecToken(ctx: CliContext): string {
   const { config } = ctx;
   if (config.CODEC_SERVER_TOKEN !== undefined) return config.CODEC_SERVER_TOKEN;
   if (config.CODEC_SERVER_TOKEN_FILE !== undefined) return readFileSync(config.CODEC_SERVER_TOKEN_FILE, 'utf8').trim();
-  throw new UsageError('the codec server needs a bearer token: set CODEC_SERVER_TOKEN or CODEC_SERVER_TOKEN_FILE (e.g. openssl rand -hex 32)');
+  throw new UsageError(
+    'the codec server needs a bearer token: set CODEC_SERVER_TOKEN or CODEC_SERVER_TOKEN_FILE (e.g. openssl rand -hex 32)',
+  );
 }
 
 export async function codecServerCommand(ctx: CliContext, opts: CodecServerCommandOptions = {}): Promise<void> {
   const { config, out } = ctx;
   const keys = config.payloadEncryption;
-  if (!keys) throw new UsageError('the codec server needs the payload encryption keys: set PAYLOAD_ENCRYPTION_KEYS or PAYLOAD_ENCRYPTION_KEYS_FILE');
+  if (!keys)
+    throw new UsageError(
+      'the codec server needs the payload encryption keys: set PAYLOAD_ENCRYPTION_KEYS or PAYLOAD_ENCRYPTION_KEYS_FILE',
+    );
   const token = codecToken(ctx);
   const corsOrigins = config.CODEC_SERVER_CORS_ORIGINS ?? [new URL(config.TEMPORAL_UI_URL).origin];
-  const server = await startCodecServer({ keys, token, corsOrigins, port: opts.port ?? config.CODEC_SERVER_PORT, host: config.CODEC_SERVER_HOST, logger: ctx.logger });
-  println(out, `codec server listening on ${server.url} (POST /decode, /encode; keys ${keys.describe()}; CORS origins ${corsOrigins.join(', ')})`);
+  const server = await startCodecServer({
+    keys,
+    token,
+    corsOrigins,
+    port: opts.port ?? config.CODEC_SERVER_PORT,
+    host: config.CODEC_SERVER_HOST,
+    logger: ctx.logger,
+  });
+  println(
+    out,
+    `codec server listening on ${server.url} (POST /decode, /encode; keys ${keys.describe()}; CORS origins ${corsOrigins.join(', ')})`,
+  );
   opts.onListening?.(server);
   let onTerm: (() => void) | undefined;
   await new Promise<void>((resolve) => {

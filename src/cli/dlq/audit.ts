@@ -15,7 +15,8 @@ export const OPERATOR_EXPECTED = 'a name of 1–128 characters without control c
 export function operatorName(value: string): string {
   const v = value.trim();
   // eslint-disable-next-line no-control-regex
-  if (v === '' || v.length > 128 || /[\u0000-\u001f\u007f-\u009f]/.test(v)) throw new InvalidArgumentError(`expected ${OPERATOR_EXPECTED}.`);
+  if (v === '' || v.length > 128 || /[\u0000-\u001f\u007f-\u009f]/.test(v))
+    throw new InvalidArgumentError(`expected ${OPERATOR_EXPECTED}.`);
   return v;
 }
 

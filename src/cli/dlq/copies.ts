@@ -98,7 +98,11 @@ export interface DeadLetterSummary extends DlqSummary {
 }
 
 export function summarizeCopies(g: DeadLetterCopies): DeadLetterSummary {
-  return { ...summarize(g.deadLetter), copies: 1 + g.copies.length, copyPositions: g.copies.map((c) => formatPosition(c.partition, c.offset)) };
+  return {
+    ...summarize(g.deadLetter),
+    copies: 1 + g.copies.length,
+    copyPositions: g.copies.map((c) => formatPosition(c.partition, c.offset)),
+  };
 }
 
 /** Copies folded into their dead letters: records that are not the first-written copy of their origin. */

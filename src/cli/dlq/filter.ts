@@ -17,7 +17,11 @@ export function matches(f: DlqFilter, record: DlqRecord): boolean {
   const at = failedAt(record).getTime();
   if (f.since && at < f.since.getTime()) return false;
   if (f.until && at >= f.until.getTime()) return false;
-  if (f.errorClass !== undefined && header(record, DLQ_HEADERS.errorClass)?.toLowerCase() !== f.errorClass.toLowerCase()) return false;
+  if (
+    f.errorClass !== undefined &&
+    header(record, DLQ_HEADERS.errorClass)?.toLowerCase() !== f.errorClass.toLowerCase()
+  )
+    return false;
   if (f.tenant !== undefined && header(record, DLQ_HEADERS.tenantId) !== f.tenant) return false;
   return true;
 }

@@ -74,15 +74,25 @@ export async function readLedger(kafka: Kafka, topic: string, clientId?: string)
 /** Creates the ledger topic unless it exists: compacted, one partition, so entries of one key stay in order. */
 export async function ensureLedger(kafka: Kafka, topic: string): Promise<void> {
   await withAdmin(kafka, async (admin) => {
-    if (!(await admin.topicExists(topic))) await admin.createTopic(topic, { partitions: 1, config: { 'cleanup.policy': 'compact' } });
+    if (!(await admin.topicExists(topic)))
+      await admin.createTopic(topic, { partitions: 1, config: { 'cleanup.policy': 'compact' } });
   });
 }
 
-export async function recordRedrive(sender: RecordSender, topic: string, key: string, entry: LedgerEntry): Promise<void> {
+export async function recordRedrive(
+  sender: RecordSender,
+  topic: string,
+  key: string,
+  entry: LedgerEntry,
+): Promise<void> {
   await sender.send(topic, [{ key, value: JSON.stringify(entry) }]);
 }
 
 /** Removes the entries of `keys` (tombstones). */
 export async function forgetRedrives(sender: RecordSender, topic: string, keys: string[]): Promise<void> {
-  if (keys.length > 0) await sender.send(topic, keys.map((key) => ({ key, value: null })));
+  if (keys.length > 0)
+    await sender.send(
+      topic,
+      keys.map((key) => ({ key, value: null })),
+    );
 }

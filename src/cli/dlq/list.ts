@@ -9,7 +9,14 @@
 import type { CliContext } from '../context.js';
 import { cliKafka } from '../kafka.js';
 import { describeFilter, matches, type DlqFilter } from './filter.js';
-import { allCopies, describeFolded, foldedCount, groupCopies, summarizeCopies, type DeadLetterSummary } from './copies.js';
+import {
+  allCopies,
+  describeFolded,
+  foldedCount,
+  groupCopies,
+  summarizeCopies,
+  type DeadLetterSummary,
+} from './copies.js';
 import { readDlq } from './reader.js';
 import { eprintln, println } from '../output.js';
 import { Redactor } from '../redact.js';
@@ -83,7 +90,11 @@ export async function dlqList(ctx: CliContext, opts: DlqListOptions = {}): Promi
       s.eventId ?? '-',
       truncate(s.errorMessage ?? '-', 60),
     ]);
-    for (const line of formatTable(['POSITION', 'COPIES', 'FAILED AT', 'ERROR CLASS', 'TENANT', 'EVENT ID', 'ERROR'], rows)) println(out, line);
+    for (const line of formatTable(
+      ['POSITION', 'COPIES', 'FAILED AT', 'ERROR CLASS', 'TENANT', 'EVENT ID', 'ERROR'],
+      rows,
+    ))
+      println(out, line);
   }
   println(out, footer(result, filter, skip, limit));
   return result;

@@ -19,8 +19,10 @@ export interface DlqPurgeOptions {
 const FUTURE_SLACK_MS = 5_000;
 
 export function checkPurgeOptions(opts: DlqPurgeOptions, now: number = Date.now()): void {
-  if (!(opts.before instanceof Date) || Number.isNaN(opts.before.getTime())) throw new UsageError('--before: expected a time');
-  if (opts.yes && opts.dryRun) throw new UsageError('--yes and --dry-run contradict each other: a purge is a dry run unless --yes is given');
+  if (!(opts.before instanceof Date) || Number.isNaN(opts.before.getTime()))
+    throw new UsageError('--before: expected a time');
+  if (opts.yes && opts.dryRun)
+    throw new UsageError('--yes and --dry-run contradict each other: a purge is a dry run unless --yes is given');
   if (opts.before.getTime() > now + FUTURE_SLACK_MS) {
     throw new UsageError(
       `--before ${opts.before.toISOString()} is in the future: a purge deletes records written before a past time (--before now selects every record written so far)`,

@@ -65,8 +65,20 @@ export async function dlqPurge(ctx: CliContext, opts: DlqPurgeOptions): Promise<
   const startedAt = new Date();
   const topic = config.DLQ_TOPIC;
   const result: PurgeResult = {
-    dryRun, topic, before: opts.before.toISOString(), operator, ranges: [], records: 0, deadLetters: 0, oldest: null, newest: null,
-    byErrorClass: {}, kept: 0, keptOlder: 0, neverRedriven: 0, ledgerForgotten: 0,
+    dryRun,
+    topic,
+    before: opts.before.toISOString(),
+    operator,
+    ranges: [],
+    records: 0,
+    deadLetters: 0,
+    oldest: null,
+    newest: null,
+    byErrorClass: {},
+    kept: 0,
+    keptOlder: 0,
+    neverRedriven: 0,
+    ledgerForgotten: 0,
   };
   const entry = (extra: Record<string, unknown> = {}) => ({
     audit: 'dlq purge',
@@ -77,8 +89,13 @@ export async function dlqPurge(ctx: CliContext, opts: DlqPurgeOptions): Promise<
     selection: { before: result.before },
     ranges: ranges(result.ranges),
     outcome: {
-      records: result.records, deadLetters: result.deadLetters, byErrorClass: result.byErrorClass, neverRedriven: result.neverRedriven, kept: result.kept,
-      ledgerForgotten: result.ledgerForgotten, deleted: !dryRun && result.lowAfter !== undefined,
+      records: result.records,
+      deadLetters: result.deadLetters,
+      byErrorClass: result.byErrorClass,
+      neverRedriven: result.neverRedriven,
+      kept: result.kept,
+      ledgerForgotten: result.ledgerForgotten,
+      deleted: !dryRun && result.lowAfter !== undefined,
     },
     ...extra,
   });
@@ -97,13 +114,20 @@ async function purge(ctx: CliContext, opts: DlqPurgeOptions, result: PurgeResult
   const { topic, dryRun } = result;
   const kafka = cliKafka(ctx);
   const clientId = `${config.KAFKA_CLIENT_ID}-cli`;
-  const { partitions, cut } = await withAdmin(kafka, async (admin) => ({ partitions: await topicPartitions(admin, topic), cut: await admin.offsetsAt(topic, opts.before) }));
-  // The cut of each partition: the first offset written at or after the time, within what the partition holds now.
-  const cuts = new Map(partitions.map((p) => {
-    const at = cut.get(p.partition) ?? p.high;
-    return [p.partition, at < p.low ? p.low : at > p.high ? p.high : at] as const;
+  const { partitions, cut } = await withAdmin(kafka, async (admin) => ({
+    partitions: await topicPartitions(admin, topic),
+    cut: await admin.offsetsAt(topic, opts.before),
   }));
-  result.ranges = partitions.filter((p) => cuts.get(p.partition)! > p.low).map((p) => ({ partition: p.partition, from: p.low.toString(), to: cuts.get(p.partition)!.toString() }));
+  // The cut of each partition: the first offset written at or after the time, within what the partition holds now.
+  const cuts = new Map(
+    partitions.map((p) => {
+      const at = cut.get(p.partition) ?? p.high;
+      return [p.partition, at < p.low ? p.low : at > p.high ? p.high : at] as const;
+    }),
+  );
+  result.ranges = partitions
+    .filter((p) => cuts.get(p.partition)! > p.low)
+    .map((p) => ({ partition: p.partition, from: p.low.toString(), to: cuts.get(p.partition)!.toString() }));
 
   const all = (await readDlq({ kafka, topic, clientId, headersOnly: true })).records;
   const doomed = (r: DlqRecord) => BigInt(r.offset) < (cuts.get(r.partition) ?? 0n);
@@ -135,13 +159,20 @@ async function purge(ctx: CliContext, opts: DlqPurgeOptions, result: PurgeResult
   result.ledgerForgotten = forget.length;
 
   if (gone.length === 0) {
-    println(out, `nothing to purge: no partition of ${topic} starts with records written before ${result.before}` +
-      (result.keptOlder > 0 ? ` (${result.keptOlder} record(s) written before it sit behind later ones: Kafka deletes only a prefix of a partition)` : ''));
+    println(
+      out,
+      `nothing to purge: no partition of ${topic} starts with records written before ${result.before}` +
+        (result.keptOlder > 0
+          ? ` (${result.keptOlder} record(s) written before it sit behind later ones: Kafka deletes only a prefix of a partition)`
+          : ''),
+    );
     return;
   }
 
   if (!dryRun) {
-    const low = await withAdmin(kafka, (admin) => admin.deleteRecordsBefore(topic, new Map(result.ranges.map((r) => [r.partition, BigInt(r.to)]))));
+    const low = await withAdmin(kafka, (admin) =>
+      admin.deleteRecordsBefore(topic, new Map(result.ranges.map((r) => [r.partition, BigInt(r.to)]))),
+    );
     result.lowAfter = Object.fromEntries([...low].map(([p, o]) => [p, o.toString()]));
     if (forget.length > 0) {
       const sender = createSender(kafka);
@@ -156,7 +187,9 @@ async function purge(ctx: CliContext, opts: DlqPurgeOptions, result: PurgeResult
   const head = dryRun
     ? `would purge ${result.records} record(s) of ${topic} written before ${result.before}: ${ranges(result.ranges)}`
     : `purged ${result.records} record(s) of ${topic} written before ${result.before}: ${ranges(result.ranges)}; ` +
-      Object.entries(result.lowAfter!).map(([p, o]) => `partition ${p} now starts at offset ${o}`).join(', ');
+      Object.entries(result.lowAfter!)
+        .map(([p, o]) => `partition ${p} now starts at offset ${o}`)
+        .join(', ');
   const folded = result.records - result.deadLetters;
   const rows: [string, string][] = [
     ['dead letters', `${result.deadLetters}${folded > 0 ? ` (${describeFolded(folded)})` : ''}`],
@@ -170,9 +203,18 @@ async function purge(ctx: CliContext, opts: DlqPurgeOptions, result: PurgeResult
         `${result.keptOlder > 0 ? `; ${result.keptOlder} of them written before it: Kafka deletes only a prefix of a partition` : ''})`,
     ],
   ];
-  if (result.ledgerForgotten > 0) rows.push(['redrive ledger', `${result.ledgerForgotten} entr${result.ledgerForgotten === 1 ? 'y' : 'ies'} of purged dead letters ${dryRun ? 'would be ' : ''}removed`]);
+  if (result.ledgerForgotten > 0)
+    rows.push([
+      'redrive ledger',
+      `${result.ledgerForgotten} entr${result.ledgerForgotten === 1 ? 'y' : 'ies'} of purged dead letters ${dryRun ? 'would be ' : ''}removed`,
+    ]);
   const width = Math.max(...rows.map(([k]) => k.length));
   println(out, head);
   for (const [k, v] of rows) println(out, `  ${k.padEnd(width)}  ${v}`);
-  println(out, dryRun ? 'dry run: nothing was deleted; add --yes to delete these records' : `deleted ${result.records} record(s) for good`);
+  println(
+    out,
+    dryRun
+      ? 'dry run: nothing was deleted; add --yes to delete these records'
+      : `deleted ${result.records} record(s) for good`,
+  );
 }

@@ -44,7 +44,10 @@ export async function readDlq(opts: DlqReadOptions): Promise<DlqReadResult> {
   if (opts.positions) {
     for (const pos of opts.positions) {
       const p = partitions.find((x) => x.partition === pos.partition);
-      if (!p) throw new NotFoundError(`no record at ${formatPosition(pos.partition, pos.offset)}: ${opts.topic} has partitions 0–${partitions.length - 1}`);
+      if (!p)
+        throw new NotFoundError(
+          `no record at ${formatPosition(pos.partition, pos.offset)}: ${opts.topic} has partitions 0–${partitions.length - 1}`,
+        );
       if (pos.offset < p.low || pos.offset >= p.high) {
         throw new NotFoundError(
           `no record at ${formatPosition(pos.partition, pos.offset)}: partition ${p.partition} of ${opts.topic} holds ` +
@@ -80,7 +83,12 @@ export async function readDlq(opts: DlqReadOptions): Promise<DlqReadResult> {
       if (wanted && !wanted.has(formatPosition(partition, r.offset))) return;
       if (record.value !== null) {
         const keyId = headerString(record.headers, DLQ_HEADERS.valueKeyId);
-        record.value = decryptDeadLetterValue(record.value, record.headers, opts.encryption, `dead letter ${formatPosition(partition, r.offset)} of ${opts.topic}`);
+        record.value = decryptDeadLetterValue(
+          record.value,
+          record.headers,
+          opts.encryption,
+          `dead letter ${formatPosition(partition, r.offset)} of ${opts.topic}`,
+        );
         if (keyId !== undefined) record.decryptedWith = keyId;
       }
       scanned += 1;
@@ -92,6 +100,10 @@ export async function readDlq(opts: DlqReadOptions): Promise<DlqReadResult> {
     const missing = [...wanted].find((w) => !got.has(w));
     if (missing) throw new NotFoundError(`no record at ${missing} in ${opts.topic} (the offset holds no data record)`);
   }
-  records.sort((a, b) => a.partition - b.partition || (BigInt(a.offset) < BigInt(b.offset) ? -1 : BigInt(a.offset) > BigInt(b.offset) ? 1 : 0));
+  records.sort(
+    (a, b) =>
+      a.partition - b.partition ||
+      (BigInt(a.offset) < BigInt(b.offset) ? -1 : BigInt(a.offset) > BigInt(b.offset) ? 1 : 0),
+  );
   return { records, scanned };
 }

@@ -74,7 +74,10 @@ export function summarize(record: DlqRecord): DlqSummary {
     eventId: h(DLQ_HEADERS.eventId),
     correlationId: h(DLQ_HEADERS.correlationId),
     originalTopic: h(DLQ_HEADERS.topic),
-    originalPosition: originalPartition !== null && originalOffset !== null ? formatPosition(Number(originalPartition), originalOffset) : null,
+    originalPosition:
+      originalPartition !== null && originalOffset !== null
+        ? formatPosition(Number(originalPartition), originalOffset)
+        : null,
     consumerGroup: h(DLQ_HEADERS.group),
     attempts: Number.isFinite(attempts) && h(DLQ_HEADERS.attempts) !== null ? attempts : null,
   };

@@ -36,7 +36,16 @@ import { formatPosition, type Position } from '../position.js';
 import { displayText } from '../redact.js';
 import { TokenBucket, type Clock } from '../token-bucket.js';
 import { audit, defaultOperator } from './audit.js';
-import { allCopies, describeFolded, describeOrigin, groupCopies, originOf, summarizeCopies, type DeadLetterCopies, type DeadLetterSummary } from './copies.js';
+import {
+  allCopies,
+  describeFolded,
+  describeOrigin,
+  groupCopies,
+  originOf,
+  summarizeCopies,
+  type DeadLetterCopies,
+  type DeadLetterSummary,
+} from './copies.js';
 import { describeFilter, matches, type DlqFilter } from './filter.js';
 import { ensureLedger, ledgerKey, ledgerTopicOf, readLedger, recordRedrive, type LedgerEntry } from './ledger.js';
 import { readDlq } from './reader.js';
@@ -117,9 +126,16 @@ export function unredrivable(record: DlqRecord): string | undefined {
  */
 export function historyOf(record: DlqRecord): RedriveHistory {
   const attemptsText = header(record, DLQ_HEADERS.attempts);
-  const attempts = attemptsText !== undefined && /^\d{1,7}$/.test(attemptsText) && Number(attemptsText) >= 1 ? Number(attemptsText) : 1;
+  const attempts =
+    attemptsText !== undefined && /^\d{1,7}$/.test(attemptsText) && Number(attemptsText) >= 1
+      ? Number(attemptsText)
+      : 1;
   const first = Date.parse(header(record, DLQ_HEADERS.firstFailure) ?? '');
-  return { attempts, firstFailureAt: Number.isNaN(first) ? failedAt(record) : new Date(first), from: formatPosition(record.partition, record.offset) };
+  return {
+    attempts,
+    firstFailureAt: Number.isNaN(first) ? failedAt(record) : new Date(first),
+    from: formatPosition(record.partition, record.offset),
+  };
 }
 
 /**
@@ -140,7 +156,13 @@ export function redriveHeaders(record: DlqRecord): RecordHeaders {
 export function revalidate(record: DlqRecord, target: string): Classified {
   const partition = Number(header(record, DLQ_HEADERS.partition) ?? 0);
   return classify(
-    { key: record.key, value: record.value, headers: redriveHeaders(record), offset: record.offset, timestamp: record.timestamp },
+    {
+      key: record.key,
+      value: record.value,
+      headers: redriveHeaders(record),
+      offset: record.offset,
+      timestamp: record.timestamp,
+    },
     target,
     Number.isSafeInteger(partition) ? partition : 0,
   );
@@ -159,7 +181,8 @@ export async function dlqRedrive(ctx: CliContext, opts: DlqRedriveOptions): Prom
   const { config, out } = ctx;
   checkSelection(opts);
   const rate = opts.rate ?? DEFAULT_REDRIVE_RATE;
-  if (!(rate > 0) || !Number.isFinite(rate)) throw new UsageError(`--rate: expected a number of records per second > 0, got ${rate}`);
+  if (!(rate > 0) || !Number.isFinite(rate))
+    throw new UsageError(`--rate: expected a number of records per second > 0, got ${rate}`);
   const dryRun = opts.dryRun ?? false;
   const force = opts.force ?? false;
   const again = opts.again ?? false;
@@ -168,7 +191,18 @@ export async function dlqRedrive(ctx: CliContext, opts: DlqRedriveOptions): Prom
   const target = config.ORDERS_TOPIC;
   const ledgerTopic = ledgerTopicOf(config.DLQ_TOPIC);
   const filter = opts.filter ?? {};
-  const result: RedriveResult = { dryRun, operator, ledgerTopic, selected: [], sent: [], planned: [], skipped: [], alreadyRedriven: [], refused: [], folded: [] };
+  const result: RedriveResult = {
+    dryRun,
+    operator,
+    ledgerTopic,
+    selected: [],
+    sent: [],
+    planned: [],
+    skipped: [],
+    alreadyRedriven: [],
+    refused: [],
+    folded: [],
+  };
   const auditEntry = (extra: Record<string, unknown> = {}) => ({
     audit: 'dlq redrive',
     at: startedAt.toISOString(),
@@ -176,7 +210,11 @@ export async function dlqRedrive(ctx: CliContext, opts: DlqRedriveOptions): Prom
     dlqTopic: config.DLQ_TOPIC,
     target,
     dryRun,
-    selection: opts.ids?.length ? { ids: opts.ids.map((p) => formatPosition(p.partition, p.offset)) } : opts.all ? { all: true } : { filter: describeFilter(filter) },
+    selection: opts.ids?.length
+      ? { ids: opts.ids.map((p) => formatPosition(p.partition, p.offset)) }
+      : opts.all
+        ? { all: true }
+        : { filter: describeFilter(filter) },
     force,
     again,
     rate,
@@ -220,12 +258,21 @@ async function run(ctx: CliContext, opts: DlqRedriveOptions, p: RunPlan): Promis
   const { rate, dryRun, force, again, target, result } = p;
   const kafka = cliKafka(ctx);
   // Values come back decrypted (reader.ts): a redriven record carries the original bytes.
-  const read = { kafka, topic: config.DLQ_TOPIC, clientId: `${config.KAFKA_CLIENT_ID}-cli`, encryption: config.payloadEncryption };
+  const read = {
+    kafka,
+    topic: config.DLQ_TOPIC,
+    clientId: `${config.KAFKA_CLIENT_ID}-cli`,
+    encryption: config.payloadEncryption,
+  };
   const ledger = await readLedger(kafka, p.ledgerTopic, read.clientId);
   const recorded = (g: DeadLetterCopies) => (again ? undefined : ledger.get(ledgerKey(g.deadLetter)));
   const groups = opts.ids?.length
     ? groupCopies((await readDlq({ ...read, positions: dedupe(opts.ids) })).records)
-    : await selectGroups(read, opts.all ? undefined : p.filter, (g) => unredrivable(g.deadLetter) === undefined && recorded(g) === undefined);
+    : await selectGroups(
+        read,
+        opts.all ? undefined : p.filter,
+        (g) => unredrivable(g.deadLetter) === undefined && recorded(g) === undefined,
+      );
   result.selected = groups.map(summarizeCopies);
   result.folded = result.selected.flatMap((s) => s.copyPositions);
   if (groups.length === 0) {
@@ -233,16 +280,29 @@ async function run(ctx: CliContext, opts: DlqRedriveOptions, p: RunPlan): Promis
     return;
   }
 
-  const plan = groups.map((g, i) => ({ record: g.deadLetter, summary: result.selected[i]!, step: stepOf(g, recorded(g), target, force) }));
+  const plan = groups.map((g, i) => ({
+    record: g.deadLetter,
+    summary: result.selected[i]!,
+    step: stepOf(g, recorded(g), target, force),
+  }));
   for (const { summary: s, step } of plan) {
     if (step.kind === 'no-value') result.skipped.push({ position: s.position, reason: step.reason });
-    else if (step.kind === 'already') result.alreadyRedriven.push({ position: s.position, at: step.entry.at, operator: step.entry.operator, to: step.entry.to });
-    else if (step.kind === 'refuse') result.refused.push({ position: s.position, field: step.field, reason: step.reason });
+    else if (step.kind === 'already')
+      result.alreadyRedriven.push({
+        position: s.position,
+        at: step.entry.at,
+        operator: step.entry.operator,
+        to: step.entry.to,
+      });
+    else if (step.kind === 'refuse')
+      result.refused.push({ position: s.position, field: step.field, reason: step.reason });
     else result.planned.push({ position: s.position, verdict: step.verdict, forced: step.verdict === 'malformed' });
   }
   const describe = (r: DlqRecord, s: DeadLetterSummary) =>
     `key=${r.key === null ? '(none)' : displayText(r.key)} event=${s.eventId ?? '-'} tenant=${s.tenantId ?? '-'} error=${s.errorClass ?? '-'}` +
-    (s.copyPositions.length > 0 ? `  ${s.copyPositions.length === 1 ? 'copy' : 'copies'} ${s.copyPositions.join(',')} not sent` : '');
+    (s.copyPositions.length > 0
+      ? `  ${s.copyPositions.length === 1 ? 'copy' : 'copies'} ${s.copyPositions.join(',')} not sent`
+      : '');
   const would = (word: string, past: string) => (dryRun ? `would ${word}` : past);
   const notSentLine = (s: DeadLetterSummary, step: Exclude<Step, { kind: 'send' }>) => {
     if (step.kind === 'no-value') return `${would('skip', 'skipped')} ${s.position}: ${step.reason}`;
@@ -256,26 +316,50 @@ async function run(ctx: CliContext, opts: DlqRedriveOptions, p: RunPlan): Promis
     const extras: string[] = [];
     if (result.folded.length > 0) extras.push(describeFolded(result.folded.length));
     if (result.skipped.length > 0) extras.push(`${result.skipped.length} skipped (no value in the DLQ)`);
-    if (result.alreadyRedriven.length > 0) extras.push(`${result.alreadyRedriven.length} skipped as already redriven (--again sends ${them(result.alreadyRedriven.length)} again)`);
-    if (result.refused.length > 0) extras.push(`${result.refused.length} refused as still malformed (--force sends ${them(result.refused.length)} anyway)`);
+    if (result.alreadyRedriven.length > 0)
+      extras.push(
+        `${result.alreadyRedriven.length} skipped as already redriven (--again sends ${them(result.alreadyRedriven.length)} again)`,
+      );
+    if (result.refused.length > 0)
+      extras.push(
+        `${result.refused.length} refused as still malformed (--force sends ${them(result.refused.length)} anyway)`,
+      );
     const count = (v: Verdict) => result.planned.filter((x) => x.verdict === v).length;
     const [valid, unknown, forced] = [count('order-event'), count('unknown-type'), count('malformed')];
-    if (sent > 0 && forced > 0) extras.push(`${forced} forced though malformed: the bridge will dead-letter ${them(forced)} again, attempts and first failure carried forward`);
+    if (sent > 0 && forced > 0)
+      extras.push(
+        `${forced} forced though malformed: the bridge will dead-letter ${them(forced)} again, attempts and first failure carried forward`,
+      );
     if (sent > 0 && unknown > 0) extras.push(`${unknown} of an unknown type: the bridge will ignore ${them(unknown)}`);
-    if (!dryRun && valid > 0) extras.push(valid === sent ? 'duplicates are absorbed downstream by event id' : `duplicates of the ${valid} valid event(s) are absorbed downstream by event id`);
+    if (!dryRun && valid > 0)
+      extras.push(
+        valid === sent
+          ? 'duplicates are absorbed downstream by event id'
+          : `duplicates of the ${valid} valid event(s) are absorbed downstream by event id`,
+      );
     return extras.map((e) => `; ${e}`).join('');
   };
 
   if (dryRun || sending === 0) {
     for (const { record: r, summary: s, step } of plan) {
-      println(out, step.kind === 'send' ? `would redrive ${s.position} → ${target}  ${describe(r, s)}${step.note}` : notSentLine(s, step));
+      println(
+        out,
+        step.kind === 'send'
+          ? `would redrive ${s.position} → ${target}  ${describe(r, s)}${step.note}`
+          : notSentLine(s, step),
+      );
     }
-    if (dryRun) println(out, `dry run: ${sending} dead letter(s) would be redriven to ${target} at ≤ ${rate}/s${summaryOf(sending)}; nothing was sent`);
+    if (dryRun)
+      println(
+        out,
+        `dry run: ${sending} dead letter(s) would be redriven to ${target} at ≤ ${rate}/s${summaryOf(sending)}; nothing was sent`,
+      );
     else println(out, `redrove 0 dead letter(s) to ${target}${summaryOf(0)}`);
     return;
   }
 
-  if (!(await withAdmin(kafka, (admin) => admin.topicExists(target)))) throw new NotFoundError(`topic ${target} (ORDERS_TOPIC) does not exist on the brokers`);
+  if (!(await withAdmin(kafka, (admin) => admin.topicExists(target))))
+    throw new NotFoundError(`topic ${target} (ORDERS_TOPIC) does not exist on the brokers`);
   await ensureLedger(kafka, p.ledgerTopic);
   // Idempotent: a retried request never writes a second copy.
   const sender = createSender(kafka, { idempotent: true });
@@ -309,7 +393,10 @@ async function run(ctx: CliContext, opts: DlqRedriveOptions, p: RunPlan): Promis
   } finally {
     await sender.disconnect();
   }
-  println(out, `redrove ${result.sent.length} dead letter(s) to ${target} at ≤ ${rate}/s${summaryOf(result.sent.length)}`);
+  println(
+    out,
+    `redrove ${result.sent.length} dead letter(s) to ${target} at ≤ ${rate}/s${summaryOf(result.sent.length)}`,
+  );
 }
 
 /** The step for one dead letter: skipped (no value, or redriven already), refused (still malformed) or sent. */
@@ -319,7 +406,12 @@ function stepOf(g: DeadLetterCopies, recorded: LedgerEntry | undefined, target: 
   if (recorded) return { kind: 'already', entry: recorded };
   const verdict = revalidate(g.deadLetter, target);
   if (verdict.kind === 'order-event') return { kind: 'send', verdict: 'order-event', note: '' };
-  if (verdict.kind === 'unknown-type') return { kind: 'send', verdict: 'unknown-type', note: `  type ${displayText(verdict.type)} is unknown to the bridge: it will be ignored` };
+  if (verdict.kind === 'unknown-type')
+    return {
+      kind: 'send',
+      verdict: 'unknown-type',
+      note: `  type ${displayText(verdict.type)} is unknown to the bridge: it will be ignored`,
+    };
   const field = verdict.error instanceof MalformedEventError ? verdict.error.field : '';
   if (!force) return { kind: 'refuse', field, reason: verdict.error.message };
   return { kind: 'send', verdict: 'malformed', note: `  forced: still malformed (${verdict.error.message})` };
@@ -336,11 +428,20 @@ async function selectGroups(
   needsValue: (g: DeadLetterCopies) => boolean,
 ): Promise<DeadLetterCopies[]> {
   const index = await readDlq({ ...read, headersOnly: true });
-  const groups = groupCopies(index.records).filter((g) => filter === undefined || allCopies(g).some((r) => matches(filter, r)));
-  const wanted = groups.filter(needsValue).map((g) => ({ partition: g.deadLetter.partition, offset: BigInt(g.deadLetter.offset) }));
+  const groups = groupCopies(index.records).filter(
+    (g) => filter === undefined || allCopies(g).some((r) => matches(filter, r)),
+  );
+  const wanted = groups
+    .filter(needsValue)
+    .map((g) => ({ partition: g.deadLetter.partition, offset: BigInt(g.deadLetter.offset) }));
   if (wanted.length === 0) return groups;
-  const full = new Map((await readDlq({ ...read, positions: wanted })).records.map((r) => [formatPosition(r.partition, r.offset), r]));
-  return groups.map((g) => ({ ...g, deadLetter: full.get(formatPosition(g.deadLetter.partition, g.deadLetter.offset)) ?? g.deadLetter }));
+  const full = new Map(
+    (await readDlq({ ...read, positions: wanted })).records.map((r) => [formatPosition(r.partition, r.offset), r]),
+  );
+  return groups.map((g) => ({
+    ...g,
+    deadLetter: full.get(formatPosition(g.deadLetter.partition, g.deadLetter.offset)) ?? g.deadLetter,
+  }));
 }
 
 function dedupe(ids: Position[]): Position[] {

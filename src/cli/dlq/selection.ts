@@ -25,8 +25,14 @@ export function checkSelection(opts: DlqSelection): void {
   const ids = (opts.ids?.length ?? 0) > 0;
   const filtered = opts.filter !== undefined && !isEmptyFilter(opts.filter);
   if (!ids && !filtered && !opts.all) {
-    throw new UsageError('choose what to redrive: --id <partition:offset> (repeatable), filters (--since, --until, --error-class, --tenant), or --all');
+    throw new UsageError(
+      'choose what to redrive: --id <partition:offset> (repeatable), filters (--since, --until, --error-class, --tenant), or --all',
+    );
   }
-  if (ids && (filtered || opts.all)) throw new UsageError('--id cannot be combined with filters or --all: it already names the records');
-  if (opts.all && filtered) throw new UsageError('--all cannot be combined with filters (--since, --until, --error-class, --tenant): drop --all to redrive what they select');
+  if (ids && (filtered || opts.all))
+    throw new UsageError('--id cannot be combined with filters or --all: it already names the records');
+  if (opts.all && filtered)
+    throw new UsageError(
+      '--all cannot be combined with filters (--since, --until, --error-class, --tenant): drop --all to redrive what they select',
+    );
 }

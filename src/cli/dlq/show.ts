@@ -13,7 +13,14 @@ import { headerTexts } from './record.js';
 import { DLQ_HEADERS } from '../../dlq/dead-letter.js';
 import { println } from '../output.js';
 import { formatPosition, type Position } from '../position.js';
-import { DEFAULT_REDACT_FIELDS, displayText, PREVIEW_BYTES, Redactor, viewPayload, type PayloadView } from '../redact.js';
+import {
+  DEFAULT_REDACT_FIELDS,
+  displayText,
+  PREVIEW_BYTES,
+  Redactor,
+  viewPayload,
+  type PayloadView,
+} from '../redact.js';
 
 export interface DlqShowOptions {
   position: Position;
@@ -48,7 +55,13 @@ export async function dlqShow(ctx: CliContext, opts: DlqShowOptions): Promise<Dl
   const { config, out } = ctx;
   const redactor = new Redactor(opts.redactFields ?? DEFAULT_REDACT_FIELDS);
   const reveal = opts.reveal ?? false;
-  const { records } = await readDlq({ kafka: cliKafka(ctx), topic: config.DLQ_TOPIC, clientId: `${config.KAFKA_CLIENT_ID}-cli`, positions: [opts.position], encryption: config.payloadEncryption });
+  const { records } = await readDlq({
+    kafka: cliKafka(ctx),
+    topic: config.DLQ_TOPIC,
+    clientId: `${config.KAFKA_CLIENT_ID}-cli`,
+    positions: [opts.position],
+    encryption: config.payloadEncryption,
+  });
   const record = records[0]!;
   const position = formatPosition(opts.position.partition, opts.position.offset);
   let firstWritten = position;
@@ -97,7 +110,9 @@ function render(r: DlqShowResult, redactor: Redactor): string[] {
   const lines = [`dead letter ${r.position} in ${r.topic}, written ${r.writtenAt}`];
   if (r.copies > 1) lines.push(`copies   ${copiesLine(r)}`);
   lines.push(`key      ${r.key ?? '(none)'}`, 'headers');
-  const entries = Object.entries(r.headers).flatMap(([k, v]) => (Array.isArray(v) ? v.map((x) => [k, x] as const) : [[k, v] as const]));
+  const entries = Object.entries(r.headers).flatMap(([k, v]) =>
+    Array.isArray(v) ? v.map((x) => [k, x] as const) : [[k, v] as const],
+  );
   const width = Math.max(0, ...entries.map(([k]) => k.length));
   for (const [k, v] of entries) lines.push(`  ${k.padEnd(width)}  ${v}`);
   if (entries.length === 0) lines.push('  (none)');
@@ -113,7 +128,9 @@ function render(r: DlqShowResult, redactor: Redactor): string[] {
     );
   } else if (p.encoding === 'empty') lines.push('payload  empty (no value)');
   else if (p.encoding === 'bytes') {
-    lines.push(`payload  not JSON, ${p.size} bytes${stored(r)}; ${p.truncated ? `first ${PREVIEW_BYTES} shown escaped (--reveal shows all)` : 'shown escaped'}`);
+    lines.push(
+      `payload  not JSON, ${p.size} bytes${stored(r)}; ${p.truncated ? `first ${PREVIEW_BYTES} shown escaped (--reveal shows all)` : 'shown escaped'}`,
+    );
     lines.push(`  "${p.preview}${p.truncated ? '…' : ''}"`);
   } else {
     const note = r.revealed
@@ -121,7 +138,8 @@ function render(r: DlqShowResult, redactor: Redactor): string[] {
       : p.redacted.length > 0
         ? `values of ${p.redacted.join(', ')} redacted (--reveal shows them)`
         : `nothing to redact (redacting ${redactor.fieldNames.join(', ')})`;
-    const form = first(DLQ_HEADERS.valueForm) === 'validated-event' ? ' (the event as validated, re-encoded by the workflow)' : '';
+    const form =
+      first(DLQ_HEADERS.valueForm) === 'validated-event' ? ' (the event as validated, re-encoded by the workflow)' : '';
     lines.push(`payload  JSON, ${p.size} bytes${form}${stored(r)}; ${note}`);
     for (const l of JSON.stringify(p.value, null, 2).split('\n')) lines.push(`  ${l}`);
   }
@@ -129,7 +147,8 @@ function render(r: DlqShowResult, redactor: Redactor): string[] {
 }
 
 /** How the value was stored, when encrypted. */
-const stored = (r: DlqShowResult) => (r.decryptedWith === null ? '' : ` (stored encrypted with key ${r.decryptedWith}, decrypted)`);
+const stored = (r: DlqShowResult) =>
+  r.decryptedWith === null ? '' : ` (stored encrypted with key ${r.decryptedWith}, decrypted)`;
 
 /** `2 of origin orders 1:7: 0:3 (first written: list and redrive use it), 0:5 (this one)`. */
 function copiesLine(r: DlqShowResult): string {
@@ -138,7 +157,10 @@ function copiesLine(r: DlqShowResult): string {
     const [pb, ob] = b.split(':').map(BigInt) as [bigint, bigint];
     return pa !== pb ? (pa < pb ? -1 : 1) : oa < ob ? -1 : oa > ob ? 1 : 0;
   });
-  const notes = (p: string) => [p === r.position ? 'this one' : '', p === r.firstWritten ? 'first written: list and redrive use it' : ''].filter(Boolean);
+  const notes = (p: string) =>
+    [p === r.position ? 'this one' : '', p === r.firstWritten ? 'first written: list and redrive use it' : ''].filter(
+      Boolean,
+    );
   const origin = originOf({ headers: r.headers });
   const where = origin ? ` of origin ${describeOrigin(origin)}` : '';
   return `${r.copies}${where}: ${all.map((p) => (notes(p).length > 0 ? `${p} (${notes(p).join(', ')})` : p)).join(', ')}`;

@@ -4,24 +4,39 @@ import { runCommand, type Runner } from '../command.js';
 import * as arg from '../options.js';
 
 export function registerLagCommands(program: Command, run: Runner): void {
-  const groupList = (value: string, previous: string[] = []) => [...previous, ...value.split(',').map((g) => arg.name(g))];
+  const groupList = (value: string, previous: string[] = []) => [
+    ...previous,
+    ...value.split(',').map((g) => arg.name(g)),
+  ];
 
   program
     .command('lag')
-    .description("per consumer group and partition: committed offset, end offset, records behind and the age of the oldest record not yet committed, read from the brokers (no bridge needs to run)")
+    .description(
+      'per consumer group and partition: committed offset, end offset, records behind and the age of the oldest record not yet committed, read from the brokers (no bridge needs to run)',
+    )
     .option('--group <name>', 'consumer group (repeatable, or comma-separated; default CONSUMER_GROUP)', groupList)
     .option('--topic <name>', 'topic (default ORDERS_TOPIC)', arg.name)
     .option('--json', 'print one JSON object: {at, topic, groups, partitions: [...]}')
     .action(async (flags: { group?: string[]; topic?: string; json?: boolean }) => {
-      await runCommand(run, { groups: flags.group, topic: flags.topic, json: flags.json }, async () => (await import('./lag.js')).lag);
+      await runCommand(
+        run,
+        { groups: flags.group, topic: flags.topic, json: flags.json },
+        async () => (await import('./lag.js')).lag,
+      );
     });
 
   program
     .command('lag-exporter')
-    .description('serve the same lag as Prometheus metrics on LAG_EXPORTER_PORT (/metrics, /livez, /readyz), polling every LAG_EXPORTER_INTERVAL_MS, until SIGINT/SIGTERM')
+    .description(
+      'serve the same lag as Prometheus metrics on LAG_EXPORTER_PORT (/metrics, /livez, /readyz), polling every LAG_EXPORTER_INTERVAL_MS, until SIGINT/SIGTERM',
+    )
     .option('--group <name>', 'consumer group (repeatable, or comma-separated; default CONSUMER_GROUP)', groupList)
     .option('--topic <name>', 'topic (default ORDERS_TOPIC)', arg.name)
     .action(async (flags: { group?: string[]; topic?: string }) => {
-      await runCommand(run, { groups: flags.group, topic: flags.topic }, async () => (await import('./lag.js')).lagExporter);
+      await runCommand(
+        run,
+        { groups: flags.group, topic: flags.topic },
+        async () => (await import('./lag.js')).lagExporter,
+      );
     });
 }

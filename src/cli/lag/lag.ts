@@ -39,7 +39,8 @@ export function lagRows(report: LagReport, now = Date.now()): LagRow[] {
     end: p.end.toString(),
     behind: Number(p.behind),
     oldestTimestamp: p.oldestTimestampMs === undefined ? null : new Date(p.oldestTimestampMs).toISOString(),
-    oldestAgeSeconds: p.behind > 0n && p.oldestTimestampMs === undefined ? null : Math.round(oldestAgeSeconds(p, now) * 1000) / 1000,
+    oldestAgeSeconds:
+      p.behind > 0n && p.oldestTimestampMs === undefined ? null : Math.round(oldestAgeSeconds(p, now) * 1000) / 1000,
   }));
 }
 
@@ -60,7 +61,8 @@ export async function lag(ctx: CliContext, opts: LagOptions): Promise<LagRow[]> 
   try {
     report = await reader.measure(groups, topic, ctx.signal);
   } catch (err) {
-    if (err instanceof TopicNotFound) throw new NotFoundError(`${err.message} (--topic, default ORDERS_TOPIC)`, { cause: err });
+    if (err instanceof TopicNotFound)
+      throw new NotFoundError(`${err.message} (--topic, default ORDERS_TOPIC)`, { cause: err });
     throw err;
   } finally {
     await reader.close();
@@ -79,12 +81,19 @@ export async function lag(ctx: CliContext, opts: LagOptions): Promise<LagRow[]> 
     r.oldestAgeSeconds === null ? 'unread' : humanAge(r.oldestAgeSeconds),
     r.oldestTimestamp ?? '-',
   ]);
-  for (const line of formatTable(['GROUP', 'PARTITION', 'COMMITTED', 'END', 'BEHIND', 'OLDEST AGE', 'OLDEST RECORD AT'], table)) println(ctx.out, line);
+  for (const line of formatTable(
+    ['GROUP', 'PARTITION', 'COMMITTED', 'END', 'BEHIND', 'OLDEST AGE', 'OLDEST RECORD AT'],
+    table,
+  ))
+    println(ctx.out, line);
   for (const group of groups) {
     const mine = rows.filter((r) => r.group === group);
     const behind = mine.reduce((n, r) => n + r.behind, 0);
     const oldest = Math.max(0, ...mine.map((r) => r.oldestAgeSeconds ?? 0));
-    println(ctx.out, `${group} on ${topic}: ${behind} record(s) behind, oldest uncommitted ${humanAge(oldest)} old (at ${report.at.toISOString()})`);
+    println(
+      ctx.out,
+      `${group} on ${topic}: ${behind} record(s) behind, oldest uncommitted ${humanAge(oldest)} old (at ${report.at.toISOString()})`,
+    );
   }
   return rows;
 }
@@ -116,7 +125,9 @@ export async function lagExporter(ctx: CliContext, opts: LagExporterCommandOptio
   if (ctx.signal?.aborted) stop.abort();
   ctx.signal?.addEventListener('abort', onSignal, { once: true });
   try {
-    await new Promise<void>((resolve) => (stop.signal.aborted ? resolve() : stop.signal.addEventListener('abort', () => resolve(), { once: true })));
+    await new Promise<void>((resolve) =>
+      stop.signal.aborted ? resolve() : stop.signal.addEventListener('abort', () => resolve(), { once: true }),
+    );
   } finally {
     process.off('SIGTERM', onSignal);
     process.off('SIGINT', onSignal);

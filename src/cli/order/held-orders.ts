@@ -51,7 +51,13 @@ export function readOrderRow(db: Db, tenantId: string, orderId: string): Promise
 /** The tenant's orders held in `status` since `since`, oldest first, at most `limit`. */
 export async function selectHeldOrders(db: Db, sel: HeldSelection): Promise<HeldOrder[]> {
   const rows = await inTenantTransaction(db, sel.tenantId, (tx) =>
-    tx.query<{ order_id: string; status: HeldStatus; held_since: Date; failure_reason: string | null; retry_count: number }>(
+    tx.query<{
+      order_id: string;
+      status: HeldStatus;
+      held_since: Date;
+      failure_reason: string | null;
+      retry_count: number;
+    }>(
       `SELECT order_id, status, COALESCE(failed_at, updated_at) AS held_since, failure_reason, retry_count
          FROM fulfilments
         WHERE tenant_id = $1 AND status = $2 AND ($3::timestamptz IS NULL OR COALESCE(failed_at, updated_at) >= $3)

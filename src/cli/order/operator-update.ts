@@ -16,11 +16,23 @@
  * the n-th retry or resolution applies once whatever run sends it.
  */
 import { ServiceError, WithStartWorkflowOperation, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
-import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy, WorkflowNotFoundError, type UpdateDefinition } from '@temporalio/common';
+import {
+  WorkflowIdConflictPolicy,
+  WorkflowIdReusePolicy,
+  WorkflowNotFoundError,
+  type UpdateDefinition,
+} from '@temporalio/common';
 import type { Config } from '../../config.js';
 import type { CliContext } from '../context.js';
 import { workflowSettings } from '../../workflow-settings.js';
-import { ORDER_WORKFLOW_TYPE, OrderIdAttribute, OrderStatusAttribute, TenantIdAttribute, orderWorkflowId, type OrderWorkflowInput } from '../../../workflows/api.js';
+import {
+  ORDER_WORKFLOW_TYPE,
+  OrderIdAttribute,
+  OrderStatusAttribute,
+  TenantIdAttribute,
+  orderWorkflowId,
+  type OrderWorkflowInput,
+} from '../../../workflows/api.js';
 import type { orderFulfilmentV2 } from '../../../workflows/order-fulfilment.js';
 
 /** The order and what the store holds it as. */
@@ -82,12 +94,19 @@ export async function updateOrderRun<Ret, Args extends [unknown]>(
     ],
   });
   try {
-    const result = await client.workflow.executeUpdateWithStart(request.update, { args: request.args, updateId: request.updateId, startWorkflowOperation: start });
+    const result = await client.workflow.executeUpdateWithStart(request.update, {
+      args: request.args,
+      updateId: request.updateId,
+      startWorkflowOperation: start,
+    });
     const { runId } = await (await start.workflowHandle()).describe();
     return { result, via: before !== undefined && runId === before ? 'open run' : 'repair run', runId };
   } catch (err) {
     if (err instanceof WorkflowUpdateFailedError) {
-      throw new OperatorRequestRefusedError(`${request.what} of ${tenantId}/${orderId} refused: ${err.cause?.message ?? err.message}`, { cause: err });
+      throw new OperatorRequestRefusedError(
+        `${request.what} of ${tenantId}/${orderId} refused: ${err.cause?.message ?? err.message}`,
+        { cause: err },
+      );
     }
     throw err;
   }
@@ -115,7 +134,10 @@ export async function updateOpenRun<Ret, Args extends [unknown]>(
     return { result, via: 'open run', runId: description.runId };
   } catch (err) {
     if (err instanceof WorkflowUpdateFailedError) {
-      throw new OperatorRequestRefusedError(`${request.what} of ${order.tenantId}/${order.orderId} refused: ${err.cause?.message ?? err.message}`, { cause: err });
+      throw new OperatorRequestRefusedError(
+        `${request.what} of ${order.tenantId}/${order.orderId} refused: ${err.cause?.message ?? err.message}`,
+        { cause: err },
+      );
     }
     throw err;
   }
@@ -126,16 +148,30 @@ export async function updateOpenRun<Ret, Args extends [unknown]>(
  * the client's errors into messages that say where to look: no answer in time most likely means no worker polls the
  * task queue; the server's own reason when the client's message hides it.
  */
-export function answerWithin(ctx: CliContext, client: Client, timeoutMs: number): <T>(what: string, fn: () => Promise<T>) => Promise<T> {
+export function answerWithin(
+  ctx: CliContext,
+  client: Client,
+  timeoutMs: number,
+): <T>(what: string, fn: () => Promise<T>) => Promise<T> {
   const { config } = ctx;
   return (what, fn) => {
-    const signal = ctx.signal ? AbortSignal.any([ctx.signal, AbortSignal.timeout(timeoutMs)]) : AbortSignal.timeout(timeoutMs);
+    const signal = ctx.signal
+      ? AbortSignal.any([ctx.signal, AbortSignal.timeout(timeoutMs)])
+      : AbortSignal.timeout(timeoutMs);
     return client.withAbortSignal(signal, fn).catch((err: unknown) => {
-      if (err instanceof OperatorRequestRefusedError || err instanceof WorkflowUpdateFailedError || err instanceof WorkflowNotFoundError) throw err;
+      if (
+        err instanceof OperatorRequestRefusedError ||
+        err instanceof WorkflowUpdateFailedError ||
+        err instanceof WorkflowNotFoundError
+      )
+        throw err;
       if (!signal.aborted) {
         const cause = (err as { cause?: { details?: string; message?: string } }).cause;
         if (err instanceof ServiceError && cause) {
-          throw new Error(`${err.message} (${what}): ${cause.details ?? cause.message} (task queue ${config.TEMPORAL_TASK_QUEUE}, TEMPORAL_TASK_QUEUE)`, { cause: err });
+          throw new Error(
+            `${err.message} (${what}): ${cause.details ?? cause.message} (task queue ${config.TEMPORAL_TASK_QUEUE}, TEMPORAL_TASK_QUEUE)`,
+            { cause: err },
+          );
         }
         throw err;
       }

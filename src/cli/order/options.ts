@@ -6,7 +6,14 @@
  */
 import { InvalidArgumentError } from 'commander';
 import { hostname, userInfo } from 'node:os';
-import { ID_PATTERN, OPERATOR_MAX_LENGTH, RECALL_RESOLUTIONS, operatorProblem, retryReasonProblem, type RecallResolution } from '../../../workflows/identity.js';
+import {
+  ID_PATTERN,
+  OPERATOR_MAX_LENGTH,
+  RECALL_RESOLUTIONS,
+  operatorProblem,
+  retryReasonProblem,
+  type RecallResolution,
+} from '../../../workflows/identity.js';
 import { UsageError } from '../errors.js';
 
 /** How long the command waits for Temporal and the order's worker when --timeout is not given, seconds. */
@@ -63,8 +70,12 @@ export function checkBulkRetryOptions(opts: BulkRetryOptions): void {
     statusProblem(opts.status) ??
     (typeof opts.reason === 'string' ? reasonProblem(opts.reason) : 'expected a reason') ??
     (opts.by !== undefined ? byProblem(opts.by) : undefined) ??
-    (Number.isSafeInteger(opts.limit) && opts.limit >= 1 && opts.limit <= 10_000 ? undefined : `--limit: expected a whole number 1–10000, got ${opts.limit}`) ??
-    (opts.rate > 0 && opts.rate <= 1000 ? undefined : `--rate: expected orders per second, > 0 and ≤ 1000, got ${opts.rate}`);
+    (Number.isSafeInteger(opts.limit) && opts.limit >= 1 && opts.limit <= 10_000
+      ? undefined
+      : `--limit: expected a whole number 1–10000, got ${opts.limit}`) ??
+    (opts.rate > 0 && opts.rate <= 1000
+      ? undefined
+      : `--rate: expected orders per second, > 0 and ≤ 1000, got ${opts.rate}`);
   if (problem) throw new UsageError(`order retry --tenant ${opts.tenantId}: ${problem}`);
   checkTimeout(opts.timeoutSeconds);
 }
@@ -72,7 +83,8 @@ export function checkBulkRetryOptions(opts: BulkRetryOptions): void {
 /** Why `status` cannot be bulk-retried, or undefined. */
 export function statusProblem(status: string): string | undefined {
   if (status === 'failed') return undefined;
-  if (status === 'recall-failed') return '--status: recall-failed orders are resolved, not retried (`fulfilment order resolve`)';
+  if (status === 'recall-failed')
+    return '--status: recall-failed orders are resolved, not retried (`fulfilment order resolve`)';
   return `--status: expected failed, got ${status}`;
 }
 
@@ -120,17 +132,20 @@ export interface ShowOptions extends OrderRef {
 }
 
 const TENANT_EXPECTED = 'a tenant id: 1–64 of A–Z a–z 0–9 . _ : - starting with a letter or digit (e.g. acme-eu)';
-const ORDER_EXPECTED = '<tenant>/<order>, each 1–64 of A–Z a–z 0–9 . _ : - starting with a letter or digit (e.g. acme-eu/o-1008)';
+const ORDER_EXPECTED =
+  '<tenant>/<order>, each 1–64 of A–Z a–z 0–9 . _ : - starting with a letter or digit (e.g. acme-eu/o-1008)';
 
 export function orderRefProblem(value: string): string | undefined {
   const parts = value.split('/');
-  if (parts.length !== 2 || !ID_PATTERN.test(parts[0]!) || !ID_PATTERN.test(parts[1]!)) return `expected ${ORDER_EXPECTED}`;
+  if (parts.length !== 2 || !ID_PATTERN.test(parts[0]!) || !ID_PATTERN.test(parts[1]!))
+    return `expected ${ORDER_EXPECTED}`;
   return undefined;
 }
 
 /** Why `reason` cannot be a retry reason (the workflow validator's rule), or undefined. */
 export function reasonProblem(reason: string): string | undefined {
-  if (reason.trim() === '') return 'expected a reason: what was fixed, who asked (e.g. "warehouse SKU mapping fixed, INC-2041")';
+  if (reason.trim() === '')
+    return 'expected a reason: what was fixed, who asked (e.g. "warehouse SKU mapping fixed, INC-2041")';
   const problem = retryReasonProblem(reason);
   return problem && `expected a reason the store can hold: ${problem}`;
 }
@@ -170,7 +185,8 @@ export function by(value: string): string {
 
 /** Commander parser of --action. */
 export function resolution(value: string): RecallResolution {
-  if (!RECALL_RESOLUTIONS.includes(value as RecallResolution)) throw new InvalidArgumentError(`expected one of ${RECALL_RESOLUTIONS.join(', ')}.`);
+  if (!RECALL_RESOLUTIONS.includes(value as RecallResolution))
+    throw new InvalidArgumentError(`expected one of ${RECALL_RESOLUTIONS.join(', ')}.`);
   return value as RecallResolution;
 }
 
@@ -213,7 +229,11 @@ export function checkRetryOptions(opts: RetryOptions): void {
 
 /** Throws UsageError for options no resolution may run with. */
 export function checkResolveOptions(opts: ResolveOptions): void {
-  const problem = requestProblem(opts) ?? (RECALL_RESOLUTIONS.includes(opts.action) ? undefined : `--action: expected one of ${RECALL_RESOLUTIONS.join(', ')}`);
+  const problem =
+    requestProblem(opts) ??
+    (RECALL_RESOLUTIONS.includes(opts.action)
+      ? undefined
+      : `--action: expected one of ${RECALL_RESOLUTIONS.join(', ')}`);
   if (problem) throw new UsageError(`order resolve ${opts.tenantId}/${opts.orderId}: ${problem}`);
   checkTimeout(opts.timeoutSeconds);
 }

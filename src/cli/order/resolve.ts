@@ -45,7 +45,10 @@ export async function orderResolve(ctx: CliContext, opts: ResolveOptions): Promi
   const { tenantId, orderId, action, reason } = opts;
   const by = opts.by ?? defaultOperator();
   const row = await withStore(ctx, (db) => readOrderRow(db, tenantId, orderId));
-  if (!row) throw new NotFoundError(`no order ${tenantId}/${orderId} in the store (fulfilments, read as the runtime role for tenant ${tenantId})`);
+  if (!row)
+    throw new NotFoundError(
+      `no order ${tenantId}/${orderId} in the store (fulfilments, read as the runtime role for tenant ${tenantId})`,
+    );
   const workflowId = orderWorkflowId(tenantId, orderId);
   const updateId = opts.requestId ?? derivedResolveId(row.recall_failures, action, reason);
   const args: [ResolveRecallRequest] = [{ action, reason, by }];
@@ -55,13 +58,30 @@ export async function orderResolve(ctx: CliContext, opts: ResolveOptions): Promi
     const within = answerWithin(ctx, client, (opts.timeoutSeconds ?? DEFAULT_RETRY_TIMEOUT_SECONDS) * 1000);
     const closed = `order ${tenantId}/${orderId} is ${row.status} in the store, not recall-failed: only an order whose recall the warehouse refused is resolved; nothing was changed`;
     const done = await within(`from the workflow ${workflowId} to the resolveRecall update`, () =>
-      row.status === 'recall-failed' ? updateOrderRun(client, ctx.config, { tenantId, orderId, status: row.status }, update) : updateOpenRun(client, { tenantId, orderId }, update, closed),
+      row.status === 'recall-failed'
+        ? updateOrderRun(client, ctx.config, { tenantId, orderId, status: row.status }, update)
+        : updateOpenRun(client, { tenantId, orderId }, update, closed),
     );
     const r = done.result;
-    const summary: ResolveSummary = { workflowId, tenantId, orderId, action: r.action, status: r.status, refusal: r.refusal ?? null, via: done.via, updateId, reason: r.reason, by: r.by ?? null, resolvedAt: r.resolvedAt };
+    const summary: ResolveSummary = {
+      workflowId,
+      tenantId,
+      orderId,
+      action: r.action,
+      status: r.status,
+      refusal: r.refusal ?? null,
+      via: done.via,
+      updateId,
+      reason: r.reason,
+      by: r.by ?? null,
+      resolvedAt: r.resolvedAt,
+    };
     if (opts.json) println(ctx.out, JSON.stringify(summary));
     else for (const line of describeResolve(summary)) println(ctx.out, line);
-    if (summary.status !== 'cancelled') throw new Error(`order ${tenantId}/${orderId} is still ${summary.status}: the warehouse refused the recall again`);
+    if (summary.status !== 'cancelled')
+      throw new Error(
+        `order ${tenantId}/${orderId} is still ${summary.status}: the warehouse refused the recall again`,
+      );
     return summary;
   } finally {
     await client.connection.close().catch(() => undefined);
@@ -73,5 +93,11 @@ function describeResolve(s: ResolveSummary): string[] {
     s.status === 'cancelled'
       ? `resolved ${s.tenantId}/${s.orderId} (${s.action}, ${s.via}): recall-failed → cancelled`
       : `not resolved: the warehouse refused the recall of ${s.tenantId}/${s.orderId} again (${s.via}); it stays ${s.status}: ${s.refusal ?? ''}`;
-  return [head, `  reason    ${s.reason}`, `  by        ${s.by ?? '-'}`, `  at        ${s.resolvedAt}`, `  update    ${s.updateId} (sending it again applies nothing)`];
+  return [
+    head,
+    `  reason    ${s.reason}`,
+    `  by        ${s.by ?? '-'}`,
+    `  at        ${s.resolvedAt}`,
+    `  update    ${s.updateId} (sending it again applies nothing)`,
+  ];
 }

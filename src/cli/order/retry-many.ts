@@ -13,7 +13,12 @@ import { cliTemporalClient } from '../temporal-client.js';
 import { TokenBucket } from '../token-bucket.js';
 import { readOrderRow, selectHeldOrders, withStore, type HeldOrder } from './held-orders.js';
 import { answerWithin } from './operator-update.js';
-import { checkBulkRetryOptions, defaultOperator, DEFAULT_RETRY_TIMEOUT_SECONDS, type BulkRetryOptions } from './options.js';
+import {
+  checkBulkRetryOptions,
+  defaultOperator,
+  DEFAULT_RETRY_TIMEOUT_SECONDS,
+  type BulkRetryOptions,
+} from './options.js';
 import { describeRetry, retryHeldOrder, type RetrySummary } from './retry.js';
 
 /** One selected order and what the bulk retry did with it. */
@@ -46,9 +51,21 @@ export class BulkRetryIncompleteError extends Error {
 export async function orderRetryMany(ctx: CliContext, opts: BulkRetryOptions): Promise<BulkRetryReport> {
   checkBulkRetryOptions(opts);
   const by = opts.by ?? defaultOperator();
-  const report: BulkRetryReport = { tenantId: opts.tenantId, status: opts.status, since: opts.since?.toISOString() ?? null, dryRun: opts.dryRun === true, selected: 0, lines: [] };
+  const report: BulkRetryReport = {
+    tenantId: opts.tenantId,
+    status: opts.status,
+    since: opts.since?.toISOString() ?? null,
+    dryRun: opts.dryRun === true,
+    selected: 0,
+    lines: [],
+  };
   await withStore(ctx, async (db) => {
-    const held = await selectHeldOrders(db, { tenantId: opts.tenantId, status: opts.status, ...(opts.since ? { since: opts.since } : {}), limit: opts.limit });
+    const held = await selectHeldOrders(db, {
+      tenantId: opts.tenantId,
+      status: opts.status,
+      ...(opts.since ? { since: opts.since } : {}),
+      limit: opts.limit,
+    });
     report.selected = held.length;
     if (!opts.json) printSelection(ctx, opts, held);
     if (opts.dryRun) {
@@ -61,16 +78,23 @@ export async function orderRetryMany(ctx: CliContext, opts: BulkRetryOptions): P
       const within = answerWithin(ctx, client, (opts.timeoutSeconds ?? DEFAULT_RETRY_TIMEOUT_SECONDS) * 1000);
       const bucket = TokenBucket.perSecond(opts.rate);
       for (const h of held) {
-        if (ctx.signal?.aborted) throw new InterruptedError(`interrupted after ${report.lines.length} of ${held.length} orders`);
+        if (ctx.signal?.aborted)
+          throw new InterruptedError(`interrupted after ${report.lines.length} of ${held.length} orders`);
         await bucket.take();
         const line: BulkRetryLine = lineOf(h);
         try {
           // The store decides again, order by order: one retried or cancelled since the selection is skipped.
           const row = await readOrderRow(db, h.tenantId, h.orderId);
           if (row?.status !== 'failed') {
-            Object.assign(line, { outcome: 'skipped', detail: `the store holds it as ${row?.status ?? 'nothing'} now` });
+            Object.assign(line, {
+              outcome: 'skipped',
+              detail: `the store holds it as ${row?.status ?? 'nothing'} now`,
+            });
           } else {
-            const summary = await within(`from the workflow of ${h.tenantId}/${h.orderId} to the retryShipment update`, () => retryHeldOrder(client, ctx.config, row, { reason: opts.reason, by }));
+            const summary = await within(
+              `from the workflow of ${h.tenantId}/${h.orderId} to the retryShipment update`,
+              () => retryHeldOrder(client, ctx.config, row, { reason: opts.reason, by }),
+            );
             Object.assign(line, { outcome: summary.outcome, summary });
           }
         } catch (err) {
@@ -87,19 +111,34 @@ export async function orderRetryMany(ctx: CliContext, opts: BulkRetryOptions): P
   if (opts.json) println(ctx.out, JSON.stringify(report));
   else println(ctx.out, totals(report));
   const failed = report.lines.filter((l) => l.outcome === 'refused' || l.outcome === 'error').length;
-  if (failed > 0) throw new BulkRetryIncompleteError(`${failed} of ${report.selected} orders were not retried (see above)`);
+  if (failed > 0)
+    throw new BulkRetryIncompleteError(`${failed} of ${report.selected} orders were not retried (see above)`);
   return report;
 }
 
 function lineOf(h: HeldOrder): BulkRetryLine {
-  return { tenantId: h.tenantId, orderId: h.orderId, heldSince: h.heldSince.toISOString(), failureReason: h.failureReason, outcome: 'listed' };
+  return {
+    tenantId: h.tenantId,
+    orderId: h.orderId,
+    heldSince: h.heldSince.toISOString(),
+    failureReason: h.failureReason,
+    outcome: 'listed',
+  };
 }
 
 function printSelection(ctx: CliContext, opts: BulkRetryOptions, held: HeldOrder[]): void {
   const since = opts.since ? ` since ${opts.since.toISOString()}` : '';
-  println(ctx.out, `${held.length} order(s) of tenant ${opts.tenantId} held as ${opts.status}${since}${held.length === opts.limit ? ` (the first ${opts.limit}: --limit)` : ''}${opts.dryRun ? ' — dry run, nothing changed' : ''}:`);
+  println(
+    ctx.out,
+    `${held.length} order(s) of tenant ${opts.tenantId} held as ${opts.status}${since}${held.length === opts.limit ? ` (the first ${opts.limit}: --limit)` : ''}${opts.dryRun ? ' — dry run, nothing changed' : ''}:`,
+  );
   if (held.length === 0) return;
-  const rows = held.map((h) => [`${h.tenantId}/${h.orderId}`, h.heldSince.toISOString(), String(h.retryCount), truncate(h.failureReason ?? '-', 80)]);
+  const rows = held.map((h) => [
+    `${h.tenantId}/${h.orderId}`,
+    h.heldSince.toISOString(),
+    String(h.retryCount),
+    truncate(h.failureReason ?? '-', 80),
+  ]);
   for (const line of formatTable(['order', 'held since', 'retries', 'failure'], rows)) println(ctx.out, line);
 }
 

@@ -14,7 +14,12 @@
  */
 import { createHash } from 'node:crypto';
 import type { Client } from '@temporalio/client';
-import { orderWorkflowId, retryShipmentUpdate, type RetryShipmentRequest, type RetryShipmentResult } from '../../../workflows/api.js';
+import {
+  orderWorkflowId,
+  retryShipmentUpdate,
+  type RetryShipmentRequest,
+  type RetryShipmentResult,
+} from '../../../workflows/api.js';
 import type { Config } from '../../config.js';
 import type { FulfilmentRow } from '../../store/fulfilments.js';
 import type { CliContext } from '../context.js';
@@ -58,11 +63,17 @@ export async function orderRetry(ctx: CliContext, opts: RetryOptions): Promise<R
   const { tenantId, orderId } = opts;
   const request = { ...opts, by: opts.by ?? defaultOperator() };
   const row = await withStore(ctx, (db) => readOrderRow(db, tenantId, orderId));
-  if (!row) throw new NotFoundError(`no order ${tenantId}/${orderId} in the store (fulfilments, read as the runtime role for tenant ${tenantId})`);
+  if (!row)
+    throw new NotFoundError(
+      `no order ${tenantId}/${orderId} in the store (fulfilments, read as the runtime role for tenant ${tenantId})`,
+    );
   const client = await cliTemporalClient(ctx.config);
   try {
     const within = answerWithin(ctx, client, (opts.timeoutSeconds ?? DEFAULT_RETRY_TIMEOUT_SECONDS) * 1000);
-    const summary = await within(`from the workflow ${orderWorkflowId(tenantId, orderId)} to the retryShipment update`, () => retryHeldOrder(client, ctx.config, row, request));
+    const summary = await within(
+      `from the workflow ${orderWorkflowId(tenantId, orderId)} to the retryShipment update`,
+      () => retryHeldOrder(client, ctx.config, row, request),
+    );
     if (opts.json) println(ctx.out, JSON.stringify(summary));
     else for (const line of describeRetry(summary)) println(ctx.out, line);
     return summary;
@@ -104,7 +115,8 @@ export async function retryHeldOrder(
 }
 
 function notFailedClosed(row: FulfilmentRow): string {
-  const hint = row.status === 'recall-failed' ? ' (its recall was refused: resolve it with `fulfilment order resolve`)' : '';
+  const hint =
+    row.status === 'recall-failed' ? ' (its recall was refused: resolve it with `fulfilment order resolve`)' : '';
   return `order ${row.tenant_id}/${row.order_id} is ${row.status} in the store, not failed: only an order held as failed can be retried${hint}; nothing was changed`;
 }
 

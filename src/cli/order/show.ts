@@ -23,7 +23,13 @@ import { createDb, inTenantTransaction } from '../../store/db.js';
 import { readFulfilment } from '../../store/fulfilments.js';
 import { checkRuntimeRole } from '../../store/runtime-role.js';
 import { DLQ_HEADERS } from '../../dlq/dead-letter.js';
-import { OrderStatusAttribute, orderStatusQuery, orderWorkflowId, shipmentKey, type OrderView } from '../../../workflows/api.js';
+import {
+  OrderStatusAttribute,
+  orderStatusQuery,
+  orderWorkflowId,
+  shipmentKey,
+  type OrderView,
+} from '../../../workflows/api.js';
 import type { CliContext } from '../context.js';
 import { cliKafka } from '../kafka.js';
 import { groupCopies, summarizeCopies, type DeadLetterSummary } from '../dlq/copies.js';
@@ -111,7 +117,9 @@ export async function orderShow(ctx: CliContext, opts: ShowOptions): Promise<Ord
   const [row, workflow, warehouse, deadLetters] = await Promise.all([
     part('row (PostgreSQL, DATABASE_URL)', () => readRow(ctx, tenantId, orderId)),
     part('workflow (Temporal)', () => readWorkflow(ctx, tenantId, orderId, timeoutMs, problems), false),
-    part(`warehouse (WAREHOUSE_URL ${ctx.config.WAREHOUSE_URL})`, () => readWarehouse(ctx.config.WAREHOUSE_URL, key, timeoutMs)),
+    part(`warehouse (WAREHOUSE_URL ${ctx.config.WAREHOUSE_URL})`, () =>
+      readWarehouse(ctx.config.WAREHOUSE_URL, key, timeoutMs),
+    ),
     part(`dead letters (${ctx.config.DLQ_TOPIC}, DLQ_TOPIC)`, () => readDeadLetters(ctx, tenantId, orderId)),
   ]);
   const redactor = new Redactor();
@@ -126,7 +134,9 @@ export async function orderShow(ctx: CliContext, opts: ShowOptions): Promise<Ord
       workflowShipmentId: workflow?.view?.shipmentId ?? null,
       ...(warehouse !== undefined ? { warehouse } : {}),
     },
-    deadLetters: (deadLetters ?? []).map((d) => (reveal || d.errorMessage === null ? d : { ...d, errorMessage: redactor.errorMessage(d.errorMessage) })),
+    deadLetters: (deadLetters ?? []).map((d) =>
+      reveal || d.errorMessage === null ? d : { ...d, errorMessage: redactor.errorMessage(d.errorMessage) },
+    ),
     revealed: reveal,
     problems,
   };
@@ -140,7 +150,10 @@ export async function orderShow(ctx: CliContext, opts: ShowOptions): Promise<Ord
   }
   if (opts.json) println(ctx.out, JSON.stringify(result));
   else for (const line of describe(result, ctx.config.TEMPORAL_NAMESPACE, ctx.config.DLQ_TOPIC)) println(ctx.out, line);
-  if (problems.length > 0) throw new IncompleteShowError(`order ${tenantId}/${orderId} is shown incomplete:\n${problems.map((p) => `  ${p}`).join('\n')}`);
+  if (problems.length > 0)
+    throw new IncompleteShowError(
+      `order ${tenantId}/${orderId} is shown incomplete:\n${problems.map((p) => `  ${p}`).join('\n')}`,
+    );
   return result;
 }
 
@@ -167,12 +180,23 @@ async function readRow(ctx: CliContext, tenantId: string, orderId: string): Prom
 function shownRow(row: Record<string, unknown>, reveal: boolean): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(row)) {
-    out[k] = !reveal && v !== null && (PERSONAL_COLUMNS as readonly string[]).includes(k) ? REDACTED : v instanceof Date ? v.toISOString() : v;
+    out[k] =
+      !reveal && v !== null && (PERSONAL_COLUMNS as readonly string[]).includes(k)
+        ? REDACTED
+        : v instanceof Date
+          ? v.toISOString()
+          : v;
   }
   return out;
 }
 
-async function readWorkflow(ctx: CliContext, tenantId: string, orderId: string, timeoutMs: number, problems: string[]): Promise<WorkflowPart | null> {
+async function readWorkflow(
+  ctx: CliContext,
+  tenantId: string,
+  orderId: string,
+  timeoutMs: number,
+  problems: string[],
+): Promise<WorkflowPart | null> {
   const { config } = ctx;
   const workflowId = orderWorkflowId(tenantId, orderId);
   let client: Client | undefined;
@@ -182,7 +206,10 @@ async function readWorkflow(ctx: CliContext, tenantId: string, orderId: string, 
       client = await within(timeoutMs, connecting);
     } catch (err) {
       // A connection that arrives after the deadline is closed when it does.
-      void connecting.then((late) => late.connection.close(), () => undefined);
+      void connecting.then(
+        (late) => late.connection.close(),
+        () => undefined,
+      );
       throw err;
     }
     const handle = client.workflow.getHandle(workflowId);
@@ -199,8 +226,12 @@ async function readWorkflow(ctx: CliContext, tenantId: string, orderId: string, 
     const view = await c
       .withAbortSignal(deadline, () => handle.query(orderStatusQuery))
       .catch((err: unknown) => {
-        const cause = deadline.aborted ? `no answer within ${timeoutMs / 1000} s (--timeout)` : ((err as { cause?: { details?: string } }).cause?.details ?? (err as Error).message);
-        problems.push(`workflow status query: ${cause}: it is answered by a worker polling task queue ${d.taskQueue} (TEMPORAL_TASK_QUEUE); is one running?`);
+        const cause = deadline.aborted
+          ? `no answer within ${timeoutMs / 1000} s (--timeout)`
+          : ((err as { cause?: { details?: string } }).cause?.details ?? (err as Error).message);
+        problems.push(
+          `workflow status query: ${cause}: it is answered by a worker polling task queue ${d.taskQueue} (TEMPORAL_TASK_QUEUE); is one running?`,
+        );
         return null;
       });
     return {
@@ -227,10 +258,21 @@ async function readWarehouse(baseUrl: string, key: string, timeoutMs: number): P
   const res = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
   if (res.status === 404) throw new Error(`the warehouse has no read endpoint (GET ${url.pathname}?key= answered 404)`);
   if (!res.ok) throw new Error(`GET ${url.pathname}?key= answered ${res.status}`);
-  const list = (await res.json()) as { id?: string; key?: string; status?: string; createdAt?: string; cancelledAt?: string }[];
+  const list = (await res.json()) as {
+    id?: string;
+    key?: string;
+    status?: string;
+    createdAt?: string;
+    cancelledAt?: string;
+  }[];
   const s = Array.isArray(list) ? list.find((x) => x.key === key) : undefined;
   if (!s) return null;
-  return { id: s.id ?? '', status: s.status ?? 'unknown', createdAt: s.createdAt ?? '', cancelledAt: s.cancelledAt ?? null };
+  return {
+    id: s.id ?? '',
+    status: s.status ?? 'unknown',
+    createdAt: s.createdAt ?? '',
+    cancelledAt: s.cancelledAt ?? null,
+  };
 }
 
 async function readDeadLetters(ctx: CliContext, tenantId: string, orderId: string): Promise<DeadLetterSummary[]> {
@@ -266,7 +308,8 @@ export function isFor(r: DlqRecord, tenantId: string, orderId: string): boolean 
 
 /** What an operator does about an order the store holds for a person, by status. */
 const NEEDS_PERSON: Record<string, (ref: string) => string> = {
-  failed: (ref) => `the warehouse gave up shipping it; once the cause is fixed: fulfilment order retry ${ref} --reason '…'`,
+  failed: (ref) =>
+    `the warehouse gave up shipping it; once the cause is fixed: fulfilment order retry ${ref} --reason '…'`,
   'recall-failed': (ref) =>
     `it is cancelled, but the warehouse refused to recall its shipment; fulfilment order resolve ${ref} --action retry-recall|recalled-by-hand --reason '…'`,
 };
@@ -274,7 +317,9 @@ const NEEDS_PERSON: Record<string, (ref: string) => string> = {
 function describe(r: OrderShowResult, namespace: string, dlqTopic: string): string[] {
   const lines: string[] = [`order ${r.tenantId}/${r.orderId}`];
   const field = (name: string, value: unknown, width = 18) =>
-    lines.push(`  ${name.padEnd(width)}${value === null || value === undefined || value === '' ? '-' : typeof value === 'object' ? JSON.stringify(value) : String(value)}`);
+    lines.push(
+      `  ${name.padEnd(width)}${value === null || value === undefined || value === '' ? '-' : typeof value === 'object' ? JSON.stringify(value) : String(value)}`,
+    );
 
   lines.push('', `row (fulfilments, as the runtime role with app.tenant_id = '${r.tenantId}')`);
   if (r.row) {
@@ -284,9 +329,14 @@ function describe(r: OrderShowResult, namespace: string, dlqTopic: string): stri
     const action = NEEDS_PERSON[String(r.row.status)];
     if (action) lines.push(`  → needs a person: ${action(`${r.tenantId}/${r.orderId}`)}`);
     if (r.row.status === 'pending' && r.row.waiting_since) {
-      lines.push('  → waits for the warehouse: it resumes by itself once the warehouse answers (a pause: `fulfilment shipping status`)');
+      lines.push(
+        '  → waits for the warehouse: it resumes by itself once the warehouse answers (a pause: `fulfilment shipping status`)',
+      );
     }
-  } else lines.push(r.problems.some((p) => p.startsWith('row')) ? '  (not read)' : '  none: the tenant has no row for this order');
+  } else
+    lines.push(
+      r.problems.some((p) => p.startsWith('row')) ? '  (not read)' : '  none: the tenant has no row for this order',
+    );
 
   lines.push('', `workflow ${orderWorkflowId(r.tenantId, r.orderId)} (namespace ${namespace})`);
   const w = r.workflow;
@@ -295,18 +345,32 @@ function describe(r: OrderShowResult, namespace: string, dlqTopic: string): stri
     field('started', w.startTime);
     field('task queue', w.taskQueue);
     field('history', `${w.historyLength} events`);
-    field('order status', w.view ? `${w.view.status} (search attribute: ${w.orderStatus ?? '-'})` : `${w.orderStatus ?? '-'} (search attribute; the status query was not answered)`);
+    field(
+      'order status',
+      w.view
+        ? `${w.view.status} (search attribute: ${w.orderStatus ?? '-'})`
+        : `${w.orderStatus ?? '-'} (search attribute; the status query was not answered)`,
+    );
     if (w.view) {
       field('version', w.view.orderVersion);
-      field('events', `${w.view.appliedEvents} applied, ${w.view.duplicatesSuppressed} duplicates suppressed, ${w.view.staleIgnored} stale ignored`);
-      if (w.view.waitingSince) field('waiting', `for the warehouse since ${w.view.waitingSince}: ${w.view.waitingReason ?? '-'}`);
+      field(
+        'events',
+        `${w.view.appliedEvents} applied, ${w.view.duplicatesSuppressed} duplicates suppressed, ${w.view.staleIgnored} stale ignored`,
+      );
+      if (w.view.waitingSince)
+        field('waiting', `for the warehouse since ${w.view.waitingSince}: ${w.view.waitingReason ?? '-'}`);
       if (w.view.failureReason) field('failure', w.view.failureReason);
       if (w.view.retries) field('retries', w.view.retries);
       if (w.view.recallFailures) field('recall refusals', w.view.recallFailures);
       lines.push(`  notes${w.view.notes.length === 0 ? '             -' : ''}`);
       for (const note of w.view.notes) lines.push(`    - ${note}`);
     }
-  } else lines.push(r.problems.some((p) => p.startsWith('workflow (')) ? '  (not read)' : '  none: no run of it in the namespace (never started, or closed longer ago than its retention)');
+  } else
+    lines.push(
+      r.problems.some((p) => p.startsWith('workflow ('))
+        ? '  (not read)'
+        : '  none: no run of it in the namespace (never started, or closed longer ago than its retention)',
+    );
 
   lines.push('', `shipment ${r.shipment.key}`);
   field('id (row)', r.shipment.rowShipmentId);
@@ -314,16 +378,34 @@ function describe(r: OrderShowResult, namespace: string, dlqTopic: string): stri
   const wh = r.shipment.warehouse;
   if (wh === undefined) field('warehouse', '(not read)');
   else if (wh === null) field('warehouse', 'nothing under this key');
-  else if (wh.id === '') field('warehouse', `key burned by a recall at ${wh.cancelledAt ?? wh.createdAt}: nothing shipped, nothing ever will under it`);
-  else field('warehouse', `${wh.id} ${wh.status}, created ${wh.createdAt}${wh.cancelledAt ? `, cancelled ${wh.cancelledAt}` : ''}`);
+  else if (wh.id === '')
+    field(
+      'warehouse',
+      `key burned by a recall at ${wh.cancelledAt ?? wh.createdAt}: nothing shipped, nothing ever will under it`,
+    );
+  else
+    field(
+      'warehouse',
+      `${wh.id} ${wh.status}, created ${wh.createdAt}${wh.cancelledAt ? `, cancelled ${wh.cancelledAt}` : ''}`,
+    );
 
   lines.push('', `dead letters (${dlqTopic})`);
-  if (r.deadLetters.length === 0) lines.push(r.problems.some((p) => p.startsWith('dead letters')) ? '  (not read)' : '  none');
+  if (r.deadLetters.length === 0)
+    lines.push(r.problems.some((p) => p.startsWith('dead letters')) ? '  (not read)' : '  none');
   else {
-    const rows = r.deadLetters.map((d) => [d.position, String(d.copies), d.failedAt, d.errorClass ?? '-', d.eventId ?? '-', truncate(d.errorMessage ?? '-', 60)]);
-    for (const line of formatTable(['POSITION', 'COPIES', 'FAILED AT', 'ERROR CLASS', 'EVENT ID', 'ERROR'], rows)) lines.push(`  ${line}`);
+    const rows = r.deadLetters.map((d) => [
+      d.position,
+      String(d.copies),
+      d.failedAt,
+      d.errorClass ?? '-',
+      d.eventId ?? '-',
+      truncate(d.errorMessage ?? '-', 60),
+    ]);
+    for (const line of formatTable(['POSITION', 'COPIES', 'FAILED AT', 'ERROR CLASS', 'EVENT ID', 'ERROR'], rows))
+      lines.push(`  ${line}`);
     lines.push(`  (dlq show <position> for one in full)`);
   }
-  if (!r.revealed && r.row && PERSONAL_COLUMNS.some((c) => r.row![c] === REDACTED)) lines.push('', `personal data redacted (${PERSONAL_COLUMNS.join(', ')}); --reveal shows it`);
+  if (!r.revealed && r.row && PERSONAL_COLUMNS.some((c) => r.row![c] === REDACTED))
+    lines.push('', `personal data redacted (${PERSONAL_COLUMNS.join(', ')}); --reveal shows it`);
   return lines;
 }

@@ -2,7 +2,13 @@
  * `fulfilment provision [--only kafka,temporal,postgres] [--json]`: creates what the service needs and never creates
  * itself (src/provision/). Idempotent: a second run reports that nothing changed.
  */
-import { describeReport, nothingChanged, provision, type ProvisionReport, type ProvisionStep } from '../../provision/index.js';
+import {
+  describeReport,
+  nothingChanged,
+  provision,
+  type ProvisionReport,
+  type ProvisionStep,
+} from '../../provision/index.js';
 import { cliLogger, type CliContext } from '../context.js';
 import { println } from '../output.js';
 

@@ -29,7 +29,10 @@ export function createLedger(config: Config): Ledger {
     checkRole: async () => void (await checkRuntimeRole(db)),
     alreadyProcessed: (tenantId, eventId) =>
       inTenantTransaction(db, tenantId, async (tx) => {
-        const res = await tx.query('SELECT 1 FROM processed_events WHERE consumer = $1 AND event_id = $2', [CONSUMER_NAME, eventId]);
+        const res = await tx.query('SELECT 1 FROM processed_events WHERE consumer = $1 AND event_id = $2', [
+          CONSUMER_NAME,
+          eventId,
+        ]);
         return (res.rowCount ?? 0) > 0;
       }),
     close: () => db.end(),

@@ -36,7 +36,9 @@ export function checkReplayOptions(ctx: Pick<CliContext, 'config'>, opts: Replay
     );
   }
   if (!opts.dryRun && opts.rate === undefined) {
-    throw new UsageError('--rate <events/s> is required (deliveries per second into Temporal, e.g. --rate 50), unless --dry-run');
+    throw new UsageError(
+      '--rate <events/s> is required (deliveries per second into Temporal, e.g. --rate 50), unless --dry-run',
+    );
   }
   if (opts.rate !== undefined && (!(opts.rate > 0) || !Number.isFinite(opts.rate))) {
     throw new UsageError(`--rate: expected a number of events per second > 0, got ${opts.rate}`);

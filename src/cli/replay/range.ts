@@ -63,24 +63,44 @@ export interface PointOffsets {
   to?: Map<number, bigint>;
 }
 
-export function planReplay(partitions: PartitionOffsets[], from: ReplayPoint, to: ReplayPoint | undefined, at: PointOffsets = {}): ReplayPlan {
+export function planReplay(
+  partitions: PartitionOffsets[],
+  from: ReplayPoint,
+  to: ReplayPoint | undefined,
+  at: PointOffsets = {},
+): ReplayPlan {
   const notes: string[] = [];
-  for (const [option, point] of [['--from', from], ['--to', to]] as const) {
+  for (const [option, point] of [
+    ['--from', from],
+    ['--to', to],
+  ] as const) {
     if (point?.kind !== 'positions') continue;
     for (const pos of point.positions) {
       if (!partitions.some((p) => p.partition === pos.partition)) {
-        throw new UsageError(`${option} names partition ${pos.partition}, but the topic has partitions 0–${partitions.length - 1}`);
+        throw new UsageError(
+          `${option} names partition ${pos.partition}, but the topic has partitions 0–${partitions.length - 1}`,
+        );
       }
     }
   }
   const ranges = partitions.map(({ partition, low, high }): OffsetRange => {
     let start: bigint | undefined;
     switch (from.kind) {
-      case 'earliest': start = low; break;
-      case 'latest': start = high; break;
-      case 'time': start = at.from?.get(partition) ?? high; break;
-      case 'offset': start = from.offset; break;
-      case 'positions': start = from.positions.find((p) => p.partition === partition)?.offset; break;
+      case 'earliest':
+        start = low;
+        break;
+      case 'latest':
+        start = high;
+        break;
+      case 'time':
+        start = at.from?.get(partition) ?? high;
+        break;
+      case 'offset':
+        start = from.offset;
+        break;
+      case 'positions':
+        start = from.positions.find((p) => p.partition === partition)?.offset;
+        break;
     }
     if (start === undefined) return { partition, start: high, end: high };
     if (start < low) {
@@ -91,11 +111,21 @@ export function planReplay(partitions: PartitionOffsets[], from: ReplayPoint, to
     let end = high;
     if (to) {
       switch (to.kind) {
-        case 'earliest': end = low; break;
-        case 'latest': end = high; break;
-        case 'time': end = at.to?.get(partition) ?? high; break;
-        case 'offset': end = to.offset; break;
-        case 'positions': end = to.positions.find((p) => p.partition === partition)?.offset ?? high; break;
+        case 'earliest':
+          end = low;
+          break;
+        case 'latest':
+          end = high;
+          break;
+        case 'time':
+          end = at.to?.get(partition) ?? high;
+          break;
+        case 'offset':
+          end = to.offset;
+          break;
+        case 'positions':
+          end = to.positions.find((p) => p.partition === partition)?.offset ?? high;
+          break;
       }
     }
     if (end > high) end = high;

@@ -125,7 +125,10 @@ export async function replay(ctx: CliContext, opts: ReplayOptions): Promise<Repl
     }
     ledgerDown = true;
     s.alreadyProcessed = null;
-    eprintln(out, `warning: cannot read processed_events (${(err as Error).message}); the already-processed count is unknown`);
+    eprintln(
+      out,
+      `warning: cannot read processed_events (${(err as Error).message}); the already-processed count is unknown`,
+    );
   }
   const wasProcessed = async (tenantId: string, eventId: string) => {
     if (ledgerDown) return;
@@ -134,7 +137,10 @@ export async function replay(ctx: CliContext, opts: ReplayOptions): Promise<Repl
     } catch (err) {
       ledgerDown = true;
       s.alreadyProcessed = null;
-      eprintln(out, `warning: cannot read processed_events (${(err as Error).message}); the already-processed count is unknown`);
+      eprintln(
+        out,
+        `warning: cannot read processed_events (${(err as Error).message}); the already-processed count is unknown`,
+      );
     }
   };
 
@@ -143,16 +149,27 @@ export async function replay(ctx: CliContext, opts: ReplayOptions): Promise<Repl
   if (!dryRun) {
     client = await connectClient(config);
     // An event whose order's run has closed is recorded through the store, as the bridge records it.
-    starter = createOrderStarter(client, config.TEMPORAL_TASK_QUEUE, workflowSettings(config), createLateEventRecorder({ db: ledger.db, statusTopic: config.STATUS_TOPIC }));
+    starter = createOrderStarter(
+      client,
+      config.TEMPORAL_TASK_QUEUE,
+      workflowSettings(config),
+      createLateEventRecorder({ db: ledger.db, statusTopic: config.STATUS_TOPIC }),
+    );
   }
   const bucket = TokenBucket.perSecond(opts.rate ?? 1);
-  const transient = retry(handleWhen((err) => err instanceof TransientError), {
-    maxAttempts: REPLAY_RETRY.attempts - 1,
-    backoff: new ExponentialBackoff({ initialDelay: REPLAY_RETRY.initialDelayMs, maxDelay: REPLAY_RETRY.maxDelayMs }),
-  });
+  const transient = retry(
+    handleWhen((err) => err instanceof TransientError),
+    {
+      maxAttempts: REPLAY_RETRY.attempts - 1,
+      backoff: new ExponentialBackoff({ initialDelay: REPLAY_RETRY.initialDelayMs, maxDelay: REPLAY_RETRY.maxDelayMs }),
+    },
+  );
   transient.onRetry((reason) => {
     const error = 'error' in reason ? reason.error : undefined;
-    eprintln(out, `warning: delivery failed (${error?.message ?? 'unknown'}); retrying in ${Math.round(reason.delay)} ms`);
+    eprintln(
+      out,
+      `warning: delivery failed (${error?.message ?? 'unknown'}); retrying in ${Math.round(reason.delay)} ms`,
+    );
   });
   const reached = new Map<number, bigint>();
   const progress = startProgress(out, dryRun ? 'dry run' : 'replay', s.records, { everyMs: opts.progressEveryMs });
@@ -201,10 +218,16 @@ export async function replay(ctx: CliContext, opts: ReplayOptions): Promise<Repl
           else s.recordedLate += 1;
         } catch (err) {
           if (!(err instanceof PermanentError)) {
-            throw new Error(`delivering ${at} (event ${event.eventId}) failed after ${DELIVERY_ATTEMPTS} attempts: ${(err as Error).message}`, { cause: err });
+            throw new Error(
+              `delivering ${at} (event ${event.eventId}) failed after ${DELIVERY_ATTEMPTS} attempts: ${(err as Error).message}`,
+              { cause: err },
+            );
           }
           s.rejected += 1;
-          eprintln(out, `warning: ${at} (event ${event.eventId}) refused by Temporal: ${err.message}; counted as rejected, not dead-lettered`);
+          eprintln(
+            out,
+            `warning: ${at} (event ${event.eventId}) refused by Temporal: ${err.message}; counted as rejected, not dead-lettered`,
+          );
         }
         progress.tick();
       },
@@ -217,7 +240,10 @@ export async function replay(ctx: CliContext, opts: ReplayOptions): Promise<Repl
     if (!dryRun && !(err instanceof UsageError) && left.length > 0) {
       const from = left.map((r) => formatPosition(r.partition, reached.get(r.partition) ?? r.start)).join(',');
       const to = left.map((r) => formatPosition(r.partition, r.end)).join(',');
-      eprintln(out, `replay stopped early; group ${group} committed every record it finished. To go on: --from ${from} --to ${to}`);
+      eprintln(
+        out,
+        `replay stopped early; group ${group} committed every record it finished. To go on: --from ${from} --to ${to}`,
+      );
     }
     throw err;
   } finally {

@@ -8,7 +8,13 @@ import { createDb, type Db } from '../../store/db.js';
 import { checkRuntimeRole } from '../../store/runtime-role.js';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { orderWorkflowId, resumeShipmentSignal } from '../../../workflows/api.js';
-import { pausesInForce, releaseWaitingOrders, waitSummary, type ShippingPause, type WaitSummary } from '../../store/shipment-waits.js';
+import {
+  pausesInForce,
+  releaseWaitingOrders,
+  waitSummary,
+  type ShippingPause,
+  type WaitSummary,
+} from '../../store/shipment-waits.js';
 import type { CliContext } from '../context.js';
 import { InterruptedError, NotFoundError } from '../errors.js';
 import { eprintln, println } from '../output.js';
@@ -21,7 +27,9 @@ import { sleep } from '../../sleep.js';
 const scopeOf = (tenantId: string | undefined) => (tenantId ? `tenant ${tenantId}` : 'every tenant');
 
 function describePause(p: ShippingPause): string {
-  const releasing = p.releasingAt ? ` (being resumed since ${p.releasingAt.toISOString()}: shipments go out, its orders are woken by \`shipping resume --rate\`; run it again if it stopped)` : '';
+  const releasing = p.releasingAt
+    ? ` (being resumed since ${p.releasingAt.toISOString()}: shipments go out, its orders are woken by \`shipping resume --rate\`; run it again if it stopped)`
+    : '';
   return `${scopeOf(p.tenantId)}: paused by ${p.pausedBy} at ${p.pausedAt.toISOString()}: ${p.reason}${releasing}`;
 }
 
@@ -48,22 +56,63 @@ export async function shippingPause(ctx: CliContext, opts: ShippingChangeOptions
     const existing = (await pausesInForce(db)).find((p) => sameScope(p, opts.tenantId));
     const waits = await waitSummary(db);
     if (existing) {
-      if (opts.json) println(ctx.out, JSON.stringify({ outcome: 'already-paused', dryRun: opts.dryRun === true, pause: existing, waits }));
+      if (opts.json)
+        println(
+          ctx.out,
+          JSON.stringify({ outcome: 'already-paused', dryRun: opts.dryRun === true, pause: existing, waits }),
+        );
       else println(ctx.out, `already paused, nothing changed: ${describePause(existing)}`);
       return;
     }
     if (opts.dryRun) {
-      if (opts.json) println(ctx.out, JSON.stringify({ outcome: 'would-pause', dryRun: true, tenantId: opts.tenantId ?? null, by, reason: opts.reason, waits }));
-      else println(ctx.out, `dry run: would pause shipping for ${scopeOf(opts.tenantId)} (by ${by}: ${opts.reason}); ${describeWaits(waits)}; nothing changed`);
+      if (opts.json)
+        println(
+          ctx.out,
+          JSON.stringify({
+            outcome: 'would-pause',
+            dryRun: true,
+            tenantId: opts.tenantId ?? null,
+            by,
+            reason: opts.reason,
+            waits,
+          }),
+        );
+      else
+        println(
+          ctx.out,
+          `dry run: would pause shipping for ${scopeOf(opts.tenantId)} (by ${by}: ${opts.reason}); ${describeWaits(waits)}; nothing changed`,
+        );
       return;
     }
     const row = (
-      await db.query<{ id: string; paused_at: Date }>('INSERT INTO shipping_pauses (tenant_id, paused_by, reason) VALUES ($1, $2, $3) RETURNING id, paused_at', [opts.tenantId ?? null, by, opts.reason])
+      await db.query<{ id: string; paused_at: Date }>(
+        'INSERT INTO shipping_pauses (tenant_id, paused_by, reason) VALUES ($1, $2, $3) RETURNING id, paused_at',
+        [opts.tenantId ?? null, by, opts.reason],
+      )
     ).rows[0]!;
-    if (opts.json) println(ctx.out, JSON.stringify({ outcome: 'paused', dryRun: false, id: String(row.id), tenantId: opts.tenantId ?? null, by, reason: opts.reason, pausedAt: row.paused_at.toISOString(), waits }));
+    if (opts.json)
+      println(
+        ctx.out,
+        JSON.stringify({
+          outcome: 'paused',
+          dryRun: false,
+          id: String(row.id),
+          tenantId: opts.tenantId ?? null,
+          by,
+          reason: opts.reason,
+          pausedAt: row.paused_at.toISOString(),
+          waits,
+        }),
+      );
     else {
-      println(ctx.out, `paused shipping for ${scopeOf(opts.tenantId)} at ${row.paused_at.toISOString()} (by ${by}: ${opts.reason})`);
-      println(ctx.out, 'takes hold within 2 s on every worker; a shipment already at the warehouse finishes; orders whose shipment comes up wait (pending) until `fulfilment shipping resume`');
+      println(
+        ctx.out,
+        `paused shipping for ${scopeOf(opts.tenantId)} at ${row.paused_at.toISOString()} (by ${by}: ${opts.reason})`,
+      );
+      println(
+        ctx.out,
+        'takes hold within 2 s on every worker; a shipment already at the warehouse finishes; orders whose shipment comes up wait (pending) until `fulfilment shipping resume`',
+      );
     }
   });
 }
@@ -72,21 +121,46 @@ export async function shippingResume(ctx: CliContext, opts: ShippingChangeOption
   const by = opts.by ?? defaultOperator();
   await withDb(ctx, async (db) => {
     const existing = (await pausesInForce(db)).find((p) => sameScope(p, opts.tenantId));
-    if (!existing) throw new NotFoundError(`no pause in force for ${scopeOf(opts.tenantId)}: nothing to resume (\`fulfilment shipping status\` lists the pauses)`);
+    if (!existing)
+      throw new NotFoundError(
+        `no pause in force for ${scopeOf(opts.tenantId)}: nothing to resume (\`fulfilment shipping status\` lists the pauses)`,
+      );
     if (opts.dryRun) {
       const waits = await waitSummary(db);
       const paced = opts.rate ? `, waking its orders first at ${opts.rate}/s` : '';
-      if (opts.json) println(ctx.out, JSON.stringify({ outcome: 'would-resume', dryRun: true, pause: existing, by, reason: opts.reason, rate: opts.rate ?? null, waits }));
-      else println(ctx.out, `dry run: would end the pause of ${describePause(existing)}${paced}; ${describeWaits(waits)}; nothing changed`);
+      if (opts.json)
+        println(
+          ctx.out,
+          JSON.stringify({
+            outcome: 'would-resume',
+            dryRun: true,
+            pause: existing,
+            by,
+            reason: opts.reason,
+            rate: opts.rate ?? null,
+            waits,
+          }),
+        );
+      else
+        println(
+          ctx.out,
+          `dry run: would end the pause of ${describePause(existing)}${paced}; ${describeWaits(waits)}; nothing changed`,
+        );
       return;
     }
     let woken: number | undefined;
     if (opts.rate) {
       // Shipments go out again (the workers stop holding them within 2 s); only this command wakes the pause's orders.
-      await db.query('UPDATE shipping_pauses SET releasing_at = COALESCE(releasing_at, now()) WHERE id = $1 AND resumed_at IS NULL', [existing.id]);
+      await db.query(
+        'UPDATE shipping_pauses SET releasing_at = COALESCE(releasing_at, now()) WHERE id = $1 AND resumed_at IS NULL',
+        [existing.id],
+      );
       // Each worker reads the pauses every DEFAULT_PAUSE_REFRESH_MS: an order woken before its worker read this would
       // find the pause still holding it and wait again.
-      eprintln(ctx.out, `resume: shipments go out again within ${DEFAULT_PAUSE_REFRESH_MS / 1000} s; waking the pause's orders at ≤ ${opts.rate}/s after that`);
+      eprintln(
+        ctx.out,
+        `resume: shipments go out again within ${DEFAULT_PAUSE_REFRESH_MS / 1000} s; waking the pause's orders at ≤ ${opts.rate}/s after that`,
+      );
       await sleep(DEFAULT_PAUSE_REFRESH_MS + 500);
       woken = await wakePaused(ctx, db, opts.tenantId, opts.rate);
     }
@@ -96,12 +170,32 @@ export async function shippingResume(ctx: CliContext, opts: ShippingChangeOption
         [existing.id, by, opts.reason],
       )
     ).rows[0];
-    if (!row) throw new NotFoundError(`the pause of ${scopeOf(opts.tenantId)} was ended meanwhile by someone else: nothing changed`);
+    if (!row)
+      throw new NotFoundError(
+        `the pause of ${scopeOf(opts.tenantId)} was ended meanwhile by someone else: nothing changed`,
+      );
     const waits = await waitSummary(db);
-    if (opts.json) println(ctx.out, JSON.stringify({ outcome: 'resumed', dryRun: false, pause: existing, by, reason: opts.reason, resumedAt: row.resumed_at.toISOString(), woken: woken ?? null, waits }));
+    if (opts.json)
+      println(
+        ctx.out,
+        JSON.stringify({
+          outcome: 'resumed',
+          dryRun: false,
+          pause: existing,
+          by,
+          reason: opts.reason,
+          resumedAt: row.resumed_at.toISOString(),
+          woken: woken ?? null,
+          waits,
+        }),
+      );
     else {
-      if (woken !== undefined) println(ctx.out, `woke ${woken} waiting order(s) at ≤ ${opts.rate}/s, oldest first, before ending the pause`);
-      println(ctx.out, `resumed shipping for ${scopeOf(opts.tenantId)} at ${row.resumed_at.toISOString()} (by ${by}: ${opts.reason}); it was ${describePause(existing)}`);
+      if (woken !== undefined)
+        println(ctx.out, `woke ${woken} waiting order(s) at ≤ ${opts.rate}/s, oldest first, before ending the pause`);
+      println(
+        ctx.out,
+        `resumed shipping for ${scopeOf(opts.tenantId)} at ${row.resumed_at.toISOString()} (by ${by}: ${opts.reason}); it was ${describePause(existing)}`,
+      );
       const wake = `the workers' shipment resumers wake them, oldest first, at WAREHOUSE_RESUME_PER_SECOND (${ctx.config.WAREHOUSE_RESUME_PER_SECOND}/s) per worker`;
       println(ctx.out, waits.orders > 0 ? `${describeWaits(waits)}: ${wake}` : describeWaits(waits));
     }
@@ -120,9 +214,12 @@ async function wakePaused(ctx: CliContext, db: Db, tenantId: string | undefined,
     const perRound = Math.max(1, Math.round(rate));
     const roundMs = (perRound / rate) * 1000;
     for (;;) {
-      if (ctx.signal?.aborted) throw new InterruptedError(`interrupted after waking ${woken.size} order(s); the pause is still in force`);
+      if (ctx.signal?.aborted)
+        throw new InterruptedError(`interrupted after waking ${woken.size} order(s); the pause is still in force`);
       const started = Date.now();
-      const batch = (await releaseWaitingOrders(db, perRound, { tenantId, despitePause: true })).filter((o) => !woken.has(`${o.tenantId}/${o.orderId}`));
+      const batch = (await releaseWaitingOrders(db, perRound, { tenantId, despitePause: true })).filter(
+        (o) => !woken.has(`${o.tenantId}/${o.orderId}`),
+      );
       if (batch.length === 0) return woken.size;
       for (const o of batch) {
         await client.workflow
@@ -147,7 +244,10 @@ export async function shippingStatus(ctx: CliContext, opts: { json?: boolean }):
     const pauses = await pausesInForce(db);
     const waits = await waitSummary(db);
     if (opts.json) return println(ctx.out, JSON.stringify({ pauses, waits }));
-    println(ctx.out, pauses.length === 0 ? 'shipping is not paused' : `shipping paused for ${pauses.map(describePause).join('; ')}`);
+    println(
+      ctx.out,
+      pauses.length === 0 ? 'shipping is not paused' : `shipping paused for ${pauses.map(describePause).join('; ')}`,
+    );
     println(ctx.out, describeWaits(waits));
   });
 }

@@ -16,15 +16,27 @@ import { sleep } from '../../sleep.js';
 
 /** One line of an entry: text, or a JSON object with --json. */
 export function tailLine(e: OutboxEntry, json: boolean | undefined): string {
-  if (json) return JSON.stringify({ id: e.id, topic: e.topic, sentAt: e.sentAt?.toISOString() ?? null, event: e.event });
+  if (json)
+    return JSON.stringify({ id: e.id, topic: e.topic, sentAt: e.sentAt?.toISOString() ?? null, event: e.event });
   const ev = e.event;
-  return [ev.occurredAt, ev.type.padEnd(31), `${ev.tenantId}/${ev.orderId}`, `v${ev.orderVersion}`, ev.status, `cause ${ev.causationId}`, e.sentAt ? 'sent' : 'waiting', ev.eventId].join('  ');
+  return [
+    ev.occurredAt,
+    ev.type.padEnd(31),
+    `${ev.tenantId}/${ev.orderId}`,
+    `v${ev.orderVersion}`,
+    ev.status,
+    `cause ${ev.causationId}`,
+    e.sentAt ? 'sent' : 'waiting',
+    ev.eventId,
+  ].join('  ');
 }
 
 async function follow(ctx: CliContext, db: Db, opts: StatusTailOptions, afterId: string): Promise<void> {
   let last = afterId;
   while (!ctx.signal?.aborted) {
-    const page = await inTenantTransaction(db, opts.tenantId, (tx) => readStatusEvents(tx, { ...opts, afterId: last, limit: 500 }));
+    const page = await inTenantTransaction(db, opts.tenantId, (tx) =>
+      readStatusEvents(tx, { ...opts, afterId: last, limit: 500 }),
+    );
     for (const e of page) println(ctx.out, tailLine(e, opts.json));
     if (page.length > 0) last = page.at(-1)!.id;
     else await sleep(ctx.config.STATUS_RELAY_POLL_MS, ctx.signal);

@@ -42,21 +42,30 @@ export async function workflowExport(ctx: CliContext, opts: ExportOptions): Prom
   const file = resolve(opts.out ?? defaultPath(opts));
   const existed = existsSync(file);
   if (existed && !opts.force) {
-    throw new Error(`${shownPath(file)} exists already and is kept (a checked-in history guards the runs recorded on the code of its day): choose another --out, or --force to replace it`);
+    throw new Error(
+      `${shownPath(file)} exists already and is kept (a checked-in history guards the runs recorded on the code of its day): choose another --out, or --force to replace it`,
+    );
   }
   let client: Client | undefined;
   try {
     client = await cliTemporalClient(config);
     const handle = client.workflow.getHandle(opts.workflowId, opts.runId);
-    const [description, history] = await Promise.all([handle.describe(), handle.fetchHistory()]).catch((err: unknown) => {
-      if (err instanceof WorkflowNotFoundError) throw notFound(opts.workflowId, opts.runId, config.TEMPORAL_NAMESPACE, err);
-      throw err;
-    });
+    const [description, history] = await Promise.all([handle.describe(), handle.fetchHistory()]).catch(
+      (err: unknown) => {
+        if (err instanceof WorkflowNotFoundError)
+          throw notFound(opts.workflowId, opts.runId, config.TEMPORAL_NAMESPACE, err);
+        throw err;
+      },
+    );
     // Encrypted payloads are written decrypted: the replay gate replays without keys (it is a unit test, anyone runs it).
     decryptPayloadsIn(history, config.payloadEncryption);
     await mkdir(dirname(file), { recursive: true });
     await writeFile(file, `${historyToJSON(history)}\n`, { flag: opts.force ? 'w' : 'wx' }).catch((err: unknown) => {
-      if ((err as NodeJS.ErrnoException).code === 'EEXIST') throw new Error(`${shownPath(file)} was created meanwhile and is kept: choose another --out, or --force to replace it`, { cause: err });
+      if ((err as NodeJS.ErrnoException).code === 'EEXIST')
+        throw new Error(
+          `${shownPath(file)} was created meanwhile and is kept: choose another --out, or --force to replace it`,
+          { cause: err },
+        );
       throw err;
     });
     const summary: ExportSummary = {
@@ -68,7 +77,10 @@ export async function workflowExport(ctx: CliContext, opts: ExportOptions): Prom
       replaced: existed,
     };
     const open = summary.running ? ' (the run is still open: its history so far)' : '';
-    println(out, `wrote ${shownPath(file)}: ${summary.events} events of ${summary.workflowId} run ${summary.runId}${open}${existed ? ', replacing the file that was there' : ''}`);
+    println(
+      out,
+      `wrote ${shownPath(file)}: ${summary.events} events of ${summary.workflowId} run ${summary.runId}${open}${existed ? ', replacing the file that was there' : ''}`,
+    );
     println(out, `replay it: fulfilment workflow replay ${quote(summary.workflowId)} --file ${quote(shownPath(file))}`);
     return summary;
   } finally {

@@ -66,15 +66,20 @@ export function checkReplayOptions(opts: ReplayOptions): void {
     (opts.runId !== undefined ? runIdProblem(opts.runId) : undefined);
   if (problem) throw new UsageError(`workflow replay: ${problem}`);
   if (opts.file === undefined && opts.workflowId === undefined) {
-    throw new UsageError('workflow replay: give the workflow id (its history is fetched from Temporal) or --file <history.json>');
+    throw new UsageError(
+      'workflow replay: give the workflow id (its history is fetched from Temporal) or --file <history.json>',
+    );
   }
   if (opts.file !== undefined && opts.runId !== undefined) {
-    throw new UsageError('workflow replay: --run-id picks a run on the server, and --file holds one run already: give one of them');
+    throw new UsageError(
+      'workflow replay: --run-id picks a run on the server, and --file holds one run already: give one of them',
+    );
   }
 }
 
 export function checkExportOptions(opts: ExportOptions): void {
-  const problem = workflowIdProblem(opts.workflowId) ?? (opts.runId !== undefined ? runIdProblem(opts.runId) : undefined);
+  const problem =
+    workflowIdProblem(opts.workflowId) ?? (opts.runId !== undefined ? runIdProblem(opts.runId) : undefined);
   if (problem) throw new UsageError(`workflow export: ${problem}`);
 }
 

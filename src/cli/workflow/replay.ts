@@ -15,7 +15,14 @@ import { readFile } from 'node:fs/promises';
 import { basename, resolve } from 'node:path';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils.js';
-import { DefaultLogger, IllegalStateError, Runtime, Worker, makeTelemetryFilterString, type History } from '@temporalio/worker';
+import {
+  DefaultLogger,
+  IllegalStateError,
+  Runtime,
+  Worker,
+  makeTelemetryFilterString,
+  type History,
+} from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import type { Logger } from '../../log.js';
 import type { Config } from '../../config.js';
@@ -65,8 +72,19 @@ export class ReplayDivergedError extends Error {
 
 export async function workflowReplay(ctx: CliContext, opts: ReplayOptions): Promise<ReplayOutcome> {
   checkReplayOptions(opts);
-  const { history, workflowId, runId, running, source } = opts.file !== undefined ? await historyFromFile(opts.file, opts.workflowId) : await historyFromServer(ctx, opts.workflowId!, opts.runId);
-  const outcome = await replayHistory(history, { workflowId, runId, running, source, workflowsPath: opts.workflowsPath, logger: ctx.logger, config: ctx.config });
+  const { history, workflowId, runId, running, source } =
+    opts.file !== undefined
+      ? await historyFromFile(opts.file, opts.workflowId)
+      : await historyFromServer(ctx, opts.workflowId!, opts.runId);
+  const outcome = await replayHistory(history, {
+    workflowId,
+    runId,
+    running,
+    source,
+    workflowsPath: opts.workflowsPath,
+    logger: ctx.logger,
+    config: ctx.config,
+  });
   if (opts.json) println(ctx.out, JSON.stringify(outcome));
   if (!outcome.deterministic) throw new ReplayDivergedError(outcome);
   if (!opts.json) println(ctx.out, describeSuccess(outcome));
@@ -80,14 +98,25 @@ export async function workflowReplay(ctx: CliContext, opts: ReplayOptions): Prom
  */
 export async function replayHistory(
   history: History | unknown,
-  opts: { workflowId: string; runId?: string | null; running?: boolean | null; source?: string; workflowsPath?: string; logger?: Logger; config?: Pick<Config, 'payloadEncryption'> },
+  opts: {
+    workflowId: string;
+    runId?: string | null;
+    running?: boolean | null;
+    source?: string;
+    workflowsPath?: string;
+    logger?: Logger;
+    config?: Pick<Config, 'payloadEncryption'>;
+  },
 ): Promise<ReplayOutcome> {
   const decoded = decodeHistory(history);
   quietRuntime(opts.logger);
   const workflowsPath = opts.workflowsPath === undefined ? WORKFLOWS_PATH : resolve(opts.workflowsPath);
   const code = await workflowCodeOptions({ workflowsPath, ...(opts.config ? { config: opts.config } : {}) });
   let result: { runId: string; error?: unknown } | undefined;
-  for await (const r of Worker.runReplayHistories({ ...code, replayName: 'fulfilment-replay' }, [{ workflowId: opts.workflowId, history: decoded }])) result = r;
+  for await (const r of Worker.runReplayHistories({ ...code, replayName: 'fulfilment-replay' }, [
+    { workflowId: opts.workflowId, history: decoded },
+  ]))
+    result = r;
   if (!result) throw new Error(`nothing was replayed for ${opts.workflowId}: the SDK returned no result`);
   const error = result.error;
   const message = error === undefined ? null : error instanceof Error ? error.message : String(error);
@@ -115,7 +144,13 @@ async function historyFromServer(ctx: CliContext, workflowId: string, runId: str
     try {
       const description = await handle.describe();
       const history = await handle.fetchHistory();
-      return { history, workflowId, runId: description.runId, running: description.status.name === 'RUNNING', source: 'server' };
+      return {
+        history,
+        workflowId,
+        runId: description.runId,
+        running: description.status.name === 'RUNNING',
+        source: 'server',
+      };
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) throw notFound(workflowId, runId, config.TEMPORAL_NAMESPACE, err);
       throw err;
@@ -126,7 +161,12 @@ async function historyFromServer(ctx: CliContext, workflowId: string, runId: str
 }
 
 /** The history of a workflow (or a run of it) Temporal does not have, as the operator can act on it. */
-export function notFound(workflowId: string, runId: string | undefined, namespace: string, cause?: unknown): NotFoundError {
+export function notFound(
+  workflowId: string,
+  runId: string | undefined,
+  namespace: string,
+  cause?: unknown,
+): NotFoundError {
   return new NotFoundError(
     `no workflow ${workflowId}${runId ? ` run ${runId}` : ''} in namespace ${namespace} (TEMPORAL_NAMESPACE): never started there, or closed longer ago than the namespace's retention`,
     { cause },
@@ -138,7 +178,8 @@ async function historyFromFile(file: string, workflowId: string | undefined) {
   try {
     text = await readFile(file, 'utf8');
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new NotFoundError(`--file ${file}: no such file`, { cause: err });
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT')
+      throw new NotFoundError(`--file ${file}: no such file`, { cause: err });
     throw new Error(`--file ${file}: ${(err as Error).message}`, { cause: err });
   }
   let history: History;
@@ -146,15 +187,25 @@ async function historyFromFile(file: string, workflowId: string | undefined) {
     history = historyFromJSON(JSON.parse(text));
     if (!history.events?.length) throw new TypeError('it has no events');
   } catch (err) {
-    throw new Error(`--file ${file} is not a workflow history (expected the JSON \`temporal workflow show --output json\` or \`fulfilment workflow export\` writes): ${(err as Error).message}`, { cause: err });
+    throw new Error(
+      `--file ${file} is not a workflow history (expected the JSON \`temporal workflow show --output json\` or \`fulfilment workflow export\` writes): ${(err as Error).message}`,
+      { cause: err },
+    );
   }
-  return { history, workflowId: workflowId ?? basename(file).replace(/\.json$/i, ''), runId: startedRunId(history), running: null, source: file };
+  return {
+    history,
+    workflowId: workflowId ?? basename(file).replace(/\.json$/i, ''),
+    runId: startedRunId(history),
+    running: null,
+    source: file,
+  };
 }
 
 /** A History as the SDK holds it: fetched ones are already; exported JSON (ids as strings) is read with historyFromJSON. */
 function decodeHistory(history: History | unknown): History {
   const h = history as History | null;
-  if (typeof h !== 'object' || h === null || !Array.isArray(h.events)) throw new TypeError('expected a workflow history: an object with an array of events');
+  if (typeof h !== 'object' || h === null || !Array.isArray(h.events))
+    throw new TypeError('expected a workflow history: an object with an array of events');
   return typeof h.events[0]?.eventId === 'string' ? historyFromJSON(h) : h;
 }
 
@@ -169,7 +220,10 @@ const EVENT_IN_MESSAGE = [/HistoryEvent\(id: (\d+)/, /\bevent(?: id)?[ :#]+(\d+)
 /** The event the SDK's message names, and what that event is in the history. */
 export function divergence(history: History, message: string): Divergence {
   const id = EVENT_IN_MESSAGE.map((re) => re.exec(message)?.[1]).find((m) => m !== undefined);
-  const eventId = id === undefined ? (patchMarkerEventId(history, message) ?? localActivityMarkerEventId(history, message)) : Number(id);
+  const eventId =
+    id === undefined
+      ? (patchMarkerEventId(history, message) ?? localActivityMarkerEventId(history, message))
+      : Number(id);
   const event = eventId === null ? undefined : history.events?.find((e) => Number(e.eventId) === eventId);
   return { eventId, event: event ? describeEvent(event) : null };
 }
@@ -187,7 +241,11 @@ function patchMarkerEventId(history: History, message: string): number | null {
   const marker = history.events?.find((e) => {
     const m = e.markerRecordedEventAttributes;
     if (!m || m.markerName !== 'core_patch') return false;
-    return Object.values(m.details ?? {}).some((p) => (p.payloads ?? []).some((x) => x.data != null && Buffer.from(x.data).toString('utf8').includes(JSON.stringify(change))));
+    return Object.values(m.details ?? {}).some((p) =>
+      (p.payloads ?? []).some(
+        (x) => x.data != null && Buffer.from(x.data).toString('utf8').includes(JSON.stringify(change)),
+      ),
+    );
   });
   return marker ? Number(marker.eventId) : null;
 }
@@ -200,7 +258,9 @@ const LOCAL_ACTIVITY_IN_MESSAGE = /machine for LocalActivity\((\d+)\)/;
 function localActivityMarkerEventId(history: History, message: string): number | null {
   const seq = Number(LOCAL_ACTIVITY_IN_MESSAGE.exec(message)?.[1] ?? NaN);
   if (!Number.isInteger(seq) || seq < 1) return null;
-  const markers = (history.events ?? []).filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity');
+  const markers = (history.events ?? []).filter(
+    (e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity',
+  );
   const marker = markers[seq - 1];
   return marker ? Number(marker.eventId) : null;
 }
@@ -209,12 +269,16 @@ function localActivityMarkerEventId(history: History, message: string): number |
 function describeEvent(e: HistoryEvent): string {
   // Whichever `…EventAttributes` field is set says the type, for a fetched history (numeric enum) and a file alike.
   const field = Object.keys(e).find((k) => k.endsWith('EventAttributes') && (e as Record<string, unknown>)[k] != null);
-  const type = field ? field.charAt(0).toUpperCase() + field.slice(1, -'EventAttributes'.length) : String(e.eventType ?? 'unknown');
+  const type = field
+    ? field.charAt(0).toUpperCase() + field.slice(1, -'EventAttributes'.length)
+    : String(e.eventType ?? 'unknown');
   const about =
-    (e.activityTaskScheduledEventAttributes && `activity ${e.activityTaskScheduledEventAttributes.activityType?.name ?? '?'}`) ||
+    (e.activityTaskScheduledEventAttributes &&
+      `activity ${e.activityTaskScheduledEventAttributes.activityType?.name ?? '?'}`) ||
     (e.timerStartedEventAttributes && `timer ${e.timerStartedEventAttributes.timerId ?? '?'}`) ||
     (e.markerRecordedEventAttributes && `marker ${e.markerRecordedEventAttributes.markerName ?? '?'}`) ||
-    (e.workflowExecutionSignaledEventAttributes && `signal ${e.workflowExecutionSignaledEventAttributes.signalName ?? '?'}`) ||
+    (e.workflowExecutionSignaledEventAttributes &&
+      `signal ${e.workflowExecutionSignaledEventAttributes.signalName ?? '?'}`) ||
     (e.upsertWorkflowSearchAttributesEventAttributes &&
       `search attributes ${Object.keys(e.upsertWorkflowSearchAttributesEventAttributes.searchAttributes?.indexedFields ?? {}).join(', ')}`) ||
     undefined;
@@ -228,7 +292,10 @@ function describeSuccess(o: ReplayOutcome): string {
 }
 
 function describeFailure(o: ReplayOutcome): string[] {
-  const at = o.divergence?.eventId != null ? `event ${o.divergence.eventId}${o.divergence.event ? ` (${o.divergence.event})` : ''}` : 'an event the SDK does not name';
+  const at =
+    o.divergence?.eventId != null
+      ? `event ${o.divergence.eventId}${o.divergence.event ? ` (${o.divergence.event})` : ''}`
+      : 'an event the SDK does not name';
   const what = o.failure === 'nondeterminism' ? `nondeterminism at ${at}` : `the workflow task failed at ${at}`;
   return [
     `${o.workflowId} run ${o.runId ?? 'unknown'} (${o.events} events from ${o.source}) does not replay on ${shownPath(o.workflowsPath)}: ${what}`,
@@ -252,10 +319,11 @@ function quietRuntime(logger: Logger | undefined): void {
         if (!log) return;
         log[level === 'ERROR' ? 'error' : level === 'WARN' ? 'warn' : 'debug'](meta ?? {}, message);
       }),
-      telemetryOptions: { logging: { forward: {}, filter: makeTelemetryFilterString({ core: 'WARN', other: 'ERROR' }) } },
+      telemetryOptions: {
+        logging: { forward: {}, filter: makeTelemetryFilterString({ core: 'WARN', other: 'ERROR' }) },
+      },
     });
   } catch (err) {
     if (!(err instanceof IllegalStateError)) throw err;
   }
 }
-

@@ -115,7 +115,10 @@ function serverProperties(plan: StackPlan, keystore: string, password: string): 
     'listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SASL_SSL:SASL_SSL',
     // SASL_SSL: SCRAM users live in the cluster metadata (created with the admin API); TLS with a PEM keystore.
     `sasl.enabled.mechanisms=${KAFKA_SASL_SSL_MECHANISMS.join(',')}`,
-    ...KAFKA_SCRAM_MECHANISMS.map((m) => `listener.name.sasl_ssl.${m.toLowerCase()}.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;`),
+    ...KAFKA_SCRAM_MECHANISMS.map(
+      (m) =>
+        `listener.name.sasl_ssl.${m.toLowerCase()}.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;`,
+    ),
     `listener.name.sasl_ssl.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_${KAFKA_DEV_USER}="${password}";`,
     'listener.name.sasl_ssl.oauthbearer.sasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required unsecuredLoginStringClaim_sub="broker";',
     'listener.name.sasl_ssl.ssl.keystore.type=PEM',
@@ -186,8 +189,18 @@ export const kafkaService: Service = {
   external: (plan) => plan.kafka.external,
   ports: (plan) => [
     { host: plan.kafka.host, port: plan.kafka.port, label: 'Kafka broker', env: 'KAFKA_BROKERS' },
-    { host: plan.kafka.host, port: plan.kafka.controllerPort, label: 'Kafka controller = broker port + 1', env: 'KAFKA_BROKERS' },
-    { host: plan.kafka.host, port: plan.kafka.saslSslPort, label: 'Kafka SASL_SSL listener = broker port + 2', env: 'KAFKA_BROKERS' },
+    {
+      host: plan.kafka.host,
+      port: plan.kafka.controllerPort,
+      label: 'Kafka controller = broker port + 1',
+      env: 'KAFKA_BROKERS',
+    },
+    {
+      host: plan.kafka.host,
+      port: plan.kafka.saslSslPort,
+      label: 'Kafka SASL_SSL listener = broker port + 2',
+      env: 'KAFKA_BROKERS',
+    },
   ],
   logs: () => [serviceLog('kafka'), serverLog()],
   readyTimeoutMs: 120_000,
@@ -202,13 +215,20 @@ export const kafkaService: Service = {
     const props = join(dir(), 'server.properties');
     const log4j = join(dir(), 'log4j2.properties');
     const tls = ensureServerCertificates(tlsDir(), certificateNames(plan));
-    if (tls.made) say(`kafka: made TLS certificates for the SASL_SSL listener (${certificateNames(plan).join(', ')}; CA ${tls.ca.cert})`);
+    if (tls.made)
+      say(
+        `kafka: made TLS certificates for the SASL_SSL listener (${certificateNames(plan).join(', ')}; CA ${tls.ca.cert})`,
+      );
     // It holds the PLAIN password: readable by its owner only.
     writeFileSync(props, serverProperties(plan, tls.server.keystore, devPassword(plan)), { mode: 0o600 });
     chmodSync(props, 0o600);
     writeFileSync(log4j, log4jProperties());
     const cp = `${jars.libs}/*`;
-    const sysProps = [`-Dlog4j2.configurationFile=${log4j}`, `-Dkafka.logs.dir=${logsDir()}`, '-Djava.awt.headless=true'];
+    const sysProps = [
+      `-Dlog4j2.configurationFile=${log4j}`,
+      `-Dkafka.logs.dir=${logsDir()}`,
+      '-Djava.awt.headless=true',
+    ];
 
     // Cluster id: the formatted storage's wins; else the one kept in the state dir; else a new one (kept).
     const idFile = join(dir(), 'cluster-id');
@@ -223,9 +243,14 @@ export const kafkaService: Service = {
         rmSync(dataDir(), { recursive: true, force: true });
       }
       say(`kafka: formatting KRaft storage (cluster id ${clusterId})`);
-      await runWithProgress('kafka storage format', java, ['-cp', cp, ...sysProps, 'kafka.tools.StorageTool', 'format', '--standalone', '-t', clusterId, '-c', props], {
-        logFile: serviceLog('kafka'),
-      });
+      await runWithProgress(
+        'kafka storage format',
+        java,
+        ['-cp', cp, ...sysProps, 'kafka.tools.StorageTool', 'format', '--standalone', '-t', clusterId, '-c', props],
+        {
+          logFile: serviceLog('kafka'),
+        },
+      );
       if (!formatted()) throw new StackError(`kafka storage format reported success but ${dataDir()} is incomplete`);
     }
     return {
@@ -265,12 +290,21 @@ export const kafkaService: Service = {
   async afterReady(plan, shared) {
     const k = plan.kafka;
     try {
-      const topics = { ORDERS_TOPIC: k.ordersTopic, ORDERS_TOPIC_PARTITIONS: k.ordersPartitions, DLQ_TOPIC: k.dlqTopic, STATUS_TOPIC: k.statusTopic, STATUS_TOPIC_PARTITIONS: k.statusPartitions };
+      const topics = {
+        ORDERS_TOPIC: k.ordersTopic,
+        ORDERS_TOPIC_PARTITIONS: k.ordersPartitions,
+        DLQ_TOPIC: k.dlqTopic,
+        STATUS_TOPIC: k.statusTopic,
+        STATUS_TOPIC_PARTITIONS: k.statusPartitions,
+      };
       const r = await ensureTopics(kafkaClient(plan, 5000), serviceTopics(topics));
-      if (r.created.length) say(`kafka: created topics ${r.created.map((t) => `${t.topic} (${t.numPartitions} partitions)`).join(', ')}`);
+      if (r.created.length)
+        say(`kafka: created topics ${r.created.map((t) => `${t.topic} (${t.numPartitions} partitions)`).join(', ')}`);
       for (const g of r.grown) say(`kafka: topic ${g.topic} grown from ${g.from} to ${g.to} partitions`);
     } catch (e) {
-      throw new StackError(`kafka: could not create topics ${k.ordersTopic}, ${k.dlqTopic}, ${k.statusTopic}: ${e instanceof Error ? e.message : String(e)}`);
+      throw new StackError(
+        `kafka: could not create topics ${k.ordersTopic}, ${k.dlqTopic}, ${k.statusTopic}: ${e instanceof Error ? e.message : String(e)}`,
+      );
     }
     // Another checkout's stack runs this broker: its SASL_SSL user and CA are in its own state dir.
     if (!shared) await ensureScramUser(plan);
@@ -280,9 +314,10 @@ export const kafkaService: Service = {
     void rec;
     const props = readFileSafe(join(dir(), 'server.properties'));
     if (!props.includes('SASL_SSL://')) return 'it was started without the SASL_SSL listener';
-    if (!props.includes(`sasl.enabled.mechanisms=${KAFKA_SASL_SSL_MECHANISMS.join(',')}`)) return 'its SASL_SSL listener lacks some mechanisms';
+    if (!props.includes(`sasl.enabled.mechanisms=${KAFKA_SASL_SSL_MECHANISMS.join(',')}`))
+      return 'its SASL_SSL listener lacks some mechanisms';
     const keystore = /^listener\.name\.sasl_ssl\.ssl\.keystore\.location=(.*)$/m.exec(props)?.[1];
-    if (!keystore || !existsSync(keystore)) return 'the SASL_SSL listener\'s certificate is missing';
+    if (!keystore || !existsSync(keystore)) return "the SASL_SSL listener's certificate is missing";
     return undefined;
   },
 };
@@ -302,7 +337,10 @@ function saslSslClient(plan: StackPlan, mechanism: (typeof KAFKA_SCRAM_MECHANISM
     clientId: `${plan.kafka.clientId}-stack`,
     brokers: [info.address],
     ssl: { ca: [readFileSync(info.caFile, 'utf8')], rejectUnauthorized: true },
-    sasl: mechanism === 'SCRAM-SHA-512' ? { mechanism: 'scram-sha-512', username: info.username, password } : { mechanism: 'scram-sha-256', username: info.username, password },
+    sasl:
+      mechanism === 'SCRAM-SHA-512'
+        ? { mechanism: 'scram-sha-512', username: info.username, password }
+        : { mechanism: 'scram-sha-256', username: info.username, password },
     logLevel: logLevel.NOTHING,
     connectionTimeout: 5000,
     requestTimeout: 5000,
@@ -311,7 +349,11 @@ function saslSslClient(plan: StackPlan, mechanism: (typeof KAFKA_SCRAM_MECHANISM
 }
 
 /** Whether the dev user logs in over SASL_SSL with `mechanism`; throws when the listener itself fails (not a refusal). */
-async function scramLoginWorks(plan: StackPlan, mechanism: (typeof KAFKA_SCRAM_MECHANISMS)[number], password: string): Promise<boolean> {
+async function scramLoginWorks(
+  plan: StackPlan,
+  mechanism: (typeof KAFKA_SCRAM_MECHANISMS)[number],
+  password: string,
+): Promise<boolean> {
   const admin = saslSslClient(plan, mechanism, password).admin();
   try {
     await admin.connect();
@@ -353,8 +395,22 @@ async function ensureScramUser(plan: StackPlan): Promise<void> {
       await runWithProgress(
         `kafka SCRAM user ${info.username} (${m})`,
         java,
-        ['-Xmx128m', '-XX:TieredStopAtLevel=1', '-cp', `${jars.libs}/*`, 'kafka.admin.ConfigCommand', '--bootstrap-server', plan.kafka.brokers[0] ?? `${plan.kafka.host}:${plan.kafka.port}`,
-          '--alter', '--entity-type', 'users', '--entity-name', info.username, '--add-config-file', configFile],
+        [
+          '-Xmx128m',
+          '-XX:TieredStopAtLevel=1',
+          '-cp',
+          `${jars.libs}/*`,
+          'kafka.admin.ConfigCommand',
+          '--bootstrap-server',
+          plan.kafka.brokers[0] ?? `${plan.kafka.host}:${plan.kafka.port}`,
+          '--alter',
+          '--entity-type',
+          'users',
+          '--entity-name',
+          info.username,
+          '--add-config-file',
+          configFile,
+        ],
         { logFile: serviceLog('kafka') },
       );
     } finally {
@@ -366,7 +422,9 @@ async function ensureScramUser(plan: StackPlan): Promise<void> {
     for (const m of KAFKA_SCRAM_MECHANISMS) if (!(await scramLoginWorks(plan, m, password))) return undefined;
     return true;
   });
-  say(`kafka: SCRAM user ${info.username} (${missing.join(', ')}) on SASL_SSL ${info.address}; password in ${info.passwordFile}`);
+  say(
+    `kafka: SCRAM user ${info.username} (${missing.join(', ')}) on SASL_SSL ${info.address}; password in ${info.passwordFile}`,
+  );
 }
 
 export const kafkaStateDir = dir;

@@ -42,7 +42,12 @@ export function findPgBinDir(): string | undefined {
   try {
     majors = readdirSync(base)
       .map(Number)
-      .filter((n) => Number.isInteger(n) && existsSync(join(base, String(n), 'bin', 'postgres')) && existsSync(join(base, String(n), 'bin', 'initdb')));
+      .filter(
+        (n) =>
+          Number.isInteger(n) &&
+          existsSync(join(base, String(n), 'bin', 'postgres')) &&
+          existsSync(join(base, String(n), 'bin', 'initdb')),
+      );
   } catch {
     /* not installed */
   }
@@ -61,13 +66,20 @@ async function ensurePgInstalled(): Promise<string> {
   let bin = findPgBinDir();
   if (bin) return bin;
   if (process.getuid?.() !== 0 || !which('apt-get')) {
-    throw new StackError('PostgreSQL server binaries not found under /usr/lib/postgresql/*/bin: install them (as root: apt-get install -y postgresql)');
+    throw new StackError(
+      'PostgreSQL server binaries not found under /usr/lib/postgresql/*/bin: install them (as root: apt-get install -y postgresql)',
+    );
   }
   say('postgres: PostgreSQL is not installed; installing Debian package "postgresql" with apt (first run only)...');
   const logFile = join(stateDir(), 'logs', 'apt-postgresql.log');
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
   await runWithProgress('apt-get update', 'apt-get', ['update'], { logFile, env, everySec: 10 });
-  await runWithProgress('apt-get install postgresql', 'apt-get', ['install', '-y', '--no-install-recommends', 'postgresql'], { logFile, env, everySec: 10 });
+  await runWithProgress(
+    'apt-get install postgresql',
+    'apt-get',
+    ['install', '-y', '--no-install-recommends', 'postgresql'],
+    { logFile, env, everySec: 10 },
+  );
   bin = findPgBinDir();
   if (!bin) throw new StackError(`apt-get installed postgresql but no server binaries were found; see ${logFile}`);
   return bin;
@@ -98,7 +110,9 @@ function layout(user: PgUser): PgLayout {
       const hash = createHash('sha256').update(stateDir()).digest('hex').slice(0, 12);
       root = join('/var/tmp', `fulfilment-pg-${hash}`);
       rmSync(preferred, { recursive: true, force: true });
-      say(`postgres: user postgres cannot reach ${stateDir()} (a parent folder is private); keeping the cluster in ${root}`);
+      say(
+        `postgres: user postgres cannot reach ${stateDir()} (a parent folder is private); keeping the cluster in ${root}`,
+      );
     }
     writeFileSync(locFile, `${root}\n`);
   }
@@ -146,7 +160,9 @@ function clearStalePostmasterPid(data: string): void {
     say(`postgres: removing stale ${file} (pid ${pid} is not a running postgres)`);
     rmSync(file, { force: true });
   } else {
-    throw new StackError(`postgres: ${data} is in use by a postgres (pid ${pid}) that this stack did not start; stop it first (kill -INT ${pid})`);
+    throw new StackError(
+      `postgres: ${data} is in use by a postgres (pid ${pid}) that this stack did not start; stop it first (kill -INT ${pid})`,
+    );
   }
 }
 
@@ -160,7 +176,13 @@ const quoteLiteral = (s: string): string => `'${s.replace(/'/g, "''")}'`;
 export async function superuserClient(plan: StackPlan, database = 'postgres'): Promise<pg.Client> {
   const l = currentLayout();
   if (!l) throw new StackError('postgres user not found');
-  const client = new pg.Client({ host: l.socketDir, port: plan.postgres.port, user: 'postgres', database, connectionTimeoutMillis: 3000 });
+  const client = new pg.Client({
+    host: l.socketDir,
+    port: plan.postgres.port,
+    user: 'postgres',
+    database,
+    connectionTimeoutMillis: 3000,
+  });
   await client.connect();
   return client;
 }
@@ -193,15 +215,23 @@ export const postgresService: Service = {
   async prepare(plan) {
     const bin = await ensurePgInstalled();
     const user = postgresUser();
-    if (!user) throw new StackError('PostgreSQL is installed but there is no "postgres" user to run it as (apt-get install --reinstall postgresql-common)');
-    if (process.getuid?.() !== 0) throw new StackError('the stack runs PostgreSQL as the postgres user and needs root for that (run as root, or set DATABASE_URL to an existing database)');
+    if (!user)
+      throw new StackError(
+        'PostgreSQL is installed but there is no "postgres" user to run it as (apt-get install --reinstall postgresql-common)',
+      );
+    if (process.getuid?.() !== 0)
+      throw new StackError(
+        'the stack runs PostgreSQL as the postgres user and needs root for that (run as root, or set DATABASE_URL to an existing database)',
+      );
     const l = layout(user);
     const major = bin.split('/').slice(-2, -1)[0] ?? '';
     const initDone = join(l.root, 'initdb.done');
     if (existsSync(join(l.data, 'PG_VERSION')) && existsSync(initDone)) {
       const have = readFileSync(join(l.data, 'PG_VERSION'), 'utf8').trim();
       if (/^\d+$/.test(major) && have !== major) {
-        throw new StackError(`postgres: ${l.data} was created by PostgreSQL ${have} but ${bin} is ${major}; remove ${l.root} (drops the local database) and run up again`);
+        throw new StackError(
+          `postgres: ${l.data} was created by PostgreSQL ${have} but ${bin} is ${major}; remove ${l.root} (drops the local database) and run up again`,
+        );
       }
     } else {
       if (existsSync(l.data)) {
@@ -212,8 +242,24 @@ export const postgresService: Service = {
       await runWithProgress(
         'initdb',
         join(bin, 'initdb'),
-        ['-D', l.data, '-U', 'postgres', '--auth-local=trust', '--auth-host=scram-sha-256', '-E', 'UTF8', '--no-locale'],
-        { logFile: serviceLog('postgres'), uid: user.uid, gid: user.gid, cwd: l.root, env: { ...process.env, HOME: user.home, LC_ALL: 'C' } },
+        [
+          '-D',
+          l.data,
+          '-U',
+          'postgres',
+          '--auth-local=trust',
+          '--auth-host=scram-sha-256',
+          '-E',
+          'UTF8',
+          '--no-locale',
+        ],
+        {
+          logFile: serviceLog('postgres'),
+          uid: user.uid,
+          gid: user.gid,
+          cwd: l.root,
+          env: { ...process.env, HOME: user.home, LC_ALL: 'C' },
+        },
       );
       writeFileSync(initDone, new Date().toISOString());
     }
@@ -262,7 +308,10 @@ export const postgresService: Service = {
    */
   async afterReady(plan, shared) {
     const p = plan.postgres;
-    if (!p.ownerUrl || !p.owner) throw new StackError('postgres: DATABASE_MIGRATION_URL is needed beside DATABASE_URL (the owner role that applies the migrations)');
+    if (!p.ownerUrl || !p.owner)
+      throw new StackError(
+        'postgres: DATABASE_MIGRATION_URL is needed beside DATABASE_URL (the owner role that applies the migrations)',
+      );
     if (!plan.postgres.external && !shared) {
       const c = await superuserClient(plan);
       try {
@@ -274,7 +323,10 @@ export const postgresService: Service = {
         };
         await ensureRole(p.owner, p.ownerPassword, 'LOGIN CREATEDB NOCREATEROLE NOSUPERUSER NOBYPASSRLS');
         await ensureRole(p.user, p.password, 'LOGIN NOCREATEDB NOCREATEROLE NOSUPERUSER NOBYPASSRLS NOREPLICATION');
-        const db = await c.query<{ owner: string }>('select pg_get_userbyid(datdba) as owner from pg_database where datname = $1', [p.database]);
+        const db = await c.query<{ owner: string }>(
+          'select pg_get_userbyid(datdba) as owner from pg_database where datname = $1',
+          [p.database],
+        );
         if (db.rowCount === 0) {
           await c.query(`CREATE DATABASE ${quoteIdent(p.database)} OWNER ${quoteIdent(p.owner)}`);
           say(`postgres: created database ${p.database} (owner ${p.owner})`);
@@ -292,14 +344,21 @@ export const postgresService: Service = {
         await c.end().catch(() => undefined);
       }
     }
-    if (!(await appQuery(p.url))) throw new StackError(`postgres: cannot connect with DATABASE_URL as ${p.user}@${p.host}:${p.port}/${p.database}`);
+    if (!(await appQuery(p.url)))
+      throw new StackError(`postgres: cannot connect with DATABASE_URL as ${p.user}@${p.host}:${p.port}/${p.database}`);
     try {
-      const r = await provisionPostgres({ DATABASE_URL: p.url, DATABASE_MIGRATION_URL: p.ownerUrl, DATABASE_SSL_CA_FILE: undefined });
+      const r = await provisionPostgres({
+        DATABASE_URL: p.url,
+        DATABASE_MIGRATION_URL: p.ownerUrl,
+        DATABASE_SSL_CA_FILE: undefined,
+      });
       if (r.applied.length) say(`postgres: applied ${r.applied.join(', ')}`);
       if (r.grants.granted.length) say(`postgres: granted ${r.runtimeRole} ${r.grants.granted.join(', ')}`);
       if (r.grants.revoked.length) say(`postgres: revoked from ${r.runtimeRole} ${r.grants.revoked.join(', ')}`);
     } catch (e) {
-      throw new StackError(`postgres: could not provision the schema as ${p.owner} (DATABASE_MIGRATION_URL): ${e instanceof Error ? e.message : String(e)}`);
+      throw new StackError(
+        `postgres: could not provision the schema as ${p.owner} (DATABASE_MIGRATION_URL): ${e instanceof Error ? e.message : String(e)}`,
+      );
     }
   },
 };

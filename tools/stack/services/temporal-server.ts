@@ -23,14 +23,27 @@ import type { StackPlan } from '../addresses.js';
 import { say, StackError } from '../log.js';
 import { stateDir } from '../paths.js';
 import { runWithProgress, waitFor, type DaemonSpec, type PidRecord } from '../proc.js';
-import { goModuleDir, TEMPORAL_SERVER_MODULE, TEMPORAL_SERVER_TAG, temporalCliPath, temporalServerPath, temporalSqlToolPath, temporalUiServerPath } from '../tools.js';
+import {
+  goModuleDir,
+  TEMPORAL_SERVER_MODULE,
+  TEMPORAL_SERVER_TAG,
+  temporalCliPath,
+  temporalServerPath,
+  temporalSqlToolPath,
+  temporalUiServerPath,
+} from '../tools.js';
 import { superuserClient } from './postgres.js';
 import { uiCodecEndpoint } from '../ui-codec.js';
 
 const execFileAsync = promisify(execFile);
 
 /** The Temporal server's own role and databases on the stack's PostgreSQL (dev-only password). */
-export const TEMPORAL_DB = { user: 'temporal', password: 'temporal', persistence: 'temporal', visibility: 'temporal_visibility' } as const;
+export const TEMPORAL_DB = {
+  user: 'temporal',
+  password: 'temporal',
+  persistence: 'temporal',
+  visibility: 'temporal_visibility',
+} as const;
 
 const quoteIdent = (s: string): string => `"${s.replace(/"/g, '""')}"`;
 const quoteLiteral = (s: string): string => `'${s.replace(/'/g, "''")}'`;
@@ -58,7 +71,9 @@ export function temporalDescription(plan: StackPlan, rec?: PidRecord): string {
   if (!server) return 'dev server (temporal server start-dev, SQLite)';
   const shardsFile = join(serverDir(), 'shards');
   const shards = rec && existsSync(shardsFile) ? readFileSync(shardsFile, 'utf8').trim() : String(t.shards);
-  const split = rec ? existsSync(launcher()) && readFileSync(launcher(), 'utf8').includes('--service history') : t.processes === 'split';
+  const split = rec
+    ? existsSync(launcher()) && readFileSync(launcher(), 'utf8').includes('--service history')
+    : t.processes === 'split';
   return `Temporal server ${TEMPORAL_SERVER_TAG.replace(/^v/, '')} on PostgreSQL (${TEMPORAL_DB.persistence}, ${TEMPORAL_DB.visibility}), ${shards} history shards, ${split ? 'one process per service' : 'one process'}`;
 }
 
@@ -78,7 +93,8 @@ export function kindMismatch(plan: StackPlan, rec: PidRecord): string | undefine
 export async function dropServerStore(plan: StackPlan): Promise<void> {
   const c = await superuserClient(plan);
   try {
-    for (const db of [TEMPORAL_DB.persistence, TEMPORAL_DB.visibility]) await c.query(`DROP DATABASE IF EXISTS ${quoteIdent(db)} WITH (FORCE)`);
+    for (const db of [TEMPORAL_DB.persistence, TEMPORAL_DB.visibility])
+      await c.query(`DROP DATABASE IF EXISTS ${quoteIdent(db)} WITH (FORCE)`);
   } finally {
     await c.end().catch(() => undefined);
   }
@@ -90,7 +106,9 @@ async function ensureDatabases(plan: StackPlan): Promise<void> {
   const c = await superuserClient(plan);
   try {
     const role = await c.query('select 1 from pg_roles where rolname = $1', [TEMPORAL_DB.user]);
-    await c.query(`${role.rowCount === 0 ? 'CREATE' : 'ALTER'} ROLE ${quoteIdent(TEMPORAL_DB.user)} LOGIN NOCREATEDB NOCREATEROLE NOSUPERUSER PASSWORD ${quoteLiteral(TEMPORAL_DB.password)}`);
+    await c.query(
+      `${role.rowCount === 0 ? 'CREATE' : 'ALTER'} ROLE ${quoteIdent(TEMPORAL_DB.user)} LOGIN NOCREATEDB NOCREATEROLE NOSUPERUSER PASSWORD ${quoteLiteral(TEMPORAL_DB.password)}`,
+    );
     if (role.rowCount === 0) say(`temporal: created role ${TEMPORAL_DB.user}`);
     for (const db of [TEMPORAL_DB.persistence, TEMPORAL_DB.visibility]) {
       const have = await c.query('select 1 from pg_database where datname = $1', [db]);
@@ -109,7 +127,9 @@ async function ensureDatabases(plan: StackPlan): Promise<void> {
 async function hasVersionTable(plan: StackPlan, db: string): Promise<boolean> {
   const c = await superuserClient(plan, db);
   try {
-    const r = await c.query("select 1 from information_schema.tables where table_schema = 'public' and table_name = 'schema_version'");
+    const r = await c.query(
+      "select 1 from information_schema.tables where table_schema = 'public' and table_name = 'schema_version'",
+    );
     return (r.rowCount ?? 0) > 0;
   } finally {
     await c.end().catch(() => undefined);
@@ -119,9 +139,25 @@ async function hasVersionTable(plan: StackPlan, db: string): Promise<boolean> {
 /** setup-schema (the version table, first time) and update-schema (to the release's newest) for both databases. */
 async function ensureSchemas(plan: StackPlan): Promise<void> {
   const tool = await temporalSqlToolPath();
-  const schemaRoot = join(await goModuleDir(TEMPORAL_SERVER_MODULE, TEMPORAL_SERVER_TAG), 'schema', 'postgresql', 'v12');
+  const schemaRoot = join(
+    await goModuleDir(TEMPORAL_SERVER_MODULE, TEMPORAL_SERVER_TAG),
+    'schema',
+    'postgresql',
+    'v12',
+  );
   const logFile = join(serverDir(), 'schema.log');
-  const conn = ['--plugin', 'postgres12', '--ep', plan.postgres.host, '--port', String(plan.postgres.port), '--user', TEMPORAL_DB.user, '--password', TEMPORAL_DB.password];
+  const conn = [
+    '--plugin',
+    'postgres12',
+    '--ep',
+    plan.postgres.host,
+    '--port',
+    String(plan.postgres.port),
+    '--user',
+    TEMPORAL_DB.user,
+    '--password',
+    TEMPORAL_DB.password,
+  ];
   for (const [db, folder] of [
     [TEMPORAL_DB.persistence, 'temporal'],
     [TEMPORAL_DB.visibility, 'visibility'],
@@ -129,9 +165,16 @@ async function ensureSchemas(plan: StackPlan): Promise<void> {
     const args = [...conn, '--db', db];
     if (!(await hasVersionTable(plan, db))) {
       say(`temporal: setting up the schema of ${db}`);
-      await runWithProgress(`temporal-sql-tool setup-schema ${db}`, tool, [...args, 'setup-schema', '-v', '0.0'], { logFile });
+      await runWithProgress(`temporal-sql-tool setup-schema ${db}`, tool, [...args, 'setup-schema', '-v', '0.0'], {
+        logFile,
+      });
     }
-    await runWithProgress(`temporal-sql-tool update-schema ${db}`, tool, [...args, 'update-schema', '-d', join(schemaRoot, folder, 'versioned')], { logFile });
+    await runWithProgress(
+      `temporal-sql-tool update-schema ${db}`,
+      tool,
+      [...args, 'update-schema', '-d', join(schemaRoot, folder, 'versioned')],
+      { logFile },
+    );
   }
 }
 
@@ -172,7 +215,10 @@ export function serverConfig(plan: StackPlan): Record<string, unknown> {
       defaultStore: 'postgres-default',
       visibilityStore: 'postgres-visibility',
       numHistoryShards: t.shards,
-      datastores: { 'postgres-default': store(TEMPORAL_DB.persistence, 20), 'postgres-visibility': store(TEMPORAL_DB.visibility, 10) },
+      datastores: {
+        'postgres-default': store(TEMPORAL_DB.persistence, 20),
+        'postgres-visibility': store(TEMPORAL_DB.visibility, 10),
+      },
     },
     global: { membership: { maxJoinDuration: '30s', broadcastAddress: t.host } },
     dynamicConfigClient: { filepath: join(serverDir(), 'config', 'dynamicconfig.yaml'), pollInterval: '10s' },
@@ -182,7 +228,15 @@ export function serverConfig(plan: StackPlan): Record<string, unknown> {
       failoverVersionIncrement: 10,
       masterClusterName: 'active',
       currentClusterName: 'active',
-      clusterInformation: { active: { enabled: true, initialFailoverVersion: 1, rpcName: 'frontend', rpcAddress: `${t.host}:${t.port}`, httpAddress: `${t.host}:${p.frontend.http}` } },
+      clusterInformation: {
+        active: {
+          enabled: true,
+          initialFailoverVersion: 1,
+          rpcName: 'frontend',
+          rpcAddress: `${t.host}:${t.port}`,
+          httpAddress: `${t.host}:${p.frontend.http}`,
+        },
+      },
     },
     dcRedirectionPolicy: { policy: 'noop' },
     archival: { history: { state: 'disabled' }, visibility: { state: 'disabled' } },
@@ -198,7 +252,10 @@ export function serverConfig(plan: StackPlan): Record<string, unknown> {
  */
 export function eagerActivities(env: NodeJS.ProcessEnv = process.env): boolean {
   const v = (env.STACK_TEMPORAL_EAGER_ACTIVITIES ?? '').trim().toLowerCase() || 'true';
-  if (!['true', 'false'].includes(v)) throw new StackError(`STACK_TEMPORAL_EAGER_ACTIVITIES must be true or false, got ${JSON.stringify(env.STACK_TEMPORAL_EAGER_ACTIVITIES)}`);
+  if (!['true', 'false'].includes(v))
+    throw new StackError(
+      `STACK_TEMPORAL_EAGER_ACTIVITIES must be true or false, got ${JSON.stringify(env.STACK_TEMPORAL_EAGER_ACTIVITIES)}`,
+    );
   return v === 'true';
 }
 
@@ -215,7 +272,10 @@ export function dynamicConfig(): Record<string, { value: unknown }[]> {
  */
 export function pgSynchronousCommit(env: NodeJS.ProcessEnv = process.env): 'on' | 'off' {
   const v = (env.STACK_TEMPORAL_PG_SYNCHRONOUS_COMMIT ?? '').trim().toLowerCase() || 'on';
-  if (v !== 'on' && v !== 'off') throw new StackError(`STACK_TEMPORAL_PG_SYNCHRONOUS_COMMIT must be on or off, got ${JSON.stringify(env.STACK_TEMPORAL_PG_SYNCHRONOUS_COMMIT)}`);
+  if (v !== 'on' && v !== 'off')
+    throw new StackError(
+      `STACK_TEMPORAL_PG_SYNCHRONOUS_COMMIT must be on or off, got ${JSON.stringify(env.STACK_TEMPORAL_PG_SYNCHRONOUS_COMMIT)}`,
+    );
   return v;
 }
 
@@ -245,7 +305,10 @@ const shellQuote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
 
 export async function prepareServer(plan: StackPlan): Promise<DaemonSpec> {
   const t = plan.temporal;
-  if (plan.postgres.external) throw new StackError('temporal: STACK_TEMPORAL=server keeps its store on the stack\'s own PostgreSQL; unset DATABASE_URL, or use STACK_TEMPORAL=dev');
+  if (plan.postgres.external)
+    throw new StackError(
+      "temporal: STACK_TEMPORAL=server keeps its store on the stack's own PostgreSQL; unset DATABASE_URL, or use STACK_TEMPORAL=dev",
+    );
   const dir = serverDir();
   mkdirSync(join(dir, 'config'), { recursive: true, mode: 0o700 });
   mkdirSync(join(dir, 'ui', 'config'), { recursive: true, mode: 0o700 });
@@ -256,7 +319,9 @@ export async function prepareServer(plan: StackPlan): Promise<DaemonSpec> {
   try {
     ui = await temporalUiServerPath();
   } catch (e) {
-    say(`temporal: the Web UI server could not be built, running without a Web UI: ${e instanceof Error ? e.message.split('\n')[0] : String(e)}`);
+    say(
+      `temporal: the Web UI server could not be built, running without a Web UI: ${e instanceof Error ? e.message.split('\n')[0] : String(e)}`,
+    );
   }
   await temporalCliPath();
   const shardsFile = join(dir, 'shards');
@@ -266,7 +331,7 @@ export async function prepareServer(plan: StackPlan): Promise<DaemonSpec> {
       `temporal: the Temporal server's store was made with ${had} history shards and STACK_TEMPORAL_SHARDS asks for ${t.shards}; a store keeps its count. Use STACK_TEMPORAL_SHARDS=${had}, or drop the databases ${TEMPORAL_DB.persistence} and ${TEMPORAL_DB.visibility} and remove ${shardsFile}`,
     );
   }
-  await waitFor('postgres (the Temporal server\'s store)', 60_000, async () => {
+  await waitFor("postgres (the Temporal server's store)", 60_000, async () => {
     try {
       const c = await superuserClient(plan);
       await c.end();
@@ -281,9 +346,14 @@ export async function prepareServer(plan: StackPlan): Promise<DaemonSpec> {
   writePrivate(join(dir, 'config', 'development.yaml'), `${JSON.stringify(serverConfig(plan), null, 2)}\n`);
   writePrivate(join(dir, 'ui', 'config', 'development.yaml'), `${JSON.stringify(uiConfig(plan), null, 2)}\n`);
   writePrivate(join(dir, 'config', 'dynamicconfig.yaml'), `${JSON.stringify(dynamicConfig(), null, 2)}\n`);
-  const start = (service?: string) => `${shellQuote(server)} --root ${shellQuote(dir)} --config config --env development --allow-no-auth start${service ? ` --service ${service}` : ''}`;
-  const lines = ['#!/bin/sh', '# Generated by tools/stack/services/temporal-server.ts: the Temporal server (and its Web UI) in one process group.'];
-  if (ui) lines.push(`${shellQuote(ui)} --root ${shellQuote(join(dir, 'ui'))} --config config --env development start &`);
+  const start = (service?: string) =>
+    `${shellQuote(server)} --root ${shellQuote(dir)} --config config --env development --allow-no-auth start${service ? ` --service ${service}` : ''}`;
+  const lines = [
+    '#!/bin/sh',
+    '# Generated by tools/stack/services/temporal-server.ts: the Temporal server (and its Web UI) in one process group.',
+  ];
+  if (ui)
+    lines.push(`${shellQuote(ui)} --root ${shellQuote(join(dir, 'ui'))} --config config --env development start &`);
   if (t.processes === 'split') {
     for (const s of ['history', 'matching', 'worker']) lines.push(`${start(s)} &`);
     lines.push(`exec ${start('frontend')}`);
@@ -298,11 +368,24 @@ export async function ensureNamespace(plan: StackPlan, describe: () => Promise<b
   if (await describe()) return;
   const cli = await temporalCliPath();
   try {
-    await execFileAsync(cli, ['operator', 'namespace', 'create', '--namespace', t.namespace, '--retention', '72h', '--address', t.address]);
+    await execFileAsync(cli, [
+      'operator',
+      'namespace',
+      'create',
+      '--namespace',
+      t.namespace,
+      '--retention',
+      '72h',
+      '--address',
+      t.address,
+    ]);
     say(`temporal: registered namespace ${t.namespace}`);
   } catch (e) {
     const out = `${(e as { stderr?: string }).stderr ?? ''}${(e as { stdout?: string }).stdout ?? ''}`;
-    if (!/already/i.test(out)) throw new StackError(`temporal: temporal operator namespace create ${t.namespace} failed: ${out.trim() || String(e)}`);
+    if (!/already/i.test(out))
+      throw new StackError(
+        `temporal: temporal operator namespace create ${t.namespace} failed: ${out.trim() || String(e)}`,
+      );
   }
   await waitFor(`namespace ${t.namespace}`, 60_000, async () => ((await describe()) ? true : undefined));
 }

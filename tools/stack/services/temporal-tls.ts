@@ -19,7 +19,13 @@ import { repoRoot, serviceLog } from '../paths.js';
 import { waitFor, type PidRecord } from '../proc.js';
 import type { Service } from '../service.js';
 import { jwksUrl, tlsServerConfig, TLS_SERVER_SERVICES } from '../temporal-tls-config.js';
-import { ensureTemporalTlsCredentials, servicePermissions, temporalTlsDir, temporalTlsFiles, type TemporalTlsFiles } from '../temporal-tls-credentials.js';
+import {
+  ensureTemporalTlsCredentials,
+  servicePermissions,
+  temporalTlsDir,
+  temporalTlsFiles,
+  type TemporalTlsFiles,
+} from '../temporal-tls-credentials.js';
 import { temporalServerPath } from '../tools.js';
 import { historyAndMatchingAnswer, registerSearchAttributes, withConnection } from './temporal.js';
 
@@ -57,7 +63,8 @@ export function temporalTlsInfo(plan: StackPlan): TemporalTlsInfo {
 }
 
 const configFile = (): string => join(temporalTlsDir(), 'config', 'development.yaml');
-const configText = (plan: StackPlan, files: TemporalTlsFiles): string => `${JSON.stringify(tlsServerConfig(plan, files), null, 2)}\n`;
+const configText = (plan: StackPlan, files: TemporalTlsFiles): string =>
+  `${JSON.stringify(tlsServerConfig(plan, files), null, 2)}\n`;
 
 /** The stack's own connection settings: mTLS with the client certificate, and the admin key. */
 function adminSettings(plan: StackPlan): Config['temporal'] {
@@ -87,13 +94,18 @@ async function ensureNamespace(settings: Config['temporal']): Promise<void> {
   if (await describeNamespace(settings)) return;
   await withConnection(settings, async (c) => {
     try {
-      await c.workflowService.registerNamespace({ namespace: settings.namespace, workflowExecutionRetentionPeriod: RETENTION });
+      await c.workflowService.registerNamespace({
+        namespace: settings.namespace,
+        workflowExecutionRetentionPeriod: RETENTION,
+      });
       say(`temporal-tls: registered namespace ${settings.namespace}`);
     } catch (e) {
       if ((e as { code?: number }).code !== 6) throw e; // 6 = ALREADY_EXISTS
     }
   });
-  await waitFor(`namespace ${settings.namespace} on the TLS Temporal`, 60_000, async () => ((await describeNamespace(settings)) ? true : undefined));
+  await waitFor(`namespace ${settings.namespace} on the TLS Temporal`, 60_000, async () =>
+    (await describeNamespace(settings)) ? true : undefined,
+  );
 }
 
 export const temporalTlsService: Service = {
@@ -103,8 +115,18 @@ export const temporalTlsService: Service = {
   // Its clients need this checkout's CA, client certificate and API keys: another checkout's server trusts none of them.
   shareable: false,
   ports: (plan) => [
-    { host: plan.temporalTls.host, port: plan.temporalTls.port, label: 'TLS Temporal frontend', env: 'STACK_TEMPORAL_TLS_PORT' },
-    { host: plan.temporalTls.host, port: plan.temporalTls.jwksPort, label: "TLS Temporal's key set (JWKS)", env: 'STACK_TEMPORAL_TLS_PORT' },
+    {
+      host: plan.temporalTls.host,
+      port: plan.temporalTls.port,
+      label: 'TLS Temporal frontend',
+      env: 'STACK_TEMPORAL_TLS_PORT',
+    },
+    {
+      host: plan.temporalTls.host,
+      port: plan.temporalTls.jwksPort,
+      label: "TLS Temporal's key set (JWKS)",
+      env: 'STACK_TEMPORAL_TLS_PORT',
+    },
   ],
   logs: () => [serviceLog('temporal-tls')],
   readyTimeoutMs: 120_000,
@@ -114,9 +136,12 @@ export const temporalTlsService: Service = {
   /** A server started with another configuration (ports, namespace), or before its certificates were made again. */
   restartReason(rec: PidRecord, plan: StackPlan) {
     const files = temporalTlsFiles();
-    if (!existsSync(configFile()) || readFileSync(configFile(), 'utf8') !== configText(plan, files)) return 'its configuration changed';
+    if (!existsSync(configFile()) || readFileSync(configFile(), 'utf8') !== configText(plan, files))
+      return 'its configuration changed';
     const started = Date.parse(rec.startedAt);
-    const certChanged = [files.serverCertFile, files.caFile].some((f) => !existsSync(f) || statSync(f).mtimeMs > started);
+    const certChanged = [files.serverCertFile, files.caFile].some(
+      (f) => !existsSync(f) || statSync(f).mtimeMs > started,
+    );
     return certChanged ? 'its certificates were made again' : undefined;
   },
 
@@ -126,11 +151,30 @@ export const temporalTlsService: Service = {
     mkdirSync(join(temporalTlsDir(), 'config'), { recursive: true, mode: 0o700 });
     writeFileSync(configFile(), configText(plan, files), { mode: 0o600 });
     const { host, jwksPort } = plan.temporalTls;
-    const start = ['--root', temporalTlsDir(), '--config', 'config', '--env', 'development', 'start', ...TLS_SERVER_SERVICES.flatMap((s) => ['--service', s])];
+    const start = [
+      '--root',
+      temporalTlsDir(),
+      '--config',
+      'config',
+      '--env',
+      'development',
+      'start',
+      ...TLS_SERVER_SERVICES.flatMap((s) => ['--service', s]),
+    ];
     return {
       service: 'temporal-tls',
       command: process.execPath,
-      args: ['--import', 'tsx', join(repoRoot, 'tools', 'stack', 'jwks-launcher.ts'), files.jwksFile, host, String(jwksPort), '--', server, ...start],
+      args: [
+        '--import',
+        'tsx',
+        join(repoRoot, 'tools', 'stack', 'jwks-launcher.ts'),
+        files.jwksFile,
+        host,
+        String(jwksPort),
+        '--',
+        server,
+        ...start,
+      ],
       cwd: repoRoot,
     };
   },
@@ -151,7 +195,9 @@ export const temporalTlsService: Service = {
     ensureTemporalTlsCredentials(plan);
     const settings = adminSettings(plan);
     await ensureNamespace(settings);
-    await waitFor("the TLS Temporal's history and matching services", 120_000, () => historyAndMatchingAnswer(settings));
+    await waitFor("the TLS Temporal's history and matching services", 120_000, () =>
+      historyAndMatchingAnswer(settings),
+    );
     await registerSearchAttributes(settings, true, 'temporal-tls');
   },
 };

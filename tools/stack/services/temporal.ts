@@ -57,9 +57,16 @@ export async function historyAndMatchingAnswer(settings: Config['temporal']): Pr
   const namespace = settings.namespace;
   try {
     return await withConnection(settings, async (c) => {
-      await c.workflowService.describeTaskQueue({ namespace, taskQueue: { name: 'stack-readiness' }, taskQueueType: 1 });
+      await c.workflowService.describeTaskQueue({
+        namespace,
+        taskQueue: { name: 'stack-readiness' },
+        taskQueueType: 1,
+      });
       try {
-        await c.workflowService.getWorkflowExecutionHistory({ namespace, execution: { workflowId: 'stack-readiness-none' } });
+        await c.workflowService.getWorkflowExecutionHistory({
+          namespace,
+          execution: { workflowId: 'stack-readiness-none' },
+        });
       } catch (e) {
         if ((e as { code?: number }).code !== 5) return undefined; // 5 = NOT_FOUND: history answered
       }
@@ -79,7 +86,9 @@ export const SQLITE_SYNCHRONOUS = ['OFF', 'NORMAL', 'FULL', 'EXTRA'] as const;
 export function sqliteSynchronous(env: NodeJS.ProcessEnv = process.env): (typeof SQLITE_SYNCHRONOUS)[number] {
   const v = (env.STACK_TEMPORAL_SQLITE_SYNCHRONOUS ?? '').trim().toUpperCase() || 'NORMAL';
   if (!(SQLITE_SYNCHRONOUS as readonly string[]).includes(v)) {
-    throw new StackError(`STACK_TEMPORAL_SQLITE_SYNCHRONOUS must be ${SQLITE_SYNCHRONOUS.join(', ')}, got ${JSON.stringify(env.STACK_TEMPORAL_SQLITE_SYNCHRONOUS)}`);
+    throw new StackError(
+      `STACK_TEMPORAL_SQLITE_SYNCHRONOUS must be ${SQLITE_SYNCHRONOUS.join(', ')}, got ${JSON.stringify(env.STACK_TEMPORAL_SQLITE_SYNCHRONOUS)}`,
+    );
   }
   return v as (typeof SQLITE_SYNCHRONOUS)[number];
 }
@@ -106,7 +115,10 @@ export const temporalService: Service = {
   stopSignal: 'SIGTERM',
   stopGraceMs: 20_000,
 
-  restartReason: (rec, plan) => kindMismatch(plan, rec) ?? devSettingsMismatch(plan, rec) ?? (plan.temporal.kind === 'dev' ? codecMismatch(rec) : undefined),
+  restartReason: (rec, plan) =>
+    kindMismatch(plan, rec) ??
+    devSettingsMismatch(plan, rec) ??
+    (plan.temporal.kind === 'dev' ? codecMismatch(rec) : undefined),
 
   async prepare(plan) {
     if (plan.temporal.kind === 'server') return prepareServer(plan);
@@ -174,7 +186,9 @@ export const temporalService: Service = {
           return true;
         }).catch(() => false),
       );
-      await waitFor('the Temporal server\'s history and matching services', 120_000, () => historyAndMatchingAnswer(plan.temporal.settings));
+      await waitFor("the Temporal server's history and matching services", 120_000, () =>
+        historyAndMatchingAnswer(plan.temporal.settings),
+      );
     }
     await registerSearchAttributes(plan.temporal.settings, plan.temporal.kind === 'server' && !plan.temporal.external);
   },
@@ -185,7 +199,11 @@ export const temporalService: Service = {
  * (src/provision/temporal.ts). A namespace a Temporal server has just registered reaches the operator API's namespace
  * cache within its refresh interval (10 s): with `justRegistered`, NOT_FOUND is retried for up to a minute.
  */
-export async function registerSearchAttributes(settings: Config['temporal'], justRegistered: boolean, service = 'temporal'): Promise<void> {
+export async function registerSearchAttributes(
+  settings: Config['temporal'],
+  justRegistered: boolean,
+  service = 'temporal',
+): Promise<void> {
   const ns = settings.namespace;
   try {
     const deadline = Date.now() + 60_000;
@@ -194,7 +212,8 @@ export async function registerSearchAttributes(settings: Config['temporal'], jus
     // in "Failed to connect to Temporal server"); seen on a loaded machine with the TLS Temporal.
     const transient = (e: unknown) => {
       const code = (e as { code?: number }).code ?? (e as { cause?: { code?: number } }).cause?.code;
-      if (code === undefined) return e instanceof Error && e.message.startsWith('Failed to connect before the deadline');
+      if (code === undefined)
+        return e instanceof Error && e.message.startsWith('Failed to connect before the deadline');
       return code === 4 || code === 14 || (justRegistered && code === 5);
     };
     const attempt = async (): Promise<{ registered: string[] }> => {
@@ -209,6 +228,8 @@ export async function registerSearchAttributes(settings: Config['temporal'], jus
     const { registered } = await attempt();
     if (registered.length) say(`${service}: registered search attributes ${registered.join(', ')} in namespace ${ns}`);
   } catch (e) {
-    throw new StackError(`${service}: could not register search attributes: ${e instanceof Error ? e.message : String(e)}`);
+    throw new StackError(
+      `${service}: could not register search attributes: ${e instanceof Error ? e.message : String(e)}`,
+    );
   }
 }

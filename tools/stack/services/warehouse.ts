@@ -35,7 +35,9 @@ export const warehouseService: Service = {
   name: 'warehouse',
   address: (plan) => plan.warehouse.url,
   external: (plan) => plan.warehouse.external,
-  ports: (plan) => [{ host: plan.warehouse.host, port: plan.warehouse.listenPort, label: 'warehouse HTTP', env: 'WAREHOUSE_URL' }],
+  ports: (plan) => [
+    { host: plan.warehouse.host, port: plan.warehouse.listenPort, label: 'warehouse HTTP', env: 'WAREHOUSE_URL' },
+  ],
   logs: () => [serviceLog('warehouse')],
   readyTimeoutMs: 30_000,
   stopSignal: 'SIGTERM',
