@@ -142,7 +142,7 @@ export function createWarehouseClient(
   async function traced(
     op: string,
     path: string,
-    init: RequestInit & { headers?: Record<string, string> },
+    init: Omit<RequestInit, 'headers'> & { headers?: Record<string, string> },
     signal?: AbortSignal,
   ): Promise<Response> {
     const withContext = () => {

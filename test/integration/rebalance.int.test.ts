@@ -306,10 +306,28 @@ describe('bridges joining, leaving and crashing during a 1,000-record stream', (
       90_000,
     );
     mark('b1, c1 and c2 (child processes) consuming');
-    const stream = new PacedProducer((chunk) => s.produce(chunk), records, { chunk: 20, paceMs: 300 });
+    // Each membership change happens while records are still to come: the stream holds at its step's record count until
+    // the step is done (on a loaded machine an unheld stream can be over before a step, leaving a member nothing to deliver).
+    const step = {
+      b2Joined: Promise.withResolvers<void>(),
+      c1Stopped: Promise.withResolvers<void>(),
+      c2Killed: Promise.withResolvers<void>(),
+      b3Joined: Promise.withResolvers<void>(),
+    };
+    const stream = new PacedProducer((chunk) => s.produce(chunk), records, {
+      chunk: 20,
+      paceMs: 300,
+      holds: [
+        { at: 100, until: step.b2Joined.promise },
+        { at: 400, until: step.c1Stopped.promise },
+        { at: 650, until: step.c2Killed.promise },
+        { at: 800, until: step.b3Joined.promise },
+      ],
+    });
     mark('stream started');
     await waitFor('100 records produced', () => stream.produced >= 100);
     const b2 = await bridge();
+    step.b2Joined.resolve();
     mark('b2 joined');
     await waitFor(
       '400 records produced and c1 delivering',
@@ -318,6 +336,7 @@ describe('bridges joining, leaving and crashing during a 1,000-record stream', (
     );
     c1.proc.kill('SIGTERM');
     expect(await c1.exited).toBe(0);
+    step.c1Stopped.resolve();
     mark(
       `c1 stopped by SIGTERM after ${c1.delivered()} deliveries (${/stopped (\d+)/.exec(c1.output())?.[1]} ms to settle, commit and leave)`,
     );
@@ -325,12 +344,14 @@ describe('bridges joining, leaving and crashing during a 1,000-record stream', (
     await waitFor('c2 to deliver some records', () => c2.delivered() >= before + 5, 90_000);
     c2.proc.kill('SIGKILL');
     expect(await c2.exited).toBe('SIGKILL');
+    step.c2Killed.resolve();
     mark(`c2 killed with SIGKILL after ${c2.delivered()} deliveries`);
     await waitFor('650 records produced', () => stream.produced >= 650, 90_000);
     await b1.stop();
     mark('b1 stopped');
     await waitFor('800 records produced', () => stream.produced >= 800, 90_000);
     const b3 = await bridge();
+    step.b3Joined.resolve();
     mark('b3 joined');
     await stream.done;
     mark('stream done');

@@ -249,7 +249,11 @@ export async function tenantRows(db: import('../../src/store/db.js').Db, tenantI
   );
 }
 
-/** Paces a stream of records onto a topic in chunks; a chunk that cannot be written (Kafka down) is tried again until it lands. */
+/**
+ * Paces a stream of records onto a topic in chunks; a chunk that cannot be written (Kafka down) is tried again until it
+ * lands. `holds` stop the stream at a record count until a step of the test is done, so the step happens while records
+ * are still to come (on a loaded machine the stream would otherwise be over before it).
+ */
 export class PacedProducer {
   /** Records acknowledged so far, in stream order. */
   produced = 0;
@@ -261,10 +265,11 @@ export class PacedProducer {
   constructor(
     send: (chunk: { value: object; key?: string; partition?: number }[]) => Promise<void>,
     records: { value: object; key?: string; partition?: number }[],
-    opts: { chunk: number; paceMs: number },
+    opts: { chunk: number; paceMs: number; holds?: { at: number; until: Promise<unknown> }[] },
   ) {
     this.done = (async () => {
       for (let i = 0; i < records.length && !this.stopped; i += opts.chunk) {
+        for (const hold of opts.holds ?? []) if (i >= hold.at) await hold.until;
         const chunk = records.slice(i, i + opts.chunk);
         for (;;) {
           try {
