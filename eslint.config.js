@@ -29,21 +29,19 @@ const kafkaPort = {
  *
  *   entry     src/service.ts, src/app.ts, src/cli/            what a process runs
  *   roles     src/worker/, src/bridge/, src/role.ts, src/provision/, src/lag/
- *   domain    activities/, src/dlq/, workflows/                the order's effects and its workflows
- *   adapters  src/kafka/, src/store/, src/warehouse/, src/tracing/, src/events/, src/codec/, src/temporal.ts,
- *             src/temporal-refusal.ts, src/workflow-settings.ts
+ *   domain    activities/, src/dlq/, workflows/,              the order's effects, its workflows, and the worker
+ *             src/temporal.ts, src/workflow-settings.ts        and starter settings that speak the workflows' contract
+ *   adapters  src/kafka/, src/db.ts, src/store/, src/warehouse/, src/tracing/, src/events/, src/codec/, src/temporal-refusal.ts,
+ *             src/status-events/ (a status change → the outbox → the relay onto Kafka)
  *   base      src/config.ts, src/config/, src/log.ts, src/metrics.ts, src/outcomes.ts, src/errors.ts, src/retry-policies.ts,
- *             src/health.ts, src/startup.ts, src/package-root.ts, and the workflows' contract (workflows/api.ts, identity.ts)
+ *             src/health.ts, src/startup.ts, src/package-root.ts, src/sleep.ts
+ *   vocabulary src/order.ts: the order's words, importing nothing
+ *
+ * workflows/ is held tighter still (an allow-list, below): its own files, the vocabulary and the SDK's workflow side.
  */
 const ENTRY = ['**/cli/**', '**/app.js', '**/service.js'];
 const ROLES = ['**/worker/**', '**/bridge/**', '**/role.js', '**/provision/**', '**/lag/**'];
-const DOMAIN = [
-  '**/activities/**',
-  '**/dlq/**',
-  '**/workflows/**',
-  '!**/workflows/api.js',
-  '!**/workflows/identity.js',
-];
+const DOMAIN = ['**/activities/**', '**/dlq/**', '**/workflows/**', '**/temporal.js', '**/workflow-settings.js'];
 const ADAPTERS = [
   '**/kafka/**',
   '**/store/**',
@@ -51,9 +49,11 @@ const ADAPTERS = [
   '**/tracing/**',
   '**/events/**',
   '**/codec/**',
-  '**/temporal.js',
+  '**/status-events/**',
   '**/temporal-refusal.js',
-  '**/workflow-settings.js',
+  '**/src/db.js',
+  '../db.js',
+  './db.js',
 ];
 
 /** The rule for a layer: the Kafka port's, and no import from the layers listed (those above it). */
@@ -107,7 +107,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['activities/**/*.ts', 'src/dlq/**/*.ts'],
+    files: ['activities/**/*.ts', 'src/dlq/**/*.ts', 'src/temporal.ts', 'src/workflow-settings.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
@@ -123,9 +123,9 @@ export default tseslint.config(
       'src/tracing/**/*.ts',
       'src/events/**/*.ts',
       'src/codec/**/*.ts',
-      'src/temporal.ts',
+      'src/status-events/**/*.ts',
       'src/temporal-refusal.ts',
-      'src/workflow-settings.ts',
+      'src/db.ts',
     ],
     rules: {
       'no-restricted-imports': [
@@ -163,6 +163,7 @@ export default tseslint.config(
       'src/health.ts',
       'src/startup.ts',
       'src/package-root.ts',
+      'src/sleep.ts',
     ],
     rules: {
       'no-restricted-imports': [
@@ -176,7 +177,40 @@ export default tseslint.config(
   },
   {
     files: ['workflows/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', forbiddenInWorkflows] },
+    rules: {
+      'no-restricted-imports': ['error', forbiddenInWorkflows],
+      // The allow-list: workflows/ imports its own files, the order's vocabulary, the SDK's workflow side (and its
+      // shared @temporalio/common), the OpenTelemetry workflow interceptors (tracing-interceptors.ts), and the
+      // activities' types only (erased: the bundle never loads activity code).
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex:
+                '^(?!\\./[^/]+\\.js$|\\.\\./src/order\\.js$|\\.\\./activities/[^/]+\\.js$|@temporalio/(workflow|common)$|@temporalio/interceptors-opentelemetry/lib/workflow/index\\.js$)',
+              message:
+                'workflows/ imports only its own files, src/order.ts, @temporalio/workflow (and @temporalio/common), and activity types (eslint.config.js)',
+            },
+            {
+              regex: '^\\.\\./activities/',
+              allowTypeImports: true,
+              message:
+                'workflows/ takes only the types of activities (import type): the bundle must not load activity code',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['src/order.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ regex: '.', message: "The order's vocabulary imports nothing (eslint.config.js)" }] },
+      ],
+    },
   },
   // Type-aware, where a promise nobody awaits is a silent bug: a floating promise in a workflow or an activity loses
   // its failure (and in a workflow, its place in the history), and a promise handed where a callback's result is

@@ -10,20 +10,20 @@ import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { halfJitterGenerator } from 'cockatiel';
 import { SHIPMENT_BACKOFF, type TransientRetry } from '../src/retry-policies.js';
 import {
+  type OutcomeReport,
   FailureType,
   type OrderEvent,
   type OrderLine,
   type ShipmentWaitDetails,
-  type OutcomeReport,
   type RecallResolution,
   type StoredOrder,
   type StoredOrderDetail,
-} from '../workflows/api.js';
+} from '../src/order.js';
 import { DependencyUnavailableError, PermanentError, WarehouseOutageError } from '../src/errors.js';
 import type { Logger } from '../src/log.js';
 import { createOutcomeReporter } from '../src/outcomes.js';
 import type { Metrics } from '../src/metrics.js';
-import { inTenantTransaction, type Db, type Tx } from '../src/store/db.js';
+import { inTenantTransaction, type Db, type Tx } from '../src/db.js';
 import {
   loadOrderDetail,
   recordFailed,
@@ -40,8 +40,8 @@ import {
 import { classifySqlError } from '../src/store/sql-errors.js';
 import type { PauseBook } from '../src/store/pause-book.js';
 import { recordWait } from '../src/store/shipment-waits.js';
-import { resolveActionId, retryActionId } from '../src/store/status-change.js';
-import type { ChangeContext } from '../src/store/status-outbox.js';
+import { resolveActionId, retryActionId } from '../src/status-events/event.js';
+import type { ChangeContext } from '../src/status-events/outbox.js';
 import type { DeadLetterForm } from '../src/dlq/dead-letter.js';
 import type { DeadLetterSink } from '../src/dlq/sink.js';
 import type { WarehouseClient } from '../src/warehouse/client.js';
@@ -83,8 +83,6 @@ export interface RefusedEvent {
   /** Workflow time of the refusal, ISO 8601. */
   refusedAt: string;
 }
-
-export type { OutcomeReport } from '../workflows/api.js';
 
 /** What the one shipping activity answers: the warehouse's shipment and the store's row after recording it. */
 export interface RecordedShipment {

@@ -8,7 +8,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { Logger } from '../src/log.js';
 import type { Metrics } from '../src/metrics.js';
-import type { Db } from '../src/store/db.js';
+import type { Db } from '../src/db.js';
 import { pruneLedgerBatch } from '../src/store/ledger-retention.js';
 import { pruneInBatches, type PruneResult } from './prune-in-batches.js';
 

@@ -5,9 +5,9 @@
  */
 import type { Logger } from '../src/log.js';
 import type { Metrics } from '../src/metrics.js';
-import type { Db } from '../src/store/db.js';
-import { pruneStatusOutboxBatch } from '../src/store/status-outbox.js';
+import type { Db } from '../src/db.js';
 import { pruneInBatches, type PruneResult } from './prune-in-batches.js';
+import { pruneStatusOutboxBatch } from '../src/store/status-outbox-retention.js';
 
 export interface PruneStatusOutboxInput {
   /** Rows sent more than this many days ago are deleted, every tenant's. */

@@ -21,7 +21,8 @@ import type pg from 'pg';
 import { createOrderStarter } from '../src/bridge/order-starter.js';
 import { createLateEventRecorder } from '../src/bridge/late-events.js';
 import { workflowSettings } from '../src/workflow-settings.js';
-import { orderStatusQuery, orderWorkflowId, type OrderEvent } from '../workflows/api.js';
+import { orderStatusQuery, orderWorkflowId } from '../workflows/api.js';
+import { type OrderEvent } from '../src/order.js';
 import {
   caughtUp,
   committedOffset,

@@ -30,8 +30,8 @@ import {
   TenantIdAttribute,
   orderEventSignal,
   orderWorkflowId,
-  type OrderEvent,
 } from '../workflows/api.js';
+import { type OrderEvent } from '../src/order.js';
 import { cpuDelta, cpuSeconds, load1, procMemory } from './procs.js';
 
 export type Env = Record<string, string>;

@@ -12,7 +12,7 @@ import { Health } from './health.js';
 import type { Logger } from './log.js';
 import { createMetrics, serveMetrics, type Metrics } from './metrics.js';
 import { connectSharedClient, type RoleContext, type Stop } from './role.js';
-import type { Db } from './store/db.js';
+import type { Db } from './db.js';
 import { permanentTemporalError } from './temporal.js';
 import { startTracing, type Tracing } from './tracing/index.js';
 

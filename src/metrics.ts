@@ -7,13 +7,6 @@ import type { Health } from './health.js';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /**
- * Outcome of one event as the worker decided it (fulfilment_events_processed_total): applied, recognised as
- * duplicate/stale, ignored, dead-lettered, or refused by the store (its event id belongs to another tenant).
- * (`accepted` is kept in the type for histories recorded before the split; the worker never reports it.)
- */
-export type EventOutcome = 'applied' | 'duplicate' | 'stale' | 'ignored' | 'dead-lettered' | 'accepted' | 'refused';
-
-/**
  * How the bridge finished one record (fulfilment_bridge_records_total): handed to the order's workflow
  * (`accepted`), the order's run already closed (`stale`), a recent duplicate it skipped (`duplicate`), an unknown
  * type it ignored (`ignored`), or dead-lettered at the edge (`dead-lettered`: malformed, or refused by Temporal).

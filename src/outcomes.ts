@@ -1,5 +1,5 @@
 /** The one place an order event's decided outcome is logged and counted. */
-import type { OutcomeReport } from '../workflows/api.js';
+import type { OutcomeReport } from './order.js';
 import type { Logger } from './log.js';
 import type { Metrics } from './metrics.js';
 

@@ -11,7 +11,7 @@ import { permanentKafkaFailure } from './kafka/client.js';
 import type { Logger } from './log.js';
 import type { Metrics } from './metrics.js';
 import { PermanentStartupError, waitForDependency } from './startup.js';
-import type { Db } from './store/db.js';
+import type { Db } from './db.js';
 import { connectClient } from './temporal.js';
 import type { Tracing } from './tracing/index.js';
 

@@ -24,7 +24,8 @@ import type { Config, TemporalTls } from './config.js';
 import type { Logger } from './log.js';
 import { permanentTemporalError, tlsHandshake } from './temporal-refusal.js';
 import type { Tracing } from './tracing/index.js';
-import type { OrderSinks, OutcomeReport } from '../workflows/api.js';
+import type { OrderSinks } from '../workflows/api.js';
+import type { OutcomeReport } from './order.js';
 
 /** `.ts` when this code runs from its sources (tsx), `.js` when it runs as what `npm run build` emitted (dist/). */
 const EXT = import.meta.url.endsWith('.ts') ? '.ts' : '.js';

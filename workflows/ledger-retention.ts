@@ -7,7 +7,7 @@
  */
 import { proxyActivities } from '@temporalio/workflow';
 import type { LedgerRetentionActivities, PruneLedgerInput, PruneLedgerResult } from '../activities/ledger-retention.js';
-import { LEDGER_PRUNE_ACTIVITY } from '../src/retry-policies.js';
+import { LEDGER_PRUNE_ACTIVITY } from './activity-options.js';
 
 export type { PruneLedgerInput, PruneLedgerResult } from '../activities/ledger-retention.js';
 

@@ -6,17 +6,19 @@
  * Deterministic code only (bundled into the sandbox).
  */
 import {
+  type ResolveRecallRequest,
+  type ResolveRecallResult,
+  type RetryShipmentRequest,
+  type RetryShipmentResult,
+} from './api.js';
+import {
   RECALL_RESOLUTIONS,
   operatorProblem,
   retryReasonProblem,
   shipmentKey,
   type OrderStatus,
-  type ResolveRecallRequest,
-  type ResolveRecallResult,
-  type RetryShipmentRequest,
-  type RetryShipmentResult,
   type StoredOrder,
-} from './api.js';
+} from '../src/order.js';
 import { failureReason, notFailed } from './failures.js';
 import {
   recallFailuresOf,

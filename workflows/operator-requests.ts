@@ -6,10 +6,7 @@
  * Temporal applies one id once per run — and the store's claim keeps one retry or resolution to one effect.
  */
 import { defineUpdate } from '@temporalio/workflow';
-import type { OrderStatus } from './api.js';
-import type { RecallResolution } from './identity.js';
-
-export { RECALL_RESOLUTIONS, type RecallResolution } from './identity.js';
+import type { OrderStatus, RecallResolution } from '../src/order.js';
 
 /** What an operator asks of `retryShipment`. */
 export interface RetryShipmentRequest {

@@ -41,26 +41,30 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { OrderActivities, OutcomeReport, RecordedShipment } from '../activities/index.js';
-import { HOLD_BEFORE_RETRYING, REPORTING_LOCAL_ACTIVITY, WAREHOUSE_ACTIVITY } from '../src/retry-policies.js';
+import type { OrderActivities, RecordedShipment } from '../activities/index.js';
+import { HOLD_BEFORE_RETRYING, REPORTING_LOCAL_ACTIVITY, WAREHOUSE_ACTIVITY } from './activity-options.js';
 import {
-  FailureType,
-  NON_RETRYABLE_FAILURES,
   OrderStatusAttribute,
   TenantIdAttribute,
   orderEventSignal,
   orderStatusQuery,
-  retryReasonProblem,
   retryShipmentUpdate,
-  shipmentKey,
   signalledEvents,
-  type OrderEvent,
   type OrderSinks,
   type OrderView,
   type OrderWorkflowInput,
   type RetryShipmentRequest,
   type RetryShipmentResult,
 } from './api.js';
+import {
+  FailureType,
+  NON_RETRYABLE_FAILURES,
+  retryReasonProblem,
+  shipmentKey,
+  type OrderEvent,
+  type OutcomeReport,
+  type StoredOrder,
+} from '../src/order.js';
 import {
   applyStored,
   cancelsShipment,
@@ -76,7 +80,6 @@ import {
   toView,
   withNote,
   type OrderState,
-  type StoredOrder,
 } from './order-state.js';
 import { failureReason, failureType, isNonRetryable, notFailed, unrecordedShipmentId } from './failures.js';
 import { store, storeEffect, type StoreEffect } from './store-effects.js';

@@ -49,12 +49,8 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { OrderActivities, PlacedAndShipped, RecordedShipment, ShipInput } from '../activities/index.js';
-import { HOLD_BEFORE_RETRYING, QUICK_SHIPMENT, WAREHOUSE_ACTIVITY } from '../src/retry-policies.js';
+import { HOLD_BEFORE_RETRYING, QUICK_SHIPMENT, WAREHOUSE_ACTIVITY } from './activity-options.js';
 import {
-  FailureType,
-  NON_RETRYABLE_FAILURES,
-  ORDER_CANCELLED,
-  ORDER_PLACED,
   OrderStatusAttribute,
   TenantIdAttribute,
   orderEventSignal,
@@ -62,17 +58,24 @@ import {
   resolveRecallUpdate,
   resumeShipmentSignal,
   retryShipmentUpdate,
-  shipmentKey,
   signalledEvents,
-  type OrderEvent,
-  type OrderPlacedData,
   type OrderSinks,
   type OrderView,
   type OrderWorkflowInput,
   type ResolveRecallResult,
   type RetryShipmentResult,
-  type ShipmentWaitDetails,
 } from './api.js';
+import {
+  FailureType,
+  NON_RETRYABLE_FAILURES,
+  ORDER_CANCELLED,
+  ORDER_PLACED,
+  shipmentKey,
+  type OrderEvent,
+  type OrderPlacedData,
+  type ShipmentWaitDetails,
+  type StoredOrder,
+} from '../src/order.js';
 import {
   applyResolve,
   applyRetry,
@@ -102,7 +105,6 @@ import {
   toView,
   withNote,
   type OrderState,
-  type StoredOrder,
 } from './order-state.js';
 import {
   failureReason,

@@ -10,18 +10,16 @@
  *   a tombstone is waiting for;
  * - the store is the source of truth: after every recorded effect the state takes the row the store returned.
  */
+import { type OrderView } from './api.js';
 import {
   ORDER_CANCELLED,
   ORDER_PLACED,
   type OrderEvent,
   type OrderPlacedData,
   type OrderStatus,
-  type OrderView,
   type StoredOrder,
   type StoredOrderDetail,
-} from './api.js';
-
-export type { StoredOrder } from './api.js';
+} from '../src/order.js';
 
 export interface OrderState {
   tenantId: string;

@@ -10,7 +10,7 @@ import type {
   PruneStatusOutboxResult,
   StatusOutboxRetentionActivities,
 } from '../activities/status-outbox-retention.js';
-import { STATUS_OUTBOX_PRUNE_ACTIVITY } from '../src/retry-policies.js';
+import { STATUS_OUTBOX_PRUNE_ACTIVITY } from './activity-options.js';
 
 const retention = proxyActivities<StatusOutboxRetentionActivities>(STATUS_OUTBOX_PRUNE_ACTIVITY);
 

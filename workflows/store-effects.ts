@@ -6,8 +6,8 @@
  */
 import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { OrderActivities } from '../activities/index.js';
-import { LOCAL_STORE_EFFECT, SHORT_EFFECT_ACTIVITY } from '../src/retry-policies.js';
-import { NON_RETRYABLE_FAILURES } from './api.js';
+import { LOCAL_STORE_EFFECT, SHORT_EFFECT_ACTIVITY } from './activity-options.js';
+import { NON_RETRYABLE_FAILURES } from '../src/order.js';
 import { quickThenDurable } from './failures.js';
 
 const nonRetryable = { nonRetryableErrorTypes: [...NON_RETRYABLE_FAILURES] };

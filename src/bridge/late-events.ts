@@ -3,7 +3,7 @@
  * through the store (src/store/order-events.ts recordLateEvent), and the outcome the store decided is reported like
  * any other (logged and counted, src/outcomes.ts), or the event is handed back because it needs a run.
  */
-import type { OutcomeReport } from '../../workflows/api.js';
+import type { OutcomeReport } from '../order.js';
 import { recordLateEvent, type StoreTarget } from '../store/order-events.js';
 import type { LateEventRecorder } from './order-starter.js';
 

@@ -21,10 +21,10 @@ import {
   orderEventSignal,
   orderWorkflowId,
   orderWorkflowMetadata,
-  type OrderEvent,
   type OrderWorkflowInput,
   type OrderWorkflowSettings,
 } from '../../workflows/api.js';
+import { type OrderEvent } from '../order.js';
 import type { orderFulfilmentV2 } from '../../workflows/order-fulfilment.js';
 import type { LateRecord } from '../store/order-events.js';
 import { classifyDeliveryFailure as classify } from './delivery-failures.js';

@@ -29,7 +29,7 @@ import {
 import type { ConsumedRecord, RecordSender } from '../kafka/records.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
-import type { OrderEvent } from '../../workflows/api.js';
+import type { OrderEvent } from '../order.js';
 import type { OrderStarter, StartOutcome } from './order-starter.js';
 import { DelaySequence, sleepOrAbandon, type TransientRetry } from './backoff-gate.js';
 

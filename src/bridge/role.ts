@@ -10,7 +10,7 @@ import type { NativeConnection } from '@temporalio/worker';
 import { createKafka, probeKafka } from '../kafka/client.js';
 import { createOutcomeReporter } from '../outcomes.js';
 import { runtimeConnection } from '../store/connection.js';
-import { createDb, type Db } from '../store/db.js';
+import { createDb, type Db } from '../db.js';
 import { BRIDGE_TEMPORAL_RPC, KAFKA_RETRY, type TransientRetry } from '../retry-policies.js';
 import { asPermanentKafkaFailure, type RoleContext, type StartedRole } from '../role.js';
 import { waitForDependency } from '../startup.js';

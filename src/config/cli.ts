@@ -1,8 +1,7 @@
 /** The operator's long-running commands: the lag exporter and the codec server. */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { nonEmpty, port, readableFile } from './fields.js';
-import type { Config } from '../config.js';
+import { nonEmpty, port, readableFile, type FieldsOf } from './fields.js';
 
 export const cliSchema = {
   /** Port of `fulfilment lag-exporter`'s /metrics, /livez and /readyz (it listens on METRICS_HOST). */
@@ -55,6 +54,9 @@ export const cliSchema = {
     )
     .optional(),
 };
+
+/** What this concern's variables parse to: its checks below read these. */
+type Config = FieldsOf<typeof cliSchema>;
 
 /** An origin as browsers send it: scheme, host and port, nothing else. */
 function isOrigin(value: string): boolean {

@@ -2,8 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { parseKeyList, PayloadKeys } from '../codec/keys.js';
-import { nonEmpty, readableFile } from './fields.js';
-import type { Config } from '../config.js';
+import { nonEmpty, readableFile, type FieldsOf } from './fields.js';
 
 export const encryptionSchema = {
   /**
@@ -20,6 +19,9 @@ export const encryptionSchema = {
   /** The key new payloads are encrypted with (rotation: add the new key, point this at it). Default: the first key. */
   PAYLOAD_ENCRYPTION_KEY_ID: nonEmpty.optional(),
 };
+
+/** What this concern's variables parse to: its checks below read these. */
+type Config = FieldsOf<typeof encryptionSchema>;
 
 /**
  * The payload encryption keys from PAYLOAD_ENCRYPTION_KEYS or PAYLOAD_ENCRYPTION_KEYS_FILE (one of them) and the

@@ -133,3 +133,9 @@ export const duration = nonEmpty.refine((v) => {
   const ms = durationMs(v);
   return ms === 0 || ms >= 60_000;
 }, 'a duration of at least 1m such as 30m, 1h or 1d, or 0');
+
+/**
+ * The values a concern's variables parse to (a schema of src/config/ → its fields): what that concern's own checks
+ * read, so each concern's file needs nothing but itself (the whole Config, src/config.ts, is every concern's together).
+ */
+export type FieldsOf<S extends Record<string, z.ZodType>> = { [K in keyof S]: z.output<S[K]> };

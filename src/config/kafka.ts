@@ -1,8 +1,16 @@
 /** Kafka: the brokers and how to reach them (TLS, SASL), the topics, the group — and their checks as one connection. */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { hostPort, nonEmpty, orList, pemCertificates, pemPrivateKey, positiveInt, readableFile } from './fields.js';
-import type { Config } from '../config.js';
+import {
+  hostPort,
+  nonEmpty,
+  orList,
+  pemCertificates,
+  pemPrivateKey,
+  positiveInt,
+  readableFile,
+  type FieldsOf,
+} from './fields.js';
 
 /** Kafka's security.protocol values. */
 export const KAFKA_SECURITY_PROTOCOLS = ['PLAINTEXT', 'SSL', 'SASL_PLAINTEXT', 'SASL_SSL'] as const;
@@ -72,6 +80,9 @@ export const kafkaSchema = {
   /** Days Kafka keeps the orders topic's records: a record can be redelivered that long. Default 7 (Kafka's default). */
   KAFKA_RETENTION_DAYS: positiveInt.default(7),
 };
+
+/** What this concern's variables parse to: its checks below read these. */
+type Config = FieldsOf<typeof kafkaSchema>;
 
 /** The variables every Kafka client is built from (src/kafka/client.ts createKafka). */
 export const KAFKA_SETTING_NAMES = [

@@ -1,7 +1,7 @@
 /** PostgreSQL: the runtime role's and the owner's URLs and the CA, checked together; the dedupe ledger's retention. */
 import { z } from 'zod';
-import { duration, nonEmpty, pemCertificateFile, positiveInt, url } from './fields.js';
-import type { Config } from '../config.js';
+import { duration, nonEmpty, pemCertificateFile, positiveInt, url, type FieldsOf } from './fields.js';
+import type { kafkaSchema } from './kafka.js';
 
 /** The local stack's runtime role (dev-only password). */
 export const LOCAL_DATABASE_URL = 'postgres://fulfilment:fulfilment@127.0.0.1:55432/fulfilment';
@@ -52,6 +52,9 @@ export const postgresSchema = {
   /** Id of the Temporal Schedule that prunes the ledger: one per deployment (namespace and task queue). */
   LEDGER_PRUNE_SCHEDULE_ID: nonEmpty.default('fulfilment-ledger-retention'),
 };
+
+/** What this concern's variables parse to, and the Kafka retention the ledger's is checked against. */
+type Config = FieldsOf<typeof postgresSchema> & Pick<FieldsOf<typeof kafkaSchema>, 'KAFKA_RETENTION_DAYS'>;
 
 /** The user name a PostgreSQL URL connects as ('' when it names none). */
 export function databaseUser(databaseUrl: string): string {

@@ -7,8 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { isAbsolute, join } from 'node:path';
 import { z } from 'zod';
-import { hostPort, nonEmpty, url } from './fields.js';
-import type { Config } from '../config.js';
+import { hostPort, nonEmpty, url, type FieldsOf } from './fields.js';
 
 export const temporalSchema = {
   /** Temporal frontend, host:port (also from the Temporal profile, see TEMPORAL_PROFILE; this variable wins). */
@@ -42,6 +41,9 @@ export const temporalSchema = {
   /** Base URL of the Temporal Web UI, used to print links to workflows. */
   TEMPORAL_UI_URL: url(['http:', 'https:']).default('http://127.0.0.1:8233'),
 };
+
+/** What this concern's variables parse to: its checks below read these. */
+type Config = FieldsOf<typeof temporalSchema>;
 
 /** TLS towards Temporal, in the SDK's TLSConfig shape: every certificate already read and checked. */
 export interface TemporalTls {

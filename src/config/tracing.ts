@@ -1,7 +1,6 @@
 /** Tracing: the standard OTEL_* variables, validated as this service reads them, and their checks together. */
 import { z } from 'zod';
-import { nonEmpty, orList, positiveInt, url } from './fields.js';
-import type { Config } from '../config.js';
+import { nonEmpty, orList, positiveInt, url, type FieldsOf } from './fields.js';
 
 /** OTEL_TRACES_EXPORTER values this service has an exporter for. */
 export const OTEL_TRACES_EXPORTERS = ['otlp', 'console', 'none'] as const;
@@ -98,6 +97,9 @@ export const tracingSchema = {
   /** Milliseconds one batch export may take before it is given up. */
   OTEL_BSP_EXPORT_TIMEOUT: positiveInt.default(30_000),
 };
+
+/** What this concern's variables parse to: its checks below read these. */
+type Config = FieldsOf<typeof tracingSchema>;
 
 /** The batch span processor cannot send more spans at once than it holds. */
 export function tracingProblems(c: Partial<Config>): string[] {

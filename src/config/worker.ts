@@ -1,7 +1,6 @@
 /** The worker: the warehouse it ships through, the order workflow's settings, its task slots, pollers and cache. */
 import { z } from 'zod';
-import { atLeastTwo, nonEmpty, port, positiveInt, url } from './fields.js';
-import type { Config } from '../config.js';
+import { atLeastTwo, nonEmpty, port, positiveInt, url, type FieldsOf } from './fields.js';
 
 export const workerSchema = {
   /** Base URL of the warehouse HTTP service that ships orders. */
@@ -82,6 +81,9 @@ export const workerSchema = {
   /** How often (seconds) the worker counts the orders held for a person (failed, recall-failed) for the metrics. */
   WORKER_ATTENTION_POLL_SECONDS: positiveInt.default(30),
 };
+
+/** What this concern's variables parse to: its checks below read these. */
+type Config = FieldsOf<typeof workerSchema>;
 
 /** The Temporal worker refuses more pollers than task slots; said here, naming both variables. */
 export function workerTuningProblems(c: Partial<Config>): string[] {

@@ -13,13 +13,7 @@
 import type { z } from 'zod';
 import { MalformedEventError } from '../errors.js';
 import { headerString } from '../kafka/records.js';
-import {
-  ORDER_CANCELLED,
-  ORDER_PLACED,
-  type OrderEvent,
-  type EventOrigin,
-  type OrderEventType,
-} from '../../workflows/api.js';
+import { ORDER_CANCELLED, ORDER_PLACED, type OrderEvent, type EventOrigin, type OrderEventType } from '../order.js';
 import {
   TOKEN_EXPECTED,
   cap,

@@ -6,7 +6,7 @@
  * Lengths are counted in UTF-16 code units ("characters"), as JavaScript strings count them.
  */
 import { z } from 'zod';
-import { ID_PATTERN } from '../../workflows/api.js';
+import { ID_PATTERN } from '../order.js';
 
 /** Largest order version the store's `integer` column holds. */
 export const MAX_ORDER_VERSION = 2_147_483_647;

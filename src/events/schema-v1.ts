@@ -1,6 +1,6 @@
 /**
  * Schema version 1 of the order events on the input topic: the contract the service started with, and the shape
- * of the internal model (OrderEvent in workflows/api.ts), so its upcaster (upcast.ts) is the identity.
+ * of the internal model (OrderEvent in src/order.ts), so its upcaster (upcast.ts) is the identity.
  *
  *   envelope   eventId, type, schemaVersion: 1, occurredAt, tenantId, orderId, orderVersion, correlationId?
  *   placed     data: { customerId, lines: [{sku, quantity}] (1–1000), shippingAddress? }

@@ -1,10 +1,10 @@
 /**
- * Upcasters: each schema version's validated record → the internal model (OrderEvent in workflows/api.ts), less
+ * Upcasters: each schema version's validated record → the internal model (OrderEvent in src/order.ts), less
  * what the parser adds itself (type, schemaVersion, origin, the header's correlation id). One pair per version,
  * pure and total: whatever passed that version's schema upcasts, and nothing of the record reaches the model
  * unless an upcaster names it. A new version gets its own pair here; the older ones never change.
  */
-import { ORDER_CANCELLED, ORDER_PLACED, type OrderEvent } from '../../workflows/api.js';
+import { ORDER_CANCELLED, ORDER_PLACED, type OrderEvent } from '../order.js';
 import type { CancelledV1, PlacedV1 } from './schema-v1.js';
 import type { CancelledV2, PlacedV2 } from './schema-v2.js';
 

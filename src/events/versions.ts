@@ -8,7 +8,7 @@
  * version for as long as producers may still send it (and the DLQ may still hold it).
  */
 import { z } from 'zod';
-import { ORDER_CANCELLED, ORDER_PLACED, type OrderEventType } from '../../workflows/api.js';
+import { ORDER_CANCELLED, ORDER_PLACED, type OrderEventType } from '../order.js';
 import { schemaV1 } from './schema-v1.js';
 import { schemaV2 } from './schema-v2.js';
 import { upcastV1, upcastV2, type CancelledModel, type PlacedModel, type Upcaster } from './upcast.js';

@@ -1,64 +1,24 @@
 /**
  * The `fulfilments` table: one row per (tenant, order). Every function takes a transaction already scoped
  * to the tenant (see db.ts) and locks the row before deciding, so two writers for one order serialise here.
- * These are the store's own guards — the workflow decides first, this is the last line.
+ * These are the store's own guards — the workflow decides first, this is the last line. Its row's shape is
+ * FulfilmentRow (src/order.ts).
  *
  * Every change that writes the row also writes its status event, when it is one, into the outbox in the same
  * transaction (recordStatusChange, after the row's lock: so one order's outbox rows follow its commit order). A writer
  * passes the change's context: where the event goes and what made it.
  */
 import type {
+  FulfilmentRow,
   OrderCancelledData,
   OrderLine,
   OrderPlacedData,
   RecallResolution,
   StoredOrder,
   StoredOrderDetail,
-  StoredStatus,
-} from '../../workflows/api.js';
-import type { Tx } from './db.js';
-import { recordStatusChange, type ChangeContext } from './status-outbox.js';
-
-export interface FulfilmentRow {
-  tenant_id: string;
-  order_id: string;
-  order_version: number;
-  status: StoredStatus;
-  customer_id: string | null;
-  lines: unknown;
-  shipping_address: unknown;
-  placed_at: Date | null;
-  cancelled_at: Date | null;
-  cancelled_before_placement: boolean;
-  cancel_refused_at: Date | null;
-  shipment_id: string | null;
-  failure_reason: string | null;
-  last_event_id: string;
-  created_at: Date;
-  updated_at: Date;
-  shipped_at: Date | null;
-  /** Operator retries of a failed shipment (migration 003). */
-  retry_count: number;
-  last_retry_reason: string | null;
-  last_retried_at: Date | null;
-  /** Who asked for the last retry (migration 006). */
-  last_retried_by: string | null;
-  /** When the order was last held as failed or recall-failed (migration 006). */
-  failed_at: Date | null;
-  /** Recalls the warehouse refused for good, and the last resolution of one (migration 006). */
-  recall_failures: number;
-  resolution: string | null;
-  resolved_by: string | null;
-  resolved_at: Date | null;
-  /** The order's correlation id: its placement's, else its first event's (migration 007); null on older rows. */
-  correlation_id: string | null;
-  /** A pending order waiting for the warehouse: since when, its last wait, why, and when a resumer last woke it (migration 008). */
-  waiting_since: Date | null;
-  waited_at: Date | null;
-  waiting_reason: string | null;
-  released_at: Date | null;
-  waiting_task_queue: string | null;
-}
+} from '../order.js';
+import type { Tx } from '../db.js';
+import { recordStatusChange, type ChangeContext } from '../status-events/outbox.js';
 
 interface EventRef {
   eventId: string;

@@ -3,7 +3,7 @@
  * SECURITY DEFINER function that deletes at most one batch of the oldest rows older than the retention, and refuses a
  * retention below its floor (21 days) whatever the caller asks. See src/store/retention.ts.
  */
-import type { Db } from './db.js';
+import type { Db } from '../db.js';
 import { pruneBatch, type PrunedBatch } from './retention.js';
 
 export { isPruneRefusal, type PrunedBatch } from './retention.js';

@@ -8,21 +8,14 @@
  * the order — a placement with no row to ship, a row still pending, a cancellation of a failed order (its shipment
  * must be recalled) — is handed back untouched (nothing claimed), and the caller starts a run for it.
  */
-import { CONSUMER_NAME, ORDER_PLACED, type OrderEvent, type StoredOrder } from '../../workflows/api.js';
+import { CONSUMER_NAME, ORDER_PLACED, type OrderEvent, type StoredOrder, type FulfilmentRow } from '../order.js';
 import { isSafeToken } from '../events/rules.js';
 import { currentTraceHeaders, TRACEPARENT } from '../tracing/propagation.js';
-import { inTenantTransaction, type Db, type Tx } from './db.js';
-import {
-  lockFulfilment,
-  readFulfilment,
-  recordCancellation,
-  recordPlacement,
-  toStored,
-  type FulfilmentRow,
-} from './fulfilments.js';
+import { inTenantTransaction, type Db, type Tx } from '../db.js';
+import { lockFulfilment, readFulfilment, recordCancellation, recordPlacement, toStored } from './fulfilments.js';
 import { claim } from './processed-events.js';
 import { classifySqlError } from './sql-errors.js';
-import type { ChangeContext } from './status-outbox.js';
+import type { ChangeContext } from '../status-events/outbox.js';
 
 /** Where a recorded change goes: the pool, and the topic its status event is published to (STATUS_TOPIC). */
 export interface StoreTarget {

@@ -4,7 +4,7 @@
  * within that time; `fulfilment shipping pause` says so. A read that fails keeps the last pauses read (none before
  * the first) and is reported once per failing spell.
  */
-import type { Db } from './db.js';
+import type { Db } from '../db.js';
 import { pauseFor, pausesInForce, type ShippingPause } from './shipment-waits.js';
 
 export interface PauseBook {

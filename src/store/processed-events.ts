@@ -6,7 +6,7 @@
  * Retention: rows must outlive Kafka retention plus the longest redelivery window (DLQ redrive, replays);
  * see docs/how-it-works.md "Decisions worth knowing". pruneProcessedEvents deletes only rows older than that.
  */
-import { inTenantTransaction, type Db, type Tx } from './db.js';
+import { inTenantTransaction, type Db, type Tx } from '../db.js';
 
 /** Claims `key` for `consumer` inside `tx`. Returns false when it was already claimed (a duplicate). */
 export async function claim(tx: Tx, consumer: string, tenantId: string, key: string): Promise<boolean> {

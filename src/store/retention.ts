@@ -5,7 +5,7 @@
  * deletes at most one batch of the oldest rows older than the retention, and refuses a retention below its own floor
  * whatever the caller asks.
  */
-import type { Db } from './db.js';
+import type { Db } from '../db.js';
 import { sqlState } from './sql-errors.js';
 
 /** The retention functions of the migrations. */

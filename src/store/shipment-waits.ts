@@ -5,7 +5,7 @@
  * A wait is not a status: the order stays `pending`, and leaving `pending` for any reason ends the wait (the
  * migration's trigger clears it).
  */
-import { inTenantTransaction, type Db } from './db.js';
+import { inTenantTransaction, type Db } from '../db.js';
 
 /** One waiting order, as release_waiting_orders() hands it to a resumer. */
 export interface WaitingOrder {

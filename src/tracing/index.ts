@@ -12,14 +12,9 @@
  * when the last one stops. The global tracer provider is left alone: two apps in one process (the tests) each export
  * to their own configuration.
  */
-import type { Tracer } from '@opentelemetry/api';
-import type { IResource } from '@opentelemetry/resources';
-import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
-import type { OpenTelemetrySinks } from '@temporalio/interceptors-opentelemetry';
-import type { WorkflowClientInterceptor } from '@temporalio/client';
-import type { InjectedSinks, WorkerInterceptors } from '@temporalio/worker';
 import type { Logger } from '../log.js';
-import { exportSettings, type ExportSettings, type TracingConfig } from './settings.js';
+import { exportSettings, type TracingConfig } from './settings.js';
+import type { Tracing } from './tracing.js';
 
 export {
   DEFAULT_OTLP_TRACES_URL,
@@ -28,23 +23,7 @@ export {
   type ExportSettings,
   type TracingConfig,
 } from './settings.js';
-
-export interface Tracing {
-  /** The tracer this app's own spans are made with. */
-  tracer: Tracer;
-  /** Where finished spans go (also the workflow spans the worker's sink receives). */
-  processor: SpanProcessor;
-  resource: IResource;
-  settings: ExportSettings;
-  /** Interceptors of a client whose calls carry the context into workflows (signalWithStart). */
-  clientInterceptors(): WorkflowClientInterceptor[];
-  /** The worker's activity interceptors (RunActivity spans, children of the workflow's StartActivity). */
-  workerInterceptors(): Pick<WorkerInterceptors, 'activity'>;
-  /** The sink the workflow interceptors export their spans through (made inside the sandbox, ended here). */
-  workerSinks(): InjectedSinks<OpenTelemetrySinks>;
-  /** Exports what is still buffered and stops exporting; idempotent. */
-  shutdown(): Promise<void>;
-}
+export type { Tracing } from './tracing.js';
 
 /**
  * Starts tracing as configured, or resolves to undefined (nothing started, nothing loaded) when it is off. The SDK

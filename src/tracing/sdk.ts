@@ -29,7 +29,7 @@ import {
 } from '@temporalio/interceptors-opentelemetry';
 import type { Logger } from '../log.js';
 
-import type { Tracing } from './index.js';
+import type { Tracing } from './tracing.js';
 import { TRACER_NAME, type ExportSettings, type TracingConfig } from './settings.js';
 
 const SERVICE_VERSION = '0.1.0';

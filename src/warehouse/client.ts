@@ -32,7 +32,7 @@ import {
   WarehouseOutageError,
   WarehouseRejectedError,
 } from '../errors.js';
-import type { OrderLine } from '../../workflows/api.js';
+import type { OrderLine } from '../order.js';
 import { isSafeToken } from '../events/envelope.js';
 import { recordFailure } from '../tracing/spans.js';
 

@@ -4,7 +4,7 @@
  * through one narrow door; no tenant's rows) and sets fulfilment_orders_needing_attention{status} and
  * fulfilment_orders_needing_attention_oldest_seconds{status}. A failed poll is logged and leaves the last values.
  */
-import type { Db } from '../store/db.js';
+import type { Db } from '../db.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 

@@ -14,7 +14,7 @@ import { createKafka, probeKafka } from '../kafka/client.js';
 import { createSender } from '../kafka/sender.js';
 import { PermanentStartupError, waitForDependency } from '../startup.js';
 import { runtimeConnection } from '../store/connection.js';
-import { createDb } from '../store/db.js';
+import { createDb } from '../db.js';
 import { migrationFiles } from '../store/migrate.js';
 import { checkRuntimeRole, checkSchema, permanentDatabaseFailure } from '../store/runtime-role.js';
 import { connectNative, workflowCodeOptions } from '../temporal.js';
@@ -23,8 +23,8 @@ import { asPermanentKafkaFailure, probeWithin, type RoleContext, type StartedRol
 import { watchOrdersNeedingAttention } from './attention-gauges.js';
 import { ensureLedgerRetentionSchedule } from './ledger-retention-schedule.js';
 import { ensureStatusOutboxRetentionSchedule } from './status-outbox-retention-schedule.js';
-import { startStatusRelay, type StatusRelay } from './status-relay.js';
-import { watchStatusRelayLag } from './status-relay-lag.js';
+import { startStatusRelay, type StatusRelay } from '../status-events/relay.js';
+import { watchStatusRelayLag } from '../status-events/relay-lag.js';
 import { startShipmentResumer } from './shipment-resumer.js';
 import { createPauseBook } from '../store/pause-book.js';
 
@@ -161,7 +161,7 @@ export async function startWorkerRole(
     activityTaskPollerBehavior: { type: 'simple-maximum', maximum: config.WORKER_ACTIVITY_TASK_POLLERS },
   });
 
-  // The status relay (src/worker/status-relay.ts): publishes the outbox; never part of readiness, so Kafka being down
+  // The status relay (src/status-events/relay.ts): publishes the outbox; never part of readiness, so Kafka being down
   // leaves the input side's health alone (the lag metric and its alert tell of it).
   const relay = config.STATUS_RELAY ? startRelay(ctx, probeDb) : undefined;
   // Wakes orders waiting for the warehouse: one probe at a time while it is down, paced once it answers.

@@ -18,7 +18,7 @@ import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { orderWorkflowId, resumeShipmentSignal } from '../../workflows/api.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
-import type { Db } from '../store/db.js';
+import type { Db } from '../db.js';
 import { releaseWaitingOrders, waitSummary, type WaitSummary } from '../store/shipment-waits.js';
 import type { WarehouseHealth } from '../warehouse/client.js';
 

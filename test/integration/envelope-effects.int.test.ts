@@ -6,14 +6,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { parseRecord } from '../../src/events/envelope.js';
-import { createDb, inTenantTransaction, type Db } from '../../src/store/db.js';
+import { createDb, inTenantTransaction, type Db } from '../../src/db.js';
 import { recordCancellation, recordPlacement } from '../../src/store/fulfilments.js';
 import { provisionPostgres } from '../../src/provision/postgres.js';
 import { runtimeConnection } from '../../src/store/connection.js';
 import { claim } from '../../src/store/processed-events.js';
 import { createWarehouseClient } from '../../src/warehouse/client.js';
 import { startWarehouse, type WarehouseServer } from '../../tools/warehouse/server.js';
-import { CONSUMER_NAME, ORDER_PLACED, shipmentKey, type OrderEvent } from '../../workflows/api.js';
+import { CONSUMER_NAME, ORDER_PLACED, shipmentKey, type OrderEvent } from '../../src/order.js';
 import { sampleCases } from '../support/envelope-property.js';
 
 /** Thrown to roll a transaction back once its writes succeeded. */

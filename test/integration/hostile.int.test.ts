@@ -9,7 +9,8 @@ import { MAX_UNKNOWN_TYPE_LABELS } from '../../src/metrics.js';
 import { UNKNOWN_TYPE_LABEL_CHARS } from '../../src/bridge/record-pipeline.js';
 import { workflowSettings } from '../../src/workflow-settings.js';
 import { createOrderStarter } from '../../src/bridge/order-starter.js';
-import { orderWorkflowId, type OrderEvent } from '../../workflows/api.js';
+import { orderWorkflowId } from '../../workflows/api.js';
+import { type OrderEvent } from '../../src/order.js';
 import { caughtUp, counter, events, scenario, waitFor, type Scenario, type TopicWatch } from '../support/harness.js';
 
 /** Partitions of a scenario's topic (test/support/harness.ts). */

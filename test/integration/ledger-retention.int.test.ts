@@ -12,9 +12,9 @@ import { startApp, type App } from '../../src/app.js';
 import { durationMs, loadConfig, type Config } from '../../src/config.js';
 import { ensureLedgerRetentionSchedule } from '../../src/worker/ledger-retention-schedule.js';
 import { metricValue } from '../../src/metrics.js';
-import { inTenantTransaction } from '../../src/store/db.js';
+import { inTenantTransaction } from '../../src/db.js';
 import { provisionPostgres } from '../../src/provision/postgres.js';
-import { CONSUMER_NAME } from '../../workflows/api.js';
+import { CONSUMER_NAME } from '../../src/order.js';
 import type { PruneLedgerResult } from '../../workflows/ledger-retention.js';
 import { logger, uniqueSuffix, waitFor } from '../support/harness.js';
 

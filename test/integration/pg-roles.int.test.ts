@@ -15,10 +15,10 @@ import { loadConfig } from '../../src/config.js';
 import { createKafka } from '../../src/kafka/client.js';
 import { provisionPostgres } from '../../src/provision/postgres.js';
 import { runtimeConnection } from '../../src/store/connection.js';
-import { createDb, inTenantTransaction, type Db } from '../../src/store/db.js';
+import { createDb, inTenantTransaction, type Db } from '../../src/db.js';
 import { planFromEnv } from '../../tools/stack/addresses.js';
 import { superuserClient } from '../../tools/stack/services/postgres.js';
-import { CONSUMER_NAME } from '../../workflows/api.js';
+import { CONSUMER_NAME } from '../../src/order.js';
 import { logger, uniqueSuffix } from '../support/harness.js';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
 

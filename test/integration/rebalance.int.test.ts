@@ -3,8 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Bridge } from '../../src/bridge/bridge.js';
 import { laneFor } from '../../src/bridge/lanes.js';
 import { runtimeConnection } from '../../src/store/connection.js';
-import { createDb, inTenantTransaction, type Db } from '../../src/store/db.js';
-import { CONSUMER_NAME } from '../../workflows/api.js';
+import { createDb, inTenantTransaction, type Db } from '../../src/db.js';
+import { CONSUMER_NAME } from '../../src/order.js';
 import {
   PacedProducer,
   caughtUp,

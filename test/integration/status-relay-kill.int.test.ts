@@ -10,10 +10,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKafka } from '../../src/kafka/client.js';
 import { createSender } from '../../src/kafka/sender.js';
 import { runtimeConnection } from '../../src/store/connection.js';
-import { createDb, inTenantTransaction, type Db } from '../../src/store/db.js';
-import type { StatusEvent } from '../../src/store/status-change.js';
-import { readStatusEvents, statusOutboxLag } from '../../src/store/status-outbox.js';
-import { startStatusRelay, type StatusRelay } from '../../src/worker/status-relay.js';
+import { createDb, inTenantTransaction, type Db } from '../../src/db.js';
+import type { StatusEvent } from '../../src/status-events/event.js';
+import { readStatusEvents, statusOutboxLag } from '../../src/status-events/outbox.js';
+import { startStatusRelay, type StatusRelay } from '../../src/status-events/relay.js';
 import {
   events,
   logger,

@@ -12,10 +12,10 @@ import type { App } from '../../src/app.js';
 import { createKafka } from '../../src/kafka/client.js';
 import { createSender } from '../../src/kafka/sender.js';
 import { migrationConnection, runtimeConnection } from '../../src/store/connection.js';
-import { createDb, inTenantTransaction, type Db } from '../../src/store/db.js';
-import type { StatusEvent } from '../../src/store/status-change.js';
-import { readStatusEvents, statusOutboxLag, type OutboxRow } from '../../src/store/status-outbox.js';
-import { startStatusRelay, type StatusRelay } from '../../src/worker/status-relay.js';
+import { createDb, inTenantTransaction, type Db } from '../../src/db.js';
+import type { StatusEvent } from '../../src/status-events/event.js';
+import { readStatusEvents, statusOutboxLag, type OutboxRow } from '../../src/status-events/outbox.js';
+import { startStatusRelay, type StatusRelay } from '../../src/status-events/relay.js';
 import type { PruneStatusOutboxResult } from '../../activities/status-outbox-retention.js';
 import {
   events,

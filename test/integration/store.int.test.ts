@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { loadConfig } from '../../src/config.js';
-import { createDb, inTenantTransaction, type Db } from '../../src/store/db.js';
+import { createDb, inTenantTransaction, type Db } from '../../src/db.js';
 import { recordCancellation, recordPlacement, recordShipped, readFulfilment } from '../../src/store/fulfilments.js';
 import { claim } from '../../src/store/processed-events.js';
 import { provisionPostgres } from '../../src/provision/postgres.js';

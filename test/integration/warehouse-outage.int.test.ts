@@ -13,7 +13,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import { PacedProducer, counter, events, scenario, tenantRows, waitFor, type Scenario } from '../support/harness.js';
-import { createDb } from '../../src/store/db.js';
+import { createDb } from '../../src/db.js';
 import { runtimeConnection } from '../../src/store/connection.js';
 import { OrderStatusAttribute, orderStatusQuery, orderWorkflowId } from '../../workflows/api.js';
 

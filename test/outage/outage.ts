@@ -12,7 +12,7 @@ import type { App } from '../../src/app.js';
 import { maxAttemptsWithin, type TransientRetry } from '../../src/bridge/backoff-gate.js';
 import { stackDown, stackUp, type ServiceName } from '../../tools/stack/index.js';
 import { runtimeConnection } from '../../src/store/connection.js';
-import { createDb } from '../../src/store/db.js';
+import { createDb } from '../../src/db.js';
 import { orderWorkflowId } from '../../workflows/api.js';
 import {
   PacedProducer,

@@ -9,7 +9,7 @@ import { createOrderStarter } from '../../src/bridge/order-starter.js';
 import { workflowSettings } from '../../src/workflow-settings.js';
 import { connectClient } from '../../src/temporal.js';
 import { stackDown, stackTemporalKind, stackUp, type ServiceName } from '../../tools/stack/index.js';
-import type { OrderEvent } from '../../workflows/api.js';
+import type { OrderEvent } from '../../src/order.js';
 import { caughtUp, events, scenario, waitFor, type Scenario } from '../support/harness.js';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
 

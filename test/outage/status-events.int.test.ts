@@ -15,9 +15,9 @@
 import { describe, expect, it } from 'vitest';
 import { metricValue } from '../../src/metrics.js';
 import { runtimeConnection } from '../../src/store/connection.js';
-import { createDb, inTenantTransaction, type Db } from '../../src/store/db.js';
-import { STATUS_EVENT, type StatusEvent } from '../../src/store/status-change.js';
-import { readStatusEvents } from '../../src/store/status-outbox.js';
+import { createDb, inTenantTransaction, type Db } from '../../src/db.js';
+import { STATUS_EVENT, type StatusEvent } from '../../src/status-events/event.js';
+import { readStatusEvents } from '../../src/status-events/outbox.js';
 import { stackDown, stackUp } from '../../tools/stack/index.js';
 import {
   caughtUp,

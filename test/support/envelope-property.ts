@@ -15,7 +15,7 @@ import {
   type ParsedRecord,
   type RawRecord,
 } from '../../src/events/envelope.js';
-import { ID_PATTERN, ORDER_CANCELLED, ORDER_PLACED, type OrderEvent } from '../../workflows/api.js';
+import { ID_PATTERN, ORDER_CANCELLED, ORDER_PLACED, type OrderEvent } from '../../src/order.js';
 
 export const GENERATORS = ['mutated', 'json', 'bytes', 'valid'] as const;
 export type GeneratorName = (typeof GENERATORS)[number];

@@ -12,8 +12,8 @@ import {
   type RecallResolution,
   type ShipmentWaitDetails,
   type StoredOrderDetail,
-} from '../../workflows/api.js';
-import type { StoredOrder } from '../../workflows/order-state.js';
+} from '../../src/order.js';
+import type { StoredOrder } from '../../src/order.js';
 
 export interface FakeRow {
   status: StoredOrder['status'];

@@ -14,8 +14,8 @@ import { createTopicsWithLeaders } from '../../src/kafka/admin.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { metricValue } from '../../src/metrics.js';
 import { createLogger } from '../../src/log.js';
-import { inTenantTransaction } from '../../src/store/db.js';
-import { readFulfilment, type FulfilmentRow } from '../../src/store/fulfilments.js';
+import { inTenantTransaction } from '../../src/db.js';
+import { readFulfilment } from '../../src/store/fulfilments.js';
 import { startWarehouse, type Shipment, type WarehouseServer } from '../../tools/warehouse/server.js';
 import { provisionPostgres } from '../../src/provision/postgres.js';
 import { runtimeConnection } from '../../src/store/connection.js';
@@ -26,6 +26,7 @@ Runtime.install({
 });
 
 import { waitFor } from './promises.js';
+import type { FulfilmentRow } from '../../src/order.js';
 
 export { waitFor };
 
@@ -112,7 +113,7 @@ export async function scenario(name: string, env: Record<string, string> = {}): 
   });
   await producer.connect();
   const apps: App[] = [];
-  const probeDb = (await import('../../src/store/db.js')).createDb(runtimeConnection(config), 2);
+  const probeDb = (await import('../../src/db.js')).createDb(runtimeConnection(config), 2);
   let tenants = 0;
 
   async function watchTopic(topic: string): Promise<TopicWatch> {
@@ -241,7 +242,7 @@ export async function recordsOn(admin: Admin, topic: string): Promise<number> {
 }
 
 /** Every fulfilments row of `tenantId`, read tenant-scoped as the service reads them. */
-export async function tenantRows(db: import('../../src/store/db.js').Db, tenantId: string): Promise<FulfilmentRow[]> {
+export async function tenantRows(db: import('../../src/db.js').Db, tenantId: string): Promise<FulfilmentRow[]> {
   return inTenantTransaction(
     db,
     tenantId,

@@ -9,13 +9,8 @@ import { writeFile } from 'node:fs/promises';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { temporalCliPath } from '../../tools/stack/index.js';
-import {
-  orderEventSignal,
-  orderStatusQuery,
-  orderWorkflowId,
-  retryShipmentUpdate,
-  type OrderEvent,
-} from '../../workflows/api.js';
+import { orderEventSignal, orderStatusQuery, orderWorkflowId, retryShipmentUpdate } from '../../workflows/api.js';
+import { type OrderEvent } from '../../src/order.js';
 import { parseRecord } from '../../src/events/envelope.js';
 import { events, scenario, waitFor, type Scenario } from './harness.js';
 import type { App } from '../../src/app.js';

@@ -8,7 +8,7 @@ import { createKafka } from '../../src/kafka/client.js';
 import { createSender } from '../../src/kafka/sender.js';
 import { createLogger } from '../../src/log.js';
 import { runtimeConnection } from '../../src/store/connection.js';
-import { startStatusRelay } from '../../src/worker/status-relay.js';
+import { startStatusRelay } from '../../src/status-events/relay.js';
 
 const config = loadConfig(process.env);
 const logger = createLogger('warn', 'relay-child', 'json');

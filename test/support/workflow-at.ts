@@ -19,15 +19,16 @@ const quiet = {
 };
 
 /**
- * Bundles workflows/ as of `commit` (its imports outside workflows/ must be type-only, as the workflow rule says,
- * except src/retry-policies.ts, which imports nothing so the workflow may read its policies; copied too).
+ * Bundles workflows/ as of `commit`, with the files outside it that the workflows of that commit read and that import
+ * nothing: the order's vocabulary (src/order.ts) and, in commits before the activity options moved beside the
+ * workflows, src/retry-policies.ts. Every other import outside workflows/ is type-only, as the workflow rule says.
  */
 export async function workflowBundleAt(commit: string): Promise<WorkflowBundleWithSourceMap> {
   const git = (...args: string[]) => execFileSync('git', args, { cwd: repoRoot, encoding: 'utf8' });
   const sha = git('rev-parse', '--verify', `${commit}^{commit}`).trim();
   // Inside the checkout (not under node_modules, which the bundler does not transpile), so @temporalio/* resolves.
   const dir = join(repoRoot, '.cache', `workflows-at-${sha.slice(0, 12)}`);
-  for (const file of git('ls-tree', '-r', '--name-only', sha, 'workflows/', 'src/retry-policies.ts')
+  for (const file of git('ls-tree', '-r', '--name-only', sha, 'workflows/', 'src/order.ts', 'src/retry-policies.ts')
     .split('\n')
     .filter(Boolean)) {
     const target = join(dir, file);

@@ -9,16 +9,15 @@ import { ApplicationFailure } from '@temporalio/common';
 import { Worker } from '@temporalio/worker';
 import { workflowBundle } from '../../src/temporal.js';
 import {
-  FailureType,
   ORDER_WORKFLOW_TYPE,
   orderEventSignal,
   orderStatusQuery,
   orderWorkflowId,
-  type OrderEvent,
   type OrderView,
   type OrderWorkflowInput,
   type OrderWorkflowSettings,
 } from '../../workflows/api.js';
+import { FailureType, type OrderEvent } from '../../src/order.js';
 import type { orderFulfilmentV2 } from '../../workflows/order-fulfilment.js';
 import { fakeActivities, type FakeOptions, type FakeRow } from './fake-activities.js';
 

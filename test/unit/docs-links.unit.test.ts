@@ -12,7 +12,7 @@ const root = fileURLToPath(new URL('../../', import.meta.url));
 const docs = readdirSync(join(root, 'docs'))
   .filter((f) => f.endsWith('.md'))
   .map((f) => join('docs', f));
-const pages = ['README.md', ...docs, 'tools/stack/README.md'];
+const pages = ['README.md', ...docs, 'tools/stack/README.md', 'src/status-events/README.md'];
 
 /** GitHub's heading anchors: lower case, punctuation dropped, spaces as hyphens. */
 function anchors(markdown: string): Set<string> {

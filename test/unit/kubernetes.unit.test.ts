@@ -173,7 +173,7 @@ describe('deploy/kubernetes', () => {
       expect(t.metadata.taskQueue ?? worker[t.metadata.taskQueueFromEnv]).toBe(config.TEMPORAL_TASK_QUEUE);
       expect(t.metadata.enableTLS ?? 'true').toBe(['true', '1'].includes(config.TEMPORAL_TLS ?? '') ? 'true' : 'false');
     }
-    // Each worker's pool holds at most 10 PostgreSQL connections (src/store/db.ts): 8 workers = 80.
+    // Each worker's pool holds at most 10 PostgreSQL connections (src/db.ts): 8 workers = 80.
     expect(scalers[0]?.max).toBeLessThanOrEqual(8);
     for (const d of deployments) {
       const pdbs = all('PodDisruptionBudget').filter((p) => selects(p.spec.selector, d.spec.template.metadata.labels));

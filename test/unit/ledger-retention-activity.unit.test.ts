@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { createLedgerRetentionActivities } from '../../activities/ledger-retention.js';
 import { createLogger } from '../../src/log.js';
 import { createMetrics, metricValue } from '../../src/metrics.js';
-import type { Db } from '../../src/store/db.js';
+import type { Db } from '../../src/db.js';
 
 const cutoff = new Date('2026-01-01T00:00:00Z');
 

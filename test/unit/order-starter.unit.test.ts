@@ -9,7 +9,8 @@ import { describe, expect, it } from 'vitest';
 import { createOrderStarter, type LateEventRecorder } from '../../src/bridge/order-starter.js';
 import type { LateRecord } from '../../src/store/order-events.js';
 import { lateEventNeedsRun } from '../../src/store/order-events.js';
-import { orderEventSignal, type OrderEvent, type OrderWorkflowInput } from '../../workflows/api.js';
+import { orderEventSignal, type OrderWorkflowInput } from '../../workflows/api.js';
+import { type OrderEvent } from '../../src/order.js';
 import { events } from '../support/events.js';
 
 const settings = { cancelGraceSeconds: 3600, lingerSeconds: 0 };

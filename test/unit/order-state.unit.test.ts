@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ORDER_CANCELLED, ORDER_PLACED, type OrderEvent } from '../../workflows/api.js';
+import { ORDER_CANCELLED, ORDER_PLACED, type OrderEvent, type StoredOrder } from '../../src/order.js';
 import {
   applyStored,
   cancelsShipment,
@@ -9,7 +9,6 @@ import {
   markShipped,
   noteDecision,
   type OrderState,
-  type StoredOrder,
 } from '../../workflows/order-state.js';
 
 const base = { schemaVersion: 1, occurredAt: '2026-11-30T10:00:00Z', tenantId: 't1', orderId: 'o1' };

@@ -22,7 +22,7 @@ import { DependencyUnavailableError } from '../../src/errors.js';
 import type { ConsumedRecord, OutgoingRecord } from '../../src/kafka/records.js';
 import { createLogger } from '../../src/log.js';
 import { MAX_UNKNOWN_TYPE_LABELS, createMetrics, metricValue } from '../../src/metrics.js';
-import type { OrderEvent } from '../../workflows/api.js';
+import type { OrderEvent } from '../../src/order.js';
 import { events } from '../support/events.js';
 
 /** A gate that runs the work once, as a healthy BackoffGate does. */

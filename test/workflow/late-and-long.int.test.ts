@@ -9,19 +9,14 @@
 import { Context } from '@temporalio/activity';
 import { WorkflowIdReusePolicy } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
-import {
-  ORDER_WORKFLOW_TYPE,
-  orderEventSignal,
-  shipmentKey,
-  type OrderEvent,
-  type OrderWorkflowInput,
-} from '../../workflows/api.js';
+import { ORDER_WORKFLOW_TYPE, orderEventSignal, type OrderWorkflowInput } from '../../workflows/api.js';
+import { shipmentKey, type OrderEvent } from '../../src/order.js';
 import type { orderFulfilmentV2 } from '../../workflows/order-fulfilment.js';
 import { events } from '../support/events.js';
 import { timeSkippingForThisFile } from '../support/time-skipping.js';
 import { defaultSettings as settings, waitUntil, withOrder } from '../support/workflow-driver.js';
 import { retryable, type FakeRow } from '../support/fake-activities.js';
-import { QUICK_SHIPMENT } from '../../src/retry-policies.js';
+import { QUICK_SHIPMENT } from '../../workflows/activity-options.js';
 
 const ts = timeSkippingForThisFile();
 

@@ -12,9 +12,9 @@ import {
   orderEventSignal,
   orderWorkflowId,
   retryShipmentUpdate,
-  type OrderEvent,
   type OrderView,
 } from '../../workflows/api.js';
+import { type OrderEvent } from '../../src/order.js';
 import { SHIPMENT_BACKOFF, jitteredDelayMs } from '../../activities/index.js';
 import type { orderFulfilmentV2 } from '../../workflows/order-fulfilment.js';
 import { fakeActivities, retryable, shipUntilCancelled } from '../support/fake-activities.js';

@@ -16,9 +16,9 @@ import {
   orderEventSignal,
   orderStatusQuery,
   orderWorkflowId,
-  type OrderEvent,
   type OrderWorkflowInput,
 } from '../../workflows/api.js';
+import { type OrderEvent } from '../../src/order.js';
 import type { orderFulfilment } from '../../workflows/order-fulfilment-v1.js';
 import { events } from '../support/events.js';
 import { fakeActivities } from '../support/fake-activities.js';

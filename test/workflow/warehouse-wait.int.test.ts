@@ -5,7 +5,8 @@
  */
 import { Context } from '@temporalio/activity';
 import { describe, expect, it } from 'vitest';
-import { resumeShipmentSignal, shipmentKey } from '../../workflows/api.js';
+import { resumeShipmentSignal } from '../../workflows/api.js';
+import { shipmentKey } from '../../src/order.js';
 import { events } from '../support/events.js';
 import { retryable, warehouseDown } from '../support/fake-activities.js';
 import { timeSkippingForThisFile } from '../support/time-skipping.js';

@@ -4,9 +4,9 @@
  * retry's selection. The store is the truth these commands decide on; the workflow checks it again before acting.
  */
 import { runtimeConnection } from '../../store/connection.js';
-import { createDb, inTenantTransaction, type Db } from '../../store/db.js';
-import { readFulfilment, type FulfilmentRow } from '../../store/fulfilments.js';
-import type { StoredStatus } from '../../../workflows/api.js';
+import { createDb, inTenantTransaction, type Db } from '../../db.js';
+import { readFulfilment } from '../../store/fulfilments.js';
+import type { StoredStatus, FulfilmentRow } from '../../order.js';
 import type { CliContext } from '../context.js';
 
 /** Statuses an operator acts on: `order retry` takes failed orders, `order resolve` recall-failed ones. */

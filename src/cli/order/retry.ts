@@ -21,7 +21,6 @@ import {
   type RetryShipmentResult,
 } from '../../../workflows/api.js';
 import type { Config } from '../../config.js';
-import type { FulfilmentRow } from '../../store/fulfilments.js';
 import type { CliContext } from '../context.js';
 import { NotFoundError } from '../errors.js';
 import { println } from '../output.js';
@@ -29,6 +28,7 @@ import { cliTemporalClient } from '../temporal-client.js';
 import { readOrderRow, withStore } from './held-orders.js';
 import { answerWithin, updateOpenRun, updateOrderRun, type UpdateOutcome } from './operator-update.js';
 import { checkRetryOptions, defaultOperator, DEFAULT_RETRY_TIMEOUT_SECONDS, type RetryOptions } from './options.js';
+import type { FulfilmentRow } from '../../order.js';
 
 export { checkRetryOptions, type RetryOptions } from './options.js';
 export { OperatorRequestRefusedError as RetryRefusedError } from './operator-update.js';

@@ -2,7 +2,7 @@
  * `fulfilment order show <tenant>/<order> [--json]`: one order from every place it lives, read at once.
  *
  *   row           its fulfilments row, read as the runtime role (DATABASE_URL) in a transaction scoped to the
- *                 tenant (app.tenant_id, src/store/db.ts): row-level security applies exactly as for the service,
+ *                 tenant (app.tenant_id, src/db.ts): row-level security applies exactly as for the service,
  *                 and a role it does not bind is refused as the worker refuses it (src/store/runtime-role.ts)
  *   workflow      describe (run id, running or closed, when) and the `status` query (the order's view and notes);
  *                 the query is answered by a worker polling the order's task queue, also for a closed run
@@ -19,17 +19,12 @@
 import type { Client } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/common';
 import { runtimeConnection } from '../../store/connection.js';
-import { createDb, inTenantTransaction } from '../../store/db.js';
+import { createDb, inTenantTransaction } from '../../db.js';
 import { readFulfilment } from '../../store/fulfilments.js';
 import { checkRuntimeRole } from '../../store/runtime-role.js';
 import { DLQ_HEADERS } from '../../dlq/dead-letter.js';
-import {
-  OrderStatusAttribute,
-  orderStatusQuery,
-  orderWorkflowId,
-  shipmentKey,
-  type OrderView,
-} from '../../../workflows/api.js';
+import { OrderStatusAttribute, orderStatusQuery, orderWorkflowId, type OrderView } from '../../../workflows/api.js';
+import { shipmentKey } from '../../order.js';
 import type { CliContext } from '../context.js';
 import { cliKafka } from '../kafka.js';
 import { groupCopies, summarizeCopies, type DeadLetterSummary } from '../dlq/copies.js';

@@ -3,10 +3,10 @@
  * of the events it delivers were already applied. The decision itself stays downstream — the workflow and the
  * claim-then-effect activities — so a stale answer here can mislabel a count, never double-apply an event.
  */
-import { CONSUMER_NAME } from '../../../workflows/api.js';
+import { CONSUMER_NAME } from '../../order.js';
 import type { Config } from '../../config.js';
 import { runtimeConnection } from '../../store/connection.js';
-import { createDb, inTenantTransaction, type Db } from '../../store/db.js';
+import { createDb, inTenantTransaction, type Db } from '../../db.js';
 import { checkRuntimeRole } from '../../store/runtime-role.js';
 
 export interface Ledger {

@@ -6,18 +6,7 @@ import { InvalidArgumentError, type Command } from 'commander';
 import { runCommand, type Runner } from '../command.js';
 import * as arg from '../options.js';
 import * as orderArg from '../order/options.js';
-
-/** What `shipping pause` and `shipping resume` are asked. */
-export interface ShippingChangeOptions {
-  /** Undefined: every tenant. */
-  tenantId?: string;
-  reason: string;
-  by?: string;
-  dryRun?: boolean;
-  json?: boolean;
-  /** resume only: wake the pause's orders at this many per second before ending it. */
-  rate?: number;
-}
+import type { ShippingChangeOptions } from './pause.js';
 
 /** The store's limit on a pause's reason (migration 008). */
 export const PAUSE_REASON_MAX_LENGTH = 500;

@@ -4,7 +4,7 @@
  * pause holds its tenant waits, as in an outage, and the workers' resumers wake it once the pause has ended.
  */
 import { runtimeConnection } from '../../store/connection.js';
-import { createDb, type Db } from '../../store/db.js';
+import { createDb, type Db } from '../../db.js';
 import { checkRuntimeRole } from '../../store/runtime-role.js';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { orderWorkflowId, resumeShipmentSignal } from '../../../workflows/api.js';
@@ -21,8 +21,19 @@ import { eprintln, println } from '../output.js';
 import { cliTemporalClient } from '../temporal-client.js';
 import { DEFAULT_PAUSE_REFRESH_MS } from '../../store/pause-book.js';
 import { defaultOperator } from '../order/options.js';
-import type { ShippingChangeOptions } from './commands.js';
 import { sleep } from '../../sleep.js';
+
+/** What `shipping pause` and `shipping resume` are asked. */
+export interface ShippingChangeOptions {
+  /** Undefined: every tenant. */
+  tenantId?: string;
+  reason: string;
+  by?: string;
+  dryRun?: boolean;
+  json?: boolean;
+  /** resume only: wake the pause's orders at this many per second before ending it. */
+  rate?: number;
+}
 
 const scopeOf = (tenantId: string | undefined) => (tenantId ? `tenant ${tenantId}` : 'every tenant');
 

@@ -3,15 +3,7 @@ import { InvalidArgumentError, type Command } from 'commander';
 import { runCommand, type Runner } from '../command.js';
 import * as arg from '../options.js';
 import { orderRef, tenant } from '../order/options.js';
-
-/** What `status tail` shows: a tenant's events, or one order's. */
-export interface StatusTailOptions {
-  tenantId: string;
-  orderId?: string;
-  limit: number;
-  follow?: boolean;
-  json?: boolean;
-}
+import type { StatusTailOptions } from './tail.js';
 
 /** Default of --limit: the last events shown before following. */
 export const DEFAULT_TAIL_LIMIT = 20;

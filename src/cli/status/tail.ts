@@ -1,18 +1,26 @@
 /**
  * `fulfilment status tail <tenant>[/<order>] [--limit n] [--follow] [--json]`: the status events of a tenant or an
- * order, from the status outbox (src/store/status-outbox.ts) read as the runtime role in transactions scoped to the
+ * order, from the status outbox (src/status-events/outbox.ts) read as the runtime role in transactions scoped to the
  * tenant (row-level security applies as for the service). Each line: when the change was committed, the type, the
  * order and its version, the status, the cause, and whether the relay has published it (`sent` or `waiting`). With
  * --follow it polls for newer rows every STATUS_RELAY_POLL_MS until SIGINT. No personal data: the events hold none.
  */
 import { runtimeConnection } from '../../store/connection.js';
-import { createDb, inTenantTransaction, type Db } from '../../store/db.js';
+import { createDb, inTenantTransaction, type Db } from '../../db.js';
 import { checkRuntimeRole } from '../../store/runtime-role.js';
-import { lastStatusEvents, readStatusEvents, type OutboxEntry } from '../../store/status-outbox.js';
+import { lastStatusEvents, readStatusEvents, type OutboxEntry } from '../../status-events/outbox.js';
 import type { CliContext } from '../context.js';
 import { println } from '../output.js';
-import type { StatusTailOptions } from './commands.js';
 import { sleep } from '../../sleep.js';
+
+/** What `status tail` shows: a tenant's events, or one order's. */
+export interface StatusTailOptions {
+  tenantId: string;
+  orderId?: string;
+  limit: number;
+  follow?: boolean;
+  json?: boolean;
+}
 
 /** One line of an entry: text, or a JSON object with --json. */
 export function tailLine(e: OutboxEntry, json: boolean | undefined): string {

@@ -6,8 +6,8 @@
  */
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
-import type { Db } from '../store/db.js';
-import { statusOutboxLag } from '../store/status-outbox.js';
+import type { Db } from '../db.js';
+import { statusOutboxLag } from './outbox.js';
 
 /** Polls every `ms` until the returned stop is called (the first poll at once). */
 export function watchStatusRelayLag(db: Db, topic: string, metrics: Metrics, logger: Logger, ms: number): () => void {

@@ -2,20 +2,13 @@
  * The status outbox (migration 007_status_outbox.sql): the row a status change writes in its own transaction, and what
  * the relay and the CLI read. Writing goes through the store's tenant-scoped transactions like every other effect;
  * the relay's work is cross-tenant and goes through the migration's functions, on one session that holds the relay's
- * lock of its topic (they refuse any other session): see src/worker/status-relay.ts.
+ * lock of its topic (they refuse any other session): see src/status-events/relay.ts.
  */
 import pg from 'pg';
-import type { Db, Tx } from './db.js';
-import { pruneBatch, type PrunedBatch } from './retention.js';
-import {
-  buildStatusEvent,
-  statusEventType,
-  type ChangeContext,
-  type ChangedRow,
-  type StatusEvent,
-} from './status-change.js';
+import type { Db, Tx } from '../db.js';
+import { buildStatusEvent, statusEventType, type ChangeContext, type ChangedRow, type StatusEvent } from './event.js';
 
-export type { ChangeContext } from './status-change.js';
+export type { ChangeContext } from './event.js';
 
 /**
  * Writes the event of a change (the row `before` → `after`) into the outbox inside `tx`, the change's transaction,
@@ -227,9 +220,4 @@ export async function lastStatusEvents(
 /** Seconds since the oldest unsent row of `topic` was committed (the database's clock); 0 when none waits. Any session. */
 export async function statusOutboxLag(db: Db, topic: string): Promise<number> {
   return Number((await db.query<{ lag: number }>('SELECT status_outbox_lag($1) AS lag', [topic])).rows[0]?.lag ?? 0);
-}
-
-/** Deletes one batch of rows sent more than `retentionDays` ago, every tenant's; never an unsent row. */
-export function pruneStatusOutboxBatch(db: Db, retentionDays: number, batchSize: number): Promise<PrunedBatch> {
-  return pruneBatch(db, 'prune_status_outbox', retentionDays, batchSize);
 }

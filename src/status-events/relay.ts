@@ -1,5 +1,5 @@
 /**
- * The status relay: publishes the status outbox (src/store/status-outbox.ts) to STATUS_TOPIC, in commit order, and
+ * The status relay: publishes the status outbox (src/status-events/outbox.ts) to STATUS_TOPIC, in commit order, and
  * marks what it published as sent. Every worker with STATUS_RELAY=true runs one; they share the work through the
  * topic's lock (migration 007): one session holds it and publishes, the others stand by and try again every
  * STATUS_RELAY_POLL_MS, so a relay that dies (its session with it) is replaced within a poll.
@@ -19,8 +19,8 @@ import type { ConnectedSender } from '../kafka/sender.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import { STATUS_RELAY_RETRY } from '../retry-policies.js';
-import { statusEventKey } from '../store/status-change.js';
-import { openRelaySession, type OutboxRow, type RelaySession } from '../store/status-outbox.js';
+import { statusEventKey } from './event.js';
+import { openRelaySession, type OutboxRow, type RelaySession } from './outbox.js';
 import { recordFailure } from '../tracing/spans.js';
 import { TRACEPARENT } from '../tracing/propagation.js';
 import { sleep } from '../sleep.js';

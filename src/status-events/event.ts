@@ -1,14 +1,14 @@
 /**
  * Which committed changes of a fulfilments row are status events, and the event each one is (the output contract,
  * docs/schema/fulfilment-status.v1.schema.json). Pure: the store calls it with the row before and after a change, in
- * the change's transaction (src/store/status-outbox.ts), and the tests call it alone.
+ * the change's transaction (src/status-events/outbox.ts), and the tests call it alone.
  *
  * Rules a reader must not break: the event id depends only on the change (tenant, type and the claim key of the
  * transaction that made it), never on a clock or a counter, so the same change always has the same id; and nothing
  * personal goes into an event (no customer id, address, lines or free text: ids, status and versions only).
  */
 import { v5 as uuidv5 } from 'uuid';
-import type { FulfilmentRow } from './fulfilments.js';
+import type { FulfilmentRow } from '../order.js';
 
 /** The status events this service publishes, by name. */
 export const STATUS_EVENT = {
