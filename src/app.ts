@@ -8,10 +8,12 @@ import type { Worker } from '@temporalio/worker';
 import type { Bridge } from './bridge/bridge.js';
 import type { BridgeRoleOptions } from './bridge/role.js';
 import type { Config } from './config.js';
-import { Health } from './health.js';
+import type { Health } from './health.js';
+import { Lifecycle } from './lifecycle.js';
 import type { Logger } from './log.js';
-import { createMetrics, serveMetrics, type Metrics } from './metrics.js';
-import { connectSharedClient, type RoleContext, type Stop } from './role.js';
+import type { Metrics } from './metrics.js';
+import { serveObservability, type Observability } from './observability.js';
+import { connectSharedClient, type RoleContext } from './role.js';
 import type { Db } from './db.js';
 import { permanentTemporalError } from './temporal.js';
 import { startTracing, type Tracing } from './tracing/index.js';
@@ -25,7 +27,7 @@ export interface AppOptions extends Omit<BridgeRoleOptions, 'workerConnection'> 
   /** Aborting it gives up start-up while a dependency is still down (StartupAborted). */
   signal?: AbortSignal;
   /** The registry and readiness to report to when the caller serves them itself (src/service.ts); then not served here. */
-  observability?: { metrics: Metrics; health: Health };
+  observability?: Pick<Observability, 'metrics' | 'health'>;
 }
 
 export interface App {
@@ -51,38 +53,38 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
   const { logger, signal } = opts;
   const runWorker = opts.roles?.worker ?? config.FULFILMENT_ROLES.includes('worker');
   const runBridge = opts.roles?.bridge ?? config.FULFILMENT_ROLES.includes('bridge');
-  const metrics = opts.observability?.metrics ?? createMetrics({ defaultMetrics: opts.serveMetrics ?? false });
-  const health = opts.observability?.health ?? new Health();
-  // Served before anything is waited for: readiness says what start-up is waiting for.
-  const server =
-    !opts.observability && (opts.serveMetrics ?? true) && config.METRICS_PORT > 0
-      ? await serveMetrics(metrics.registry, config.METRICS_PORT, config.METRICS_HOST, health)
+  const life = new Lifecycle(logger);
+  const started = await life.startOrUndo(async () => {
+    // Served before anything is waited for: readiness says what start-up is waiting for.
+    const observed = opts.observability ?? (await serveOwnObservability(config, opts, life));
+    const { metrics, health } = observed;
+    // Off unless configured: then undefined, and nothing makes a span or registers anything. Stopped last of all
+    // (its last spans are exported once everything else has stopped).
+    const tracing = await startTracing(config, logger);
+    if (tracing) life.defer('tracing (exporting the last spans)', () => tracing.shutdown());
+    // An untrusted certificate, a refused client certificate or API key stops start-up at once (src/temporal.ts).
+    const permanent = { permanent: (err: unknown) => permanentTemporalError(config, err) };
+    const client = await connectSharedClient(config, logger, health, signal, permanent);
+    life.defer('Temporal client', () => client.connection.close());
+    const ctx: RoleContext = { config, logger, metrics, health, client, tracing, signal, permanent };
+    // The worker starts first and the bridge beside it, so the bridge stops first: nothing new reaches workflows
+    // while the worker drains.
+    const worker = runWorker
+      ? await (await import('./worker/role.js')).startWorkerRole(ctx, { alone: !runBridge })
       : undefined;
-  // Off unless configured: then undefined, and nothing makes a span or registers anything.
-  const tracing = await startTracing(config, logger);
-  // An untrusted certificate, a refused client certificate or API key stops start-up at once (src/temporal.ts).
-  const permanent = { permanent: (err: unknown) => permanentTemporalError(config, err) };
-  const client = await connectSharedClient(config, logger, health, signal, permanent);
-  const ctx: RoleContext = { config, logger, metrics, health, client, tracing, signal, permanent };
-
-  const worker = runWorker
-    ? await (await import('./worker/role.js')).startWorkerRole(ctx, { alone: !runBridge })
-    : undefined;
-  const bridge = runBridge
-    ? await (
-        await import('./bridge/role.js')
-      ).startBridgeRole(ctx, { ...opts, workerConnection: worker?.connection, workerDb: worker?.db })
-    : undefined;
-  // The bridge stops first (nothing new reaches workflows while the worker drains), the tracing last (its last spans).
-  const stops: Stop[] = [...(bridge?.stops ?? []), ...(worker?.stops ?? [])];
-  if (server)
-    stops.push({ name: 'metrics and health server', stop: () => new Promise((resolve) => server.close(resolve)) });
-  stops.push({ name: 'Temporal client', stop: () => client.connection.close() });
-  if (tracing) stops.push({ name: 'tracing (exporting the last spans)', stop: () => tracing.shutdown() });
+    if (worker) life.include('worker role', worker.lifecycle);
+    const bridge = runBridge
+      ? await (
+          await import('./bridge/role.js')
+        ).startBridgeRole(ctx, { ...opts, workerConnection: worker?.connection, workerDb: worker?.db })
+      : undefined;
+    if (bridge) life.include('bridge role', bridge.lifecycle);
+    return { metrics, health, tracing, client, worker, bridge };
+  });
+  const { metrics, health, tracing, client, worker, bridge } = started;
   if (!opts.observability) health.started();
 
-  let stopped: Promise<void> | undefined;
-  let next = stops.length;
+  let stopping = false;
   return {
     config,
     metrics,
@@ -94,19 +96,20 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
     tracing,
     // A role failing while the app stops is part of stopping, not a failure.
     failed: Promise.race([worker?.failed, bridge?.failed].filter((f): f is Promise<Error> => f !== undefined)).then(
-      (err) => (stopped ? new Promise<Error>(() => undefined) : err),
+      (err) => (stopping ? new Promise<Error>(() => undefined) : err),
     ),
-    stillStopping: () => (stopped === undefined ? [] : stops.slice(next).map((s) => s.name)),
+    stillStopping: () => life.stillStopping(),
     stop() {
+      stopping = true;
       health.stopping('stopping');
-      stopped ??= (async () => {
-        for (next = 0; next < stops.length; next += 1) {
-          await stops[next]!.stop().catch((err: unknown) =>
-            logger.warn({ err, stopping: stops[next]!.name }, 'error while stopping'),
-          );
-        }
-      })();
-      return stopped;
+      return life.stop();
     },
   };
+}
+
+/** The app's own metrics, readiness and their server (when not handed one): stopped last, so probes answer to the end. */
+async function serveOwnObservability(config: Config, opts: AppOptions, life: Lifecycle): Promise<Observability> {
+  const observed = await serveObservability(config, { serve: opts.serveMetrics ?? true });
+  life.defer('metrics and health server', () => observed.close());
+  return observed;
 }

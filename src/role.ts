@@ -1,7 +1,7 @@
 /**
  * What a role (the worker, src/worker/role.ts; the bridge, src/bridge/role.ts) is given to start and hands back to
- * the composition (src/app.ts): the shared configuration, logger, metrics, readiness and Temporal client in; what to
- * stop, in order, and whether it stopped for good on its own, out. Readiness checks a role registers on `health`.
+ * the composition (src/app.ts): the shared configuration, logger, metrics, readiness and Temporal client in; its
+ * lifecycle (what it started, to stop last first) and whether it stopped for good on its own, out. Readiness checks a role registers on `health`.
  */
 import type { Client } from '@temporalio/client';
 import type { NativeConnection } from '@temporalio/worker';
@@ -13,6 +13,7 @@ import type { Metrics } from './metrics.js';
 import { PermanentStartupError, waitForDependency } from './startup.js';
 import type { Db } from './db.js';
 import { connectClient } from './temporal.js';
+import type { Lifecycle } from './lifecycle.js';
 import type { Tracing } from './tracing/index.js';
 
 export interface RoleContext {
@@ -30,15 +31,9 @@ export interface RoleContext {
   permanent: { permanent: (err: unknown) => PermanentStartupError | undefined };
 }
 
-/** One thing a role stops, named so a shutdown past its deadline can say what was still stopping. */
-export interface Stop {
-  name: string;
-  stop: () => Promise<unknown>;
-}
-
 export interface StartedRole {
-  /** What to stop, in this order. */
-  stops: Stop[];
+  /** What the role started, stopped last first (src/lifecycle.ts). */
+  lifecycle: Lifecycle;
   /** Resolves (never rejects) once the role stopped for good on its own, with why. */
   failed?: Promise<Error>;
   /** The worker's own connection (a bridge beside it starts runs eagerly on it). */

@@ -13,9 +13,8 @@
 import { pathToFileURL } from 'node:url';
 import { startApp, type App } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
-import { Health } from './health.js';
 import { createLogger, type Logger } from './log.js';
-import { createMetrics, serveMetrics, type Metrics } from './metrics.js';
+import { serveObservability, type Observability } from './observability.js';
 import { PermanentStartupError, StartupAborted } from './startup.js';
 import { installTemporalRuntime } from './temporal.js';
 
@@ -34,28 +33,6 @@ export const EXIT = {
   /** A shutdown that did not finish within SHUTDOWN_DEADLINE_MS. */
   deadline: 2,
 } as const;
-
-/** The HTTP server of /metrics, /livez and /readyz, started before start-up waits for anything. */
-interface Observability {
-  metrics: Metrics;
-  health: Health;
-  close(): Promise<void>;
-}
-
-async function serveObservability(config: Config): Promise<Observability> {
-  const metrics = createMetrics({ defaultMetrics: config.METRICS_PORT > 0 });
-  const health = new Health();
-  const server =
-    config.METRICS_PORT > 0
-      ? await serveMetrics(metrics.registry, config.METRICS_PORT, config.METRICS_HOST, health)
-      : undefined;
-  let closed: Promise<void> | undefined;
-  return {
-    metrics,
-    health,
-    close: () => (closed ??= new Promise((resolve) => (server ? server.close(() => resolve()) : resolve()))),
-  };
-}
 
 /**
  * Starts the configured roles, waiting out dependencies that are down. Aborting `signal` gives start-up up with

@@ -5,7 +5,7 @@
  * certificate stops it at once — and returns what to stop (first of all: nothing new is handed to workflows while a
  * worker drains) and a promise that resolves if its consumer gives up for good.
  */
-import { defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
+import { defaultGrpcRetryOptions, makeGrpcRetryInterceptor, type Client } from '@temporalio/client';
 import type { NativeConnection } from '@temporalio/worker';
 import { createKafka, probeKafka } from '../kafka/client.js';
 import { createOutcomeReporter } from '../outcomes.js';
@@ -19,6 +19,7 @@ import { workflowSettings } from '../workflow-settings.js';
 import { createBridge, type Bridge } from './bridge.js';
 import { createLateEventRecorder } from './late-events.js';
 import { createOrderStarter, type OrderStarter } from './order-starter.js';
+import { Lifecycle } from '../lifecycle.js';
 
 /** Connections of a bridge's own pool (a bridge alone): the late path's one transaction per late event. */
 const LATE_PATH_POOL_SIZE = 4;
@@ -35,31 +36,62 @@ export interface BridgeRoleOptions {
   onBridge?: (bridge: Bridge) => void;
 }
 
+/**
+ * Starts the role in named steps, each registering how to stop what it started; stop() undoes them last first — the
+ * bridge itself first of all, so nothing new reaches workflows while a worker beside it drains.
+ */
 export async function startBridgeRole(
   ctx: RoleContext,
   opts: BridgeRoleOptions,
 ): Promise<StartedRole & { bridge: Bridge }> {
-  const { config, logger, metrics, health, tracing, signal, permanent } = ctx;
-  const stops: StartedRole['stops'] = [];
-  // kafkajs rides out a broker outage of about 30 s itself (10 retries up to 5 s apart), keeping the consumer's group
-  // membership, so the bridge resumes within seconds of the broker's return; every failed attempt is counted. A longer
-  // outage crashes the consumer, which is restarted as a new member (bridge.ts).
+  return new Lifecycle(ctx.logger).startOrUndo(async (life) => {
+    const kafka = kafkaClients(ctx);
+    const client = await connectStarter(ctx, opts, life);
+    const db = lateEventStore(ctx, opts, life);
+    const bridge = createOrderBridge(ctx, opts, kafka, client, db);
+    opts.onBridge?.(bridge);
+    const watched = watchBridge(ctx, bridge);
+    await startConsuming(ctx, bridge, watched, kafka.onConnectionError, life);
+    return { bridge, failed: watched.promise, lifecycle: life };
+  });
+}
+
+/**
+ * The consumer's and the dead-letter producer's Kafka clients. kafkajs rides out a broker outage of about 30 s itself
+ * (10 retries up to 5 s apart), keeping the consumer's group membership, so the bridge resumes within seconds of the
+ * broker's return; every failed attempt is counted. A longer outage crashes the consumer, which is restarted as a new
+ * member (bridge.ts).
+ */
+function kafkaClients({ config, logger, metrics }: RoleContext) {
   const onConnectionError = () => {
     metrics.retries.inc({ operation: 'kafka-connect' });
     metrics.failures.inc({ operation: 'kafka-connect', error_class: 'KafkaJSConnectionError' });
   };
-  const kafka = createKafka(config, logger, { retries: KAFKA_RETRY.consumer, onConnectionError });
-  const senderKafka = createKafka(config, logger, {
-    clientId: `${config.KAFKA_CLIENT_ID}-dlq`,
-    retries: KAFKA_RETRY.requests,
+  return {
     onConnectionError,
-  });
-  // Beside a worker, orders start eagerly on the worker's own connection: their first task never waits for a poll.
+    consumer: createKafka(config, logger, { retries: KAFKA_RETRY.consumer, onConnectionError }),
+    sender: createKafka(config, logger, {
+      clientId: `${config.KAFKA_CLIENT_ID}-dlq`,
+      retries: KAFKA_RETRY.requests,
+      onConnectionError,
+    }),
+  };
+}
+
+/**
+ * The Temporal client orders are started with. Beside a worker, orders start eagerly on the worker's own connection:
+ * their first task never waits for a poll. Otherwise the bridge's own connection: few in-client retries, so an
+ * outage reaches the bridge's backoff gate (partition paused, counted, abandonable on shutdown) instead of hiding
+ * inside one call, and a reconnect backoff capped at 5 s, so delivery resumes within seconds of Temporal coming back.
+ * With tracing, the start or signal carries the record's span context to the workflow (its headers).
+ */
+async function connectStarter(
+  { config, logger, health, tracing, signal, permanent }: RoleContext,
+  opts: BridgeRoleOptions,
+  life: Lifecycle,
+): Promise<{ client: Client; eager: boolean }> {
   const eager = opts.workerConnection !== undefined && config.BRIDGE_EAGER_START;
   const temporal = `Temporal at ${config.TEMPORAL_ADDRESS}`;
-  // Otherwise the bridge's own Temporal connection: few in-client retries, so an outage reaches the bridge's backoff
-  // gate (partition paused, counted, abandonable on shutdown) instead of hiding inside one call, and a reconnect
-  // backoff capped at 5 s, so delivery resumes within seconds of Temporal coming back.
   const connection = eager
     ? opts.workerConnection!
     : await waitForDependency(
@@ -79,24 +111,38 @@ export async function startBridgeRole(
         signal,
         permanent,
       );
-  if (!eager) stops.push({ name: 'bridge Temporal connection', stop: () => connection.close() });
-  // With tracing, the start or signal carries the record's span context to the workflow (its headers).
+  if (!eager) life.defer('bridge Temporal connection', () => connection.close());
   const client = temporalClient(
     config,
     connection,
     tracing ? { interceptors: { workflow: tracing.clientInterceptors() } } : {},
   );
-  // Events whose order's run has closed are recorded through the store (the late path), as the runtime role.
-  const db = opts.workerDb ?? createDb(runtimeConnection(config), LATE_PATH_POOL_SIZE);
-  if (!opts.workerDb) stops.push({ name: 'bridge PostgreSQL pool', stop: () => db.end() });
+  return { client, eager };
+}
+
+/** Events whose order's run has closed are recorded through the store (the late path), as the runtime role. */
+function lateEventStore({ config }: RoleContext, opts: BridgeRoleOptions, life: Lifecycle): Db {
+  if (opts.workerDb) return opts.workerDb;
+  const db = createDb(runtimeConnection(config), LATE_PATH_POOL_SIZE);
+  life.defer('bridge PostgreSQL pool', () => db.end());
+  return db;
+}
+
+function createOrderBridge(
+  { config, logger, metrics, tracing }: RoleContext,
+  opts: BridgeRoleOptions,
+  kafka: ReturnType<typeof kafkaClients>,
+  { client, eager }: { client: Client; eager: boolean },
+  db: Db,
+): Bridge {
   const late = createLateEventRecorder(
     { db, statusTopic: config.STATUS_TOPIC },
     createOutcomeReporter({ logger, metrics }),
   );
   const starter = createOrderStarter(client, config.TEMPORAL_TASK_QUEUE, workflowSettings(config), late, { eager });
-  const bridge = createBridge({
-    kafka,
-    senderKafka,
+  return createBridge({
+    kafka: kafka.consumer,
+    senderKafka: kafka.sender,
     topic: config.ORDERS_TOPIC,
     dlqTopic: config.DLQ_TOPIC,
     groupId: config.CONSUMER_GROUP,
@@ -116,9 +162,12 @@ export async function startBridgeRole(
     recordRetryBudgetMs: config.BRIDGE_RECORD_RETRY_BUDGET_SECONDS * 1000,
     parkedBudgetMs: config.BRIDGE_PARKED_BUDGET_SECONDS * 1000,
   });
-  opts.onBridge?.(bridge);
+}
+
+/** Resolves, with why, if the bridge's consumer gives up for good while it is not being stopped. */
+function watchBridge({ logger }: RoleContext, bridge: Bridge): { promise: Promise<Error>; stopping(): void } {
   let stopping = false;
-  const failed = new Promise<Error>((resolve) =>
+  const promise = new Promise<Error>((resolve) =>
     bridge.events.on('failed', (err) => {
       if (stopping) return;
       logger.fatal(
@@ -128,8 +177,21 @@ export async function startBridgeRole(
       resolve(new Error(`the bridge stopped for good: ${err.message}`, { cause: err }));
     }),
   );
-  // One connection without kafkajs's own retries first: a refused credential or an untrusted certificate stops
-  // start-up at once (the process exits non-zero), while a broker that is down is waited for.
+  return { promise, stopping: () => void (stopping = true) };
+}
+
+/**
+ * Waits for Kafka and starts consuming. One connection without kafkajs's own retries first: a refused credential or
+ * an untrusted certificate stops start-up at once (the process exits non-zero), while a broker that is down is waited
+ * for. The bridge is then the first thing the role stops.
+ */
+async function startConsuming(
+  { config, logger, health, signal }: RoleContext,
+  bridge: Bridge,
+  watched: { stopping(): void },
+  onConnectionError: () => void,
+  life: Lifecycle,
+): Promise<void> {
   const kafkaName = `Kafka at ${config.KAFKA_BROKERS.join(',')}`;
   await waitForDependency(
     kafkaName,
@@ -142,13 +204,8 @@ export async function startBridgeRole(
     { permanent: (err) => asPermanentKafkaFailure(err, config) },
   );
   health.set('kafka', () => bridge.kafkaStatus());
-  // The bridge stops first: nothing new is handed to workflows while the worker drains.
-  stops.unshift({
-    name: 'bridge',
-    stop: () => {
-      stopping = true;
-      return bridge.stop();
-    },
+  life.defer('bridge', () => {
+    watched.stopping();
+    return bridge.stop();
   });
-  return { bridge, failed, stops };
 }

@@ -5,51 +5,85 @@
  * promise that resolves if the worker stops for good on its own (the process must then exit non-zero). Loaded only by
  * a process that runs the role (src/app.ts), so a bridge-only process never loads the worker SDK, pg or activities.
  */
-import { Worker } from '@temporalio/worker';
+import { Worker, type NativeConnection } from '@temporalio/worker';
 import { createActivities, createOutcomeReporter } from '../../activities/index.js';
 import { createLedgerRetentionActivities } from '../../activities/ledger-retention.js';
 import { createStatusOutboxRetentionActivities } from '../../activities/status-outbox-retention.js';
-import { createDeadLetterSink } from '../dlq/sink.js';
+import { createDeadLetterSink, type DeadLetterSink } from '../dlq/sink.js';
 import { createKafka, probeKafka } from '../kafka/client.js';
 import { createSender } from '../kafka/sender.js';
 import { PermanentStartupError, waitForDependency } from '../startup.js';
 import { runtimeConnection } from '../store/connection.js';
-import { createDb } from '../db.js';
+import { createDb, type Db } from '../db.js';
 import { migrationFiles } from '../store/migrate.js';
 import { checkRuntimeRole, checkSchema, permanentDatabaseFailure } from '../store/runtime-role.js';
 import { connectNative, workflowCodeOptions } from '../temporal.js';
-import { createWarehouseClient } from '../warehouse/client.js';
+import { createWarehouseClient, type WarehouseClient } from '../warehouse/client.js';
 import { asPermanentKafkaFailure, probeWithin, type RoleContext, type StartedRole } from '../role.js';
 import { watchOrdersNeedingAttention } from './attention-gauges.js';
 import { ensureLedgerRetentionSchedule } from './ledger-retention-schedule.js';
 import { ensureStatusOutboxRetentionSchedule } from './status-outbox-retention-schedule.js';
-import { startStatusRelay, type StatusRelay } from '../status-events/relay.js';
+import { startStatusRelay } from '../status-events/relay.js';
 import { watchStatusRelayLag } from '../status-events/relay-lag.js';
 import { startShipmentResumer } from './shipment-resumer.js';
-import { createPauseBook } from '../store/pause-book.js';
+import { createPauseBook, type PauseBook } from '../store/pause-book.js';
+import { Lifecycle } from '../lifecycle.js';
 
 /** How often the worker's state is read for a failure its run() has not reported yet, milliseconds. */
 const WATCH_MS = 500;
 
+/**
+ * Starts the role in named steps, each registering how to stop what it started: stop() undoes them last first
+ * (the shipment resumer and the relay, then the worker's drain, its effects' clients, the pools, the connection).
+ */
 export async function startWorkerRole(
   ctx: RoleContext,
   opts: { alone: boolean },
 ): Promise<StartedRole & { worker: Worker }> {
-  const { config, logger, metrics, health, tracing, signal, permanent } = ctx;
+  return new Lifecycle(ctx.logger).startOrUndo(async (life) => {
+    // A worker alone reaches Kafka only to dead-letter and does not wait for it; but a refused credential or
+    // certificate would only show at its first dead letter, so it is checked once, beside the other start-up steps.
+    const kafkaRefused = opts.alone ? kafkaRefusal(ctx) : Promise.resolve(undefined);
+    const connection = await connectWorker(ctx, life);
+    const db = await openStore(ctx, life);
+    const probeDb = watchStore(ctx, life);
+    await keepRetentionSchedules(ctx);
+    const refused = await kafkaRefused;
+    if (refused) throw refused;
+    const effects = createEffects(ctx, probeDb, life);
+    const worker = await createWorker(ctx, connection.native, db, effects);
+    const failed = runWorker(ctx, worker, connection, life);
+    if (ctx.config.STATUS_RELAY) startRelay(ctx, probeDb, life);
+    startResumer(ctx, probeDb, effects.warehouse, life);
+    return { worker, connection: connection.native, db, failed, lifecycle: life };
+  });
+}
+
+/** The worker's own Temporal connection, once Temporal answers; closed last, unless a failed worker still holds it. */
+async function connectWorker(
+  { config, logger, health, signal, permanent }: RoleContext,
+  life: Lifecycle,
+): Promise<{ native: NativeConnection; heldByFailedWorker: boolean }> {
   const temporal = `Temporal at ${config.TEMPORAL_ADDRESS}`;
-  // A worker alone reaches Kafka only to dead-letter and does not wait for it; but a refused credential or
-  // certificate would only show at its first dead letter, so it is checked once, beside the other start-up steps.
-  const kafkaRefused = opts.alone ? kafkaRefusal(ctx) : Promise.resolve(undefined);
-  const connection = await waitForDependency(
+  const native = await waitForDependency(
     temporal,
     health.attempting(temporal, () => connectNative(config)),
     logger,
     signal,
     permanent,
   );
-  // The worker's effects need PostgreSQL: it starts polling only once the database answers, as a role row-level
-  // security binds (anything else is refused for good), with the schema at the version this code needs.
+  const connection = { native, heldByFailedWorker: false };
+  life.defer('Temporal connection', () => (connection.heldByFailedWorker ? undefined : native.close()));
+  return connection;
+}
+
+/**
+ * The activities' pool, once PostgreSQL answers as a role row-level security binds (anything else is refused for
+ * good), with the schema at the version this code needs: the worker polls only then.
+ */
+async function openStore({ config, logger, health, signal }: RoleContext, life: Lifecycle): Promise<Db> {
   const db = createDb(runtimeConnection(config));
+  life.defer('PostgreSQL pool', () => db.end());
   const database = { permanent: (err: unknown) => permanentDatabaseFailure(err, config) };
   await waitForDependency(
     'PostgreSQL',
@@ -69,37 +103,53 @@ export async function startWorkerRole(
     signal,
     database,
   );
-  // Readiness probes PostgreSQL on a one-connection pool of its own: a pool busy with activities does not make the
-  // worker look down, and probes never take connections from the activities.
+  return db;
+}
+
+/**
+ * A one-connection pool of its own for readiness and the background reads (the orders held for a person, as
+ * gauges): a pool busy with activities does not make the worker look down, and they never take its connections.
+ */
+function watchStore({ config, logger, metrics, health }: RoleContext, life: Lifecycle): Db {
   const probeDb = createDb(runtimeConnection(config), 1);
+  life.defer('PostgreSQL readiness probe', () => probeDb.end());
   health.set('postgres', () => probeWithin('PostgreSQL', probeDb.query('SELECT 1')));
-  // The orders every tenant holds for a person, as gauges (counts only), on the probe's connection.
   const stopAttention = watchOrdersNeedingAttention(probeDb, metrics, logger, config.WORKER_ATTENTION_POLL_SECONDS);
-  // The retention schedules (dedupe ledger, status outbox), created or brought in step with this worker's configuration.
+  life.defer('orders-needing-attention gauges', stopAttention);
+  return probeDb;
+}
+
+/** The retention schedules (dedupe ledger, status outbox), created or brought in step with this worker's configuration. */
+async function keepRetentionSchedules(ctx: RoleContext): Promise<void> {
+  const { config, logger, health, signal, permanent, client } = ctx;
+  const temporal = `Temporal at ${config.TEMPORAL_ADDRESS}`;
   await waitForDependency(
     temporal,
     health.attempting(temporal, async () => {
-      await ensureLedgerRetentionSchedule(ctx.client, config, logger);
-      await ensureStatusOutboxRetentionSchedule(ctx.client, config, logger);
+      await ensureLedgerRetentionSchedule(client, config, logger);
+      await ensureStatusOutboxRetentionSchedule(client, config, logger);
     }),
     logger,
     signal,
     permanent,
   );
-  const refused = await kafkaRefused;
-  if (refused) {
-    stopAttention();
-    await Promise.all([connection.close(), probeDb.end(), db.end()]);
-    throw refused;
-  }
+}
 
-  const activityLogger = logger.child({ component: 'activities' });
+/** What the activities act on besides the store: the dead-letter topic, the warehouse, operators' pauses. */
+interface Effects {
+  deadLetters: DeadLetterSink;
+  warehouse: WarehouseClient;
+  pauses: PauseBook;
+}
+
+function createEffects({ config, logger, metrics, tracing }: RoleContext, probeDb: Db, life: Lifecycle): Effects {
   const deadLetters = createDeadLetterSink(
     createSender(createKafka(config, logger, { clientId: `${config.KAFKA_CLIENT_ID}-worker` })),
     config.DLQ_TOPIC,
     config.CONSUMER_GROUP,
     config.payloadEncryption,
   );
+  life.defer('dead-letter producer', () => deadLetters.close());
   const warehouse = createWarehouseClient(config.WAREHOUSE_URL, {
     breaker: {
       failures: config.WAREHOUSE_BREAKER_FAILURES,
@@ -115,9 +165,24 @@ export async function startWorkerRole(
   const pauses = createPauseBook(probeDb, {
     onRead: (inForce) => metrics.shippingPauses.set(inForce.length),
     onReadFailed: (err) =>
-      activityLogger.warn({ err: err.message }, 'could not read the shipping pauses; keeping the last ones read'),
+      logger.warn(
+        { component: 'activities', err: err.message },
+        'could not read the shipping pauses; keeping the last ones read',
+      ),
   });
-  const worker = await Worker.create({
+  life.defer('shipping pauses reader', () => pauses.stop());
+  return { deadLetters, warehouse, pauses };
+}
+
+/** The Temporal worker over the workflows and every activity; settings: docs/configuration.md (WORKER_*). */
+async function createWorker(
+  { config, logger, metrics, tracing }: RoleContext,
+  connection: NativeConnection,
+  db: Db,
+  { deadLetters, warehouse, pauses }: Effects,
+): Promise<Worker> {
+  const activityLogger = logger.child({ component: 'activities' });
+  return Worker.create({
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
@@ -160,34 +225,30 @@ export async function startWorkerRole(
     workflowTaskPollerBehavior: { type: 'simple-maximum', maximum: config.WORKER_WORKFLOW_TASK_POLLERS },
     activityTaskPollerBehavior: { type: 'simple-maximum', maximum: config.WORKER_ACTIVITY_TASK_POLLERS },
   });
+}
 
-  // The status relay (src/status-events/relay.ts): publishes the outbox; never part of readiness, so Kafka being down
-  // leaves the input side's health alone (the lag metric and its alert tell of it).
-  const relay = config.STATUS_RELAY ? startRelay(ctx, probeDb) : undefined;
-  // Wakes orders waiting for the warehouse: one probe at a time while it is down, paced once it answers.
-  const resumer = startShipmentResumer({
-    db: probeDb,
-    client: ctx.client,
-    warehouse,
-    probeSeconds: config.WAREHOUSE_PROBE_SECONDS,
-    perSecond: config.WAREHOUSE_RESUME_PER_SECOND,
-    taskQueue: config.TEMPORAL_TASK_QUEUE,
-    metrics,
-    logger: logger.child({ component: 'shipment-resumer' }),
-  });
-
+/**
+ * Runs the worker and watches it: the promise resolves, with why, if it stops for good on its own (the SDK retries
+ * lost polls itself; a worker that stops is fatal and must not go unnoticed). A failed worker can take long (or
+ * forever) to finish shutting down before run() rejects — seen with its namespace deleted — so its state is watched
+ * too: FAILED is fatal at once. Its readiness check says what the worker and its pollers are doing.
+ */
+function runWorker(
+  { logger, health }: RoleContext,
+  worker: Worker,
+  connection: { heldByFailedWorker: boolean },
+  life: Lifecycle,
+): Promise<Error> {
   let stopping = false;
   let fail!: (err: Error) => void;
   const failed = new Promise<Error>((resolve) => (fail = resolve));
+  const lost = 'Temporal worker stopped unexpectedly; this instance no longer runs workflows';
   const run = worker.run();
   let runSettled = false;
-  // The SDK retries lost polls itself; a worker that stops on its own is fatal and must not go unnoticed. A failed
-  // worker can take long (or forever) to finish shutting down before run() rejects — seen with its namespace
-  // deleted — so its state is watched too: FAILED is fatal at once.
   const watch = setInterval(() => {
     if (stopping || runSettled || worker.getState() !== 'FAILED') return;
     clearInterval(watch);
-    logger.fatal({ state: 'FAILED' }, 'Temporal worker stopped unexpectedly; this instance no longer runs workflows');
+    logger.fatal({ state: 'FAILED' }, lost);
     fail(new Error('Temporal worker stopped unexpectedly: it is FAILED'));
   }, WATCH_MS);
   watch.unref();
@@ -200,12 +261,12 @@ export async function startWorkerRole(
   run.then(
     () => {
       if (stopping) return;
-      logger.fatal('Temporal worker stopped unexpectedly; this instance no longer runs workflows');
+      logger.fatal(lost);
       fail(new Error('Temporal worker stopped unexpectedly'));
     },
     (err: unknown) => {
       if (stopping) return;
-      logger.fatal({ err }, 'Temporal worker stopped unexpectedly; this instance no longer runs workflows');
+      logger.fatal({ err }, lost);
       fail(new Error(`Temporal worker stopped unexpectedly: ${(err as Error).message ?? String(err)}`, { cause: err }));
     },
   );
@@ -218,58 +279,52 @@ export async function startWorkerRole(
       reason: `Temporal worker is ${runState} (workflow poller ${workflowPollerState}, activity poller ${activityPollerState})`,
     };
   });
-
-  return {
-    worker,
-    connection,
-    db,
-    failed,
-    stops: [
-      {
-        name: 'Temporal worker',
-        stop: async () => {
-          stopping = true;
-          if (worker.getState() === 'RUNNING') worker.shutdown();
-          if (worker.getState() === 'FAILED' && !runSettled) {
-            // Its shutdown may never finish; waiting would only hold the process up (the connection stays held by it).
-            logger.warn('not waiting for the failed Temporal worker to finish shutting down');
-          } else {
-            await run.catch((err: unknown) => logger.error({ err }, 'worker stopped with an error'));
-            await connection.close();
-          }
-          await deadLetters.close();
-        },
-      },
-      {
-        name: 'shipment resumer',
-        stop: () => {
-          pauses.stop();
-          return resumer.stop();
-        },
-      },
-      ...(relay ? [{ name: 'status relay', stop: relay.stop }] : []),
-      {
-        name: 'PostgreSQL readiness probe',
-        stop: () => {
-          stopAttention();
-          return probeDb.end();
-        },
-      },
-      { name: 'PostgreSQL pool', stop: () => db.end() },
-    ],
-  };
+  life.defer('Temporal worker', async () => {
+    stopping = true;
+    if (worker.getState() === 'RUNNING') worker.shutdown();
+    if (worker.getState() === 'FAILED' && !runSettled) {
+      // Its shutdown may never finish; waiting would only hold the process up (the connection stays held by it).
+      connection.heldByFailedWorker = true;
+      logger.warn('not waiting for the failed Temporal worker to finish shutting down');
+    } else {
+      await run.catch((err: unknown) => logger.error({ err }, 'worker stopped with an error'));
+    }
+  });
+  return failed;
 }
 
-/** Starts the status relay of STATUS_TOPIC and its lag gauge (read on the probe's pool); stop() ends both. */
-function startRelay(
-  { config, logger, metrics, tracing }: RoleContext,
-  probeDb: ReturnType<typeof createDb>,
-): { stop: () => Promise<void>; relay: StatusRelay } {
+/** Wakes orders waiting for the warehouse: one probe at a time while it is down, paced once it answers. */
+function startResumer(
+  { config, logger, metrics, client }: RoleContext,
+  probeDb: Db,
+  warehouse: WarehouseClient,
+  life: Lifecycle,
+): void {
+  const resumer = startShipmentResumer({
+    db: probeDb,
+    client,
+    warehouse,
+    probeSeconds: config.WAREHOUSE_PROBE_SECONDS,
+    perSecond: config.WAREHOUSE_RESUME_PER_SECOND,
+    taskQueue: config.TEMPORAL_TASK_QUEUE,
+    metrics,
+    logger: logger.child({ component: 'shipment-resumer' }),
+  });
+  life.defer('shipment resumer', () => resumer.stop());
+}
+
+/**
+ * The status relay (src/status-events/relay.ts) of STATUS_TOPIC and its lag gauge (read on the probe's pool): it
+ * publishes the outbox, and is never part of readiness, so Kafka being down leaves the input side's health alone
+ * (the lag metric and its alert tell of it).
+ */
+function startRelay({ config, logger, metrics, tracing }: RoleContext, probeDb: Db, life: Lifecycle): void {
   const relayLogger = logger.child({ component: 'status-relay' });
   const sender = createSender(
     createKafka(config, relayLogger, { clientId: `${config.KAFKA_CLIENT_ID}-status-relay` }),
     { idempotent: true },
   );
+  life.defer('status relay producer', () => sender.disconnect());
   const relay = startStatusRelay({
     connection: runtimeConnection(config),
     topic: config.STATUS_TOPIC,
@@ -280,15 +335,11 @@ function startRelay(
     metrics,
     ...(tracing ? { tracer: tracing.tracer } : {}),
   });
-  const stopLag = watchStatusRelayLag(probeDb, config.STATUS_TOPIC, metrics, relayLogger, config.STATUS_RELAY_POLL_MS);
-  return {
-    relay,
-    async stop() {
-      stopLag();
-      await relay.stop();
-      await sender.disconnect();
-    },
-  };
+  life.defer('status relay', () => relay.stop());
+  life.defer(
+    'status relay lag gauge',
+    watchStatusRelayLag(probeDb, config.STATUS_TOPIC, metrics, relayLogger, config.STATUS_RELAY_POLL_MS),
+  );
 }
 
 /**
