@@ -21,7 +21,7 @@ import {
 } from '../src/order.js';
 import { DependencyUnavailableError, PermanentError, WarehouseOutageError } from '../src/errors.js';
 import type { Logger } from '../src/log.js';
-import { createOutcomeReporter } from '../src/outcomes.js';
+import { createOutcomeReporter, type OutcomeMetrics } from '../src/outcomes.js';
 import type { Metrics } from '../src/metrics.js';
 import { inTenantTransaction, type Db, type Tx } from '../src/db.js';
 import {
@@ -52,7 +52,7 @@ export interface ActivityDeps {
   /** The topic every status change's event is published to (STATUS_TOPIC), written with it into the outbox. */
   statusTopic: string;
   logger: Logger;
-  metrics?: Metrics;
+  metrics?: Pick<Metrics, 'ordersHeldFailed' | 'ordersRecallFailed'> & OutcomeMetrics;
   deadLetters?: DeadLetterSink;
   /** How often the shipment activity heartbeats while it waits, milliseconds. Default 2000. */
   heartbeatMs?: number;

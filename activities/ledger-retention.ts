@@ -25,7 +25,7 @@ export type PruneLedgerResult = PruneResult;
 export interface LedgerRetentionDeps {
   db: Db;
   logger: Logger;
-  metrics?: Metrics;
+  metrics?: Pick<Metrics, 'ledgerPruned'>;
   /** The shortest retention this worker accepts, in days: KAFKA_RETENTION_DAYS + REDRIVE_WINDOW_DAYS. */
   minRetentionDays: number;
 }

@@ -18,7 +18,11 @@ export interface PruneStatusOutboxInput {
 
 export type PruneStatusOutboxResult = PruneResult;
 
-export function createStatusOutboxRetentionActivities(deps: { db: Db; logger: Logger; metrics?: Metrics }) {
+export function createStatusOutboxRetentionActivities(deps: {
+  db: Db;
+  logger: Logger;
+  metrics?: Pick<Metrics, 'statusOutboxPruned'>;
+}) {
   const { db, logger, metrics } = deps;
   return {
     /** Deletes sent status-outbox rows older than `retentionDays`, in batches; returns what it deleted. */

@@ -3,12 +3,18 @@ import type { OutcomeReport } from './order.js';
 import type { Logger } from './log.js';
 import type { Metrics } from './metrics.js';
 
+/** The metrics an outcome counts. */
+export type OutcomeMetrics = Pick<Metrics, 'duplicatesSuppressed' | 'eventsProcessed' | 'processingDelay'>;
+
 /**
  * Logs an event's outcome and counts it: the `reportOutcome` local activity, the recording activity itself, the
  * workflow's `outcomes` sink and the bridge's late path (an event whose run had closed) all report through this one
  * function, so `fulfilment_events_processed_total` counts every event's outcome once, wherever it was decided.
  */
-export function createOutcomeReporter(deps: { logger: Logger; metrics?: Metrics }): (report: OutcomeReport) => void {
+export function createOutcomeReporter(deps: {
+  logger: Logger;
+  metrics?: OutcomeMetrics;
+}): (report: OutcomeReport) => void {
   const { logger, metrics } = deps;
   return (report) => {
     const { event, outcome } = report;

@@ -24,7 +24,13 @@ import type { PayloadKeys } from '../codec/keys.js';
 import { Abandoned, BackoffGate, DelaySequence } from './backoff-gate.js';
 import type { OrderStarter } from './order-starter.js';
 import { PartitionRun } from './partition-run.js';
-import { processOrderEvents, processRecord, type OrderEventRecord, type PipelineDeps } from './record-pipeline.js';
+import {
+  processOrderEvents,
+  processRecord,
+  type OrderEventRecord,
+  type PipelineDeps,
+  type PipelineMetrics,
+} from './record-pipeline.js';
 import type { Tracer } from '@opentelemetry/api';
 import { traceRecord, traceRecords } from './record-span.js';
 
@@ -82,7 +88,8 @@ export interface BridgeOptions {
   groupId: string;
   starter: OrderStarter;
   logger: Logger;
-  metrics: Metrics;
+  metrics: Pick<Metrics, 'failures' | 'oldestUnprocessedAge' | 'parkedBudget' | 'partitionParkedSeconds' | 'retries'> &
+    PipelineMetrics;
   /** Concurrent lanes per partition; events of one order always share a lane. Default 32. */
   lanes?: number;
   /** Signal-with-start calls in flight at once over all partitions (a FIFO of slots). Default 32. */
@@ -146,6 +153,10 @@ export interface Bridge {
   readonly events: EventEmitter<BridgeEvents>;
 }
 
+/**
+ * Over 80 lines: a factory whose methods (start, stop, kafkaStatus) and the consumer's handlers share one closure's
+ * state — the partitions' runs, the gates, the consumer — and each of its inner functions is a named step of its own.
+ */
 export function createBridge(opts: BridgeOptions): Bridge {
   const { topic, groupId, metrics } = opts;
   const log = opts.logger.child({ component: 'bridge', group: groupId });

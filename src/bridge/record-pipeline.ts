@@ -33,6 +33,18 @@ import type { OrderEvent } from '../order.js';
 import type { OrderStarter, StartOutcome } from './order-starter.js';
 import { DelaySequence, sleepOrAbandon, type TransientRetry } from './backoff-gate.js';
 
+/** The metrics the pipeline counts. */
+export type PipelineMetrics = Pick<
+  Metrics,
+  | 'bridgeRecords'
+  | 'duplicatesSuppressed'
+  | 'failures'
+  | 'malformedRecords'
+  | 'retries'
+  | 'unknownFields'
+  | 'unknownTypes'
+>;
+
 /** A record that only its order's workflow kept refusing until its retry budget was spent; dead-lettered. */
 export class RecordRetryBudgetSpentError extends PermanentError {}
 
@@ -65,7 +77,7 @@ export interface PipelineDeps {
   /** Keys that encrypt dead-letter values; undefined: kept as they came. */
   dlqEncryption?: PayloadKeys;
   group: string;
-  metrics: Metrics;
+  metrics: PipelineMetrics;
   log: Logger;
   /**
    * A failure only one order's workflow meets (RecordTransientError) is retried for that record alone, with these

@@ -10,7 +10,13 @@ import type { Db } from '../db.js';
 import { statusOutboxLag } from './outbox.js';
 
 /** Polls every `ms` until the returned stop is called (the first poll at once). */
-export function watchStatusRelayLag(db: Db, topic: string, metrics: Metrics, logger: Logger, ms: number): () => void {
+export function watchStatusRelayLag(
+  db: Db,
+  topic: string,
+  metrics: Pick<Metrics, 'statusRelayLag'>,
+  logger: Logger,
+  ms: number,
+): () => void {
   let failing = false;
   const poll = () =>
     statusOutboxLag(db, topic).then(

@@ -37,7 +37,7 @@ export interface StatusRelayDeps {
   batch: number;
   pollMs: number;
   logger: Logger;
-  metrics?: Metrics;
+  metrics?: Pick<Metrics, 'statusEventsPublished' | 'statusRelayFailures' | 'statusRelayLeading'>;
   tracer?: Tracer;
   /**
    * Called once a batch is published and before it is marked sent: where a crash republishes the batch. Tests stop
@@ -83,6 +83,10 @@ export function outboxRecord(row: OutboxRow): OutgoingRecord {
   };
 }
 
+/**
+ * Over 80 lines: the relay's loop and its stop() share one closure's state (the session, the backoff, whether it
+ * leads); each round's steps are inner functions of their own.
+ */
 export function startStatusRelay(deps: StatusRelayDeps): StatusRelay {
   const { topic, sender, logger, metrics } = deps;
   const stopping = new AbortController();

@@ -8,11 +8,14 @@ import type { Db } from '../db.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 
+/** The metrics this module sets. */
+type AttentionMetrics = Pick<Metrics, 'ordersNeedingAttention' | 'ordersNeedingAttentionOldest'>;
+
 /** The statuses that need a person: failed (`order retry`) and recall-failed (`order resolve`). */
 export const HELD_STATUSES = ['failed', 'recall-failed'] as const;
 
 /** Reads the counts once and sets the gauges (every held status, 0 when none). */
-export async function pollOrdersNeedingAttention(db: Db, metrics: Metrics, now = Date.now()): Promise<void> {
+export async function pollOrdersNeedingAttention(db: Db, metrics: AttentionMetrics, now = Date.now()): Promise<void> {
   const res = await db.query<{ status: string; orders: string; oldest: Date | null }>(
     'SELECT status, orders, oldest FROM orders_needing_attention()',
   );
@@ -27,7 +30,12 @@ export async function pollOrdersNeedingAttention(db: Db, metrics: Metrics, now =
 }
 
 /** Polls every `seconds` until the returned stop is called (the first poll at once). */
-export function watchOrdersNeedingAttention(db: Db, metrics: Metrics, logger: Logger, seconds: number): () => void {
+export function watchOrdersNeedingAttention(
+  db: Db,
+  metrics: AttentionMetrics,
+  logger: Logger,
+  seconds: number,
+): () => void {
   let failing = false;
   const poll = () =>
     pollOrdersNeedingAttention(db, metrics).then(

@@ -33,7 +33,7 @@ export interface ShipmentResumerOptions {
   perSecond: number;
   /** The task queue of this process's worker: only orders whose wait one of its workers recorded are woken. */
   taskQueue: string;
-  metrics: Metrics;
+  metrics: Pick<Metrics, 'ordersWaiting' | 'ordersWaitingOldest' | 'ordersWaitingPaused' | 'shipmentsResumed'>;
   logger: Logger;
   /** Milliseconds between rounds. Default 1000. */
   tickMs?: number;

@@ -52,7 +52,7 @@ function fakes(deliverAs: (e: OrderEvent) => Promise<StartOutcome> = async () =>
   };
   const ctx = { gates: { deliver: passThrough, deadLetter: passThrough }, signal: new AbortController().signal };
   const count = (name: string, labels: Record<string, string> = {}) => metricValue(metrics.registry, name, labels);
-  return { deps, ctx, delivered, sent, count };
+  return { deps, ctx, delivered, sent, count, registry: metrics.registry };
 }
 
 let offset = 0;
@@ -108,8 +108,7 @@ describe('record pipeline', () => {
     const names = Array.from({ length: MAX_UNKNOWN_TYPE_LABELS + 5 }, (_, i) => `orders.Unknown${i}`);
     for (const type of names) await processRecord(record({ ...events.placed('acme', 'o1'), type }), f.deps, f.ctx);
     await processRecord(record({ ...events.placed('acme', 'o1'), type: names[0] }), f.deps, f.ctx);
-    const counted = (await f.deps.metrics.registry.getSingleMetric('fulfilment_unknown_event_types_total')!.get())
-      .values;
+    const counted = (await f.registry.getSingleMetric('fulfilment_unknown_event_types_total')!.get()).values;
     expect(counted).toHaveLength(MAX_UNKNOWN_TYPE_LABELS + 1);
     expect(await f.count('fulfilment_unknown_event_types_total', { type: names[0]! })).toBe(2);
     expect(await f.count('fulfilment_unknown_event_types_total', { type: names.at(-1)! })).toBe(0);
