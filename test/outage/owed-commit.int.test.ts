@@ -11,7 +11,6 @@ import { describe, expect, it } from 'vitest';
 import type { OrderStarter } from '../../src/bridge/order-starter.js';
 import { stackDown, stackUp } from '../../tools/stack/index.js';
 import { caughtUp, counter, events, scenario, waitFor } from '../support/harness.js';
-import { deferred } from '../support/promises.js';
 import { RETRY } from './outage.js';
 
 const PARTITIONS = 3;
@@ -19,7 +18,7 @@ const PARTITIONS = 3;
 describe('a commit that failed while Kafka was down', () => {
   it('is made once Kafka is back, on partitions where nothing new arrives; none is left reported parked', async () => {
     const s = await scenario('owed-commit');
-    const release = deferred<void>();
+    const release = Promise.withResolvers<void>();
     const held = new Set<number>();
     let restarted = false;
     try {

@@ -1,21 +1,5 @@
-/** Promise helpers for unit tests that settle work by hand instead of waiting on the clock. */
-
-export interface Deferred<T> {
-  promise: Promise<T>;
-  resolve(value: T): void;
-  reject(error: unknown): void;
-}
-
-/** A promise the test resolves or rejects when it chooses. */
-export function deferred<T>(): Deferred<T> {
-  let resolve!: (value: T) => void;
-  let reject!: (error: unknown) => void;
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  return { promise, resolve, reject };
-}
+/** Promise helpers for tests: observe a promise without awaiting it, wait for a condition (never a fixed sleep). */
+import { vi } from 'vitest';
 
 /** Observes a promise without awaiting it (and without leaving a rejection unhandled). */
 export function track<T>(promise: Promise<T>) {
@@ -27,24 +11,30 @@ export function track<T>(promise: Promise<T>) {
   return s;
 }
 
-/** Polls `probe` until it returns a truthy value; fails with `what` after `timeoutMs`. */
+/**
+ * Polls `probe` (vitest's vi.waitFor) until it returns a truthy value; a probe that throws is polled again, and its
+ * last error is part of the message when `timeoutMs` passes, which names `what` was waited for.
+ */
 export async function waitFor<T>(
   what: string,
   probe: () => Promise<T> | T,
   timeoutMs = 60_000,
   intervalMs = 100,
 ): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await probe();
-      if (v) return v as NonNullable<T>;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline)
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`);
-    await new Promise((r) => setTimeout(r, intervalMs));
+  try {
+    return await vi.waitFor(
+      async () => {
+        const v = await probe();
+        if (!v) throw new NotYet();
+        return v as NonNullable<T>;
+      },
+      { timeout: timeoutMs, interval: intervalMs },
+    );
+  } catch (err) {
+    const why = err instanceof NotYet ? '' : `: ${String(err)}`;
+    throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${why}`, { cause: err });
   }
 }
+
+/** A probe's answer that was not truthy yet. */
+class NotYet extends Error {}

@@ -14,13 +14,13 @@ import {
   type TransientRetry,
 } from '../../src/bridge/backoff-gate.js';
 import { DependencyUnavailableError, MalformedEventError } from '../../src/errors.js';
-import { deferred, track, type Deferred } from '../support/promises.js';
+import { track } from '../support/promises.js';
 
 /** A dependency whose every call is settled by the test; records who called and when (fake clock). */
 function dependency() {
-  const calls: { caller: string; at: number; d: Deferred<string> }[] = [];
+  const calls: { caller: string; at: number; d: PromiseWithResolvers<string> }[] = [];
   const work = (caller: string) => () => {
-    const d = deferred<string>();
+    const d = Promise.withResolvers<string>();
     calls.push({ caller, at: Date.now(), d });
     return d.promise;
   };

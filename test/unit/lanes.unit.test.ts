@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { laneFor, runInLanes } from '../../src/bridge/lanes.js';
-import { deferred, track, type Deferred } from '../support/promises.js';
+import { track } from '../support/promises.js';
 
 interface Rec {
   index: number;
@@ -46,7 +46,7 @@ const records = (keys: string[]): Rec[] => keys.map((key, index) => ({ index, ke
  * `maxInFlight` or more records past the oldest unfinished one.
  */
 function harness(items: Rec[], opts: { lanes: number; maxInFlight: number; signal?: AbortSignal }) {
-  const started: { rec: Rec; d: Deferred<boolean>; outcome?: 'finished' | 'abandoned' | 'failed' }[] = [];
+  const started: { rec: Rec; d: PromiseWithResolvers<boolean>; outcome?: 'finished' | 'abandoned' | 'failed' }[] = [];
   const finishedByTest = new Set<number>();
   const running = new Set<number>();
   const runningKeys = new Set<string>();
@@ -82,7 +82,7 @@ function harness(items: Rec[], opts: { lanes: number; maxInFlight: number; signa
       running.add(rec.index);
       runningKeys.add(rec.key);
       maxConcurrent = Math.max(maxConcurrent, running.size);
-      const d = deferred<boolean>();
+      const d = Promise.withResolvers<boolean>();
       started.push({ rec, d });
       return d.promise;
     },

@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { PRODUCTION_REQUIRED } from '../../src/config.js';
 import { descendants, freePort } from '../support/processes.js';
+import { waitFor } from '../support/promises.js';
 
 const SERVICE = fileURLToPath(new URL('../../src/service.ts', import.meta.url));
 interface Run {
@@ -66,16 +67,6 @@ async function runService(
   r.elapsedMs = Date.now() - started;
   await walk;
   return r;
-}
-
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe().catch(() => undefined);
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }
 
 describe('production mode (NODE_ENV=production), the service alone', () => {
