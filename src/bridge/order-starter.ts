@@ -66,6 +66,10 @@ export interface OrderStarterOptions {
 /** Why an attempt to hand the events to an open or new run found the order's run closed. */
 type Handed = 'accepted' | 'run-closed';
 
+/**
+ * Over 80 lines: a factory whose deliver() and its ways to hand events over (signal-with-start, eager start, the
+ * late path) share one closure's state — the client, the settings, the recorder — each inner function a named step.
+ */
 export function createOrderStarter(
   client: Client,
   taskQueue: string,

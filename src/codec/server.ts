@@ -126,6 +126,10 @@ const LOGIN_PAGE = (note: string) => `<!doctype html>
 </body></html>
 `;
 
+/**
+ * Over 80 lines: the server and its request handler share one closure's state (the keys, the token, the origins);
+ * the handler's routes are its steps.
+ */
 export async function startCodecServer(opts: CodecServerOptions): Promise<CodecServer> {
   const codec = new EncryptionCodec(opts.keys);
   const origins = new Set(opts.corsOrigins);

@@ -122,6 +122,10 @@ function asMembershipLost(err: unknown): MembershipLost | undefined {
   return undefined;
 }
 
+/**
+ * Over 80 lines: a factory whose methods and the consumer's event handlers share one closure's state (the consumer,
+ * its restarts, its membership), each inner function a named step.
+ */
 export function createConsumerSupervisor(opts: ConsumerSupervisorOptions): ConsumerSupervisor {
   const { topic, stopping, events, restartDelays } = opts;
   const member: MemberStatus = { joined: false, lastContactAt: 0, reason: 'not joined the group yet' };

@@ -77,6 +77,10 @@ export interface BreakerOptions {
   onStateChange?: (state: 'closed' | 'open' | 'half-open') => void;
 }
 
+/**
+ * Over 80 lines: a factory whose methods (ship, cancel) share one closure's state — the circuit breaker, the base
+ * URL, the tracer — each inner function a named step.
+ */
 export function createWarehouseClient(
   baseUrl: string,
   opts: { timeoutMs?: number; breaker?: Partial<BreakerOptions>; tracer?: Tracer } = {},

@@ -5,6 +5,7 @@ import * as arg from '../options.js';
 import { UsageError } from '../errors.js';
 import * as orderArg from './options.js';
 
+/** Over 80 lines: one declaration per subcommand (its options and help) — a list, not logic. */
 export function registerOrderCommands(program: Command, run: Runner): void {
   const order = program
     .command('order')

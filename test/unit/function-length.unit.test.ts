@@ -1,0 +1,91 @@
+/**
+ * No function in src/ runs over 80 lines unless its comment says why ("Over 80 lines: …"): a long function is a place
+ * a reader climbs through, so it is split into named steps, or it says what keeps it whole (a factory whose methods
+ * share its state, a list of declarations). STILL_TO_SPLIT names the ones not split yet: the list may only shrink (a
+ * new long function fails, and so does a listed one that is no longer long, until it is taken off the list).
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const LIMIT = 80;
+const REASON = /Over 80 lines: \S/;
+
+/** Long procedures not yet split into named steps (file: function). */
+const STILL_TO_SPLIT = [
+  'src/bridge/partition-run.ts: runBatch',
+  'src/codec/server.ts: handle',
+  'src/config/temporal-settings.ts: temporalSettings',
+  'src/kafka/topic-reader.ts: readRanges',
+  'src/cli/dlq/purge.ts: purge',
+  'src/cli/dlq/redrive.ts: run',
+  'src/cli/order/show.ts: describe',
+  'src/cli/replay/replay.ts: replay',
+  'src/cli/shipping/pause.ts: shippingResume',
+  'src/cli/shipping/pause.ts: (anonymous)',
+];
+
+/** Functions of `file` longer than LIMIT lines whose leading comment (or their declaration's) gives no reason. */
+function longWithoutReason(file: string, text: string): string[] {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+  const found: string[] = [];
+  const commentOf = (node: ts.Node) =>
+    (ts.getLeadingCommentRanges(text, node.getFullStart()) ?? []).map((r) => text.slice(r.pos, r.end)).join('\n');
+  const visit = (node: ts.Node) => {
+    if (ts.isFunctionLike(node) && 'body' in node && node.body) {
+      const first = source.getLineAndCharacterOfPosition(node.getStart()).line;
+      const last = source.getLineAndCharacterOfPosition(node.getEnd()).line;
+      if (last - first + 1 > LIMIT) {
+        // The comment stands over the function, or over the statement that declares it (`const f = () => …`).
+        let holder: ts.Node = node;
+        while (
+          holder.parent &&
+          !ts.isSourceFile(holder.parent) &&
+          !ts.isBlock(holder.parent) &&
+          !ts.isClassLike(holder.parent)
+        )
+          holder = holder.parent;
+        if (!REASON.test(commentOf(node)) && !REASON.test(commentOf(holder))) {
+          const named = (n: ts.Node) =>
+            (ts.isFunctionDeclaration(n) || ts.isMethodDeclaration(n) || ts.isVariableDeclaration(n)) && n.name
+              ? n.name.getText(source)
+              : undefined;
+          found.push(`${file}: ${named(node) ?? named(node.parent) ?? '(anonymous)'}`);
+        }
+      }
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
+describe('function length', () => {
+  it(`no function in src/ over ${LIMIT} lines without its reason stated`, () => {
+    const files = readdirSync(join(root, 'src'), { recursive: true, withFileTypes: true })
+      .filter((d) => d.isFile() && d.name.endsWith('.ts'))
+      .map((d) => join(d.parentPath, d.name).slice(root.length));
+    const found = files.flatMap((f) => longWithoutReason(f, readFileSync(join(root, f), 'utf8')));
+    expect(
+      found.filter((f) => !STILL_TO_SPLIT.includes(f)),
+      'long, with no reason stated',
+    ).toEqual([]);
+    expect(
+      STILL_TO_SPLIT.filter((f) => !found.includes(f)),
+      'split (or given a reason): take it off the list',
+    ).toEqual([]);
+  });
+
+  it('the check finds a long function without a reason, and accepts one with it', () => {
+    const body = Array.from({ length: LIMIT }, (_, i) => `  const v${i} = ${i};`).join('\n');
+    const long = `export function long(): void {\n${body}\n}\n`;
+    expect(longWithoutReason('x.ts', long)).toEqual(['x.ts: long']);
+    expect(longWithoutReason('x.ts', `/** Over 80 lines: a list of declarations. */\n${long}`)).toEqual([]);
+    expect(
+      longWithoutReason('x.ts', `/** Over 80 lines: shared state. */\nexport const f = () => {\n${body}\n};\n`),
+    ).toEqual([]);
+  });
+});
