@@ -34,7 +34,7 @@ const kafkaPort = {
  *   adapters  src/kafka/, src/db.ts, src/store/, src/warehouse/, src/tracing/, src/events/, src/codec/, src/temporal-refusal.ts,
  *             src/status-events/ (a status change → the outbox → the relay onto Kafka)
  *   base      src/config.ts, src/config/, src/log.ts, src/metrics.ts, src/outcomes.ts, src/errors.ts, src/retry-policies.ts,
- *             src/health.ts, src/startup.ts, src/package-root.ts, src/sleep.ts
+ *             src/health.ts, src/startup.ts, src/package-root.ts, src/sleep.ts, src/lifecycle.ts, src/observability.ts
  *   vocabulary src/order.ts: the order's words, importing nothing
  *
  * workflows/ is held tighter still (an allow-list, below): its own files, the vocabulary and the SDK's workflow side.
@@ -164,6 +164,8 @@ export default tseslint.config(
       'src/startup.ts',
       'src/package-root.ts',
       'src/sleep.ts',
+      'src/lifecycle.ts',
+      'src/observability.ts',
     ],
     rules: {
       'no-restricted-imports': [
