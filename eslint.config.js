@@ -57,11 +57,18 @@ const ADAPTERS = [
 ];
 
 /** The rule for a layer: the Kafka port's, and no import from the layers listed (those above it). */
+/** The product (src/, activities/, workflows/) never imports the tooling, the bench or the tests. */
+const productOnly = {
+  group: ['**/tools/**', '**/bench/**', '**/test/**'],
+  message: 'The product never imports the tooling (tools/), the bench or the tests (eslint.config.js)',
+};
+
 function layer(above, why) {
   return {
     paths: kafkaPort.paths,
     patterns: [
       ...kafkaPort.patterns,
+      productOnly,
       { group: above, message: `Imports point down the layers (eslint.config.js): ${why}` },
     ],
   };
@@ -79,7 +86,7 @@ export default tseslint.config(
   {
     files: ['src/**/*.ts'],
     ignores: ['src/kafka/**'],
-    rules: { 'no-restricted-imports': ['error', kafkaPort] },
+    rules: { 'no-restricted-imports': ['error', { ...kafkaPort, patterns: [...kafkaPort.patterns, productOnly] }] },
   },
   {
     files: ['src/worker/**/*.ts', 'src/bridge/**/*.ts', 'src/role.ts', 'src/provision/**/*.ts', 'src/lag/**/*.ts'],
@@ -142,6 +149,7 @@ export default tseslint.config(
         'error',
         {
           patterns: [
+            productOnly,
             {
               group: [...ENTRY, ...ROLES, ...DOMAIN],
               message: 'Imports point down the layers (eslint.config.js): the Kafka port imports nothing above it',
@@ -211,6 +219,25 @@ export default tseslint.config(
       'no-restricted-imports': [
         'error',
         { patterns: [{ regex: '.', message: "The order's vocabulary imports nothing (eslint.config.js)" }] },
+      ],
+    },
+  },
+  // The local stack (tools/stack/) is tooling apart from the product: everything outside it reaches it through its one
+  // entry, tools/stack/index.ts; only its own tests (test/stack/) look inside.
+  {
+    files: ['test/**/*.ts', 'bench/**/*.ts', 'tools/**/*.ts'],
+    ignores: ['tools/stack/**', 'test/stack/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/tools/stack/**', '!**/tools/stack/index.js'],
+              message: 'Reach the local stack through its entry, tools/stack/index.ts (eslint.config.js)',
+            },
+          ],
+        },
       ],
     },
   },

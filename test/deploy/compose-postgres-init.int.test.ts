@@ -11,9 +11,7 @@ import { chownSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findPgBinDir } from '../../tools/stack/services/postgres.js';
-import { repoRoot } from '../../tools/stack/paths.js';
-import { waitFor } from '../../tools/stack/proc.js';
+import { findPgBinDir, repoRoot, waitFor } from '../../tools/stack/index.js';
 
 const script = join(repoRoot, 'deploy', 'compose', 'postgres-init.sh');
 const SUPERUSER_PASSWORD = 'super-secret-1';

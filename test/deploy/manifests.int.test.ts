@@ -21,7 +21,7 @@ import {
   loadCompose,
   readEnvFile,
 } from '../../tools/deploy/validate.js';
-import { kubeconformPath, kustomizePath } from '../../tools/stack/tools.js';
+import { kubeconformPath, kustomizePath } from '../../tools/stack/index.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'fulfilment-manifests-'));
 const manifestFiles = ['bridge.yaml', 'lag-exporter.yaml', 'worker.yaml', 'configmap.yaml', 'provision-job.yaml', 'keda-auth.yaml', 'namespace.yaml', 'serviceaccount.yaml', 'networkpolicy.yaml', 'secret.example.yaml'];

@@ -16,11 +16,10 @@ import { createKafka } from '../../src/kafka/client.js';
 import { provisionPostgres } from '../../src/provision/postgres.js';
 import { runtimeConnection } from '../../src/store/connection.js';
 import { createDb, inTenantTransaction, type Db } from '../../src/db.js';
-import { planFromEnv } from '../../tools/stack/addresses.js';
-import { superuserClient } from '../../tools/stack/services/postgres.js';
 import { CONSUMER_NAME } from '../../src/order.js';
 import { logger, uniqueSuffix } from '../support/harness.js';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
+import { planFromEnv, superuserClient } from '../../tools/stack/index.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const SERVICE = fileURLToPath(new URL('../../src/service.ts', import.meta.url));

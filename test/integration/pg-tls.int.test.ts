@@ -15,9 +15,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { provisionPostgres } from '../../src/provision/postgres.js';
 import { runtimeConnection } from '../../src/store/connection.js';
-import { planFromEnv } from '../../tools/stack/addresses.js';
-import { clusterHome, superuserClient } from '../../tools/stack/services/postgres.js';
 import { uniqueSuffix, waitFor } from '../support/harness.js';
+import { planFromEnv, clusterHome, superuserClient } from '../../tools/stack/index.js';
 
 const SERVICE = fileURLToPath(new URL('../../src/service.ts', import.meta.url));
 const CHILD_MS = 180_000;

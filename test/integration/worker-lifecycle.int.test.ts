@@ -9,11 +9,11 @@ import { describe, expect, it } from 'vitest';
 import { createOrderStarter } from '../../src/bridge/order-starter.js';
 import { connectClient } from '../../src/temporal.js';
 import { workflowSettings } from '../../src/workflow-settings.js';
-import { temporalCliPath } from '../../tools/stack/tools.js';
 import type { OrderEvent } from '../../src/order.js';
 import { events, scenario, uniqueSuffix, waitFor } from '../support/harness.js';
 import { freePort, probe } from '../support/processes.js';
 import { startServiceProcess } from '../support/service-process.js';
+import { temporalCliPath } from '../../tools/stack/index.js';
 
 const run = promisify(execFile);
 

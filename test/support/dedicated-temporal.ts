@@ -6,9 +6,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { Connection } from '@temporalio/client';
 import { SEARCH_ATTRIBUTES } from '../../src/provision/temporal.js';
-import { temporalCliPath } from '../../tools/stack/tools.js';
 import { waitFor } from './harness.js';
 import { freePort } from './processes.js';
+import { temporalCliPath } from '../../tools/stack/index.js';
 
 export interface DedicatedTemporal {
   /** host:port of its frontend. */

@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { repoRoot } from '../../tools/stack/paths.js';
+import { repoRoot } from '../../tools/stack/index.js';
 
 const quiet = {
   log: () => undefined,

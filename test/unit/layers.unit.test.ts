@@ -70,6 +70,17 @@ describe('imports point down the layers', () => {
       "import { createActivities } from '../activities/index.js';",
       'workflows/ takes only the types of activities',
     ],
+    ['src/app.ts', "import { stackUp } from '../tools/stack/index.js';", 'The product never imports the tooling'],
+    [
+      'activities/index.ts',
+      "import { waitFor } from '../test/support/promises.js';",
+      'The product never imports the tooling',
+    ],
+    [
+      'test/integration/pipeline.int.test.ts',
+      "import { repoRoot } from '../../tools/stack/paths.js';",
+      'Reach the local stack through its entry',
+    ],
   ])('%s may not import %s', async (path, code, why) => {
     expect(await refusals(path, `${code}\nexport {};\n`)).toEqual([expect.stringContaining(why)]);
   });
@@ -82,6 +93,8 @@ describe('imports point down the layers', () => {
     ['workflows/order-fulfilment.ts', "import type { OrderActivities } from '../activities/index.js';"],
     ['workflows/order-state.ts', "import { FailureType } from '../src/order.js';"],
     ['workflows/api.ts', "import { defineSearchAttributeKey } from '@temporalio/common';"],
+    ['test/integration/pipeline.int.test.ts', "import { repoRoot } from '../../tools/stack/index.js';"],
+    ['test/stack/addresses.unit.test.ts', "import { parseHostPort } from '../../tools/stack/addresses.js';"],
     ['src/config.ts', "import { PayloadKeys } from './codec/keys.js';"],
   ])('%s may import %s', async (path, code) => {
     expect(await refusals(path, `${code}\nexport {};\n`)).toEqual([]);

@@ -29,7 +29,13 @@ import {
   testServerExecutablePath,
 } from './tools.js';
 
-export { temporalCliPath, testServerExecutablePath } from './tools.js';
+// The stack's one entry for everything outside it (tests, the bench, the other tools); test/stack/ tests its parts.
+export { kubeconformPath, kustomizePath, temporalCliPath, testServerExecutablePath } from './tools.js';
+export { repoRoot, stateDir } from './paths.js';
+export { waitFor } from './proc.js';
+export { clusterHome, findPgBinDir, superuserClient } from './services/postgres.js';
+export { decodeJwt } from './jwt.js';
+export { makeCa } from './tls.js';
 export { planFromEnv, SERVICE_NAMES, type ServiceName, type StackPlan } from './addresses.js';
 export type { ServiceInfo, ServiceState } from './service.js';
 export type { KafkaSaslSslInfo } from './services/kafka.js';
