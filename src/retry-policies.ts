@@ -27,10 +27,10 @@ export const STARTUP_RETRY: TransientRetry = { initialDelayMs: 500, maxDelayMs: 
 export const KAFKA_RETRY = { initialRetryTime: 300, maxRetryTime: 5_000, requests: 5, consumer: 10 } as const;
 
 /**
- * A replay's delivery of one event (src/cli/replay/replay.ts): at most `attempts` in all, delays doubling from
- * `initialDelayMs` to `maxDelayMs` with decorrelated jitter; then the replay stops with its progress committed.
+ * A redelivery's delivery of one event (src/cli/redeliver/redeliver.ts): at most `attempts` in all, delays doubling from
+ * `initialDelayMs` to `maxDelayMs` with decorrelated jitter; then the redelivery stops with its progress committed.
  */
-export const REPLAY_RETRY = { initialDelayMs: 250, maxDelayMs: 10_000, attempts: 8 } as const;
+export const REDELIVERY_RETRY = { initialDelayMs: 250, maxDelayMs: 10_000, attempts: 8 } as const;
 
 /** The bridge's Temporal client: few in-client attempts (outages belong to the gate), reconnect backoff capped at 5 s. */
 export const BRIDGE_TEMPORAL_RPC = {

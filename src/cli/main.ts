@@ -1,8 +1,8 @@
 /**
- * `fulfilment` — the project's one operator CLI: inspect and redrive the dead-letter topic, replay order history,
+ * `fulfilment` — the project's one operator CLI: inspect and redrive the dead-letter topic, redeliver order history,
  * show one order, re-drive an order held as failed, replay and export workflow histories, provision what the
  * service needs.
- * Each command family registers itself from its folder (dlq/commands.ts, replay/command.ts, order/commands.ts,
+ * Each command family registers itself from its folder (dlq/commands.ts, redeliver/command.ts, order/commands.ts,
  * status/commands.ts, workflow/commands.ts, lag/commands.ts, codec/command.ts, provision/command.ts). Options are validated before
  * anything is read or changed; bad input exits 2 with a message naming the option: each action checks its options
  * first (commander's parsers in options.ts, then each family's checks across options) and only then imports its
@@ -26,7 +26,7 @@ import { registerLagCommands } from './lag/commands.js';
 import { registerOrderCommands } from './order/commands.js';
 import { eprintln, processOutput, type Output } from './output.js';
 import { registerProvisionCommand } from './provision/command.js';
-import { registerReplayCommand } from './replay/command.js';
+import { registerRedeliverCommand } from './redeliver/command.js';
 import { registerShippingCommands } from './shipping/commands.js';
 import { registerStatusCommands } from './status/commands.js';
 import { registerWorkflowCommands } from './workflow/commands.js';
@@ -34,7 +34,7 @@ import { registerWorkflowCommands } from './workflow/commands.js';
 /** The command families, in the order --help lists them; each registers its commands from its own folder. */
 const COMMANDS: ((program: Command, run: Runner) => void)[] = [
   registerDlqCommands,
-  registerReplayCommand,
+  registerRedeliverCommand,
   registerOrderCommands,
   registerShippingCommands,
   registerStatusCommands,
@@ -62,7 +62,7 @@ All commands:
   dlq redrive       publish dead letters back to the orders topic (--id p:o | filters | --all), rate-limited;
                     re-validated first (still malformed: refused unless --force), each recorded (again: --again)
   dlq purge         delete the dead letters written before a time (--before); a dry run unless --yes
-  replay            deliver a stretch of the orders topic's history again, in a separate consumer group
+  redeliver         deliver a stretch of the orders topic's history again, in a separate consumer group
   order show        one order: its row (tenant-scoped), workflow status and notes, shipment, dead letters
   order retry       ship an order held as failed again, its run open or closed, or a tenant's failed orders in bulk
   order resolve     settle an order whose recall the warehouse refused (--action retry-recall | recalled-by-hand)
@@ -98,7 +98,7 @@ export function buildProgram(
 ): Command {
   const program = new Command('fulfilment')
     .description(
-      'Operate the order-fulfilment consumer: inspect and redrive dead letters, replay order history, show and retry orders, replay workflow histories, provision what it needs.',
+      'Operate the order-fulfilment consumer: inspect and redrive dead letters, redeliver order history, show and retry orders, replay workflow histories, provision what it needs.',
     )
     .addOption(new Option('--log-level <level>', 'client diagnostics on stderr').choices(LOG_LEVELS).default('silent'))
     .exitOverride()
@@ -109,6 +109,18 @@ export function buildProgram(
   // Each command family registers itself from its folder; its actions check their options, then hand the runner
   // work that imports the command's module.
   for (const register of COMMANDS) register(program, (work) => run(work, logLevel()));
+  // The earlier name of `redeliver`, refused with the new one named: one word, one meaning (a replay is a workflow
+  // history's, `workflow replay`), and a script that used the old name is told what to run instead.
+  program
+    .command('replay', { hidden: true })
+    .allowUnknownOption()
+    .allowExcessArguments()
+    .helpOption(false)
+    .action(() => {
+      throw new UsageError(
+        '`fulfilment replay` is now `fulfilment redeliver`, with the same options (`replay` is kept for workflow histories: `fulfilment workflow replay`)',
+      );
+    });
   return program;
 }
 

@@ -5,7 +5,7 @@
 import { InvalidArgumentError } from 'commander';
 import { parseProvisionSteps, PROVISION_STEPS, type ProvisionStep } from '../provision/steps.js';
 import { parsePosition, POSITION_EXPECTED, type Position } from './position.js';
-import { parseReplayPoint, POINT_EXPECTED, type ReplayPoint } from './replay/range.js';
+import { parseRangePoint, POINT_EXPECTED, type RangePoint } from './redeliver/range.js';
 import { parseTime, TIME_EXPECTED } from './time.js';
 
 export function wholeNumber(min: number): (value: string) => number {
@@ -70,9 +70,9 @@ export function name(value: string): string {
   return v;
 }
 
-/** Where a replay starts or stops (replay/range.ts). */
-export function replayPoint(value: string): ReplayPoint {
-  const p = parseReplayPoint(value);
+/** Where a redelivery starts or stops (redeliver/range.ts). */
+export function rangePoint(value: string): RangePoint {
+  const p = parseRangePoint(value);
   if (!p) throw new InvalidArgumentError(`expected ${POINT_EXPECTED}.`);
   return p;
 }

@@ -3,7 +3,7 @@ import type { Producer } from 'kafkajs';
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
-import { readLedger } from '../../src/cli/dlq/ledger.js';
+import { readRedriveLog } from '../../src/cli/dlq/redrive-log.js';
 import { dlqList, type DlqListOptions } from '../../src/cli/dlq/list.js';
 import { dlqPurge } from '../../src/cli/dlq/purge.js';
 import { dlqRedrive } from '../../src/cli/dlq/redrive.js';
@@ -29,9 +29,9 @@ describe('fulfilment dlq: list, show, redrive', () => {
   let redriveTarget: ReturnType<typeof events.placed>;
   /** First failure of the dead letter at 0:2. */
   let twoDaysAgo: string;
-  /** Topics the tests create (their own DLQs, and the redrive ledgers `dlq redrive` creates): deleted afterwards. */
+  /** Topics the tests create (their own DLQs, and the redrive logs `dlq redrive` creates): deleted afterwards. */
   const extraTopics: string[] = [];
-  /** Its own DLQ topic, created with `partitions` partitions; its ledger is deleted afterwards too. */
+  /** Its own DLQ topic, created with `partitions` partitions; its redrive log is deleted afterwards too. */
   const ownDlq = async (name: string, partitions = 1) => {
     const topic = `${s.config.DLQ_TOPIC}.${name}`;
     await s.admin.createTopics({
@@ -360,7 +360,7 @@ describe('fulfilment dlq: list, show, redrive', () => {
     // closed (it shipped), so by the store, through the bridge's late path.
     await app.stop();
     app = await s.startInstance();
-    // The ledger remembers the first redrive: asked again, the run says so and sends nothing…
+    // The redrive log remembers the first redrive: asked again, the run says so and sends nothing…
     const before = await s.admin.fetchTopicOffsets(s.config.ORDERS_TOPIC);
     const repeat = memoryOutput();
     expect(await runCli(['dlq', 'redrive', '--id', '0:2', '--rate', '5'], { out: repeat, config: s.config })).toBe(0);
@@ -394,8 +394,8 @@ describe('fulfilment dlq: list, show, redrive', () => {
         outcome: { selected: 1, sent: 1, refused: 0 },
       },
     ]);
-    const ledger = await readLedger(s.kafka, `${s.config.DLQ_TOPIC}.redrives`);
-    expect([...ledger.values()]).toMatchObject([
+    const redriveLog = await readRedriveLog(s.kafka, `${s.config.DLQ_TOPIC}.redrives`);
+    expect([...redriveLog.values()]).toMatchObject([
       {
         dlqPosition: '0:2',
         operator: 'it-again',
@@ -669,7 +669,7 @@ describe('fulfilment dlq: list, show, redrive', () => {
     ]);
     expect(await s.admin.fetchTopicOffsets(s.config.ORDERS_TOPIC)).toEqual(before);
     expect(
-      [...(await readLedger(s.kafka, `${s.config.DLQ_TOPIC}.redrives`)).values()].map((e) => e.dlqPosition),
+      [...(await readRedriveLog(s.kafka, `${s.config.DLQ_TOPIC}.redrives`)).values()].map((e) => e.dlqPosition),
     ).not.toContain(poisonAt.a1);
 
     // --force: sent, said so, and dead-lettered again by the running bridge with its history
@@ -708,7 +708,7 @@ describe('fulfilment dlq: list, show, redrive', () => {
     );
   });
 
-  it('redrive --all twice sends each dead letter once: the second run skips what the ledger says was redriven', async () => {
+  it('redrive --all twice sends each dead letter once: the second run skips what the redrive log says was redriven', async () => {
     const config = await ownDlq('again');
     const tenant = s.tenant('again');
     const valid = events.placed(tenant, 'again-1');
@@ -803,7 +803,7 @@ describe('fulfilment dlq: list, show, redrive', () => {
     ]);
     expect(written(await s.admin.fetchTopicOffsets(target)) - written(before)).toBe(2);
 
-    // --again lifts the ledger's skip (here as a dry run)
+    // --again lifts the redrive log's skip (here as a dry run)
     const again = await dlqRedrive(
       { config, out: memoryOutput() },
       { all: true, again: true, dryRun: true, operator: 'it-all' },
@@ -813,8 +813,8 @@ describe('fulfilment dlq: list, show, redrive', () => {
       planned: [{ position: '0:0' }, { position: '0:1' }],
       refused: [{ position: '0:2', field: 'orderVersion' }],
     });
-    const ledger = await readLedger(s.kafka, `${config.DLQ_TOPIC}.redrives`);
-    expect([...ledger.values()].map((e) => [e.dlqPosition, e.operator, e.verdict])).toEqual([
+    const redriveLog = await readRedriveLog(s.kafka, `${config.DLQ_TOPIC}.redrives`);
+    expect([...redriveLog.values()].map((e) => [e.dlqPosition, e.operator, e.verdict])).toEqual([
       ['0:0', 'it-all', 'order-event'],
       ['0:1', 'it-all', 'unknown-type'],
     ]);
@@ -865,7 +865,7 @@ describe('fulfilment dlq: list, show, redrive', () => {
       acks: -1,
       messages: [record(6, 'MalformedEventError', 1, '0:206', cut.getTime() - 60_000)],
     });
-    // one of the old ones was redriven: its ledger entry goes with it
+    // one of the old ones was redriven: its redrive log entry goes with it
     expect(
       (await dlqRedrive({ config, out: memoryOutput() }, { ids: [pos('0:1')], operator: 'it-purge' })).sent,
     ).toHaveLength(1);
@@ -900,7 +900,7 @@ describe('fulfilment dlq: list, show, redrive', () => {
         'kept',
         '3 (from the first record written at or after the time on; 1 of them written before it: Kafka deletes only a prefix of a partition)',
       ),
-      row('redrive ledger', '1 entry of purged dead letters would be removed'),
+      row('redrive log', '1 entry of purged dead letters would be removed'),
       'dry run: nothing was deleted; add --yes to delete these records',
     ]);
     expect(auditLines(dry.stderr)).toMatchObject([
@@ -917,7 +917,7 @@ describe('fulfilment dlq: list, show, redrive', () => {
       [0, '0', '4'],
       [1, '0', '3'],
     ]);
-    expect((await readLedger(s.kafka, `${config.DLQ_TOPIC}.redrives`)).size).toBe(1);
+    expect((await readRedriveLog(s.kafka, `${config.DLQ_TOPIC}.redrives`)).size).toBe(1);
 
     const real = memoryOutput();
     const result = await dlqPurge({ config, out: real }, { before: cut, yes: true, operator: 'it-purge' });
@@ -929,7 +929,7 @@ describe('fulfilment dlq: list, show, redrive', () => {
       kept: 3,
       keptOlder: 1,
       neverRedriven: 2,
-      ledgerForgotten: 1,
+      redriveLogForgotten: 1,
       lowAfter: { 0: '3', 1: '1' },
     });
     expect(real.lines()[0]).toBe(
@@ -937,7 +937,7 @@ describe('fulfilment dlq: list, show, redrive', () => {
     );
     expect(real.lines().at(-1)).toBe('deleted 4 record(s) for good');
     expect(auditLines(real.stderr)).toMatchObject([
-      { audit: 'dlq purge', dryRun: false, outcome: { records: 4, deleted: true, ledgerForgotten: 1 } },
+      { audit: 'dlq purge', dryRun: false, outcome: { records: 4, deleted: true, redriveLogForgotten: 1 } },
     ]);
     expect(await offsets()).toEqual([
       [0, '3', '4'],
@@ -948,7 +948,7 @@ describe('fulfilment dlq: list, show, redrive', () => {
       '1:1',
       '1:2',
     ]);
-    expect((await readLedger(s.kafka, `${config.DLQ_TOPIC}.redrives`)).size).toBe(0);
+    expect((await readRedriveLog(s.kafka, `${config.DLQ_TOPIC}.redrives`)).size).toBe(0);
 
     // nothing left before the time: a second purge says so
     const none = memoryOutput();

@@ -18,7 +18,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { PermanentStartupError } from '../../src/startup.js';
 import { connectClient, connectNative } from '../../src/temporal.js';
-import { mintApiKey, newSigningKey, stackSigningKey, type TemporalTlsInfo, decodeJwt } from '../../tools/stack/index.js';
+import {
+  mintApiKey,
+  newSigningKey,
+  stackSigningKey,
+  type TemporalTlsInfo,
+  decodeJwt,
+} from '../../tools/stack/index.js';
 import { orderWorkflowId } from '../../workflows/api.js';
 import { committedOffsets, endOffsets, events, scenario, waitFor, type Scenario } from '../support/harness.js';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
@@ -316,7 +322,7 @@ describe('a CLI command configured by a Temporal profile file (TEMPORAL_CONFIG_F
     );
     const cliEnv: Record<string, string> = { ...s.env, TEMPORAL_CONFIG_FILE: file, TEMPORAL_PROFILE: 'secure' };
     for (const k of Object.keys(cliEnv)) if (/^TEMPORAL_(ADDRESS|NAMESPACE|API_KEY|TLS)/.test(k)) delete cliEnv[k];
-    const argv = ['replay', '--from', 'earliest', '--rate', '200', '--group', `replay-${s.suffix}`, '--json'];
+    const argv = ['redeliver', '--from', 'earliest', '--rate', '200', '--group', `redeliver-${s.suffix}`, '--json'];
     const ok = await cli(argv, cliEnv);
     console.log(
       `$ TEMPORAL_CONFIG_FILE=temporal.toml TEMPORAL_PROFILE=secure fulfilment ${argv.join(' ')}\n${ok.stdout}${ok.stderr}(exit ${ok.code})`,

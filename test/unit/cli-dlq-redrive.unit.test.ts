@@ -1,7 +1,7 @@
 /** The pure parts of `dlq redrive` and `dlq purge`: what a redriven record carries, the re-validation, the checks. */
 import { describe, expect, it } from 'vitest';
 import { defaultOperator, operatorName } from '../../src/cli/dlq/audit.js';
-import { ledgerKey, ledgerTopicOf } from '../../src/cli/dlq/ledger.js';
+import { redriveLogKey, redriveLogTopicOf } from '../../src/cli/dlq/redrive-log.js';
 import { checkPurgeOptions } from '../../src/cli/dlq/purge-options.js';
 import type { DlqRecord } from '../../src/cli/dlq/record.js';
 import { historyOf, redriveHeaders, refusalOf, revalidate, type RedriveResult } from '../../src/cli/dlq/redrive.js';
@@ -99,7 +99,7 @@ describe("dlq redrive: re-validation with the bridge's edge parser", () => {
     const base: RedriveResult = {
       dryRun: false,
       operator: 'o',
-      ledgerTopic: 't',
+      redriveLogTopic: 't',
       selected: [],
       sent: [],
       planned: [],
@@ -117,13 +117,13 @@ describe("dlq redrive: re-validation with the bridge's edge parser", () => {
   });
 });
 
-describe('dlq redrive ledger keys', () => {
+describe('dlq redrive log keys', () => {
   it('copies of one origin share a key; a dead letter without origin headers is keyed by its position', () => {
-    expect(ledgerTopicOf('orders.dlq')).toBe('orders.dlq.redrives');
+    expect(redriveLogTopicOf('orders.dlq')).toBe('orders.dlq.redrives');
     const a = dlqRecord('{}', dlqHeaders, { partition: 0, offset: '1' });
     const b = dlqRecord('{}', dlqHeaders, { partition: 2, offset: '9' });
-    expect(ledgerKey(a)).toBe(ledgerKey(b));
-    expect(ledgerKey(dlqRecord('{}', {}, { partition: 2, offset: '9' }))).toBe('["dlq-position","2:9"]');
+    expect(redriveLogKey(a)).toBe(redriveLogKey(b));
+    expect(redriveLogKey(dlqRecord('{}', {}, { partition: 2, offset: '9' }))).toBe('["dlq-position","2:9"]');
   });
 });
 

@@ -21,7 +21,7 @@ describe('fulfilment command line', () => {
       'dlq show',
       'dlq redrive',
       'dlq purge',
-      'replay',
+      'redeliver',
       'order show',
       'order retry',
       'workflow replay',
@@ -29,6 +29,13 @@ describe('fulfilment command line', () => {
       'provision',
     ])
       expect(r.stdout).toContain(c);
+  });
+
+  it('the earlier name of redeliver is refused with the new one named (exit 2), and is not listed', async () => {
+    const r = await cli('replay', '--from', 'earliest', '--rate', '5');
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('`fulfilment replay` is now `fulfilment redeliver`, with the same options');
+    expect((await cli('--help')).stdout).not.toMatch(/^ {2}replay /m);
   });
 
   it('workflow replay --help lists its options but not the development one', async () => {
@@ -84,15 +91,15 @@ describe('fulfilment command line', () => {
     [['dlq', 'purge', '--before', '30d', '--yes', '--dry-run'], '--yes and --dry-run contradict each other'],
     [['dlq', 'purge', '--before', '30d', '--operator', ''], "option '--operator <name>' argument '' is invalid"],
     [['dlq', 'purge', '--before', '30d', '--all'], "unknown option '--all'"],
-    [['replay', '--rate', '5'], "required option '--from <point>' not specified"],
+    [['redeliver', '--rate', '5'], "required option '--from <point>' not specified"],
     [
-      ['replay', '--from', 'soon', '--rate', '5'],
+      ['redeliver', '--from', 'soon', '--rate', '5'],
       "option '--from <point>' argument 'soon' is invalid. expected earliest, latest, an RFC 3339 time",
     ],
-    [['replay', '--from', 'earliest'], '--rate <events/s> is required'],
-    [['replay', '--from', 'earliest', '--rate', 'fast'], "option '--rate <events/s>' argument 'fast' is invalid"],
+    [['redeliver', '--from', 'earliest'], '--rate <events/s> is required'],
+    [['redeliver', '--from', 'earliest', '--rate', 'fast'], "option '--rate <events/s>' argument 'fast' is invalid"],
     [
-      ['replay', '--from', 'earliest', '--rate', '5', '--group', 'fulfilment-main'],
+      ['redeliver', '--from', 'earliest', '--rate', '5', '--group', 'fulfilment-main'],
       "--group fulfilment-main is the service's own consumer group (CONSUMER_GROUP)",
     ],
     [['order', 'show', 'acme-eu'], "value 'acme-eu' is invalid for argument 'tenant/order'. expected <tenant>/<order>"],

@@ -23,7 +23,7 @@ const STILL_TO_SPLIT = [
   'src/cli/dlq/purge.ts: purge',
   'src/cli/dlq/redrive.ts: run',
   'src/cli/order/show.ts: describe',
-  'src/cli/replay/replay.ts: replay',
+  'src/cli/redeliver/redeliver.ts: redeliver',
   'src/cli/shipping/pause.ts: shippingResume',
   'src/cli/shipping/pause.ts: (anonymous)',
 ];

@@ -1,8 +1,8 @@
 /**
  * Who changed the DLQ, when, and what came of it. Every `dlq redrive` and `dlq purge` (dry runs included) ends with
  * one audit line on stderr: a JSON object whose `audit` field names the command, with the operator, the time, what
- * was selected and the outcome counts. A redrive also writes who sent each record into its redrive ledger
- * (ledger.ts). Light on purpose: main.ts parses `--operator` with this module before any command module is loaded.
+ * was selected and the outcome counts. A redrive also writes who sent each record into its redrive log
+ * (redrive-log.ts). Light on purpose: main.ts parses `--operator` with this module before any command module is loaded.
  */
 import { userInfo } from 'node:os';
 import { InvalidArgumentError } from 'commander';

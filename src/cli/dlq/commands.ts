@@ -80,7 +80,7 @@ export function registerDlqCommands(program: Command, run: Runner): void {
     dlq
       .command('redrive')
       .description(
-        'publish dead letters back to the orders topic (ORDERS_TOPIC) with their original key, value and headers, each re-validated first and recorded in the redrive ledger',
+        'publish dead letters back to the orders topic (ORDERS_TOPIC) with their original key, value and headers, each re-validated first and recorded in the redrive log',
       )
       .option('--id <partition:offset>', 'a record to redrive (repeatable)', arg.positions),
   )
@@ -88,10 +88,10 @@ export function registerDlqCommands(program: Command, run: Runner): void {
     .option('--rate <per-second>', 'records per second at most', arg.rate, 10)
     .option('--dry-run', 'print what would be sent; send nothing')
     .option('--force', 'send dead letters that are still malformed anyway (the bridge dead-letters them again)')
-    .option('--again', 'send dead letters the redrive ledger says were redriven already')
+    .option('--again', 'send dead letters the redrive log says were redriven already')
     .option(
       '--operator <name>',
-      'who runs the redrive, for the audit line and the ledger (default: the OS user)',
+      'who runs the redrive, for the audit line and the redrive log (default: the OS user)',
       operatorName,
     )
     .action(

@@ -9,7 +9,7 @@
  *   behind a later one stays, and the report counts it;
  * - the DLQ is read (headers only) up to the high watermarks captured at the start, so records written while the
  *   purge runs are never deleted;
- * - after deleting, the redrive ledger (ledger.ts) forgets the origins none of whose copies remain;
+ * - after deleting, the redrive log (redrive-log.ts) forgets the origins none of whose copies remain;
  * - the run ends with one audit line on stderr (audit.ts), whatever happened.
  */
 import { withAdmin } from '../../kafka/admin.js';
@@ -20,7 +20,7 @@ import { cliKafka, topicPartitions } from '../kafka.js';
 import { println } from '../output.js';
 import { audit, defaultOperator } from './audit.js';
 import { describeFolded, groupCopies } from './copies.js';
-import { forgetRedrives, ledgerKey, ledgerTopicOf, readLedger } from './ledger.js';
+import { forgetRedrives, redriveLogKey, redriveLogTopicOf, readRedriveLog } from './redrive-log.js';
 import { checkPurgeOptions, type DlqPurgeOptions } from './purge-options.js';
 import { readDlq } from './reader.js';
 import { header, type DlqRecord } from './record.js';
@@ -47,10 +47,10 @@ export interface PurgeResult {
   kept: number;
   /** Of the kept, those written before the time (behind a later record in their partition). */
   keptOlder: number;
-  /** Dead letters in the ranges the redrive ledger has no redrive of. */
+  /** Dead letters in the ranges the redrive log has no redrive of. */
   neverRedriven: number;
-  /** Redrive-ledger entries removed (a real run) or that would be. */
-  ledgerForgotten: number;
+  /** Redrive-log entries removed (a real run) or that would be. */
+  redriveLogForgotten: number;
   /** Each partition's log start after the purge (a real run only). */
   lowAfter?: Record<number, string>;
 }
@@ -78,7 +78,7 @@ export async function dlqPurge(ctx: CliContext, opts: DlqPurgeOptions): Promise<
     kept: 0,
     keptOlder: 0,
     neverRedriven: 0,
-    ledgerForgotten: 0,
+    redriveLogForgotten: 0,
   };
   const entry = (extra: Record<string, unknown> = {}) => ({
     audit: 'dlq purge',
@@ -94,7 +94,7 @@ export async function dlqPurge(ctx: CliContext, opts: DlqPurgeOptions): Promise<
       byErrorClass: result.byErrorClass,
       neverRedriven: result.neverRedriven,
       kept: result.kept,
-      ledgerForgotten: result.ledgerForgotten,
+      redriveLogForgotten: result.redriveLogForgotten,
       deleted: !dryRun && result.lowAfter !== undefined,
     },
     ...extra,
@@ -150,13 +150,13 @@ async function purge(ctx: CliContext, opts: DlqPurgeOptions, result: PurgeResult
   result.kept = stay.length;
   result.keptOlder = stay.filter((r) => Number(r.timestamp) < before).length;
 
-  // Origins none of whose copies stay are forgotten by the redrive ledger.
-  const ledgerTopic = ledgerTopicOf(topic);
-  const ledger = gone.length > 0 ? await readLedger(kafka, ledgerTopic, clientId) : new Map();
-  result.neverRedriven = groupCopies(gone).filter((g) => !ledger.has(ledgerKey(g.deadLetter))).length;
-  const staying = new Set(stay.map(ledgerKey));
-  const forget = [...new Set(gone.map(ledgerKey))].filter((k) => !staying.has(k) && ledger.has(k));
-  result.ledgerForgotten = forget.length;
+  // Origins none of whose copies stay are forgotten by the redrive log.
+  const redriveLogTopic = redriveLogTopicOf(topic);
+  const redriveLog = gone.length > 0 ? await readRedriveLog(kafka, redriveLogTopic, clientId) : new Map();
+  result.neverRedriven = groupCopies(gone).filter((g) => !redriveLog.has(redriveLogKey(g.deadLetter))).length;
+  const staying = new Set(stay.map(redriveLogKey));
+  const forget = [...new Set(gone.map(redriveLogKey))].filter((k) => !staying.has(k) && redriveLog.has(k));
+  result.redriveLogForgotten = forget.length;
 
   if (gone.length === 0) {
     println(
@@ -177,7 +177,7 @@ async function purge(ctx: CliContext, opts: DlqPurgeOptions, result: PurgeResult
     if (forget.length > 0) {
       const sender = createSender(kafka);
       try {
-        await forgetRedrives(sender, ledgerTopic, forget);
+        await forgetRedrives(sender, redriveLogTopic, forget);
       } finally {
         await sender.disconnect();
       }
@@ -203,10 +203,10 @@ async function purge(ctx: CliContext, opts: DlqPurgeOptions, result: PurgeResult
         `${result.keptOlder > 0 ? `; ${result.keptOlder} of them written before it: Kafka deletes only a prefix of a partition` : ''})`,
     ],
   ];
-  if (result.ledgerForgotten > 0)
+  if (result.redriveLogForgotten > 0)
     rows.push([
-      'redrive ledger',
-      `${result.ledgerForgotten} entr${result.ledgerForgotten === 1 ? 'y' : 'ies'} of purged dead letters ${dryRun ? 'would be ' : ''}removed`,
+      'redrive log',
+      `${result.redriveLogForgotten} entr${result.redriveLogForgotten === 1 ? 'y' : 'ies'} of purged dead letters ${dryRun ? 'would be ' : ''}removed`,
     ]);
   const width = Math.max(...rows.map(([k]) => k.length));
   println(out, head);

@@ -2,7 +2,7 @@
  * `fulfilment dlq redrive`: publishes chosen dead letters back to the orders topic — the original key and value
  * bytes and the original headers, without the `dlq-*` ones, plus `redriven-from: <partition:offset>` and the
  * dead letter's history (src/dlq/dead-letter.ts REDRIVE_HEADERS) — at most `rate` per second (token bucket). The
- * DLQ itself is left as it is; each redrive is recorded in the redrive ledger (ledger.ts).
+ * DLQ itself is left as it is; each redrive is recorded in the redrive log (redrive-log.ts).
  *
  * Rules:
  * - each origin is sent once per run (copies.ts): filters and `--all` select dead letters, a dead letter
@@ -10,7 +10,7 @@
  *   of one origin, only the first written is sent;
  * - a dead letter whose value the DLQ does not hold (`dlq-value-form: too-large`) is skipped with its size and
  *   SHA-256, and the run goes on;
- * - a dead letter the ledger says was redriven already is skipped, unless `--again`;
+ * - a dead letter the redrive log says was redriven already is skipped, unless `--again`;
  * - every other one is first parsed with the bridge's own edge parser (record-pipeline.ts classify), as the bridge
  *   would see the redriven record: one that is still malformed is refused, naming the field and the reason, and not
  *   sent, unless `--force`; one of an unknown type is sent, with a note that the bridge will ignore it;
@@ -47,7 +47,14 @@ import {
   type DeadLetterSummary,
 } from './copies.js';
 import { describeFilter, matches, type DlqFilter } from './filter.js';
-import { ensureLedger, ledgerKey, ledgerTopicOf, readLedger, recordRedrive, type LedgerEntry } from './ledger.js';
+import {
+  ensureRedriveLog,
+  redriveLogKey,
+  redriveLogTopicOf,
+  readRedriveLog,
+  recordRedrive,
+  type RedriveLogEntry,
+} from './redrive-log.js';
 import { readDlq } from './reader.js';
 import { failedAt, header, type DlqRecord } from './record.js';
 import { checkSelection, type DlqSelection } from './selection.js';
@@ -66,9 +73,9 @@ export interface DlqRedriveOptions extends DlqSelection {
   dryRun?: boolean;
   /** Send dead letters the edge parser still refuses (malformed) anyway. */
   force?: boolean;
-  /** Send dead letters the redrive ledger says were redriven already. */
+  /** Send dead letters the redrive log says were redriven already. */
   again?: boolean;
-  /** Who runs it, for the audit line and the ledger. Default: the OS user (audit.ts defaultOperator). */
+  /** Who runs it, for the audit line and the redrive log. Default: the OS user (audit.ts defaultOperator). */
   operator?: string;
   clock?: Clock;
 }
@@ -79,8 +86,8 @@ export type Verdict = 'order-event' | 'unknown-type' | 'malformed';
 export interface RedriveResult {
   dryRun: boolean;
   operator: string;
-  /** The redrive ledger consulted and written (`<DLQ_TOPIC>.redrives`). */
-  ledgerTopic: string;
+  /** The redrive log consulted and written (`<DLQ_TOPIC>.redrives`). */
+  redriveLogTopic: string;
   /** The dead letters chosen, one per origin, in DLQ order; skipped and refused ones included. */
   selected: DeadLetterSummary[];
   /** What was published: DLQ position → orders topic position, and what the edge parser made of it. Empty on a dry run. */
@@ -89,7 +96,7 @@ export interface RedriveResult {
   planned: { position: string; verdict: Verdict; forced: boolean }[];
   /** Dead letters whose value the DLQ does not hold (also on a dry run), with why. */
   skipped: { position: string; reason: string }[];
-  /** Dead letters not sent because the ledger says they were redriven already (no `--again`). */
+  /** Dead letters not sent because the redrive log says they were redriven already (no `--again`). */
   alreadyRedriven: { position: string; at: string; operator: string; to: string }[];
   /** Dead letters refused because the edge parser still refuses them (no `--force`): the field ('' for the whole value) and why. */
   refused: { position: string; field: string; reason: string }[];
@@ -171,7 +178,7 @@ export function revalidate(record: DlqRecord, target: string): Classified {
 /** What a run does with one dead letter. */
 type Step =
   | { kind: 'no-value'; reason: string }
-  | { kind: 'already'; entry: LedgerEntry }
+  | { kind: 'already'; entry: RedriveLogEntry }
   | { kind: 'refuse'; field: string; reason: string }
   | { kind: 'send'; verdict: Verdict; note: string };
 
@@ -189,12 +196,12 @@ export async function dlqRedrive(ctx: CliContext, opts: DlqRedriveOptions): Prom
   const operator = opts.operator ?? defaultOperator();
   const startedAt = new Date();
   const target = config.ORDERS_TOPIC;
-  const ledgerTopic = ledgerTopicOf(config.DLQ_TOPIC);
+  const redriveLogTopic = redriveLogTopicOf(config.DLQ_TOPIC);
   const filter = opts.filter ?? {};
   const result: RedriveResult = {
     dryRun,
     operator,
-    ledgerTopic,
+    redriveLogTopic,
     selected: [],
     sent: [],
     planned: [],
@@ -232,7 +239,7 @@ export async function dlqRedrive(ctx: CliContext, opts: DlqRedriveOptions): Prom
     ...extra,
   });
   try {
-    await run(ctx, opts, { rate, dryRun, force, again, operator, target, ledgerTopic, filter, result });
+    await run(ctx, opts, { rate, dryRun, force, again, operator, target, redriveLogTopic, filter, result });
   } catch (err) {
     audit(out, auditEntry({ error: (err as Error)?.message ?? String(err) }));
     throw err;
@@ -248,7 +255,7 @@ interface RunPlan {
   again: boolean;
   operator: string;
   target: string;
-  ledgerTopic: string;
+  redriveLogTopic: string;
   filter: DlqFilter;
   result: RedriveResult;
 }
@@ -264,8 +271,8 @@ async function run(ctx: CliContext, opts: DlqRedriveOptions, p: RunPlan): Promis
     clientId: `${config.KAFKA_CLIENT_ID}-cli`,
     encryption: config.payloadEncryption,
   };
-  const ledger = await readLedger(kafka, p.ledgerTopic, read.clientId);
-  const recorded = (g: DeadLetterCopies) => (again ? undefined : ledger.get(ledgerKey(g.deadLetter)));
+  const redriveLog = await readRedriveLog(kafka, p.redriveLogTopic, read.clientId);
+  const recorded = (g: DeadLetterCopies) => (again ? undefined : redriveLog.get(redriveLogKey(g.deadLetter)));
   const groups = opts.ids?.length
     ? groupCopies((await readDlq({ ...read, positions: dedupe(opts.ids) })).records)
     : await selectGroups(
@@ -360,7 +367,7 @@ async function run(ctx: CliContext, opts: DlqRedriveOptions, p: RunPlan): Promis
 
   if (!(await withAdmin(kafka, (admin) => admin.topicExists(target))))
     throw new NotFoundError(`topic ${target} (ORDERS_TOPIC) does not exist on the brokers`);
-  await ensureLedger(kafka, p.ledgerTopic);
+  await ensureRedriveLog(kafka, p.redriveLogTopic);
   // Idempotent: a retried request never writes a second copy.
   const sender = createSender(kafka, { idempotent: true });
   const bucket = TokenBucket.perSecond(rate, opts.clock);
@@ -377,7 +384,7 @@ async function run(ctx: CliContext, opts: DlqRedriveOptions, p: RunPlan): Promis
       const forced = step.verdict === 'malformed';
       result.sent.push({ from: s.position, to, verdict: step.verdict, forced });
       const origin = originOf(r);
-      await recordRedrive(sender, p.ledgerTopic, ledgerKey(r), {
+      await recordRedrive(sender, p.redriveLogTopic, redriveLogKey(r), {
         dlqPosition: s.position,
         origin: origin ? describeOrigin(origin) : null,
         to: `${target} ${to}`,
@@ -400,7 +407,7 @@ async function run(ctx: CliContext, opts: DlqRedriveOptions, p: RunPlan): Promis
 }
 
 /** The step for one dead letter: skipped (no value, or redriven already), refused (still malformed) or sent. */
-function stepOf(g: DeadLetterCopies, recorded: LedgerEntry | undefined, target: string, force: boolean): Step {
+function stepOf(g: DeadLetterCopies, recorded: RedriveLogEntry | undefined, target: string, force: boolean): Step {
   const noValue = unredrivable(g.deadLetter);
   if (noValue !== undefined) return { kind: 'no-value', reason: noValue };
   if (recorded) return { kind: 'already', entry: recorded };

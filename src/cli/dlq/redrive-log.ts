@@ -1,15 +1,15 @@
 /**
- * The redrive ledger: which dead letters have been redriven, so a repeated `dlq redrive` skips them (unless
+ * The redrive log: which dead letters have been redriven, so a repeated `dlq redrive` skips them (unless
  * `--again`). It is a compacted Kafka topic next to the DLQ, `<DLQ_TOPIC>.redrives` (one partition), created by the
  * first redrive that sends something, written and read through the Kafka port like the DLQ itself.
  *
  * Rules:
  * - a record's key is the dead letter's origin (copies.ts originKey: the same origin for every copy), or its DLQ
- *   position for a dead letter without origin headers; the value is a JSON LedgerEntry; the latest value of a key
+ *   position for a dead letter without origin headers; the value is a JSON RedriveLogEntry; the latest value of a key
  *   wins, and a tombstone (null value, written by `dlq purge` for dead letters it deleted) removes the key;
  * - an entry is written after its record was acknowledged by the orders topic: a redrive stopped between the two
  *   leaves a record sent but not recorded, so a later run sends it once more (at-least-once, never lost);
- * - the ledger is read once at the start of a run; it is not a lock: two redrives running at the same time may
+ * - the redrive log is read once at the start of a run; it is not a lock: two redrives running at the same time may
  *   both send a dead letter.
  */
 import type { Kafka } from '../../kafka/client.js';
@@ -20,13 +20,13 @@ import { originKey } from './copies.js';
 import { readDlq } from './reader.js';
 import type { DlqRecord } from './record.js';
 
-/** The ledger topic of a DLQ topic. */
-export function ledgerTopicOf(dlqTopic: string): string {
+/** The redrive log topic of a DLQ topic. */
+export function redriveLogTopicOf(dlqTopic: string): string {
   return `${dlqTopic}.redrives`;
 }
 
 /** One redrive of one dead letter. */
-export interface LedgerEntry {
+export interface RedriveLogEntry {
   /** DLQ position of the copy that was sent. */
   dlqPosition: string;
   /** `topic partition:offset` the dead letter was consumed from, when its headers say. */
@@ -40,21 +40,25 @@ export interface LedgerEntry {
   verdict: 'order-event' | 'unknown-type' | 'malformed';
   /** Sent with `--force` although malformed. */
   forced: boolean;
-  /** Sent with `--again` although the ledger held an earlier redrive. */
+  /** Sent with `--again` although the redrive log held an earlier redrive. */
   again: boolean;
   /** `dlq-attempts` of the dead letter at the time. */
   attempts: number | null;
 }
 
-/** The ledger key of a dead letter. */
-export function ledgerKey(record: Pick<DlqRecord, 'headers' | 'partition' | 'offset'>): string {
+/** The redrive log key of a dead letter. */
+export function redriveLogKey(record: Pick<DlqRecord, 'headers' | 'partition' | 'offset'>): string {
   return originKey(record) ?? JSON.stringify(['dlq-position', formatPosition(record.partition, record.offset)]);
 }
 
-/** The ledger as it stands: latest entry per key. Empty when the topic does not exist yet. */
-export async function readLedger(kafka: Kafka, topic: string, clientId?: string): Promise<Map<string, LedgerEntry>> {
+/** The redrive log as it stands: latest entry per key. Empty when the topic does not exist yet. */
+export async function readRedriveLog(
+  kafka: Kafka,
+  topic: string,
+  clientId?: string,
+): Promise<Map<string, RedriveLogEntry>> {
   if (!(await withAdmin(kafka, (admin) => admin.topicExists(topic)))) return new Map();
-  const entries = new Map<string, LedgerEntry>();
+  const entries = new Map<string, RedriveLogEntry>();
   for (const r of (await readDlq({ kafka, topic, clientId })).records) {
     const key = r.key?.toString();
     if (key === undefined) continue;
@@ -63,7 +67,7 @@ export async function readLedger(kafka: Kafka, topic: string, clientId?: string)
       continue;
     }
     try {
-      entries.set(key, JSON.parse(r.value.toString()) as LedgerEntry);
+      entries.set(key, JSON.parse(r.value.toString()) as RedriveLogEntry);
     } catch {
       // not written by this tool: ignored
     }
@@ -71,8 +75,8 @@ export async function readLedger(kafka: Kafka, topic: string, clientId?: string)
   return entries;
 }
 
-/** Creates the ledger topic unless it exists: compacted, one partition, so entries of one key stay in order. */
-export async function ensureLedger(kafka: Kafka, topic: string): Promise<void> {
+/** Creates the redrive log topic unless it exists: compacted, one partition, so entries of one key stay in order. */
+export async function ensureRedriveLog(kafka: Kafka, topic: string): Promise<void> {
   await withAdmin(kafka, async (admin) => {
     if (!(await admin.topicExists(topic)))
       await admin.createTopic(topic, { partitions: 1, config: { 'cleanup.policy': 'compact' } });
@@ -83,7 +87,7 @@ export async function recordRedrive(
   sender: RecordSender,
   topic: string,
   key: string,
-  entry: LedgerEntry,
+  entry: RedriveLogEntry,
 ): Promise<void> {
   await sender.send(topic, [{ key, value: JSON.stringify(entry) }]);
 }

@@ -3,11 +3,11 @@ import type { App } from '../../src/app.js';
 import { UsageError } from '../../src/cli/errors.js';
 import { runCli } from '../../src/cli/main.js';
 import { memoryOutput } from '../../src/cli/output.js';
-import { replay } from '../../src/cli/replay/replay.js';
+import { redeliver } from '../../src/cli/redeliver/redeliver.js';
 import { orderStatusQuery, orderWorkflowId } from '../../workflows/api.js';
 import { caughtUp, counter, events, scenario, waitFor, type Scenario } from '../support/harness.js';
 
-describe('fulfilment replay', () => {
+describe('fulfilment redeliver', () => {
   let s: Scenario;
   let app: App;
   let tenant: string;
@@ -20,10 +20,10 @@ describe('fulfilment replay', () => {
     waitFor(`${order} to ship`, async () => (await s.row(tenant, order))?.status === 'shipped');
 
   beforeAll(async () => {
-    s = await scenario('replay');
+    s = await scenario('redeliver');
     app = await s.startInstance();
     tenant = s.tenant();
-    group = `replay-${s.suffix}`;
+    group = `redeliver-${s.suffix}`;
     await s.produce([
       { partition: 0, value: events.placed(tenant, 'a') },
       { partition: 1, value: events.placed(tenant, 'b') },
@@ -41,13 +41,13 @@ describe('fulfilment replay', () => {
     await s?.close();
   });
 
-  it("refuses to replay in the service's own consumer group", async () => {
+  it("refuses to redeliver in the service's own consumer group", async () => {
     await expect(
-      replay(ctx(), { from: { kind: 'earliest' }, rate: 10, group: s.config.CONSUMER_GROUP }),
+      redeliver(ctx(), { from: { kind: 'earliest' }, rate: 10, group: s.config.CONSUMER_GROUP }),
     ).rejects.toThrow(UsageError);
     const out = memoryOutput();
     expect(
-      await runCli(['replay', '--from', 'earliest', '--rate', '10', '--group', s.config.CONSUMER_GROUP], {
+      await runCli(['redeliver', '--from', 'earliest', '--rate', '10', '--group', s.config.CONSUMER_GROUP], {
         out,
         config: s.config,
       }),
@@ -55,9 +55,9 @@ describe('fulfilment replay', () => {
     expect(out.stderr).toContain(`--group ${s.config.CONSUMER_GROUP} is the service's own consumer group`);
   });
 
-  it('a dry run counts what a replay would deliver and delivers and commits nothing', async () => {
+  it('a dry run counts what a redelivery would deliver and delivers and commits nothing', async () => {
     const before = await mainOffsets();
-    const summary = await replay(ctx(), { from: { kind: 'earliest' }, dryRun: true, group });
+    const summary = await redeliver(ctx(), { from: { kind: 'earliest' }, dryRun: true, group });
     expect(summary).toMatchObject({
       dryRun: true,
       group: null,
@@ -71,23 +71,23 @@ describe('fulfilment replay', () => {
       completed: true,
     });
     const late = await counter(app, 'fulfilment_bridge_records_total', { outcome: 'recorded-late' });
-    const replayGroup = await s.admin.fetchOffsets({ groupId: group, topics: [s.config.ORDERS_TOPIC] });
-    expect(replayGroup[0]!.partitions.every((p) => p.offset === '-1')).toBe(true);
+    const redeliveryGroup = await s.admin.fetchOffsets({ groupId: group, topics: [s.config.ORDERS_TOPIC] });
+    expect(redeliveryGroup[0]!.partitions.every((p) => p.offset === '-1')).toBe(true);
     expect(await mainOffsets()).toEqual(before);
     expect(await counter(app, 'fulfilment_bridge_records_total', { outcome: 'recorded-late' })).toBe(late);
   });
 
-  it('replaying everything in a separate group applies nothing twice and leaves the service group alone', async () => {
+  it('redelivering everything in a separate group applies nothing twice and leaves the service group alone', async () => {
     const mainBefore = await mainOffsets();
     const rowsBefore = await Promise.all(orders.map((o) => s.row(tenant, o)));
     expect(await s.shipments(tenant)).toHaveLength(4);
 
     const out = memoryOutput();
-    const summary = await replay(
+    const summary = await redeliver(
       { config: s.config, out },
       { from: { kind: 'earliest' }, rate: 20, group, progressEveryMs: 0 },
     );
-    // Every order's run closed as it shipped: each replayed copy is recorded through the store (a duplicate there).
+    // Every order's run closed as it shipped: each redelivered copy is recorded through the store (a duplicate there).
     expect(summary).toMatchObject({
       dryRun: false,
       group,
@@ -102,7 +102,7 @@ describe('fulfilment replay', () => {
       unknownType: 1,
       completed: true,
     });
-    expect(out.stderr).toContain('replay: 6/6 records');
+    expect(out.stderr).toContain('redelivery: 6/6 records');
     expect(out.stdout).toContain(`as group ${group}: complete`);
 
     for (const o of orders) expect(await view(o)).toMatchObject({ status: 'shipped', appliedEvents: 1 });
@@ -110,20 +110,20 @@ describe('fulfilment replay', () => {
     expect(await s.shipments(tenant)).toHaveLength(4);
     expect(await s.row(tenant, 'refund-1')).toBeUndefined();
     expect(await mainOffsets()).toEqual(mainBefore);
-    // the replay group's own offsets record how far it got: the end of every partition
+    // the redelivery group's own offsets record how far it got: the end of every partition
     const ends = await s.admin.fetchTopicOffsets(s.config.ORDERS_TOPIC);
-    const replayed = await s.admin.fetchOffsets({ groupId: group, topics: [s.config.ORDERS_TOPIC] });
-    expect(Object.fromEntries(replayed[0]!.partitions.map((p) => [p.partition, p.offset]))).toEqual(
+    const redelivered = await s.admin.fetchOffsets({ groupId: group, topics: [s.config.ORDERS_TOPIC] });
+    expect(Object.fromEntries(redelivered[0]!.partitions.map((p) => [p.partition, p.offset]))).toEqual(
       Object.fromEntries(ends.map((e) => [e.partition, e.high])),
     );
   });
 
-  it('a replay from a time delivers only what was written from then on', async () => {
+  it('a redelivery from a time delivers only what was written from then on', async () => {
     const since = new Date();
     await s.produce([{ partition: 1, value: events.placed(tenant, 'e') }]);
     await shipped('e');
     await waitFor('the service caught up', () => caughtUp(s.admin, s.config.CONSUMER_GROUP, s.config.ORDERS_TOPIC));
-    const summary = await replay(ctx(), { from: { kind: 'time', at: since }, rate: 20, group });
+    const summary = await redeliver(ctx(), { from: { kind: 'time', at: since }, rate: 20, group });
     expect(summary).toMatchObject({
       records: 1,
       delivered: 0,

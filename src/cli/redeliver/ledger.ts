@@ -1,5 +1,5 @@
 /**
- * Read-only look-ups in the dedupe ledger (`processed_events`), for reporting only: a replay counts how many
+ * Read-only look-ups in the dedupe ledger (`processed_events`), for reporting only: a redelivery counts how many
  * of the events it delivers were already applied. The decision itself stays downstream — the workflow and the
  * claim-then-effect activities — so a stale answer here can mislabel a count, never double-apply an event.
  */
@@ -18,7 +18,7 @@ export interface Ledger {
   /** Whether `eventId` was claimed for `tenantId` (row-level security scopes the look-up to the tenant). */
   alreadyProcessed(tenantId: string, eventId: string): Promise<boolean>;
   close(): Promise<void>;
-  /** The ledger's pool, as the runtime role: the replay's late path records through it (src/bridge/late-events.ts). */
+  /** The ledger's pool, as the runtime role: the redelivery's late path records through it (src/bridge/late-events.ts). */
   readonly db: Db;
 }
 

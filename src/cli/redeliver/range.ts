@@ -1,9 +1,9 @@
 /**
- * Where a replay starts and stops, per partition. `--from` and `--to` each take:
- *   earliest | latest            — the log start / the high watermark captured when the replay starts
+ * Where a redelivery starts and stops, per partition. `--from` and `--to` each take:
+ *   earliest | latest            — the log start / the high watermark captured when the redelivery starts
  *   an RFC 3339 time or `2h`     — the first record whose timestamp is ≥ that time (src/kafka/admin.ts offsetsAt)
  *   an offset (`1500`)           — the same offset on every partition
- *   `p:o[,p:o…]` (`0:1500,2:80`) — per partition; with --from, partitions not named are not replayed
+ *   `p:o[,p:o…]` (`0:1500,2:80`) — per partition; with --from, partitions not named are not redelivered
  * `--to` is exclusive and never beyond the high watermark captured at start; the default is that watermark.
  */
 import { UsageError } from '../errors.js';
@@ -12,7 +12,7 @@ import { parseTime } from '../time.js';
 import type { PartitionOffsets } from '../../kafka/admin.js';
 import type { OffsetRange } from '../../kafka/topic-reader.js';
 
-export type ReplayPoint =
+export type RangePoint =
   | { kind: 'earliest' }
   | { kind: 'latest' }
   | { kind: 'time'; at: Date }
@@ -23,7 +23,7 @@ export const POINT_EXPECTED =
   'earliest, latest, an RFC 3339 time or a duration ago (2026-01-31T12:00:00Z, 2h), an offset for every partition (1500), ' +
   'or partition:offset pairs (0:1500,2:80)';
 
-export function parseReplayPoint(text: string, now: number = Date.now()): ReplayPoint | undefined {
+export function parseRangePoint(text: string, now: number = Date.now()): RangePoint | undefined {
   const t = text.trim();
   if (t === 'earliest' || t === 'beginning') return { kind: 'earliest' };
   if (t === 'latest' || t === 'end') return { kind: 'latest' };
@@ -36,7 +36,7 @@ export function parseReplayPoint(text: string, now: number = Date.now()): Replay
   return at ? { kind: 'time', at } : undefined;
 }
 
-export function describePoint(p: ReplayPoint): string {
+export function describePoint(p: RangePoint): string {
   switch (p.kind) {
     case 'earliest':
     case 'latest':
@@ -50,7 +50,7 @@ export function describePoint(p: ReplayPoint): string {
   }
 }
 
-export interface ReplayPlan {
+export interface RedeliveryPlan {
   ranges: OffsetRange[];
   /** Things the operator should know (records gone to retention, a --to before --from). */
   notes: string[];
@@ -63,12 +63,12 @@ export interface PointOffsets {
   to?: Map<number, bigint>;
 }
 
-export function planReplay(
+export function planRedelivery(
   partitions: PartitionOffsets[],
-  from: ReplayPoint,
-  to: ReplayPoint | undefined,
+  from: RangePoint,
+  to: RangePoint | undefined,
   at: PointOffsets = {},
-): ReplayPlan {
+): RedeliveryPlan {
   const notes: string[] = [];
   for (const [option, point] of [
     ['--from', from],
@@ -130,7 +130,7 @@ export function planReplay(
     }
     if (end > high) end = high;
     if (end < start) {
-      notes.push(`partition ${partition}: --to is before --from (${end} < ${start}); nothing to replay there`);
+      notes.push(`partition ${partition}: --to is before --from (${end} < ${start}); nothing to redeliver there`);
       end = start;
     }
     return { partition, start, end };
@@ -138,7 +138,7 @@ export function planReplay(
   return { ranges, notes };
 }
 
-/** `0:[0,12) 1:[3,9)`: the half-open offset range of every partition that has records to replay. */
+/** `0:[0,12) 1:[3,9)`: the half-open offset range of every partition that has records to redeliver. */
 export function describeRanges(ranges: OffsetRange[]): string {
   const open = ranges.filter((r) => r.end > r.start);
   return open.length === 0 ? 'no records' : open.map((r) => `${r.partition}:[${r.start},${r.end})`).join(' ');

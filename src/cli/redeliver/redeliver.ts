@@ -1,5 +1,5 @@
 /**
- * `fulfilment replay`: feeds a stretch of the orders topic's history through the bridge's own delivery path
+ * `fulfilment redeliver`: feeds a stretch of the orders topic's history through the bridge's own delivery path
  * again, in a consumer group of its own, at a bounded rate. Per record, as the bridge does:
  *
  *   1. classify — the bridge's own classify (src/bridge/record-pipeline.ts); a malformed record is counted and
@@ -7,11 +7,11 @@
  *                 second copy would only mislead the DLQ
  *   2. route    — unknown event types are counted and ignored
  *   3. deliver  — the bridge's order starter (signal-with-start); transient failures back off and retry a bounded
- *                 number of times (REPLAY_RETRY), then the replay stops with its progress committed
+ *                 number of times (REDELIVERY_RETRY), then the redelivery stops with its progress committed
  *
- * Replaying never double-applies: every event reaches the order's workflow, which dedupes by event id, and the
+ * Redelivering never double-applies: every event reaches the order's workflow, which dedupes by event id, and the
  * activities claim the event id in processed_events before any effect; an order whose run closed is not reopened.
- * The service's consumer group is never touched — the replay group must differ from CONSUMER_GROUP.
+ * The service's consumer group is never touched — the redelivery group must differ from CONSUMER_GROUP.
  */
 import { ExponentialBackoff, handleWhen, retry } from 'cockatiel';
 import type { Client } from '@temporalio/client';
@@ -19,7 +19,7 @@ import { createOrderStarter, type OrderStarter } from '../../bridge/order-starte
 import { classify } from '../../bridge/record-pipeline.js';
 import { PermanentError, TransientError } from '../../errors.js';
 import { withAdmin } from '../../kafka/admin.js';
-import { REPLAY_RETRY } from '../../retry-policies.js';
+import { REDELIVERY_RETRY } from '../../retry-policies.js';
 import { PermanentStartupError } from '../../startup.js';
 import { connectClient } from '../../temporal.js';
 import { workflowSettings } from '../../workflow-settings.js';
@@ -32,20 +32,20 @@ import { startProgress } from '../progress.js';
 import { TokenBucket } from '../token-bucket.js';
 import { createLedger } from './ledger.js';
 import { createLateEventRecorder } from '../../bridge/late-events.js';
-import { checkReplayOptions, DEFAULT_REPLAY_GROUP, type ReplayOptions } from './options.js';
-import { describePoint, describeRanges, planReplay } from './range.js';
+import { checkRedeliveryOptions, DEFAULT_REDELIVERY_GROUP, type RedeliveryOptions } from './options.js';
+import { describePoint, describeRanges, planRedelivery } from './range.js';
 
-export { checkReplayOptions, DEFAULT_REPLAY_GROUP, type ReplayOptions } from './options.js';
+export { checkRedeliveryOptions, DEFAULT_REDELIVERY_GROUP, type RedeliveryOptions } from './options.js';
 
-/** Delivery attempts per event before a transient failure stops the replay (REPLAY_RETRY). */
-export const DELIVERY_ATTEMPTS = REPLAY_RETRY.attempts;
+/** Delivery attempts per event before a transient failure stops the redelivery (REDELIVERY_RETRY). */
+export const DELIVERY_ATTEMPTS = REDELIVERY_RETRY.attempts;
 
-/** Partitions replayed at once; one partition's records are always delivered in order. */
+/** Partitions redelivered at once; one partition's records are always delivered in order. */
 const PARTITIONS_AT_ONCE = 4;
 
-export interface ReplaySummary {
+export interface RedeliverySummary {
   topic: string;
-  /** The replay group, or null on a dry run (which reads in a throwaway group and commits nothing). */
+  /** The redelivery group, or null on a dry run (which reads in a throwaway group and commits nothing). */
   group: string | null;
   dryRun: boolean;
   from: string;
@@ -60,36 +60,36 @@ export interface ReplaySummary {
   valid: number;
   /** Valid events a run of their order accepted (0 on a dry run). */
   delivered: number;
-  /** Valid events whose id was already in processed_events before this replay reached them; null when unknown. */
+  /** Valid events whose id was already in processed_events before this redelivery reached them; null when unknown. */
   alreadyProcessed: number | null;
   /** Events for an order whose run had closed: not reopened, recorded through the store as a run would. */
   recordedLate: number;
-  /** Events Temporal refused permanently (e.g. too large); not dead-lettered by a replay. */
+  /** Events Temporal refused permanently (e.g. too large); not dead-lettered by a redelivery. */
   rejected: number;
   malformed: number;
   unknownType: number;
-  /** False when the replay stopped early (interrupted or a dependency stayed down). */
+  /** False when the redelivery stopped early (interrupted or a dependency stayed down). */
   completed: boolean;
 }
 
-export async function replay(ctx: CliContext, opts: ReplayOptions): Promise<ReplaySummary> {
-  checkReplayOptions(ctx, opts);
+export async function redeliver(ctx: CliContext, opts: RedeliveryOptions): Promise<RedeliverySummary> {
+  checkRedeliveryOptions(ctx, opts);
   const { config, out } = ctx;
   const dryRun = opts.dryRun ?? false;
-  const group = opts.group ?? DEFAULT_REPLAY_GROUP;
+  const group = opts.group ?? DEFAULT_REDELIVERY_GROUP;
   const topic = config.ORDERS_TOPIC;
   const kafka = cliKafka(ctx);
 
   const plan = await withAdmin(kafka, async (admin) => {
     const partitions = await topicPartitions(admin, topic);
-    return planReplay(partitions, opts.from, opts.to, {
+    return planRedelivery(partitions, opts.from, opts.to, {
       from: opts.from.kind === 'time' ? await admin.offsetsAt(topic, opts.from.at) : undefined,
       to: opts.to?.kind === 'time' ? await admin.offsetsAt(topic, opts.to.at) : undefined,
     });
   });
   for (const note of plan.notes) eprintln(out, `note: ${note}`);
 
-  const s: ReplaySummary = {
+  const s: RedeliverySummary = {
     topic,
     group: dryRun ? null : group,
     dryRun,
@@ -111,7 +111,7 @@ export async function replay(ctx: CliContext, opts: ReplayOptions): Promise<Repl
     out,
     dryRun
       ? `dry run: reading ${s.records} record(s) of ${topic} ${s.ranges}; nothing will be delivered or committed`
-      : `replaying ${s.records} record(s) of ${topic} ${s.ranges} as group ${group} at ≤ ${opts.rate}/s`,
+      : `redelivering ${s.records} record(s) of ${topic} ${s.ranges} as group ${group} at ≤ ${opts.rate}/s`,
   );
 
   const ledger = createLedger(config);
@@ -160,8 +160,11 @@ export async function replay(ctx: CliContext, opts: ReplayOptions): Promise<Repl
   const transient = retry(
     handleWhen((err) => err instanceof TransientError),
     {
-      maxAttempts: REPLAY_RETRY.attempts - 1,
-      backoff: new ExponentialBackoff({ initialDelay: REPLAY_RETRY.initialDelayMs, maxDelay: REPLAY_RETRY.maxDelayMs }),
+      maxAttempts: REDELIVERY_RETRY.attempts - 1,
+      backoff: new ExponentialBackoff({
+        initialDelay: REDELIVERY_RETRY.initialDelayMs,
+        maxDelay: REDELIVERY_RETRY.maxDelayMs,
+      }),
     },
   );
   transient.onRetry((reason) => {
@@ -172,7 +175,7 @@ export async function replay(ctx: CliContext, opts: ReplayOptions): Promise<Repl
     );
   });
   const reached = new Map<number, bigint>();
-  const progress = startProgress(out, dryRun ? 'dry run' : 'replay', s.records, { everyMs: opts.progressEveryMs });
+  const progress = startProgress(out, dryRun ? 'dry run' : 'redelivery', s.records, { everyMs: opts.progressEveryMs });
 
   try {
     await readTopic({
@@ -242,7 +245,7 @@ export async function replay(ctx: CliContext, opts: ReplayOptions): Promise<Repl
       const to = left.map((r) => formatPosition(r.partition, r.end)).join(',');
       eprintln(
         out,
-        `replay stopped early; group ${group} committed every record it finished. To go on: --from ${from} --to ${to}`,
+        `redelivery stopped early; group ${group} committed every record it finished. To go on: --from ${from} --to ${to}`,
       );
     }
     throw err;
@@ -255,7 +258,7 @@ export async function replay(ctx: CliContext, opts: ReplayOptions): Promise<Repl
   return s;
 }
 
-function printSummary(ctx: CliContext, s: ReplaySummary, json?: boolean): void {
+function printSummary(ctx: CliContext, s: RedeliverySummary, json?: boolean): void {
   const { out } = ctx;
   if (json) {
     println(out, JSON.stringify(s));
@@ -263,8 +266,8 @@ function printSummary(ctx: CliContext, s: ReplaySummary, json?: boolean): void {
   }
   const n = (v: number | null) => String(v ?? '?').padStart(6);
   const head = s.dryRun
-    ? `dry run of a replay of ${s.topic} from ${s.from} to ${s.to}: nothing delivered, nothing committed`
-    : `replay of ${s.topic} from ${s.from} to ${s.to} as group ${s.group}: ${s.completed ? 'complete' : 'STOPPED EARLY'}`;
+    ? `dry run of a redelivery of ${s.topic} from ${s.from} to ${s.to}: nothing delivered, nothing committed`
+    : `redelivery of ${s.topic} from ${s.from} to ${s.to} as group ${s.group}: ${s.completed ? 'complete' : 'STOPPED EARLY'}`;
   const lines = [
     head,
     `  records in range   ${n(s.records)}  ${s.ranges}`,
@@ -277,7 +280,7 @@ function printSummary(ctx: CliContext, s: ReplaySummary, json?: boolean): void {
   if (!s.dryRun) {
     lines.push(
       `  recorded late      ${n(s.recordedLate)}  the order's run had closed: not reopened, recorded through the store`,
-      `  rejected           ${n(s.rejected)}  refused by Temporal (permanent); not dead-lettered by a replay`,
+      `  rejected           ${n(s.rejected)}  refused by Temporal (permanent); not dead-lettered by a redelivery`,
     );
   }
   lines.push(
