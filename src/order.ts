@@ -55,6 +55,20 @@ export type OrderEvent =
   | (EventBase & { type: typeof ORDER_PLACED; data: OrderPlacedData })
   | (EventBase & { type: typeof ORDER_CANCELLED; data: OrderCancelledData });
 
+/** The ids every log line about an event carries (with its attempt): which event, of which order, in which chain. */
+export function eventIds(
+  event: Pick<OrderEvent, 'eventId' | 'type' | 'orderVersion' | 'correlationId' | 'tenantId' | 'orderId'>,
+): { eventId: string; type: string; orderVersion: number; correlationId?: string; tenantId: string; orderId: string } {
+  return {
+    eventId: event.eventId,
+    type: event.type,
+    orderVersion: event.orderVersion,
+    correlationId: event.correlationId,
+    tenantId: event.tenantId,
+    orderId: event.orderId,
+  };
+}
+
 /**
  * Order status as stored in `fulfilments.status` and shown in the OrderStatus search attribute (which also says
  * `waiting` while a pending order's shipment waits for the warehouse).

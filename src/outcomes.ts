@@ -1,5 +1,5 @@
 /** The one place an order event's decided outcome is logged and counted. */
-import type { OutcomeReport } from './order.js';
+import { eventIds, type OutcomeReport } from './order.js';
 import type { Logger } from './log.js';
 import type { Metrics } from './metrics.js';
 
@@ -26,12 +26,7 @@ export function createOutcomeReporter(deps: {
     }
     logger.info(
       {
-        eventId: event.eventId,
-        type: event.type,
-        orderVersion: event.orderVersion,
-        correlationId: event.correlationId,
-        tenantId: event.tenantId,
-        orderId: event.orderId,
+        ...eventIds(event),
         outcome,
         detail: report.detail,
       },

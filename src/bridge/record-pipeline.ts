@@ -29,7 +29,7 @@ import {
 import type { ConsumedRecord, RecordSender } from '../kafka/records.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
-import type { OrderEvent } from '../order.js';
+import { eventIds, type OrderEvent } from '../order.js';
 import type { OrderStarter, StartOutcome } from './order-starter.js';
 import { DelaySequence, sleepOrAbandon, type TransientRetry } from './backoff-gate.js';
 
@@ -250,12 +250,7 @@ export async function deliver(
 ): Promise<Delivery> {
   const events = rs.map((r) => r.classified.event);
   const ids = (event: OrderEvent, i: number) => ({
-    eventId: event.eventId,
-    type: event.type,
-    orderVersion: event.orderVersion,
-    correlationId: event.correlationId,
-    tenantId: event.tenantId,
-    orderId: event.orderId,
+    ...eventIds(event),
     partition: rs[i]!.partition,
     offset: rs[i]!.record.offset,
   });

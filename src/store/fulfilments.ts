@@ -16,6 +16,7 @@ import type {
   RecallResolution,
   StoredOrder,
   StoredOrderDetail,
+  StoredStatus,
 } from '../order.js';
 import type { Tx } from '../db.js';
 import { recordStatusChange, type ChangeContext } from '../status-events/outbox.js';
@@ -176,10 +177,13 @@ export async function recordShipped(
   shipmentId: string,
   change: ChangeContext,
 ): Promise<StoredOrder> {
-  const row = await lockFulfilment(tx, tenantId, orderId);
-  if (!row) throw new Error(`no fulfilment ${tenantId}/${orderId} to mark shipped`);
-  if (row.status !== 'pending') return toStored(row, 'stale');
-  return update(tx, row, change, "status = 'shipped', shipped_at = now(), shipment_id = $3", [shipmentId]);
+  return transition(
+    tx,
+    { tenantId, orderId, what: 'mark shipped', from: ['pending'] },
+    change,
+    "status = 'shipped', shipped_at = now(), shipment_id = $3",
+    [shipmentId],
+  );
 }
 
 /** Moves a pending order to failed with the reason, so operators see why it is held. */
@@ -190,10 +194,13 @@ export async function recordFailed(
   reason: string,
   change: ChangeContext,
 ): Promise<StoredOrder> {
-  const row = await lockFulfilment(tx, tenantId, orderId);
-  if (!row) throw new Error(`no fulfilment ${tenantId}/${orderId} to mark failed`);
-  if (row.status !== 'pending') return toStored(row, 'stale');
-  return update(tx, row, change, "status = 'failed', failure_reason = $3, failed_at = now()", [reason]);
+  return transition(
+    tx,
+    { tenantId, orderId, what: 'mark failed', from: ['pending'] },
+    change,
+    "status = 'failed', failure_reason = $3, failed_at = now()",
+    [reason],
+  );
 }
 
 /**
@@ -207,12 +214,9 @@ export async function recordRecallFailed(
   reason: string,
   change: ChangeContext,
 ): Promise<StoredOrder> {
-  const row = await lockFulfilment(tx, tenantId, orderId);
-  if (!row) throw new Error(`no fulfilment ${tenantId}/${orderId} to mark recall-failed`);
-  if (row.status !== 'cancelled' && row.status !== 'recall-failed') return toStored(row, 'stale');
-  return update(
+  return transition(
     tx,
-    row,
+    { tenantId, orderId, what: 'mark recall-failed', from: ['cancelled', 'recall-failed'] },
     change,
     "status = 'recall-failed', failure_reason = $3, failed_at = now(), recall_failures = recall_failures + 1",
     [reason],
@@ -230,12 +234,9 @@ export async function resolveRecallFailed(
   resolution: { action: RecallResolution; reason: string; by?: string },
   change: ChangeContext,
 ): Promise<StoredOrder> {
-  const row = await lockFulfilment(tx, tenantId, orderId);
-  if (!row) throw new Error(`no fulfilment ${tenantId}/${orderId} to resolve`);
-  if (row.status !== 'recall-failed') return toStored(row, 'stale');
-  return update(
+  return transition(
     tx,
-    row,
+    { tenantId, orderId, what: 'resolve', from: ['recall-failed'] },
     change,
     "status = 'cancelled', failure_reason = NULL, resolution = $3, resolved_by = $4, resolved_at = now()",
     [`${resolution.action}: ${resolution.reason}`, resolution.by ?? null],
@@ -254,17 +255,31 @@ export async function reopenFailed(
   by: string | undefined,
   change: ChangeContext,
 ): Promise<StoredOrder> {
-  const row = await lockFulfilment(tx, tenantId, orderId);
-  if (!row) throw new Error(`no fulfilment ${tenantId}/${orderId} to retry`);
-  if (row.status !== 'failed') return toStored(row, 'stale');
-  return update(
+  return transition(
     tx,
-    row,
+    { tenantId, orderId, what: 'retry', from: ['failed'] },
     change,
     `status = 'pending', failure_reason = NULL, retry_count = retry_count + 1, last_retry_reason = $3,
      last_retried_at = now(), last_retried_by = $4`,
     [reason, by ?? null],
   );
+}
+
+/**
+ * Locks the order's row and, when its status is one of `from`, applies `assignments` with its status event; any other
+ * status leaves the row as it is, returned as stale. No row is an error naming what was to be done (`what`).
+ */
+async function transition(
+  tx: Tx,
+  move: { tenantId: string; orderId: string; what: string; from: readonly StoredStatus[] },
+  change: ChangeContext,
+  assignments: string,
+  params: unknown[],
+): Promise<StoredOrder> {
+  const row = await lockFulfilment(tx, move.tenantId, move.orderId);
+  if (!row) throw new Error(`no fulfilment ${move.tenantId}/${move.orderId} to ${move.what}`);
+  if (!move.from.includes(row.status)) return toStored(row, 'stale');
+  return update(tx, row, change, assignments, params);
 }
 
 /** Inserts the order's first row (`sql` returns it) and its status event, when it is one. */

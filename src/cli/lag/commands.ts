@@ -9,13 +9,16 @@ export function registerLagCommands(program: Command, run: Runner): void {
     ...value.split(',').map((g) => arg.name(g)),
   ];
 
-  program
-    .command('lag')
+  /** What both commands read: which groups, of which topic. */
+  const groupsAndTopic = (cmd: Command) =>
+    cmd
+      .option('--group <name>', 'consumer group (repeatable, or comma-separated; default CONSUMER_GROUP)', groupList)
+      .option('--topic <name>', 'topic (default ORDERS_TOPIC)', arg.name);
+
+  groupsAndTopic(program.command('lag'))
     .description(
       'per consumer group and partition: committed offset, end offset, records behind and the age of the oldest record not yet committed, read from the brokers (no bridge needs to run)',
     )
-    .option('--group <name>', 'consumer group (repeatable, or comma-separated; default CONSUMER_GROUP)', groupList)
-    .option('--topic <name>', 'topic (default ORDERS_TOPIC)', arg.name)
     .option('--json', 'print one JSON object: {at, topic, groups, partitions: [...]}')
     .action(async (flags: { group?: string[]; topic?: string; json?: boolean }) => {
       await runCommand(
@@ -25,13 +28,10 @@ export function registerLagCommands(program: Command, run: Runner): void {
       );
     });
 
-  program
-    .command('lag-exporter')
+  groupsAndTopic(program.command('lag-exporter'))
     .description(
       'serve the same lag as Prometheus metrics on LAG_EXPORTER_PORT (/metrics, /livez, /readyz), polling every LAG_EXPORTER_INTERVAL_MS, until SIGINT/SIGTERM',
     )
-    .option('--group <name>', 'consumer group (repeatable, or comma-separated; default CONSUMER_GROUP)', groupList)
-    .option('--topic <name>', 'topic (default ORDERS_TOPIC)', arg.name)
     .action(async (flags: { group?: string[]; topic?: string }) => {
       await runCommand(
         run,

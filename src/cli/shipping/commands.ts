@@ -24,6 +24,19 @@ function pauseReason(value: string): string {
   return text;
 }
 
+/** What `shipping pause` and `shipping resume` both parse. */
+interface ChangeFlags {
+  tenant?: string;
+  reason: string;
+  by?: string;
+  dryRun?: boolean;
+  json?: boolean;
+}
+
+function changeOptions(flags: ChangeFlags): ShippingChangeOptions {
+  return { tenantId: flags.tenant, reason: flags.reason, by: flags.by, dryRun: flags.dryRun, json: flags.json };
+}
+
 export function registerShippingCommands(program: Command, run: Runner): void {
   const shipping = program
     .command('shipping')
@@ -44,15 +57,8 @@ export function registerShippingCommands(program: Command, run: Runner): void {
   change(
     'pause',
     'stop shipping: orders whose shipment comes up wait (pending, attempts unspent) instead of calling the warehouse; takes hold within 2 s on every worker',
-  ).action(async (flags: { tenant?: string; reason: string; by?: string; dryRun?: boolean; json?: boolean }) => {
-    const opts: ShippingChangeOptions = {
-      tenantId: flags.tenant,
-      reason: flags.reason,
-      by: flags.by,
-      dryRun: flags.dryRun,
-      json: flags.json,
-    };
-    await runCommand(run, opts, async () => (await import('./pause.js')).shippingPause);
+  ).action(async (flags: ChangeFlags) => {
+    await runCommand(run, changeOptions(flags), async () => (await import('./pause.js')).shippingPause);
   });
   change(
     'resume',
@@ -63,26 +69,10 @@ export function registerShippingCommands(program: Command, run: Runner): void {
       "wake the pause's orders from here, oldest first, at most this many per second, while the pause still holds the rest; then end it",
       arg.rate,
     )
-    .action(
-      async (flags: {
-        tenant?: string;
-        reason: string;
-        by?: string;
-        dryRun?: boolean;
-        json?: boolean;
-        rate?: number;
-      }) => {
-        const opts: ShippingChangeOptions = {
-          tenantId: flags.tenant,
-          reason: flags.reason,
-          by: flags.by,
-          dryRun: flags.dryRun,
-          json: flags.json,
-          rate: flags.rate,
-        };
-        await runCommand(run, opts, async () => (await import('./pause.js')).shippingResume);
-      },
-    );
+    .action(async (flags: ChangeFlags & { rate?: number }) => {
+      const opts = { ...changeOptions(flags), rate: flags.rate };
+      await runCommand(run, opts, async () => (await import('./pause.js')).shippingResume);
+    });
   shipping
     .command('status')
     .description(
