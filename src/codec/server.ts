@@ -149,71 +149,37 @@ export async function startCodecServer(opts: CodecServerOptions): Promise<CodecS
     return req.headers.origin !== undefined && cookie !== undefined && equalSecret(cookie, session);
   };
 
-  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+  /** CORS: a browser's request must come from an allowed origin, or be the login page posting to its own. */
+  const allowOrigin = (req: IncomingMessage, res: ServerResponse): void => {
     const origin = req.headers.origin;
-    const path = new URL(req.url ?? '/', 'http://codec').pathname.replace(/\/+$/, '') || '/';
-    // The login page posts to its own origin; anything else from a browser must come from an allowed origin.
     const sameOrigin =
       origin !== undefined && req.headers.host !== undefined && origin === `http://${req.headers.host}`;
-    if (origin !== undefined && !sameOrigin) {
-      if (!origins.has(origin))
-        throw new HttpError(
-          403,
-          `origin ${origin} is not allowed (CODEC_SERVER_CORS_ORIGINS: ${[...origins].join(', ')})`,
-        );
-      res.setHeader('Access-Control-Allow-Origin', origin);
-      res.setHeader('Access-Control-Allow-Credentials', 'true');
-      res.setHeader('Vary', 'Origin');
-    }
-    if (req.method === 'OPTIONS') {
-      res.writeHead(204, {
-        'Access-Control-Allow-Methods': 'POST, OPTIONS',
-        'Access-Control-Allow-Headers': CORS_ALLOWED_HEADERS.join(', '),
-        'Access-Control-Max-Age': '600',
-      });
-      res.end();
-      return;
-    }
-    if (path === '/healthz' && req.method === 'GET') {
-      res.writeHead(200, { 'Content-Type': 'text/plain' }).end('ok\n');
-      return;
-    }
-    if (path === '/login') {
-      if (req.method === 'GET') {
-        res
-          .writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' })
-          .end(LOGIN_PAGE('Enter the codec server token to let this browser decode payloads.'));
-        return;
-      }
-      if (req.method === 'POST') {
-        const token = new URLSearchParams((await readBody(req)).toString('utf8')).get('token') ?? '';
-        if (!equalSecret(token, opts.token)) {
-          res
-            .writeHead(401, { 'Content-Type': 'text/html; charset=utf-8' })
-            .end(LOGIN_PAGE('That is not the token. Try again.'));
-          return;
-        }
-        res
-          .writeHead(200, {
-            'Content-Type': 'text/html; charset=utf-8',
-            'Set-Cookie': `${SESSION_COOKIE}=${session}; Path=/; HttpOnly; SameSite=Lax; Max-Age=43200`,
-          })
-          .end(LOGIN_PAGE('Signed in: this browser may now decode payloads (for 12 hours).'));
-        return;
-      }
-    }
-    if (path !== '/decode' && path !== '/encode')
-      throw new HttpError(404, `no such endpoint ${req.method} ${path}: POST /decode or /encode`);
-    if (req.method !== 'POST') throw new HttpError(405, `${path} takes POST`);
-    if (!authorised(req)) {
-      res.setHeader('WWW-Authenticate', 'Bearer realm="fulfilment codec server"');
+    if (origin === undefined || sameOrigin) return;
+    if (!origins.has(origin))
       throw new HttpError(
-        401,
-        req.headers.authorization === undefined
-          ? 'a bearer token is required (Authorization: Bearer <CODEC_SERVER_TOKEN>)'
-          : "the bearer token is not the codec server's",
+        403,
+        `origin ${origin} is not allowed (CODEC_SERVER_CORS_ORIGINS: ${[...origins].join(', ')})`,
       );
-    }
+    res.setHeader('Access-Control-Allow-Origin', origin);
+    res.setHeader('Access-Control-Allow-Credentials', 'true');
+    res.setHeader('Vary', 'Origin');
+  };
+
+  /** The login page (GET) and its form (POST): a right token sets the session cookie. */
+  const login = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const page = (status: number, message: string, headers: Record<string, string> = {}) =>
+      res.writeHead(status, { 'Content-Type': 'text/html; charset=utf-8', ...headers }).end(LOGIN_PAGE(message));
+    if (req.method === 'GET')
+      return void page(200, 'Enter the codec server token to let this browser decode payloads.');
+    const token = new URLSearchParams((await readBody(req)).toString('utf8')).get('token') ?? '';
+    if (!equalSecret(token, opts.token)) return void page(401, 'That is not the token. Try again.');
+    page(200, 'Signed in: this browser may now decode payloads (for 12 hours).', {
+      'Set-Cookie': `${SESSION_COOKIE}=${session}; Path=/; HttpOnly; SameSite=Lax; Max-Age=43200`,
+    });
+  };
+
+  /** A request's payloads, or a 400 naming what was expected. */
+  const readPayloads = async (req: IncomingMessage): Promise<Payload[]> => {
     let parsed: z.infer<typeof body>;
     try {
       const result = body.safeParse(JSON.parse((await readBody(req)).toString('utf8')));
@@ -227,7 +193,22 @@ export async function startCodecServer(opts: CodecServerOptions): Promise<CodecS
       if (err instanceof HttpError) throw err;
       throw new HttpError(400, `expected a JSON body {"payloads": [...]}: ${(err as Error).message}`);
     }
-    const payloads = parsed.payloads.map(fromJson);
+    return parsed.payloads.map(fromJson);
+  };
+
+  /** POST /decode or /encode with the bearer token (or a browser's session): the payloads through the codec. */
+  const transcode = async (req: IncomingMessage, res: ServerResponse, path: string): Promise<void> => {
+    if (req.method !== 'POST') throw new HttpError(405, `${path} takes POST`);
+    if (!authorised(req)) {
+      res.setHeader('WWW-Authenticate', 'Bearer realm="fulfilment codec server"');
+      throw new HttpError(
+        401,
+        req.headers.authorization === undefined
+          ? 'a bearer token is required (Authorization: Bearer <CODEC_SERVER_TOKEN>)'
+          : "the bearer token is not the codec server's",
+      );
+    }
+    const payloads = await readPayloads(req);
     let out: Payload[];
     try {
       out = path === '/decode' ? await codec.decode(payloads) : await codec.encode(payloads);
@@ -237,6 +218,27 @@ export async function startCodecServer(opts: CodecServerOptions): Promise<CodecS
     }
     log?.debug({ path, payloads: out.length, namespace: req.headers['x-namespace'] }, 'codec request');
     res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ payloads: out.map(toJson) }));
+  };
+
+  /** Routes a request: CORS first, then the preflight, the health check, the login page, and the codec. */
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const path = new URL(req.url ?? '/', 'http://codec').pathname.replace(/\/+$/, '') || '/';
+    allowOrigin(req, res);
+    if (req.method === 'OPTIONS') {
+      res.writeHead(204, {
+        'Access-Control-Allow-Methods': 'POST, OPTIONS',
+        'Access-Control-Allow-Headers': CORS_ALLOWED_HEADERS.join(', '),
+        'Access-Control-Max-Age': '600',
+      });
+      res.end();
+      return;
+    }
+    if (path === '/healthz' && req.method === 'GET')
+      return void res.writeHead(200, { 'Content-Type': 'text/plain' }).end('ok\n');
+    if (path === '/login' && (req.method === 'GET' || req.method === 'POST')) return login(req, res);
+    if (path !== '/decode' && path !== '/encode')
+      throw new HttpError(404, `no such endpoint ${req.method} ${path}: POST /decode or /encode`);
+    return transcode(req, res, path);
   };
 
   const server = createServer((req, res) => {

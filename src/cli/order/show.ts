@@ -309,98 +309,122 @@ const NEEDS_PERSON: Record<string, (ref: string) => string> = {
     `it is cancelled, but the warehouse refused to recall its shipment; fulfilment order resolve ${ref} --action retry-recall|recalled-by-hand --reason '…'`,
 };
 
+/** `order show`'s text: the order's row, its workflow, its shipment, its dead letters — one section each. */
 function describe(r: OrderShowResult, namespace: string, dlqTopic: string): string[] {
-  const lines: string[] = [`order ${r.tenantId}/${r.orderId}`];
-  const field = (name: string, value: unknown, width = 18) =>
-    lines.push(
-      `  ${name.padEnd(width)}${value === null || value === undefined || value === '' ? '-' : typeof value === 'object' ? JSON.stringify(value) : String(value)}`,
-    );
+  const lines = [
+    `order ${r.tenantId}/${r.orderId}`,
+    ...describeRow(r),
+    ...describeWorkflow(r, namespace),
+    ...describeShipment(r),
+    ...describeDeadLetters(r, dlqTopic),
+  ];
+  if (!r.revealed && r.row && PERSONAL_COLUMNS.some((c) => r.row![c] === REDACTED))
+    lines.push('', `personal data redacted (${PERSONAL_COLUMNS.join(', ')}); --reveal shows it`);
+  return lines;
+}
 
-  lines.push('', `row (fulfilments, as the runtime role with app.tenant_id = '${r.tenantId}')`);
-  if (r.row) {
-    const columns = Object.entries(r.row).filter(([k]) => k !== 'tenant_id' && k !== 'order_id');
-    const width = Math.max(18, ...columns.map(([k]) => k.length + 2));
-    for (const [k, v] of columns) field(k, v, width);
-    const action = NEEDS_PERSON[String(r.row.status)];
-    if (action) lines.push(`  → needs a person: ${action(`${r.tenantId}/${r.orderId}`)}`);
-    if (r.row.status === 'pending' && r.row.waiting_since) {
-      lines.push(
-        '  → waits for the warehouse: it resumes by itself once the warehouse answers (a pause: `fulfilment shipping status`)',
-      );
-    }
-  } else
-    lines.push(
-      r.problems.some((p) => p.startsWith('row')) ? '  (not read)' : '  none: the tenant has no row for this order',
-    );
+/** One `name value` line of a section; an absent value shows as `-`, an object as JSON. */
+function field(name: string, value: unknown, width = 18): string {
+  const shown =
+    value === null || value === undefined || value === ''
+      ? '-'
+      : typeof value === 'object'
+        ? JSON.stringify(value)
+        : String(value);
+  return `  ${name.padEnd(width)}${shown}`;
+}
 
-  lines.push('', `workflow ${orderWorkflowId(r.tenantId, r.orderId)} (namespace ${namespace})`);
+/** Whether a part could not be read (then it shows `(not read)`, not `none`). */
+const notRead = (r: OrderShowResult, part: string) => r.problems.some((p) => p.startsWith(part));
+
+function describeRow(r: OrderShowResult): string[] {
+  const lines = ['', `row (fulfilments, as the runtime role with app.tenant_id = '${r.tenantId}')`];
+  if (!r.row) return [...lines, notRead(r, 'row') ? '  (not read)' : '  none: the tenant has no row for this order'];
+  const columns = Object.entries(r.row).filter(([k]) => k !== 'tenant_id' && k !== 'order_id');
+  const width = Math.max(18, ...columns.map(([k]) => k.length + 2));
+  for (const [k, v] of columns) lines.push(field(k, v, width));
+  const action = NEEDS_PERSON[String(r.row.status)];
+  if (action) lines.push(`  → needs a person: ${action(`${r.tenantId}/${r.orderId}`)}`);
+  if (r.row.status === 'pending' && r.row.waiting_since)
+    lines.push(
+      '  → waits for the warehouse: it resumes by itself once the warehouse answers (a pause: `fulfilment shipping status`)',
+    );
+  return lines;
+}
+
+function describeWorkflow(r: OrderShowResult, namespace: string): string[] {
+  const lines = ['', `workflow ${orderWorkflowId(r.tenantId, r.orderId)} (namespace ${namespace})`];
   const w = r.workflow;
-  if (w) {
-    field('run', `${w.runId} ${w.running ? 'running' : `closed ${w.status.toLowerCase()} at ${w.closeTime}`}`);
-    field('started', w.startTime);
-    field('task queue', w.taskQueue);
-    field('history', `${w.historyLength} events`);
+  if (!w)
+    return [
+      ...lines,
+      notRead(r, 'workflow (')
+        ? '  (not read)'
+        : '  none: no run of it in the namespace (never started, or closed longer ago than its retention)',
+    ];
+  lines.push(
+    field('run', `${w.runId} ${w.running ? 'running' : `closed ${w.status.toLowerCase()} at ${w.closeTime}`}`),
+    field('started', w.startTime),
+    field('task queue', w.taskQueue),
+    field('history', `${w.historyLength} events`),
     field(
       'order status',
       w.view
         ? `${w.view.status} (search attribute: ${w.orderStatus ?? '-'})`
         : `${w.orderStatus ?? '-'} (search attribute; the status query was not answered)`,
-    );
-    if (w.view) {
-      field('version', w.view.orderVersion);
-      field(
-        'events',
-        `${w.view.appliedEvents} applied, ${w.view.duplicatesSuppressed} duplicates suppressed, ${w.view.staleIgnored} stale ignored`,
-      );
-      if (w.view.waitingSince)
-        field('waiting', `for the warehouse since ${w.view.waitingSince}: ${w.view.waitingReason ?? '-'}`);
-      if (w.view.failureReason) field('failure', w.view.failureReason);
-      if (w.view.retries) field('retries', w.view.retries);
-      if (w.view.recallFailures) field('recall refusals', w.view.recallFailures);
-      lines.push(`  notes${w.view.notes.length === 0 ? '             -' : ''}`);
-      for (const note of w.view.notes) lines.push(`    - ${note}`);
-    }
-  } else
-    lines.push(
-      r.problems.some((p) => p.startsWith('workflow ('))
-        ? '  (not read)'
-        : '  none: no run of it in the namespace (never started, or closed longer ago than its retention)',
-    );
+    ),
+  );
+  const v = w.view;
+  if (!v) return lines;
+  lines.push(
+    field('version', v.orderVersion),
+    field(
+      'events',
+      `${v.appliedEvents} applied, ${v.duplicatesSuppressed} duplicates suppressed, ${v.staleIgnored} stale ignored`,
+    ),
+  );
+  if (v.waitingSince)
+    lines.push(field('waiting', `for the warehouse since ${v.waitingSince}: ${v.waitingReason ?? '-'}`));
+  if (v.failureReason) lines.push(field('failure', v.failureReason));
+  if (v.retries) lines.push(field('retries', v.retries));
+  if (v.recallFailures) lines.push(field('recall refusals', v.recallFailures));
+  lines.push(`  notes${v.notes.length === 0 ? '             -' : ''}`);
+  for (const note of v.notes) lines.push(`    - ${note}`);
+  return lines;
+}
 
-  lines.push('', `shipment ${r.shipment.key}`);
-  field('id (row)', r.shipment.rowShipmentId);
-  field('id (workflow)', r.shipment.workflowShipmentId);
+function describeShipment(r: OrderShowResult): string[] {
   const wh = r.shipment.warehouse;
-  if (wh === undefined) field('warehouse', '(not read)');
-  else if (wh === null) field('warehouse', 'nothing under this key');
-  else if (wh.id === '')
-    field(
-      'warehouse',
-      `key burned by a recall at ${wh.cancelledAt ?? wh.createdAt}: nothing shipped, nothing ever will under it`,
-    );
-  else
-    field(
-      'warehouse',
-      `${wh.id} ${wh.status}, created ${wh.createdAt}${wh.cancelledAt ? `, cancelled ${wh.cancelledAt}` : ''}`,
-    );
+  const atWarehouse =
+    wh === undefined
+      ? '(not read)'
+      : wh === null
+        ? 'nothing under this key'
+        : wh.id === ''
+          ? `key burned by a recall at ${wh.cancelledAt ?? wh.createdAt}: nothing shipped, nothing ever will under it`
+          : `${wh.id} ${wh.status}, created ${wh.createdAt}${wh.cancelledAt ? `, cancelled ${wh.cancelledAt}` : ''}`;
+  return [
+    '',
+    `shipment ${r.shipment.key}`,
+    field('id (row)', r.shipment.rowShipmentId),
+    field('id (workflow)', r.shipment.workflowShipmentId),
+    field('warehouse', atWarehouse),
+  ];
+}
 
-  lines.push('', `dead letters (${dlqTopic})`);
-  if (r.deadLetters.length === 0)
-    lines.push(r.problems.some((p) => p.startsWith('dead letters')) ? '  (not read)' : '  none');
-  else {
-    const rows = r.deadLetters.map((d) => [
-      d.position,
-      String(d.copies),
-      d.failedAt,
-      d.errorClass ?? '-',
-      d.eventId ?? '-',
-      truncate(d.errorMessage ?? '-', 60),
-    ]);
-    for (const line of formatTable(['POSITION', 'COPIES', 'FAILED AT', 'ERROR CLASS', 'EVENT ID', 'ERROR'], rows))
-      lines.push(`  ${line}`);
-    lines.push(`  (dlq show <position> for one in full)`);
-  }
-  if (!r.revealed && r.row && PERSONAL_COLUMNS.some((c) => r.row![c] === REDACTED))
-    lines.push('', `personal data redacted (${PERSONAL_COLUMNS.join(', ')}); --reveal shows it`);
+function describeDeadLetters(r: OrderShowResult, dlqTopic: string): string[] {
+  const lines = ['', `dead letters (${dlqTopic})`];
+  if (r.deadLetters.length === 0) return [...lines, notRead(r, 'dead letters') ? '  (not read)' : '  none'];
+  const rows = r.deadLetters.map((d) => [
+    d.position,
+    String(d.copies),
+    d.failedAt,
+    d.errorClass ?? '-',
+    d.eventId ?? '-',
+    truncate(d.errorMessage ?? '-', 60),
+  ]);
+  for (const line of formatTable(['POSITION', 'COPIES', 'FAILED AT', 'ERROR CLASS', 'EVENT ID', 'ERROR'], rows))
+    lines.push(`  ${line}`);
+  lines.push(`  (dlq show <position> for one in full)`);
   return lines;
 }

@@ -128,6 +128,7 @@ export async function shippingPause(ctx: CliContext, opts: ShippingChangeOptions
   });
 }
 
+/** Ends a pause in force — after waking its orders at `--rate`, when given — and reports what still waits. */
 export async function shippingResume(ctx: CliContext, opts: ShippingChangeOptions): Promise<void> {
   const by = opts.by ?? defaultOperator();
   await withDb(ctx, async (db) => {
@@ -136,81 +137,85 @@ export async function shippingResume(ctx: CliContext, opts: ShippingChangeOption
       throw new NotFoundError(
         `no pause in force for ${scopeOf(opts.tenantId)}: nothing to resume (\`fulfilment shipping status\` lists the pauses)`,
       );
-    if (opts.dryRun) {
-      const waits = await waitSummary(db);
-      const paced = opts.rate ? `, waking its orders first at ${opts.rate}/s` : '';
-      if (opts.json)
-        println(
-          ctx.out,
-          JSON.stringify({
-            outcome: 'would-resume',
-            dryRun: true,
-            pause: existing,
-            by,
-            reason: opts.reason,
-            rate: opts.rate ?? null,
-            waits,
-          }),
-        );
-      else
-        println(
-          ctx.out,
-          `dry run: would end the pause of ${describePause(existing)}${paced}; ${describeWaits(waits)}; nothing changed`,
-        );
-      return;
-    }
-    let woken: number | undefined;
-    if (opts.rate) {
-      // Shipments go out again (the workers stop holding them within 2 s); only this command wakes the pause's orders.
-      await db.query(
-        'UPDATE shipping_pauses SET releasing_at = COALESCE(releasing_at, now()) WHERE id = $1 AND resumed_at IS NULL',
-        [existing.id],
-      );
-      // Each worker reads the pauses every DEFAULT_PAUSE_REFRESH_MS: an order woken before its worker read this would
-      // find the pause still holding it and wait again.
-      eprintln(
-        ctx.out,
-        `resume: shipments go out again within ${DEFAULT_PAUSE_REFRESH_MS / 1000} s; waking the pause's orders at ≤ ${opts.rate}/s after that`,
-      );
-      await sleep(DEFAULT_PAUSE_REFRESH_MS + 500);
-      woken = await wakePaused(ctx, db, opts.tenantId, opts.rate);
-    }
-    const row = (
-      await db.query<{ resumed_at: Date }>(
-        'UPDATE shipping_pauses SET resumed_at = now(), resumed_by = $2, resume_reason = $3 WHERE id = $1 AND resumed_at IS NULL RETURNING resumed_at',
-        [existing.id, by, opts.reason],
-      )
-    ).rows[0];
-    if (!row)
-      throw new NotFoundError(
-        `the pause of ${scopeOf(opts.tenantId)} was ended meanwhile by someone else: nothing changed`,
-      );
-    const waits = await waitSummary(db);
-    if (opts.json)
-      println(
-        ctx.out,
-        JSON.stringify({
-          outcome: 'resumed',
-          dryRun: false,
-          pause: existing,
-          by,
-          reason: opts.reason,
-          resumedAt: row.resumed_at.toISOString(),
-          woken: woken ?? null,
-          waits,
-        }),
-      );
-    else {
-      if (woken !== undefined)
-        println(ctx.out, `woke ${woken} waiting order(s) at ≤ ${opts.rate}/s, oldest first, before ending the pause`);
-      println(
-        ctx.out,
-        `resumed shipping for ${scopeOf(opts.tenantId)} at ${row.resumed_at.toISOString()} (by ${by}: ${opts.reason}); it was ${describePause(existing)}`,
-      );
-      const wake = `the workers' shipment resumers wake them, oldest first, at WAREHOUSE_RESUME_PER_SECOND (${ctx.config.WAREHOUSE_RESUME_PER_SECOND}/s) per worker`;
-      println(ctx.out, waits.orders > 0 ? `${describeWaits(waits)}: ${wake}` : describeWaits(waits));
-    }
+    if (opts.dryRun) return reportDryResume(ctx, opts, existing, by, await waitSummary(db));
+    const woken = opts.rate ? await wakeBeforeResuming(ctx, db, existing, opts.tenantId, opts.rate) : undefined;
+    const resumedAt = await endPause(db, existing, opts, by);
+    reportResumed(ctx, opts, { pause: existing, by, resumedAt, woken, waits: await waitSummary(db) });
   });
+}
+
+type Pause = Awaited<ReturnType<typeof pausesInForce>>[number];
+type Waits = Awaited<ReturnType<typeof waitSummary>>;
+
+function reportDryResume(ctx: CliContext, opts: ShippingChangeOptions, pause: Pause, by: string, waits: Waits): void {
+  if (opts.json) {
+    const result = { outcome: 'would-resume', dryRun: true, pause, by, reason: opts.reason, rate: opts.rate ?? null };
+    return println(ctx.out, JSON.stringify({ ...result, waits }));
+  }
+  const paced = opts.rate ? `, waking its orders first at ${opts.rate}/s` : '';
+  println(
+    ctx.out,
+    `dry run: would end the pause of ${describePause(pause)}${paced}; ${describeWaits(waits)}; nothing changed`,
+  );
+}
+
+/**
+ * Lets shipments go out again (the workers stop holding them within DEFAULT_PAUSE_REFRESH_MS), then wakes the pause's
+ * orders at `rate`: only this command wakes them. An order woken before its worker read the pauses would find the
+ * pause still holding it and wait again, hence the wait first.
+ */
+async function wakeBeforeResuming(
+  ctx: CliContext,
+  db: Db,
+  pause: Pause,
+  tenantId: string | undefined,
+  rate: number,
+): Promise<number> {
+  await db.query(
+    'UPDATE shipping_pauses SET releasing_at = COALESCE(releasing_at, now()) WHERE id = $1 AND resumed_at IS NULL',
+    [pause.id],
+  );
+  eprintln(
+    ctx.out,
+    `resume: shipments go out again within ${DEFAULT_PAUSE_REFRESH_MS / 1000} s; waking the pause's orders at ≤ ${rate}/s after that`,
+  );
+  await sleep(DEFAULT_PAUSE_REFRESH_MS + 500);
+  return wakePaused(ctx, db, tenantId, rate);
+}
+
+/** Records the pause ended (who, why, when); refused when someone else ended it meanwhile. */
+async function endPause(db: Db, pause: Pause, opts: ShippingChangeOptions, by: string): Promise<Date> {
+  const row = (
+    await db.query<{ resumed_at: Date }>(
+      'UPDATE shipping_pauses SET resumed_at = now(), resumed_by = $2, resume_reason = $3 WHERE id = $1 AND resumed_at IS NULL RETURNING resumed_at',
+      [pause.id, by, opts.reason],
+    )
+  ).rows[0];
+  if (!row)
+    throw new NotFoundError(
+      `the pause of ${scopeOf(opts.tenantId)} was ended meanwhile by someone else: nothing changed`,
+    );
+  return row.resumed_at;
+}
+
+function reportResumed(
+  ctx: CliContext,
+  opts: ShippingChangeOptions,
+  r: { pause: Pause; by: string; resumedAt: Date; woken: number | undefined; waits: Waits },
+): void {
+  if (opts.json) {
+    const result = { outcome: 'resumed', dryRun: false, pause: r.pause, by: r.by, reason: opts.reason };
+    const after = { resumedAt: r.resumedAt.toISOString(), woken: r.woken ?? null, waits: r.waits };
+    return println(ctx.out, JSON.stringify({ ...result, ...after }));
+  }
+  if (r.woken !== undefined)
+    println(ctx.out, `woke ${r.woken} waiting order(s) at ≤ ${opts.rate}/s, oldest first, before ending the pause`);
+  println(
+    ctx.out,
+    `resumed shipping for ${scopeOf(opts.tenantId)} at ${r.resumedAt.toISOString()} (by ${r.by}: ${opts.reason}); it was ${describePause(r.pause)}`,
+  );
+  const wake = `the workers' shipment resumers wake them, oldest first, at WAREHOUSE_RESUME_PER_SECOND (${ctx.config.WAREHOUSE_RESUME_PER_SECOND}/s) per worker`;
+  println(ctx.out, r.waits.orders > 0 ? `${describeWaits(r.waits)}: ${wake}` : describeWaits(r.waits));
 }
 
 /**
