@@ -8,8 +8,9 @@
  *   GET  /shipments?tenantId=…   list shipments
  *   GET  /admin/stats            request counts; POST /admin/faults {errorRate, latencyMs, down, rejectOrders,
  *                                refuseRecalls}
- *   GET  /admin/requests         the last 1000 shipment and cancel requests: method, path, idempotency key and the
- *                                W3C trace context headers they carried (`traceparent`, `tracestate`)
+ *   GET  /admin/requests         the last 1000 shipment and cancel requests: method, path, idempotency key, the
+ *                                W3C trace context headers they carried (`traceparent`, `tracestate`), when each
+ *                                arrived and whether the warehouse was down then (`whileDown`)
  *   GET  /health
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -52,6 +53,8 @@ export interface ReceivedRequest {
   traceparent?: string;
   tracestate?: string;
   receivedAt: string;
+  /** Whether the warehouse was down (/admin/faults) when the request arrived. */
+  whileDown: boolean;
 }
 
 /** How many received requests are remembered. */
@@ -100,6 +103,7 @@ export async function startWarehouse(opts: {
       traceparent: header(req, 'traceparent'),
       tracestate: header(req, 'tracestate'),
       receivedAt: new Date().toISOString(),
+      whileDown: faults.down,
     });
     if (received.length > REQUEST_LOG_SIZE) received.shift();
   };
