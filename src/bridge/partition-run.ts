@@ -104,16 +104,7 @@ export class PartitionRun {
   async runBatch(batch: PartitionBatch, opts: BatchRunOptions): Promise<void> {
     const { tracker, partition } = this;
     const log = opts.log;
-    // Records this member already finished in this generation come back only to carry an owed commit (resumeNow).
-    const finished = tracker.commitPosition();
-    const fresh =
-      finished === undefined
-        ? batch.records
-        : batch.records.filter((record) => BigInt(record.offset) >= BigInt(finished));
-    const records: RecordInPartition[] = fresh.map((record) => {
-      tracker.begin(record.offset, Number(record.timestamp));
-      return { record, topic: batch.topic, partition, classified: classify(record, batch.topic, partition) };
-    });
+    const records = this.beginRecords(batch);
 
     // `leave` stops starting records and ends backoff waits: the bridge stops, the partition is revoked or parked,
     // or the consumer stopped this run. Records already handed to Temporal finish; the rest are refetched.
@@ -134,31 +125,9 @@ export class PartitionRun {
     // A batch fetched just before its partition was parked must not wait out the backoff here.
     if (this.backingOff && this.remainingMs() > 0) this.park();
 
-    const ticker = setInterval(
-      () => {
-        if (!batch.isCurrent()) leave.abort();
-        batch.heartbeat().catch((err: unknown) => {
-          if (err instanceof MembershipLost) loseMembership(err);
-        });
-      },
-      Math.min(1_000, opts.heartbeatIntervalMs),
-    );
+    const ticker = keepMembership(batch, leave, loseMembership, opts.heartbeatIntervalMs);
 
-    const commitPrefix = async (signal: AbortSignal, final: boolean): Promise<void> => {
-      const position = tracker.commitPosition();
-      if (position === undefined || (this.committed !== undefined && BigInt(position) <= BigInt(this.committed)))
-        return;
-      await this.gates.commit.run(
-        () =>
-          batch.commit(position).catch((err: unknown) => {
-            if (err instanceof MembershipLost) throw err;
-            throw new DependencyUnavailableError(`offset commit failed: ${(err as Error).message}`, { cause: err });
-          }),
-        signal,
-        { firstAttempt: final },
-      );
-      if (this.committed === undefined || BigInt(position) > BigInt(this.committed)) this.committed = position;
-    };
+    const commitPrefix = (signal: AbortSignal, final: boolean) => this.commitPrefix(batch, signal, final);
     const onCommitError = (err: unknown) => {
       if (err instanceof Abandoned) return;
       if (err instanceof MembershipLost) loseMembership(err);
@@ -166,40 +135,15 @@ export class PartitionRun {
     };
 
     const lanesDone = new AbortController();
-    const periodic = (async () => {
-      const signal = AbortSignal.any([lanesDone.signal, leave.signal]);
-      while (!signal.aborted) {
-        try {
-          await sleepOrAbandon(opts.commitIntervalMs, signal);
-          await commitPrefix(signal, false);
-        } catch (err) {
-          onCommitError(err);
-          if (err instanceof Abandoned || err instanceof MembershipLost) return;
-        }
-      }
-    })();
+    const periodic = commitPeriodically(
+      AbortSignal.any([lanesDone.signal, leave.signal]),
+      opts.commitIntervalMs,
+      commitPrefix,
+      onCommitError,
+    );
 
     const ctx: PartitionContext = { gates: this.gates, signal: leave.signal };
-    // A record left unfinished on purpose (Abandoned) stops its lane; anything else is a bug and stops the batch.
-    const settled = (work: Promise<unknown>) =>
-      work.then(
-        () => true,
-        (err: unknown) => {
-          if (err instanceof Abandoned) return false;
-          throw err;
-        },
-      );
-    const { processGroup, coalesce } = opts;
-    const group =
-      processGroup && coalesce && coalesce.maxEvents > 1
-        ? {
-            max: coalesce.maxEvents,
-            fits: (taken: readonly RecordInPartition[], next: RecordInPartition) =>
-              taken.reduce((bytes, r) => bytes + (r.record.value?.length ?? 0), next.record.value?.length ?? 0) <=
-              coalesce.maxBytes,
-            run: (rs: RecordInPartition[]) => settled(processGroup(rs, ctx)),
-          }
-        : undefined;
+    const group = coalescing(opts, ctx);
     let failure: { error: unknown } | undefined;
     try {
       await runInLanes({
@@ -230,6 +174,42 @@ export class PartitionRun {
     }
     if (failure) throw failure.error;
     if (lost && !opts.stopping.aborted) throw lost;
+  }
+
+  /**
+   * The batch's records this run has not finished yet, each begun in the tracker and classified. Records this member
+   * already finished in this generation come back only to carry an owed commit (resumeNow).
+   */
+  private beginRecords(batch: PartitionBatch): RecordInPartition[] {
+    const { tracker, partition } = this;
+    const finished = tracker.commitPosition();
+    const fresh =
+      finished === undefined
+        ? batch.records
+        : batch.records.filter((record) => BigInt(record.offset) >= BigInt(finished));
+    return fresh.map((record) => {
+      tracker.begin(record.offset, Number(record.timestamp));
+      return { record, topic: batch.topic, partition, classified: classify(record, batch.topic, partition) };
+    });
+  }
+
+  /**
+   * Commits the finished prefix through the commit gate, when it moved past what was committed. `final` (the batch's
+   * last commit) makes one attempt only: a member whose generation is over is refused, never waited for.
+   */
+  private async commitPrefix(batch: PartitionBatch, signal: AbortSignal, final: boolean): Promise<void> {
+    const position = this.tracker.commitPosition();
+    if (position === undefined || (this.committed !== undefined && BigInt(position) <= BigInt(this.committed))) return;
+    await this.gates.commit.run(
+      () =>
+        batch.commit(position).catch((err: unknown) => {
+          if (err instanceof MembershipLost) throw err;
+          throw new DependencyUnavailableError(`offset commit failed: ${(err as Error).message}`, { cause: err });
+        }),
+      signal,
+      { firstAttempt: final },
+    );
+    if (this.committed === undefined || BigInt(position) > BigInt(this.committed)) this.committed = position;
   }
 
   /** A batch begins: `leave` is aborted if this partition is parked while it runs. */
@@ -279,4 +259,67 @@ export class PartitionRun {
     if (owed !== undefined) this.control.seek(this.partition, (BigInt(owed) - 1n).toString());
     this.control.resume(this.partition);
   }
+}
+
+/**
+ * Heartbeats the group while a batch runs, and leaves the batch when it is no longer current or the membership is
+ * being lost (a rebalance); the interval is cleared by the caller.
+ */
+function keepMembership(
+  batch: PartitionBatch,
+  leave: AbortController,
+  loseMembership: (err: MembershipLost) => void,
+  heartbeatIntervalMs: number,
+): NodeJS.Timeout {
+  return setInterval(
+    () => {
+      if (!batch.isCurrent()) leave.abort();
+      batch.heartbeat().catch((err: unknown) => {
+        if (err instanceof MembershipLost) loseMembership(err);
+      });
+    },
+    Math.min(1_000, heartbeatIntervalMs),
+  );
+}
+
+/** Commits the finished prefix every `intervalMs` until `signal` aborts, the commit is abandoned or membership lost. */
+async function commitPeriodically(
+  signal: AbortSignal,
+  intervalMs: number,
+  commitPrefix: (signal: AbortSignal, final: boolean) => Promise<void>,
+  onCommitError: (err: unknown) => void,
+): Promise<void> {
+  while (!signal.aborted) {
+    try {
+      await sleepOrAbandon(intervalMs, signal);
+      await commitPrefix(signal, false);
+    } catch (err) {
+      onCommitError(err);
+      if (err instanceof Abandoned || err instanceof MembershipLost) return;
+    }
+  }
+}
+
+/** A record left unfinished on purpose (Abandoned) stops its lane (false); anything else is a bug and stops the batch. */
+function settled(work: Promise<unknown>): Promise<boolean> {
+  return work.then(
+    () => true,
+    (err: unknown) => {
+      if (err instanceof Abandoned) return false;
+      throw err;
+    },
+  );
+}
+
+/** How one lane's queued records are handed over together (one order's events in one signal), when coalescing is on. */
+function coalescing(opts: BatchRunOptions, ctx: PartitionContext) {
+  const { processGroup, coalesce } = opts;
+  if (!processGroup || !coalesce || coalesce.maxEvents <= 1) return undefined;
+  return {
+    max: coalesce.maxEvents,
+    fits: (taken: readonly RecordInPartition[], next: RecordInPartition) =>
+      taken.reduce((bytes, r) => bytes + (r.record.value?.length ?? 0), next.record.value?.length ?? 0) <=
+      coalesce.maxBytes,
+    run: (rs: RecordInPartition[]) => settled(processGroup(rs, ctx)),
+  };
 }

@@ -114,6 +114,60 @@ export function temporalSettings(
       (e): e is [string, string] => typeof e[1] === 'string' && (e[1] !== '' || e[0].startsWith('TEMPORAL_GRPC_META_')),
     ),
   );
+  const source = configSource(env, problems);
+  if (!source) return undefined;
+  if (!source.fileExists && !Object.keys(env).some((k) => ENVCONFIG_ONLY.test(k))) {
+    if (c.TEMPORAL_ADDRESS === undefined || c.TEMPORAL_NAMESPACE === undefined) return undefined;
+    return {
+      address: c.TEMPORAL_ADDRESS,
+      namespace: c.TEMPORAL_NAMESPACE,
+      addressFrom: env.TEMPORAL_ADDRESS ? 'TEMPORAL_ADDRESS' : 'the local default',
+    };
+  }
+  const profile = loadProfile(env, source, problems);
+  if (!profile) return undefined;
+  const before = problems.length;
+  const { address, addressFrom, namespace } = addressAndNamespace(env, c, profile, problems);
+  if (env.TEMPORAL_TLS_DISABLE_HOST_VERIFICATION !== undefined) {
+    problems.push(
+      'TEMPORAL_TLS_DISABLE_HOST_VERIFICATION is not supported: the Temporal TypeScript SDK always verifies the server; set TEMPORAL_TLS_SERVER_NAME to the name in its certificate instead',
+    );
+  }
+  const { merged } = profile;
+  // As the SDK does: an API key means TLS unless it is turned off.
+  const tls =
+    merged.tls !== undefined
+      ? temporalTls(merged.tls, env, profile, problems)
+      : merged.apiKey !== undefined
+        ? {}
+        : undefined;
+  if (problems.length > before || address === undefined || namespace === undefined) return undefined;
+  return {
+    address,
+    namespace,
+    addressFrom,
+    ...(merged.apiKey !== undefined ? { apiKey: merged.apiKey } : {}),
+    ...(tls !== undefined ? { tls } : {}),
+    ...(merged.grpcMeta && Object.keys(merged.grpcMeta).length > 0 ? { metadata: merged.grpcMeta } : {}),
+    // The profile named in messages: one that exists in the file (an absent default profile is no profile).
+    ...(source.fileExists && (env.TEMPORAL_PROFILE !== undefined || Object.keys(profile.fromFile).length > 0)
+      ? { profile: { name: profile.name, file: source.file! } }
+      : {}),
+  };
+}
+
+type Envconfig = typeof import('@temporalio/envconfig');
+type Profile = import('@temporalio/envconfig').ClientConfigProfile;
+
+/** Where the configuration file is, whether it exists, and how messages name it; undefined (with a problem) when wrong. */
+interface ConfigSource {
+  explicitFile: string | undefined;
+  file: string | undefined;
+  fileExists: boolean;
+  fileName: string;
+}
+
+function configSource(env: Record<string, string>, problems: string[]): ConfigSource | undefined {
   const explicitFile = env.TEMPORAL_CONFIG_FILE;
   if (explicitFile !== undefined && !existsSync(explicitFile)) {
     problems.push(
@@ -130,47 +184,55 @@ export function temporalSettings(
     );
     return undefined;
   }
-  const useEnvconfig = fileExists || Object.keys(env).some((k) => ENVCONFIG_ONLY.test(k));
-  if (!useEnvconfig) {
-    if (c.TEMPORAL_ADDRESS === undefined || c.TEMPORAL_NAMESPACE === undefined) return undefined;
-    return {
-      address: c.TEMPORAL_ADDRESS,
-      namespace: c.TEMPORAL_NAMESPACE,
-      addressFrom: env.TEMPORAL_ADDRESS ? 'TEMPORAL_ADDRESS' : 'the local default',
-    };
-  }
+  return { explicitFile, file, fileExists, fileName };
+}
 
-  const envconfig = createRequire(import.meta.url)('@temporalio/envconfig') as typeof import('@temporalio/envconfig');
-  const profileName = env.TEMPORAL_PROFILE ?? 'default';
-  let fromFile: import('@temporalio/envconfig').ClientConfigProfile;
-  let merged: import('@temporalio/envconfig').ClientConfigProfile;
+/** The profile as the file alone has it, and merged with the variables; `inFile` names one of its keys in messages. */
+interface LoadedProfile {
+  name: string;
+  fromFile: Profile;
+  merged: Profile;
+  inFile: (key: string) => string;
+}
+
+/** Loads the profile through envconfig (strict: a misspelt key in a security setting must not pass silently). */
+function loadProfile(env: Record<string, string>, source: ConfigSource, problems: string[]): LoadedProfile | undefined {
+  const envconfig = createRequire(import.meta.url)('@temporalio/envconfig') as Envconfig;
+  const name = env.TEMPORAL_PROFILE ?? 'default';
+  const { fileExists, fileName } = source;
   try {
-    // Strict: a misspelt key in a security setting must not pass silently.
-    fromFile = fileExists
+    const fromFile = fileExists
       ? envconfig.loadClientConfigProfile({ overrideEnvVars: env, disableEnv: true, configFileStrict: true })
       : {};
-    merged = envconfig.loadClientConfigProfile({
+    const merged = envconfig.loadClientConfigProfile({
       overrideEnvVars: env,
       disableFile: !fileExists,
       configFileStrict: true,
     });
+    return { name, fromFile, merged, inFile: (key) => `${key} of [profile.${name}] in ${fileName}` };
   } catch (err) {
     const message = (err as Error).message;
     if (/^Profile '.*' not found/.test(message)) {
       const names = Object.keys(envconfig.loadClientConfig({ overrideEnvVars: env, configFileStrict: false }).profiles);
       problems.push(
-        `TEMPORAL_PROFILE=${JSON.stringify(profileName)} is invalid: ${fileName} has no [profile.${profileName}] (it has ${names.length ? names.map((n) => `"${n}"`).join(', ') : 'none'})`,
+        `TEMPORAL_PROFILE=${JSON.stringify(name)} is invalid: ${fileName} has no [profile.${name}] (it has ${names.length ? names.map((n) => `"${n}"`).join(', ') : 'none'})`,
       );
     } else {
       problems.push(
-        `${explicitFile !== undefined ? 'TEMPORAL_CONFIG_FILE' : 'The Temporal configuration file'} ${JSON.stringify(file)} is invalid: ${message}`,
+        `${source.explicitFile !== undefined ? 'TEMPORAL_CONFIG_FILE' : 'The Temporal configuration file'} ${JSON.stringify(source.file)} is invalid: ${message}`,
       );
     }
     return undefined;
   }
-  const inFile = (key: string) => `${key} of [profile.${profileName}] in ${fileName}`;
-  const before = problems.length;
+}
 
+/** The address and namespace: a variable wins, then the profile's key, then the local default. */
+function addressAndNamespace(
+  env: Record<string, string>,
+  c: Partial<Config>,
+  { fromFile, inFile }: LoadedProfile,
+  problems: string[],
+): { address: string | undefined; addressFrom: string; namespace: string | undefined } {
   let address = c.TEMPORAL_ADDRESS;
   let addressFrom = env.TEMPORAL_ADDRESS ? 'TEMPORAL_ADDRESS' : 'the local default';
   if (env.TEMPORAL_ADDRESS === undefined && fromFile.address !== undefined) {
@@ -183,80 +245,66 @@ export function temporalSettings(
     if (fromFile.namespace.trim() !== '') namespace = fromFile.namespace.trim();
     else problems.push(`${inFile('namespace')} is invalid: expected a namespace name`);
   }
-  if (env.TEMPORAL_TLS_DISABLE_HOST_VERIFICATION !== undefined) {
+  return { address, addressFrom, namespace };
+}
+
+/** TLS towards Temporal from the merged profile: every certificate and key read and checked, a pair that matches. */
+function temporalTls(
+  t: NonNullable<Profile['tls']>,
+  env: Record<string, string>,
+  { inFile }: LoadedProfile,
+  problems: string[],
+): TemporalTls | false {
+  if (t.disabled === true) return false;
+  /** Reads one certificate or key source; the origin named is the variable when it came from one, else the profile key. */
+  const read = (
+    field: TlsField,
+    source: import('@temporalio/envconfig').ConfigDataSource | undefined,
+    check: (pem: Buffer) => void,
+  ): Buffer | undefined => {
+    if (source === undefined) return undefined;
+    const isPath = 'path' in source;
+    const origin =
+      env[`${TLS_ENV[field]}_${isPath ? 'PATH' : 'DATA'}`] !== undefined
+        ? `${TLS_ENV[field]}_${isPath ? 'PATH' : 'DATA'}`
+        : inFile(`tls.${field}_${isPath ? 'path' : 'data'}`);
+    let pem: Buffer;
+    try {
+      pem = isPath ? readFileSync(source.path) : Buffer.from(source.data);
+    } catch (err) {
+      problems.push(
+        `${origin}=${JSON.stringify(isPath ? source.path : '…')} is invalid: cannot read it (${readProblem(err)})`,
+      );
+      return undefined;
+    }
+    try {
+      check(pem);
+    } catch (err) {
+      const what = field === 'client_key' ? 'a PEM private key' : 'a PEM certificate';
+      problems.push(
+        `${origin}${isPath ? `=${JSON.stringify(source.path)}` : ''} is invalid: expected ${what} (${(err as Error).message})`,
+      );
+      return undefined;
+    }
+    return pem;
+  };
+  const ca = read('server_ca_cert', t.serverCACert, (pem) => new X509Certificate(pem));
+  const crt = read('client_cert', t.clientCert, (pem) => new X509Certificate(pem));
+  const key = read('client_key', t.clientKey, (pem) => createPrivateKey(pem));
+  if ((t.clientCert === undefined) !== (t.clientKey === undefined)) {
     problems.push(
-      'TEMPORAL_TLS_DISABLE_HOST_VERIFICATION is not supported: the Temporal TypeScript SDK always verifies the server; set TEMPORAL_TLS_SERVER_NAME to the name in its certificate instead',
+      t.clientCert === undefined
+        ? 'TEMPORAL_TLS_CLIENT_KEY_PATH (or its profile key) is set without a client certificate: set TEMPORAL_TLS_CLIENT_CERT_PATH too'
+        : 'TEMPORAL_TLS_CLIENT_CERT_PATH (or its profile key) is set without its private key: set TEMPORAL_TLS_CLIENT_KEY_PATH too',
+    );
+  } else if (crt && key && !new X509Certificate(crt).checkPrivateKey(createPrivateKey(key))) {
+    problems.push(
+      'TEMPORAL_TLS_CLIENT_KEY_PATH does not belong to TEMPORAL_TLS_CLIENT_CERT_PATH: the private key does not match the certificate',
     );
   }
-
-  let tls: TemporalTls | false | undefined;
-  const t = merged.tls;
-  if (t?.disabled === true) tls = false;
-  else if (t !== undefined) {
-    /** Reads one certificate or key source; the origin named is the variable when it came from one, else the profile key. */
-    const read = (
-      field: TlsField,
-      source: import('@temporalio/envconfig').ConfigDataSource | undefined,
-      check: (pem: Buffer) => void,
-    ): Buffer | undefined => {
-      if (source === undefined) return undefined;
-      const isPath = 'path' in source;
-      const origin =
-        env[`${TLS_ENV[field]}_${isPath ? 'PATH' : 'DATA'}`] !== undefined
-          ? `${TLS_ENV[field]}_${isPath ? 'PATH' : 'DATA'}`
-          : inFile(`tls.${field}_${isPath ? 'path' : 'data'}`);
-      let pem: Buffer;
-      try {
-        pem = isPath ? readFileSync(source.path) : Buffer.from(source.data);
-      } catch (err) {
-        problems.push(
-          `${origin}=${JSON.stringify(isPath ? source.path : '…')} is invalid: cannot read it (${readProblem(err)})`,
-        );
-        return undefined;
-      }
-      try {
-        check(pem);
-      } catch (err) {
-        const what = field === 'client_key' ? 'a PEM private key' : 'a PEM certificate';
-        problems.push(
-          `${origin}${isPath ? `=${JSON.stringify(source.path)}` : ''} is invalid: expected ${what} (${(err as Error).message})`,
-        );
-        return undefined;
-      }
-      return pem;
-    };
-    const ca = read('server_ca_cert', t.serverCACert, (pem) => new X509Certificate(pem));
-    const crt = read('client_cert', t.clientCert, (pem) => new X509Certificate(pem));
-    const key = read('client_key', t.clientKey, (pem) => createPrivateKey(pem));
-    if ((t.clientCert === undefined) !== (t.clientKey === undefined)) {
-      problems.push(
-        t.clientCert === undefined
-          ? 'TEMPORAL_TLS_CLIENT_KEY_PATH (or its profile key) is set without a client certificate: set TEMPORAL_TLS_CLIENT_CERT_PATH too'
-          : 'TEMPORAL_TLS_CLIENT_CERT_PATH (or its profile key) is set without its private key: set TEMPORAL_TLS_CLIENT_KEY_PATH too',
-      );
-    } else if (crt && key && !new X509Certificate(crt).checkPrivateKey(createPrivateKey(key))) {
-      problems.push(
-        'TEMPORAL_TLS_CLIENT_KEY_PATH does not belong to TEMPORAL_TLS_CLIENT_CERT_PATH: the private key does not match the certificate',
-      );
-    }
-    tls = {
-      ...(t.serverName ? { serverNameOverride: t.serverName } : {}),
-      ...(ca ? { serverRootCACertificate: ca } : {}),
-      ...(crt && key ? { clientCertPair: { crt, key } } : {}),
-    };
-  } else if (merged.apiKey !== undefined) tls = {}; // as the SDK does: an API key means TLS unless it is turned off
-
-  if (problems.length > before || address === undefined || namespace === undefined) return undefined;
   return {
-    address,
-    namespace,
-    addressFrom,
-    ...(merged.apiKey !== undefined ? { apiKey: merged.apiKey } : {}),
-    ...(tls !== undefined ? { tls } : {}),
-    ...(merged.grpcMeta && Object.keys(merged.grpcMeta).length > 0 ? { metadata: merged.grpcMeta } : {}),
-    // The profile named in messages: one that exists in the file (an absent default profile is no profile).
-    ...(fileExists && (env.TEMPORAL_PROFILE !== undefined || Object.keys(fromFile).length > 0)
-      ? { profile: { name: profileName, file: file! } }
-      : {}),
+    ...(t.serverName ? { serverNameOverride: t.serverName } : {}),
+    ...(ca ? { serverRootCACertificate: ca } : {}),
+    ...(crt && key ? { clientCertPair: { crt, key } } : {}),
   };
 }

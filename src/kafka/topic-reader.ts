@@ -13,7 +13,7 @@
  *   group's lag shows what is left; no other group's offsets are ever touched.
  */
 import { randomUUID } from 'node:crypto';
-import type { Kafka } from 'kafkajs';
+import type { EachBatchPayload, Kafka } from 'kafkajs';
 import { connectAdmin, type TopicAdmin } from './admin.js';
 import type { ConsumedRecord } from './records.js';
 
@@ -85,25 +85,13 @@ export async function readRanges(opts: ReadOptions): Promise<Map<number, bigint>
   const groupId = opts.group ?? `${opts.clientId ?? 'fulfilment-cli'}-reader-${randomUUID()}`;
   try {
     if (opts.group) await checkGroupIdle(admin, opts.group);
-    const consumer = kafka.consumer({
-      groupId,
-      allowAutoTopicCreation: false,
-      sessionTimeout: READER_SESSION_TIMEOUT_MS,
-      heartbeatInterval: 3_000,
-      maxWaitTimeInMs: 500,
-      retry: { retries: 5, initialRetryTime: 300, maxRetryTime: 5_000 },
-    });
-    let settle!: (err?: unknown) => void;
-    const finished = new Promise<void>((resolve, reject) => {
-      settle = (err?: unknown) => (err === undefined ? resolve() : reject(err));
-    });
-    // It may settle while the consumer is still starting; the rejection is observed below, not lost.
-    finished.catch(() => undefined);
-    let stopped = false;
-    const stop = (err?: unknown) => {
-      if (stopped) return;
-      stopped = true;
-      settle(err);
+    const consumer = readerConsumer(kafka, groupId);
+    const read = settleOnce();
+    // A partition at its end is paused; any other is sought to where the read is.
+    const seekOrPause = (partition: number) => {
+      const t = todo.get(partition);
+      if (!t || t.next >= t.end) consumer.pause([{ topic, partitions: [partition] }]);
+      else consumer.seek({ topic, partition, offset: t.next.toString() });
     };
     const advance = (partition: number, position: bigint) => {
       const t = todo.get(partition);
@@ -111,17 +99,12 @@ export async function readRanges(opts: ReadOptions): Promise<Map<number, bigint>
       t.next = position < t.end ? position : t.end;
       opts.onAdvance?.(partition, t.next);
       if (t.next >= t.end) consumer.pause([{ topic, partitions: [partition] }]);
-      if (!open()) stop();
+      if (!open()) read.stop();
     };
-    const onAbort = () => stop(new ReadInterrupted('interrupted'));
+    const onAbort = () => read.stop(new ReadInterrupted('interrupted'));
     opts.signal?.addEventListener('abort', onAbort, { once: true });
-
     consumer.on(consumer.events.GROUP_JOIN, (e) => {
-      for (const partition of e.payload.memberAssignment[topic] ?? []) {
-        const t = todo.get(partition);
-        if (!t || t.next >= t.end) consumer.pause([{ topic, partitions: [partition] }]);
-        else consumer.seek({ topic, partition, offset: t.next.toString() });
-      }
+      for (const partition of e.payload.memberAssignment[topic] ?? []) seekOrPause(partition);
     });
     // A fetch that held only control records or aborted messages never reaches eachBatch; it still moves the position.
     consumer.on(consumer.events.END_BATCH_PROCESS, (e) => {
@@ -129,18 +112,9 @@ export async function readRanges(opts: ReadOptions): Promise<Map<number, bigint>
         advance(e.payload.partition, BigInt(e.payload.lastOffset) + 1n);
     });
     consumer.on(consumer.events.CRASH, (e) => {
-      if (!e.payload.restart) stop(e.payload.error);
+      if (!e.payload.restart) read.stop(e.payload.error);
     });
-
-    let committed = new Map<number, bigint>();
-    const commit = async () => {
-      const entries = [...todo]
-        .filter(([p, t]) => committed.get(p) !== t.next)
-        .map(([p, t]) => ({ topic, partition: p, offset: t.next.toString() }));
-      if (entries.length === 0) return;
-      await consumer.commitOffsets(entries);
-      committed = new Map([...committed, ...entries.map((e) => [e.partition, BigInt(e.offset)] as const)]);
-    };
+    const commits = groupCommits(consumer, topic, todo);
 
     await consumer.connect();
     let commitTimer: NodeJS.Timeout | undefined;
@@ -149,50 +123,21 @@ export async function readRanges(opts: ReadOptions): Promise<Map<number, bigint>
       await consumer.run({
         autoCommit: false,
         partitionsConsumedConcurrently: opts.concurrency ?? 1,
-        eachBatch: async ({ batch, heartbeat, isRunning }) => {
-          const t = todo.get(batch.partition);
-          if (!t) return;
-          for (const m of batch.messages) {
-            if (stopped || !isRunning()) return;
-            const offset = BigInt(m.offset);
-            if (offset < t.next) continue;
-            if (offset >= t.end) break;
-            const record: ConsumedRecord = {
-              key: m.key ?? null,
-              value: m.value ?? null,
-              headers: m.headers,
-              offset: m.offset,
-              timestamp: m.timestamp,
-            };
-            try {
-              await opts.onRecord({ topic, partition: batch.partition, record }, { heartbeat });
-            } catch (err) {
-              stop(err);
-              return;
-            }
-            advance(batch.partition, offset + 1n);
-          }
-          // Every record of the batch was handed over or lies outside the range: the batch's tail is passed too.
-          advance(batch.partition, BigInt(batch.lastOffset()) + 1n);
-        },
+        eachBatch: (payload) => handBatch(payload, { opts, todo, read, advance }),
       });
-      for (const [partition, t] of todo) {
-        if (t.next >= t.end) consumer.pause([{ topic, partitions: [partition] }]);
-        else consumer.seek({ topic, partition, offset: t.next.toString() });
-      }
-      if (opts.group) commitTimer = setInterval(() => void commit().catch(() => undefined), opts.commitEveryMs ?? 1000);
-      await finished;
+      for (const partition of todo.keys()) seekOrPause(partition);
+      if (opts.group)
+        commitTimer = setInterval(() => void commits.commit().catch(() => undefined), opts.commitEveryMs ?? 1000);
+      await read.finished;
     } finally {
       if (commitTimer) clearInterval(commitTimer);
       opts.signal?.removeEventListener('abort', onAbort);
       let lastCommit: unknown;
-      if (opts.group) await commit().catch((err: unknown) => (lastCommit = err));
+      if (opts.group) await commits.commit().catch((err: unknown) => (lastCommit = err));
       await consumer.disconnect();
       if (opts.group && lastCommit !== undefined) {
         // The member left, so the group is empty: the admin API may now write the final positions.
-        await admin
-          .setGroupOffsets(groupId, topic, new Map([...todo].map(([p, t]) => [p, t.next])))
-          .catch(() => undefined);
+        await admin.setGroupOffsets(groupId, topic, reached()).catch(() => undefined);
       }
       if (!opts.group) await admin.deleteGroup(groupId).catch(() => undefined);
     }
@@ -200,6 +145,94 @@ export async function readRanges(opts: ReadOptions): Promise<Map<number, bigint>
   } finally {
     await admin.disconnect();
   }
+}
+
+/** The reader's consumer: no topic created, a short poll, kafkajs's own retries kept small. */
+function readerConsumer(kafka: Kafka, groupId: string) {
+  return kafka.consumer({
+    groupId,
+    allowAutoTopicCreation: false,
+    sessionTimeout: READER_SESSION_TIMEOUT_MS,
+    heartbeatInterval: 3_000,
+    maxWaitTimeInMs: 500,
+    retry: { retries: 5, initialRetryTime: 300, maxRetryTime: 5_000 },
+  });
+}
+
+/** The read's end: `stop()` (done) or `stop(err)` settles it once; it may settle while the consumer is still starting. */
+function settleOnce() {
+  let settle!: (err?: unknown) => void;
+  const finished = new Promise<void>((resolve, reject) => {
+    settle = (err?: unknown) => (err === undefined ? resolve() : reject(err));
+  });
+  // The rejection is observed where the read awaits it, not lost.
+  finished.catch(() => undefined);
+  let stopped = false;
+  return {
+    finished,
+    stopped: () => stopped,
+    stop(err?: unknown) {
+      if (stopped) return;
+      stopped = true;
+      settle(err);
+    },
+  };
+}
+
+/** Commits the group's positions that moved since the last commit. */
+function groupCommits(
+  consumer: ReturnType<typeof readerConsumer>,
+  topic: string,
+  todo: Map<number, { next: bigint; end: bigint }>,
+) {
+  let committed = new Map<number, bigint>();
+  return {
+    async commit(): Promise<void> {
+      const entries = [...todo]
+        .filter(([p, t]) => committed.get(p) !== t.next)
+        .map(([p, t]) => ({ topic, partition: p, offset: t.next.toString() }));
+      if (entries.length === 0) return;
+      await consumer.commitOffsets(entries);
+      committed = new Map([...committed, ...entries.map((e) => [e.partition, BigInt(e.offset)] as const)]);
+    },
+  };
+}
+
+/** Hands a fetched batch's records in the range to `onRecord`, in order; a throw stops the read. */
+async function handBatch(
+  { batch, heartbeat, isRunning }: EachBatchPayload,
+  run: {
+    opts: ReadOptions;
+    todo: Map<number, { next: bigint; end: bigint }>;
+    read: ReturnType<typeof settleOnce>;
+    advance: (partition: number, position: bigint) => void;
+  },
+): Promise<void> {
+  const { opts, read, advance } = run;
+  const t = run.todo.get(batch.partition);
+  if (!t) return;
+  for (const m of batch.messages) {
+    if (read.stopped() || !isRunning()) return;
+    const offset = BigInt(m.offset);
+    if (offset < t.next) continue;
+    if (offset >= t.end) break;
+    const record: ConsumedRecord = {
+      key: m.key ?? null,
+      value: m.value ?? null,
+      headers: m.headers,
+      offset: m.offset,
+      timestamp: m.timestamp,
+    };
+    try {
+      await opts.onRecord({ topic: opts.topic, partition: batch.partition, record }, { heartbeat });
+    } catch (err) {
+      read.stop(err);
+      return;
+    }
+    advance(batch.partition, offset + 1n);
+  }
+  // Every record of the batch was handed over or lies outside the range: the batch's tail is passed too.
+  advance(batch.partition, BigInt(batch.lastOffset()) + 1n);
 }
 
 async function checkGroupIdle(admin: TopicAdmin, group: string): Promise<void> {

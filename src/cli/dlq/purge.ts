@@ -109,47 +109,18 @@ export async function dlqPurge(ctx: CliContext, opts: DlqPurgeOptions): Promise<
   return result;
 }
 
+/** Purges (or, dry, plans to purge) in steps: where each partition is cut, what goes, what the redrive log forgets. */
 async function purge(ctx: CliContext, opts: DlqPurgeOptions, result: PurgeResult): Promise<void> {
   const { config, out } = ctx;
   const { topic, dryRun } = result;
   const kafka = cliKafka(ctx);
   const clientId = `${config.KAFKA_CLIENT_ID}-cli`;
-  const { partitions, cut } = await withAdmin(kafka, async (admin) => ({
-    partitions: await topicPartitions(admin, topic),
-    cut: await admin.offsetsAt(topic, opts.before),
-  }));
-  // The cut of each partition: the first offset written at or after the time, within what the partition holds now.
-  const cuts = new Map(
-    partitions.map((p) => {
-      const at = cut.get(p.partition) ?? p.high;
-      return [p.partition, at < p.low ? p.low : at > p.high ? p.high : at] as const;
-    }),
-  );
-  result.ranges = partitions
-    .filter((p) => cuts.get(p.partition)! > p.low)
-    .map((p) => ({ partition: p.partition, from: p.low.toString(), to: cuts.get(p.partition)!.toString() }));
-
+  const cuts = await cutPartitions(kafka, topic, opts.before, result);
   const all = (await readDlq({ kafka, topic, clientId, headersOnly: true })).records;
   const doomed = (r: DlqRecord) => BigInt(r.offset) < (cuts.get(r.partition) ?? 0n);
   const gone = all.filter(doomed);
   const stay = all.filter((r) => !doomed(r));
-  const before = opts.before.getTime();
-  result.records = gone.length;
-  result.deadLetters = groupCopies(gone).length;
-  const times = gone.map((r) => Number(r.timestamp)).filter(Number.isFinite);
-  if (times.length > 0) {
-    result.oldest = new Date(Math.min(...times)).toISOString();
-    result.newest = new Date(Math.max(...times)).toISOString();
-  }
-  const classes = new Map<string, number>();
-  for (const r of gone) {
-    const c = header(r, DLQ_HEADERS.errorClass) ?? '-';
-    classes.set(c, (classes.get(c) ?? 0) + 1);
-  }
-  result.byErrorClass = Object.fromEntries([...classes].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])));
-  result.kept = stay.length;
-  result.keptOlder = stay.filter((r) => Number(r.timestamp) < before).length;
-
+  countWhatGoes(gone, stay, opts.before, result);
   // Origins none of whose copies stay are forgotten by the redrive log.
   const redriveLogTopic = redriveLogTopicOf(topic);
   const redriveLog = gone.length > 0 ? await readRedriveLog(kafka, redriveLogTopic, clientId) : new Map();
@@ -168,7 +139,6 @@ async function purge(ctx: CliContext, opts: DlqPurgeOptions, result: PurgeResult
     );
     return;
   }
-
   if (!dryRun) {
     const low = await withAdmin(kafka, (admin) =>
       admin.deleteRecordsBefore(topic, new Map(result.ranges.map((r) => [r.partition, BigInt(r.to)]))),
@@ -183,7 +153,56 @@ async function purge(ctx: CliContext, opts: DlqPurgeOptions, result: PurgeResult
       }
     }
   }
+  printPurge(ctx, result);
+}
 
+/**
+ * The cut of each partition — the first offset written at or after `before`, within what the partition holds now —
+ * and the ranges it deletes (into `result`).
+ */
+async function cutPartitions(
+  kafka: ReturnType<typeof cliKafka>,
+  topic: string,
+  before: Date,
+  result: PurgeResult,
+): Promise<Map<number, bigint>> {
+  const { partitions, cut } = await withAdmin(kafka, async (admin) => ({
+    partitions: await topicPartitions(admin, topic),
+    cut: await admin.offsetsAt(topic, before),
+  }));
+  const cuts = new Map(
+    partitions.map((p) => {
+      const at = cut.get(p.partition) ?? p.high;
+      return [p.partition, at < p.low ? p.low : at > p.high ? p.high : at] as const;
+    }),
+  );
+  result.ranges = partitions
+    .filter((p) => cuts.get(p.partition)! > p.low)
+    .map((p) => ({ partition: p.partition, from: p.low.toString(), to: cuts.get(p.partition)!.toString() }));
+  return cuts;
+}
+
+/** What goes (records, dead letters, when written, by error class) and what stays (older ones behind newer). */
+function countWhatGoes(gone: DlqRecord[], stay: DlqRecord[], before: Date, result: PurgeResult): void {
+  result.records = gone.length;
+  result.deadLetters = groupCopies(gone).length;
+  const times = gone.map((r) => Number(r.timestamp)).filter(Number.isFinite);
+  if (times.length > 0) {
+    result.oldest = new Date(Math.min(...times)).toISOString();
+    result.newest = new Date(Math.max(...times)).toISOString();
+  }
+  const classes = new Map<string, number>();
+  for (const r of gone) {
+    const c = header(r, DLQ_HEADERS.errorClass) ?? '-';
+    classes.set(c, (classes.get(c) ?? 0) + 1);
+  }
+  result.byErrorClass = Object.fromEntries([...classes].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])));
+  result.kept = stay.length;
+  result.keptOlder = stay.filter((r) => Number(r.timestamp) < before.getTime()).length;
+}
+
+function printPurge({ out }: CliContext, result: PurgeResult): void {
+  const { topic, dryRun } = result;
   const head = dryRun
     ? `would purge ${result.records} record(s) of ${topic} written before ${result.before}: ${ranges(result.ranges)}`
     : `purged ${result.records} record(s) of ${topic} written before ${result.before}: ${ranges(result.ranges)}; ` +

@@ -260,11 +260,59 @@ interface RunPlan {
   result: RedriveResult;
 }
 
+/** One dead letter of a run: the record sent (its first copy), what is shown of it, and what is done with it. */
+interface Planned {
+  record: DlqRecord;
+  summary: DeadLetterSummary;
+  step: Step;
+}
+
+/** A run in steps: select and plan, then either show the plan (dry run, or nothing to send) or send it, paced. */
 async function run(ctx: CliContext, opts: DlqRedriveOptions, p: RunPlan): Promise<void> {
   const { config, out } = ctx;
-  const { rate, dryRun, force, again, target, result } = p;
+  const { rate, dryRun, target, result } = p;
   const kafka = cliKafka(ctx);
-  // Values come back decrypted (reader.ts): a redriven record carries the original bytes.
+  const plan = await planRun(ctx, kafka, opts, p);
+  if (!plan) {
+    println(out, `nothing to redrive: no dead letters in ${config.DLQ_TOPIC} match (${describeFilter(p.filter)})`);
+    return;
+  }
+  const lines = runLines(p);
+  if (dryRun || result.planned.length === 0) {
+    for (const { record: r, summary: s, step } of plan)
+      println(
+        out,
+        step.kind === 'send'
+          ? `would redrive ${s.position} → ${target}  ${lines.describe(r, s)}${step.note}`
+          : lines.notSent(s, step),
+      );
+    if (dryRun)
+      println(
+        out,
+        `dry run: ${result.planned.length} dead letter(s) would be redriven to ${target} at ≤ ${rate}/s${lines.summary(result.planned.length)}; nothing was sent`,
+      );
+    else println(out, `redrove 0 dead letter(s) to ${target}${lines.summary(0)}`);
+    return;
+  }
+  await sendPlan(ctx, kafka, opts, p, plan, lines);
+  println(
+    out,
+    `redrove ${result.sent.length} dead letter(s) to ${target} at ≤ ${rate}/s${lines.summary(result.sent.length)}`,
+  );
+}
+
+/**
+ * Reads the redrive log and the selected dead letters (by position, or by filter among those not redriven yet), and
+ * decides each one's step, into the result's lists; undefined when nothing matches. Values come back decrypted
+ * (reader.ts): a redriven record carries the original bytes.
+ */
+async function planRun(
+  { config }: CliContext,
+  kafka: ReturnType<typeof cliKafka>,
+  opts: DlqRedriveOptions,
+  p: RunPlan,
+): Promise<Planned[] | undefined> {
+  const { result } = p;
   const read = {
     kafka,
     topic: config.DLQ_TOPIC,
@@ -272,7 +320,7 @@ async function run(ctx: CliContext, opts: DlqRedriveOptions, p: RunPlan): Promis
     encryption: config.payloadEncryption,
   };
   const redriveLog = await readRedriveLog(kafka, p.redriveLogTopic, read.clientId);
-  const recorded = (g: DeadLetterCopies) => (again ? undefined : redriveLog.get(redriveLogKey(g.deadLetter)));
+  const recorded = (g: DeadLetterCopies) => (p.again ? undefined : redriveLog.get(redriveLogKey(g.deadLetter)));
   const groups = opts.ids?.length
     ? groupCopies((await readDlq({ ...read, positions: dedupe(opts.ids) })).records)
     : await selectGroups(
@@ -282,15 +330,11 @@ async function run(ctx: CliContext, opts: DlqRedriveOptions, p: RunPlan): Promis
       );
   result.selected = groups.map(summarizeCopies);
   result.folded = result.selected.flatMap((s) => s.copyPositions);
-  if (groups.length === 0) {
-    println(out, `nothing to redrive: no dead letters in ${config.DLQ_TOPIC} match (${describeFilter(p.filter)})`);
-    return;
-  }
-
+  if (groups.length === 0) return undefined;
   const plan = groups.map((g, i) => ({
     record: g.deadLetter,
     summary: result.selected[i]!,
-    step: stepOf(g, recorded(g), target, force),
+    step: stepOf(g, recorded(g), p.target, p.force),
   }));
   for (const { summary: s, step } of plan) {
     if (step.kind === 'no-value') result.skipped.push({ position: s.position, reason: step.reason });
@@ -305,21 +349,25 @@ async function run(ctx: CliContext, opts: DlqRedriveOptions, p: RunPlan): Promis
       result.refused.push({ position: s.position, field: step.field, reason: step.reason });
     else result.planned.push({ position: s.position, verdict: step.verdict, forced: step.verdict === 'malformed' });
   }
+  return plan;
+}
+
+/** The run's words: one dead letter, one not sent and why, and the summary's extras for `sent` sent. */
+function runLines({ dryRun, result }: RunPlan) {
   const describe = (r: DlqRecord, s: DeadLetterSummary) =>
     `key=${r.key === null ? '(none)' : displayText(r.key)} event=${s.eventId ?? '-'} tenant=${s.tenantId ?? '-'} error=${s.errorClass ?? '-'}` +
     (s.copyPositions.length > 0
       ? `  ${s.copyPositions.length === 1 ? 'copy' : 'copies'} ${s.copyPositions.join(',')} not sent`
       : '');
   const would = (word: string, past: string) => (dryRun ? `would ${word}` : past);
-  const notSentLine = (s: DeadLetterSummary, step: Exclude<Step, { kind: 'send' }>) => {
+  const notSent = (s: DeadLetterSummary, step: Exclude<Step, { kind: 'send' }>) => {
     if (step.kind === 'no-value') return `${would('skip', 'skipped')} ${s.position}: ${step.reason}`;
     if (step.kind === 'already') {
       return `${would('skip', 'skipped')} ${s.position}: already redriven at ${step.entry.at} by ${step.entry.operator} → ${step.entry.to}; not sent again (--again sends it again)`;
     }
     return `${would('refuse', 'refused')} ${s.position}: still malformed, the bridge would dead-letter it again: ${step.reason}; not sent (--force sends it anyway)`;
   };
-  const sending = result.planned.length;
-  const summaryOf = (sent: number) => {
+  const summary = (sent: number) => {
     const extras: string[] = [];
     if (result.folded.length > 0) extras.push(describeFolded(result.folded.length));
     if (result.skipped.length > 0) extras.push(`${result.skipped.length} skipped (no value in the DLQ)`);
@@ -346,36 +394,30 @@ async function run(ctx: CliContext, opts: DlqRedriveOptions, p: RunPlan): Promis
       );
     return extras.map((e) => `; ${e}`).join('');
   };
+  return { describe, notSent, summary };
+}
 
-  if (dryRun || sending === 0) {
-    for (const { record: r, summary: s, step } of plan) {
-      println(
-        out,
-        step.kind === 'send'
-          ? `would redrive ${s.position} → ${target}  ${describe(r, s)}${step.note}`
-          : notSentLine(s, step),
-      );
-    }
-    if (dryRun)
-      println(
-        out,
-        `dry run: ${sending} dead letter(s) would be redriven to ${target} at ≤ ${rate}/s${summaryOf(sending)}; nothing was sent`,
-      );
-    else println(out, `redrove 0 dead letter(s) to ${target}${summaryOf(0)}`);
-    return;
-  }
-
+/** Sends the plan at ≤ rate per second on an idempotent producer, recording each redrive in the redrive log. */
+async function sendPlan(
+  { out }: CliContext,
+  kafka: ReturnType<typeof cliKafka>,
+  opts: DlqRedriveOptions,
+  p: RunPlan,
+  plan: Planned[],
+  lines: ReturnType<typeof runLines>,
+): Promise<void> {
+  const { target, result } = p;
   if (!(await withAdmin(kafka, (admin) => admin.topicExists(target))))
     throw new NotFoundError(`topic ${target} (ORDERS_TOPIC) does not exist on the brokers`);
   await ensureRedriveLog(kafka, p.redriveLogTopic);
   // Idempotent: a retried request never writes a second copy.
   const sender = createSender(kafka, { idempotent: true });
-  const bucket = TokenBucket.perSecond(rate, opts.clock);
+  const bucket = TokenBucket.perSecond(p.rate, opts.clock);
   await sender.connect();
   try {
     for (const { record: r, summary: s, step } of plan) {
       if (step.kind !== 'send') {
-        println(out, notSentLine(s, step));
+        println(out, lines.notSent(s, step));
         continue;
       }
       await bucket.take();
@@ -392,18 +434,14 @@ async function run(ctx: CliContext, opts: DlqRedriveOptions, p: RunPlan): Promis
         operator: p.operator,
         verdict: step.verdict,
         forced,
-        again,
+        again: p.again,
         attempts: s.attempts,
       });
-      println(out, `redriven ${s.position} → ${target} ${to}  ${describe(r, s)}${step.note}`);
+      println(out, `redriven ${s.position} → ${target} ${to}  ${lines.describe(r, s)}${step.note}`);
     }
   } finally {
     await sender.disconnect();
   }
-  println(
-    out,
-    `redrove ${result.sent.length} dead letter(s) to ${target} at ≤ ${rate}/s${summaryOf(result.sent.length)}`,
-  );
 }
 
 /** The step for one dead letter: skipped (no value, or redriven already), refused (still malformed) or sent. */

@@ -14,11 +14,11 @@
  * The service's consumer group is never touched — the redelivery group must differ from CONSUMER_GROUP.
  */
 import { ExponentialBackoff, handleWhen, retry } from 'cockatiel';
-import type { Client } from '@temporalio/client';
 import { createOrderStarter, type OrderStarter } from '../../bridge/order-starter.js';
 import { classify } from '../../bridge/record-pipeline.js';
 import { PermanentError, TransientError } from '../../errors.js';
 import { withAdmin } from '../../kafka/admin.js';
+import type { ReadOptions } from '../../kafka/topic-reader.js';
 import { REDELIVERY_RETRY } from '../../retry-policies.js';
 import { PermanentStartupError } from '../../startup.js';
 import { connectClient } from '../../temporal.js';
@@ -28,7 +28,7 @@ import { UsageError } from '../errors.js';
 import { cliKafka, readTopic, topicPartitions } from '../kafka.js';
 import { eprintln, println } from '../output.js';
 import { formatPosition } from '../position.js';
-import { startProgress } from '../progress.js';
+import { startProgress, type Progress } from '../progress.js';
 import { TokenBucket } from '../token-bucket.js';
 import { createLedger } from './ledger.js';
 import { createLateEventRecorder } from '../../bridge/late-events.js';
@@ -72,6 +72,7 @@ export interface RedeliverySummary {
   completed: boolean;
 }
 
+/** Redelivers in steps: plan the ranges, count what the ledger holds, then read and hand over each record, paced. */
 export async function redeliver(ctx: CliContext, opts: RedeliveryOptions): Promise<RedeliverySummary> {
   checkRedeliveryOptions(ctx, opts);
   const { config, out } = ctx;
@@ -79,104 +80,29 @@ export async function redeliver(ctx: CliContext, opts: RedeliveryOptions): Promi
   const group = opts.group ?? DEFAULT_REDELIVERY_GROUP;
   const topic = config.ORDERS_TOPIC;
   const kafka = cliKafka(ctx);
-
-  const plan = await withAdmin(kafka, async (admin) => {
-    const partitions = await topicPartitions(admin, topic);
-    return planRedelivery(partitions, opts.from, opts.to, {
-      from: opts.from.kind === 'time' ? await admin.offsetsAt(topic, opts.from.at) : undefined,
-      to: opts.to?.kind === 'time' ? await admin.offsetsAt(topic, opts.to.at) : undefined,
-    });
-  });
+  const plan = await planRange(kafka, topic, opts);
   for (const note of plan.notes) eprintln(out, `note: ${note}`);
-
-  const s: RedeliverySummary = {
-    topic,
-    group: dryRun ? null : group,
-    dryRun,
-    from: describePoint(opts.from),
-    to: opts.to ? describePoint(opts.to) : 'latest',
-    ranges: describeRanges(plan.ranges),
-    records: Number(plan.ranges.reduce((n, r) => n + (r.end - r.start), 0n)),
-    read: 0,
-    valid: 0,
-    delivered: 0,
-    alreadyProcessed: 0,
-    recordedLate: 0,
-    rejected: 0,
-    malformed: 0,
-    unknownType: 0,
-    completed: false,
-  };
+  const s = emptySummary(topic, dryRun ? null : group, opts, plan);
   eprintln(
     out,
     dryRun
       ? `dry run: reading ${s.records} record(s) of ${topic} ${s.ranges}; nothing will be delivered or committed`
       : `redelivering ${s.records} record(s) of ${topic} ${s.ranges} as group ${group} at ≤ ${opts.rate}/s`,
   );
-
   const ledger = createLedger(config);
-  let ledgerDown = false;
-  try {
-    await ledger.checkRole();
-  } catch (err) {
-    if (err instanceof PermanentStartupError) {
-      await ledger.close();
-      throw err;
-    }
-    ledgerDown = true;
-    s.alreadyProcessed = null;
-    eprintln(
-      out,
-      `warning: cannot read processed_events (${(err as Error).message}); the already-processed count is unknown`,
-    );
-  }
-  const wasProcessed = async (tenantId: string, eventId: string) => {
-    if (ledgerDown) return;
-    try {
-      if (await ledger.alreadyProcessed(tenantId, eventId)) s.alreadyProcessed! += 1;
-    } catch (err) {
-      ledgerDown = true;
-      s.alreadyProcessed = null;
-      eprintln(
-        out,
-        `warning: cannot read processed_events (${(err as Error).message}); the already-processed count is unknown`,
-      );
-    }
-  };
-
-  let client: Client | undefined;
-  let starter: OrderStarter | undefined;
-  if (!dryRun) {
-    client = await connectClient(config);
-    // An event whose order's run has closed is recorded through the store, as the bridge records it.
-    starter = createOrderStarter(
+  const wasProcessed = await processedCounter(ctx, ledger, s);
+  const client = dryRun ? undefined : await connectClient(config);
+  // An event whose order's run has closed is recorded through the store, as the bridge records it.
+  const starter =
+    client &&
+    createOrderStarter(
       client,
       config.TEMPORAL_TASK_QUEUE,
       workflowSettings(config),
       createLateEventRecorder({ db: ledger.db, statusTopic: config.STATUS_TOPIC }),
     );
-  }
-  const bucket = TokenBucket.perSecond(opts.rate ?? 1);
-  const transient = retry(
-    handleWhen((err) => err instanceof TransientError),
-    {
-      maxAttempts: REDELIVERY_RETRY.attempts - 1,
-      backoff: new ExponentialBackoff({
-        initialDelay: REDELIVERY_RETRY.initialDelayMs,
-        maxDelay: REDELIVERY_RETRY.maxDelayMs,
-      }),
-    },
-  );
-  transient.onRetry((reason) => {
-    const error = 'error' in reason ? reason.error : undefined;
-    eprintln(
-      out,
-      `warning: delivery failed (${error?.message ?? 'unknown'}); retrying in ${Math.round(reason.delay)} ms`,
-    );
-  });
   const reached = new Map<number, bigint>();
   const progress = startProgress(out, dryRun ? 'dry run' : 'redelivery', s.records, { everyMs: opts.progressEveryMs });
-
   try {
     await readTopic({
       kafka,
@@ -187,53 +113,7 @@ export async function redeliver(ctx: CliContext, opts: RedeliveryOptions): Promi
       concurrency: PARTITIONS_AT_ONCE,
       signal: ctx.signal,
       onAdvance: (partition, next) => reached.set(partition, next),
-      async onRecord({ partition, record }, { heartbeat }) {
-        const at = formatPosition(partition, record.offset);
-        // 1. classify — the bridge's own verdict, including what counts as malformed
-        const classified = classify(record, topic, partition);
-        s.read += 1;
-        if (classified.kind === 'malformed') {
-          s.malformed += 1;
-          progress.tick();
-          return;
-        }
-        // 2. route
-        if (classified.kind === 'unknown-type') {
-          s.unknownType += 1;
-          progress.tick();
-          return;
-        }
-        const { event } = classified;
-        s.valid += 1;
-        await wasProcessed(event.tenantId, event.eventId);
-        if (dryRun) {
-          progress.tick();
-          return;
-        }
-        // 3. deliver
-        await bucket.take(1, { maxSleepMs: 1000, onWait: heartbeat });
-        try {
-          const outcome = await transient.execute(async ({ attempt }) => {
-            if (attempt > 0) await heartbeat();
-            return starter!.deliver([event]);
-          });
-          if (outcome === 'accepted') s.delivered += 1;
-          else s.recordedLate += 1;
-        } catch (err) {
-          if (!(err instanceof PermanentError)) {
-            throw new Error(
-              `delivering ${at} (event ${event.eventId}) failed after ${DELIVERY_ATTEMPTS} attempts: ${(err as Error).message}`,
-              { cause: err },
-            );
-          }
-          s.rejected += 1;
-          eprintln(
-            out,
-            `warning: ${at} (event ${event.eventId}) refused by Temporal: ${err.message}; counted as rejected, not dead-lettered`,
-          );
-        }
-        progress.tick();
-      },
+      onRecord: recordHandler(ctx, opts, { summary: s, topic, wasProcessed, starter, progress }),
     });
     s.completed = true;
   } catch (err) {
@@ -256,6 +136,153 @@ export async function redeliver(ctx: CliContext, opts: RedeliveryOptions): Promi
   }
   printSummary(ctx, s, opts.json);
   return s;
+}
+
+/** The half-open offset range of every partition, `--from` and `--to` resolved (a time through the brokers). */
+function planRange(kafka: ReturnType<typeof cliKafka>, topic: string, opts: RedeliveryOptions) {
+  return withAdmin(kafka, async (admin) => {
+    const partitions = await topicPartitions(admin, topic);
+    return planRedelivery(partitions, opts.from, opts.to, {
+      from: opts.from.kind === 'time' ? await admin.offsetsAt(topic, opts.from.at) : undefined,
+      to: opts.to?.kind === 'time' ? await admin.offsetsAt(topic, opts.to.at) : undefined,
+    });
+  });
+}
+
+function emptySummary(
+  topic: string,
+  group: string | null,
+  opts: RedeliveryOptions,
+  plan: Awaited<ReturnType<typeof planRange>>,
+): RedeliverySummary {
+  return {
+    topic,
+    group,
+    dryRun: opts.dryRun ?? false,
+    from: describePoint(opts.from),
+    to: opts.to ? describePoint(opts.to) : 'latest',
+    ranges: describeRanges(plan.ranges),
+    records: Number(plan.ranges.reduce((n, r) => n + (r.end - r.start), 0n)),
+    read: 0,
+    valid: 0,
+    delivered: 0,
+    alreadyProcessed: 0,
+    recordedLate: 0,
+    rejected: 0,
+    malformed: 0,
+    unknownType: 0,
+    completed: false,
+  };
+}
+
+/**
+ * Counts, into the summary, the events the dedupe ledger already holds (for reporting only). A role refused for good
+ * stops the redelivery; PostgreSQL unreachable only makes the count unknown (a warning, once).
+ */
+async function processedCounter(
+  { out }: CliContext,
+  ledger: ReturnType<typeof createLedger>,
+  s: RedeliverySummary,
+): Promise<(tenantId: string, eventId: string) => Promise<void>> {
+  let ledgerDown = false;
+  const down = (err: unknown) => {
+    ledgerDown = true;
+    s.alreadyProcessed = null;
+    eprintln(
+      out,
+      `warning: cannot read processed_events (${(err as Error).message}); the already-processed count is unknown`,
+    );
+  };
+  try {
+    await ledger.checkRole();
+  } catch (err) {
+    if (err instanceof PermanentStartupError) {
+      await ledger.close();
+      throw err;
+    }
+    down(err);
+  }
+  return async (tenantId, eventId) => {
+    if (ledgerDown) return;
+    try {
+      if (await ledger.alreadyProcessed(tenantId, eventId)) s.alreadyProcessed! += 1;
+    } catch (err) {
+      down(err);
+    }
+  };
+}
+
+/**
+ * What happens to one record, as the bridge does it: 1. classify (the bridge's own verdict), 2. route (malformed and
+ * unknown types counted, not delivered), 3. deliver at ≤ rate, a transient failure retried (REDELIVERY_RETRY) and a
+ * permanent refusal counted as rejected.
+ */
+function recordHandler(
+  { out }: CliContext,
+  opts: RedeliveryOptions,
+  run: {
+    summary: RedeliverySummary;
+    topic: string;
+    wasProcessed: (tenantId: string, eventId: string) => Promise<void>;
+    starter: OrderStarter | undefined;
+    progress: Progress;
+  },
+): ReadOptions['onRecord'] {
+  const { summary: s, topic, progress } = run;
+  const bucket = TokenBucket.perSecond(opts.rate ?? 1);
+  const transient = retry(
+    handleWhen((err) => err instanceof TransientError),
+    {
+      maxAttempts: REDELIVERY_RETRY.attempts - 1,
+      backoff: new ExponentialBackoff({
+        initialDelay: REDELIVERY_RETRY.initialDelayMs,
+        maxDelay: REDELIVERY_RETRY.maxDelayMs,
+      }),
+    },
+  );
+  transient.onRetry((reason) => {
+    const error = 'error' in reason ? reason.error : undefined;
+    eprintln(
+      out,
+      `warning: delivery failed (${error?.message ?? 'unknown'}); retrying in ${Math.round(reason.delay)} ms`,
+    );
+  });
+  return async ({ partition, record }, { heartbeat }) => {
+    const at = formatPosition(partition, record.offset);
+    const classified = classify(record, topic, partition);
+    s.read += 1;
+    if (classified.kind === 'malformed') s.malformed += 1;
+    else if (classified.kind === 'unknown-type') s.unknownType += 1;
+    else {
+      const { event } = classified;
+      s.valid += 1;
+      await run.wasProcessed(event.tenantId, event.eventId);
+      if (run.starter) {
+        await bucket.take(1, { maxSleepMs: 1000, onWait: heartbeat });
+        try {
+          const outcome = await transient.execute(async ({ attempt }) => {
+            if (attempt > 0) await heartbeat();
+            return run.starter!.deliver([event]);
+          });
+          if (outcome === 'accepted') s.delivered += 1;
+          else s.recordedLate += 1;
+        } catch (err) {
+          if (!(err instanceof PermanentError)) {
+            throw new Error(
+              `delivering ${at} (event ${event.eventId}) failed after ${DELIVERY_ATTEMPTS} attempts: ${(err as Error).message}`,
+              { cause: err },
+            );
+          }
+          s.rejected += 1;
+          eprintln(
+            out,
+            `warning: ${at} (event ${event.eventId}) refused by Temporal: ${err.message}; counted as rejected, not dead-lettered`,
+          );
+        }
+      }
+    }
+    progress.tick();
+  };
 }
 
 function printSummary(ctx: CliContext, s: RedeliverySummary, json?: boolean): void {
