@@ -4,7 +4,7 @@
  * run in parallel without seeing each other. Waiting is always for a condition, never a fixed sleep.
  */
 import { randomUUID } from 'node:crypto';
-import { Partitioners, type Admin, type IHeaders, type Kafka, type Producer } from 'kafkajs';
+import { Partitioners, type Admin, type Consumer, type IHeaders, type Kafka, type Producer } from 'kafkajs';
 import { DefaultLogger, Runtime, type LogLevel } from '@temporalio/worker';
 import { startApp, type App, type AppOptions } from '../../src/app.js';
 import { createLateEventRecorder } from '../../src/bridge/late-events.js';
@@ -117,19 +117,64 @@ export async function scenario(name: string, env: Record<string, string> = {}): 
   let tenants = 0;
 
   async function watchTopic(topic: string): Promise<TopicWatch> {
-    const consumer = kafka.consumer({ groupId: `watch-${uniqueSuffix('w')}` });
+    const groupId = `watch-${uniqueSuffix('w')}`;
     const records: TopicRecord[] = [];
-    await consumer.connect();
-    await consumer.subscribe({ topic, fromBeginning: true });
-    await consumer.run({
-      eachMessage: async ({ message, partition }) => {
-        const headers: Record<string, string> = {};
-        for (const [k, v] of Object.entries(message.headers ?? {}))
-          if (v !== undefined) headers[k] = String(Array.isArray(v) ? v[0] : v);
-        records.push({ key: message.key, value: message.value, headers, partition, offset: message.offset });
+    // A record read again (a consumer restarted before committing it) is the same record: kept once.
+    const seen = new Set<string>();
+    let consumer: Consumer;
+    let closed = false;
+    // One restart at a time: a crash while one is under way queues the next.
+    let restarts = Promise.resolve();
+    async function start(): Promise<void> {
+      consumer = kafka.consumer({ groupId });
+      // kafkajs gives up for good on a crash whose cause it deems not retriable (it restarts on the others itself); the
+      // watch is to see the whole topic through an outage test's broker restart, so it starts again where its group
+      // had committed.
+      consumer.on(consumer.events.CRASH, ({ payload }) => {
+        if (payload.restart || closed) return;
+        process.stdout.write(`[watch ${topic}] consumer crashed (${payload.error.message}); starting it again\n`);
+        restarts = restarts.then(startAgain);
+      });
+      await consumer.connect();
+      await consumer.subscribe({ topic, fromBeginning: true });
+      await consumer.run({
+        eachMessage: async ({ message, partition }) => {
+          const at = `${partition}/${message.offset}`;
+          if (seen.has(at)) return;
+          seen.add(at);
+          const headers: Record<string, string> = {};
+          for (const [k, v] of Object.entries(message.headers ?? {}))
+            if (v !== undefined) headers[k] = String(Array.isArray(v) ? v[0] : v);
+          records.push({ key: message.key, value: message.value, headers, partition, offset: message.offset });
+        },
+      });
+    }
+    async function startAgain(): Promise<void> {
+      await consumer.disconnect().catch(() => undefined);
+      await waitFor(
+        `the watch of ${topic} running again`,
+        () =>
+          closed ||
+          start().then(
+            () => true,
+            () =>
+              consumer.disconnect().then(
+                () => false,
+                () => false,
+              ),
+          ),
+        600_000,
+        1_000,
+      ).catch((err: unknown) => process.stdout.write(`[watch ${topic}] not started again: ${String(err)}\n`));
+    }
+    await start();
+    return {
+      records,
+      close: async () => {
+        closed = true;
+        await consumer.disconnect();
       },
-    });
-    return { records, close: () => consumer.disconnect() };
+    };
   }
 
   return {
