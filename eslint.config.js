@@ -233,7 +233,15 @@ export default tseslint.config(
         {
           patterns: [
             {
-              group: ['**/tools/stack/**', '!**/tools/stack/index.js'],
+              // From tests and the bench (…/tools/stack/…), and from the other tools (./stack/…, ../stack/…).
+              group: [
+                '**/tools/stack/**',
+                '!**/tools/stack/index.js',
+                './stack/**',
+                '!./stack/index.js',
+                '../stack/**',
+                '!../stack/index.js',
+              ],
               message: 'Reach the local stack through its entry, tools/stack/index.ts (eslint.config.js)',
             },
           ],

@@ -22,7 +22,10 @@ export interface AppOptions extends Omit<BridgeRoleOptions, 'workerConnection'> 
   logger: Logger;
   /** Run the worker, the bridge, or both (default: config.FULFILMENT_ROLES). */
   roles?: { worker?: boolean; bridge?: boolean };
-  /** Serve /metrics on config.METRICS_PORT (default true when METRICS_PORT > 0). */
+  /**
+   * Serve /metrics, /livez and /readyz on config.METRICS_PORT (default true; never when METRICS_PORT is 0); the
+   * process metrics (CPU, memory, event loop) are collected only when served.
+   */
   serveMetrics?: boolean;
   /** Aborting it gives up start-up while a dependency is still down (StartupAborted). */
   signal?: AbortSignal;
@@ -58,8 +61,8 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
     // Served before anything is waited for: readiness says what start-up is waiting for.
     const observed = opts.observability ?? (await serveOwnObservability(config, opts, life));
     const { metrics, health } = observed;
-    // Off unless configured: then undefined, and nothing makes a span or registers anything. Stopped last of all
-    // (its last spans are exported once everything else has stopped).
+    // Off unless configured: then undefined, and nothing makes a span or registers anything. Stopped after everything
+    // but the metrics server (its last spans are exported once the roles have stopped).
     const tracing = await startTracing(config, logger);
     if (tracing) life.defer('tracing (exporting the last spans)', () => tracing.shutdown());
     // An untrusted certificate, a refused client certificate or API key stops start-up at once (src/temporal.ts).

@@ -216,7 +216,7 @@ export const NON_RETRYABLE_FAILURES = [
  * duplicate/stale, ignored, dead-lettered, or refused by the store (its event id belongs to another tenant).
  * (`accepted` is kept in the type for histories recorded before the split; the worker never reports it.)
  */
-export type EventOutcome = 'applied' | 'duplicate' | 'stale' | 'ignored' | 'dead-lettered' | 'accepted' | 'refused';
+type EventOutcome = 'applied' | 'duplicate' | 'stale' | 'ignored' | 'dead-lettered' | 'accepted' | 'refused';
 
 /** An event's outcome as the workflow or the bridge reports it for logs and metrics (the `outcomes` sink, `reportOutcome`). */
 export interface OutcomeReport {
@@ -233,7 +233,7 @@ export interface OutcomeReport {
 export const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/;
 
 /** Longest reason an operator may give for a retry (the same bound as a cancellation's reason). */
-export const RETRY_REASON_MAX_LENGTH = 1000;
+const RETRY_REASON_MAX_LENGTH = 1000;
 
 /**
  * How an operator resolves an order whose shipment the warehouse refused to recall:

@@ -1,4 +1,4 @@
-/** The order workflow's settings from the configuration, the same for every starter (the bridge, a replay). */
+/** The order workflow's settings from the configuration, the same for every starter (the bridge, a redelivery). */
 import type { OrderWorkflowSettings } from '../workflows/api.js';
 import type { Config } from './config.js';
 

@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { repoRoot } from './stack/paths.js';
+import { repoRoot } from './stack/index.js';
 
 const dist = join(repoRoot, 'dist');
 const say = (line: string) => process.stdout.write(`[build] ${line}\n`);

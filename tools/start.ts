@@ -10,8 +10,7 @@ import { join } from 'node:path';
 import { ConfigError, loadConfig, type Config } from '../src/config.js';
 import { createLogger } from '../src/log.js';
 import { describeReport, provision } from '../src/provision/index.js';
-import { stackDown, stackStatus, stackUp, type ServiceName } from './stack/index.js';
-import { repoRoot } from './stack/paths.js';
+import { repoRoot, stackDown, stackStatus, stackUp, type ServiceName } from './stack/index.js';
 import { announceRuntime } from './runtime.js';
 
 /** Waits until the service answers /readyz with 200 (or has exited); false when it exited first. */

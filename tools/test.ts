@@ -10,7 +10,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
-import { repoRoot } from './stack/paths.js';
+import { repoRoot } from './stack/index.js';
 import { announceRuntime } from './runtime.js';
 
 const node = process.execPath;

@@ -38,7 +38,7 @@ export async function readTopic(opts: ReadOptions): Promise<Map<number, bigint>>
     if (err instanceof ReadInterrupted) throw new InterruptedError(err.message, { cause: err });
     if (err instanceof GroupInUse) {
       throw new UsageError(
-        `--group ${err.group}: the group has ${err.members} active member(s) (state ${err.state}) — another replay is running, or one stopped less ` +
+        `--group ${err.group}: the group has ${err.members} active member(s) (state ${err.state}) — another redelivery is running, or one stopped less ` +
           `than a session timeout (${READER_SESSION_TIMEOUT_MS / 1000} s) ago; wait, or choose another --group`,
         { cause: err },
       );

@@ -34,7 +34,7 @@ export const postgresSchema = {
   DATABASE_SSL_CA_FILE: pemCertificateFile.optional(),
   /** Days the dedupe ledger (processed_events) keeps a row; pruned by the ledger-retention schedule. Default 30. */
   LEDGER_RETENTION_DAYS: positiveInt.default(30),
-  /** Days after Kafka retention within which an event may still come back (DLQ redrive, replays). Default 14. */
+  /** Days after Kafka retention within which an event may still come back (DLQ redrives, redeliveries). Default 14. */
   REDRIVE_WINDOW_DAYS: z.coerce
     .number({ invalid_type_error: 'a whole number of days ≥ 0' })
     .int('a whole number of days ≥ 0')

@@ -1,6 +1,6 @@
 /**
  * The `fulfilments` table: one row per (tenant, order). Every function takes a transaction already scoped
- * to the tenant (see db.ts) and locks the row before deciding, so two writers for one order serialise here.
+ * to the tenant (see src/db.ts) and locks the row before deciding, so two writers for one order serialise here.
  * These are the store's own guards — the workflow decides first, this is the last line. Its row's shape is
  * FulfilmentRow (src/order.ts).
  *

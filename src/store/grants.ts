@@ -4,7 +4,7 @@
  * a new runtime role, or one that collected more than this, is brought in step by the next `fulfilment provision`.
  *
  * What the service does, and so needs: claims in processed_events (INSERT … ON CONFLICT DO NOTHING) and reads there
- * (the replay's report); reads, inserts and updates fulfilments (SELECT … FOR UPDATE needs UPDATE); writes status
+ * (the redelivery's report); reads, inserts and updates fulfilments (SELECT … FOR UPDATE needs UPDATE); writes status
  * events into status_outbox and reads them there (`fulfilment status tail`), tenant-scoped; reads schema_migrations
  * (the worker waits for the schema its code needs); calls prune_processed_events (ledger retention, the one way to
  * delete ledger rows), orders_needing_attention (counts of held orders over every tenant, for the metrics) and the

@@ -3,7 +3,7 @@
  * (consumer, tenant_id, event_id) makes a concurrent redelivery lose here, before it can touch anything.
  * Keys are scoped by tenant (migration 002): one tenant's ids can never suppress or collide with another's.
  *
- * Retention: rows must outlive Kafka retention plus the longest redelivery window (DLQ redrive, replays);
+ * Retention: rows must outlive Kafka retention plus the longest redelivery window (DLQ redrives, redeliveries);
  * see docs/how-it-works.md "Decisions worth knowing". pruneProcessedEvents deletes only rows older than that.
  */
 import { inTenantTransaction, type Db, type Tx } from '../db.js';

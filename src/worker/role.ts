@@ -1,7 +1,7 @@
 /**
  * The worker role: the Temporal worker that runs the order workflows and their activities. It connects to Temporal,
  * waits until PostgreSQL answers as the runtime role with the schema this code needs, keeps the ledger-retention
- * schedule in step with its configuration, and polls its task queue. It returns what to stop (in order), and a
+ * schedule in step with its configuration, and polls its task queue. It returns its lifecycle (what to stop), and a
  * promise that resolves if the worker stops for good on its own (the process must then exit non-zero). Loaded only by
  * a process that runs the role (src/app.ts), so a bridge-only process never loads the worker SDK, pg or activities.
  */
@@ -34,7 +34,8 @@ const WATCH_MS = 500;
 
 /**
  * Starts the role in named steps, each registering how to stop what it started: stop() undoes them last first
- * (the shipment resumer and the relay, then the worker's drain, its effects' clients, the pools, the connection).
+ * (the worker's drain, then the shipment resumer and the relay — which publishes what the drain committed — then the
+ * effects' clients, the pools, the connection).
  */
 export async function startWorkerRole(
   ctx: RoleContext,
@@ -52,9 +53,10 @@ export async function startWorkerRole(
     if (refused) throw refused;
     const effects = createEffects(ctx, probeDb, life);
     const worker = await createWorker(ctx, connection.native, db, effects);
-    const failed = runWorker(ctx, worker, connection, life);
+    // Started before the worker runs, so they stop after it has drained.
     if (ctx.config.STATUS_RELAY) startRelay(ctx, probeDb, life);
     startResumer(ctx, probeDb, effects.warehouse, life);
+    const failed = runWorker(ctx, worker, connection, life);
     return { worker, connection: connection.native, db, failed, lifecycle: life };
   });
 }

@@ -11,7 +11,8 @@ import { chownSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findPgBinDir, repoRoot, waitFor } from '../../tools/stack/index.js';
+import { findPgBinDir, repoRoot } from '../../tools/stack/index.js';
+import { waitFor } from '../support/promises.js';
 
 const script = join(repoRoot, 'deploy', 'compose', 'postgres-init.sh');
 const SUPERUSER_PASSWORD = 'super-secret-1';
@@ -36,25 +37,52 @@ const connect = async (user: string, password: string, database = 'fulfilment') 
 function runInit(env: Record<string, string>) {
   return spawnSync('bash', [script], {
     encoding: 'utf8',
-    env: { PATH: `${bin}:${process.env.PATH ?? ''}`, PGHOST: socketDir, PGPORT: String(port), PGPASSWORD: SUPERUSER_PASSWORD, POSTGRES_USER: 'postgres', POSTGRES_DB: 'fulfilment', ...env },
+    env: {
+      PATH: `${bin}:${process.env.PATH ?? ''}`,
+      PGHOST: socketDir,
+      PGPORT: String(port),
+      PGPASSWORD: SUPERUSER_PASSWORD,
+      POSTGRES_USER: 'postgres',
+      POSTGRES_DB: 'fulfilment',
+      ...env,
+    },
   });
 }
 
 beforeAll(async () => {
-  if (!bin) throw new Error('PostgreSQL is not installed (the local stack installs it: npm run stack -- up --only postgres)');
-  if (!Number.isInteger(uid) || !Number.isInteger(gid)) throw new Error('there is no postgres user (the local stack creates it with PostgreSQL)');
+  if (!bin)
+    throw new Error('PostgreSQL is not installed (the local stack installs it: npm run stack -- up --only postgres)');
+  if (!Number.isInteger(uid) || !Number.isInteger(gid))
+    throw new Error('there is no postgres user (the local stack creates it with PostgreSQL)');
   spawnSync('mkdir', ['-p', socketDir]);
   chownSync(dir, uid, gid);
   chownSync(socketDir, uid, gid);
   writeFileSync(join(dir, 'pw'), `${SUPERUSER_PASSWORD}\n`);
   chownSync(join(dir, 'pw'), uid, gid);
   // Password authentication for every connection, as the postgres image sets it up.
-  const init = spawnSync(join(bin, 'initdb'), ['-D', join(dir, 'data'), '-U', 'postgres', '--auth=scram-sha-256', `--pwfile=${join(dir, 'pw')}`], { uid, gid, encoding: 'utf8' });
+  const init = spawnSync(
+    join(bin, 'initdb'),
+    ['-D', join(dir, 'data'), '-U', 'postgres', '--auth=scram-sha-256', `--pwfile=${join(dir, 'pw')}`],
+    { uid, gid, encoding: 'utf8' },
+  );
   expect(init.status, init.stderr).toBe(0);
-  server = spawn(join(bin, 'postgres'), ['-D', join(dir, 'data'), '-k', socketDir, '-p', String(port), '-c', 'listen_addresses=', '-c', 'fsync=off'], { uid, gid, stdio: 'ignore' });
-  const admin = await waitFor('the throw-away PostgreSQL', 60_000, () => connect('postgres', SUPERUSER_PASSWORD, 'postgres').catch(() => undefined), () => {
-    if (server?.exitCode !== null) throw new Error(`the throw-away PostgreSQL exited (${server?.exitCode})`);
-  });
+  server = spawn(
+    join(bin, 'postgres'),
+    ['-D', join(dir, 'data'), '-k', socketDir, '-p', String(port), '-c', 'listen_addresses=', '-c', 'fsync=off'],
+    { uid, gid, stdio: 'ignore' },
+  );
+  // A server that exits ends the wait at once, naming its exit code.
+  const exited = new Promise<never>((_, reject) =>
+    server?.once('exit', (code) => reject(new Error(`the throw-away PostgreSQL exited (${code})`))),
+  );
+  const admin = await Promise.race([
+    waitFor(
+      'the throw-away PostgreSQL',
+      () => connect('postgres', SUPERUSER_PASSWORD, 'postgres').catch(() => undefined),
+      60_000,
+    ),
+    exited,
+  ]);
   await admin.query('CREATE DATABASE fulfilment');
   await admin.end();
 }, 120_000);
@@ -80,14 +108,37 @@ describe('deploy/compose/postgres-init.sh', () => {
     expect(r.status, r.stderr).toBe(0);
 
     const admin = await connect('postgres', SUPERUSER_PASSWORD);
-    const roles = await admin.query<{ rolname: string; rolsuper: boolean; rolbypassrls: boolean; rolcreaterole: boolean; rolcreatedb: boolean; rolcanlogin: boolean }>(
+    const roles = await admin.query<{
+      rolname: string;
+      rolsuper: boolean;
+      rolbypassrls: boolean;
+      rolcreaterole: boolean;
+      rolcreatedb: boolean;
+      rolcanlogin: boolean;
+    }>(
       "SELECT rolname, rolsuper, rolbypassrls, rolcreaterole, rolcreatedb, rolcanlogin FROM pg_roles WHERE rolname LIKE 'fulfilment%' ORDER BY rolname",
     );
-    const owner = await admin.query<{ owner: string }>("SELECT pg_get_userbyid(datdba) AS owner FROM pg_database WHERE datname = 'fulfilment'");
+    const owner = await admin.query<{ owner: string }>(
+      "SELECT pg_get_userbyid(datdba) AS owner FROM pg_database WHERE datname = 'fulfilment'",
+    );
     await admin.end();
     expect(roles.rows).toEqual([
-      { rolname: 'fulfilment', rolsuper: false, rolbypassrls: false, rolcreaterole: false, rolcreatedb: false, rolcanlogin: true },
-      { rolname: 'fulfilment_owner', rolsuper: false, rolbypassrls: false, rolcreaterole: false, rolcreatedb: false, rolcanlogin: true },
+      {
+        rolname: 'fulfilment',
+        rolsuper: false,
+        rolbypassrls: false,
+        rolcreaterole: false,
+        rolcreatedb: false,
+        rolcanlogin: true,
+      },
+      {
+        rolname: 'fulfilment_owner',
+        rolsuper: false,
+        rolbypassrls: false,
+        rolcreaterole: false,
+        rolcreatedb: false,
+        rolcanlogin: true,
+      },
     ]);
     expect(owner.rows[0]?.owner).toBe('fulfilment_owner');
 
@@ -98,11 +149,15 @@ describe('deploy/compose/postgres-init.sh', () => {
 
     // The runtime role, with its password (a quote in it survives), can connect and nothing more until provisioning grants it.
     const asRuntime = await connect('fulfilment', passwords.FULFILMENT_DB_PASSWORD);
-    await expect(asRuntime.query('CREATE TABLE runtime_probe (id int)')).rejects.toThrow(/permission denied for schema public/);
+    await expect(asRuntime.query('CREATE TABLE runtime_probe (id int)')).rejects.toThrow(
+      /permission denied for schema public/,
+    );
     await expect(asRuntime.query('SELECT * FROM init_probe')).rejects.toThrow(/permission denied for table init_probe/);
     await asRuntime.end();
 
     // A wrong password is refused: the roles have exactly the passwords .env gave them.
-    await expect(connect('fulfilment', 'wrong')).rejects.toThrow(/password authentication failed for user "fulfilment"/);
+    await expect(connect('fulfilment', 'wrong')).rejects.toThrow(
+      /password authentication failed for user "fulfilment"/,
+    );
   });
 });

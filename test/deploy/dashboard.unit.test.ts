@@ -45,10 +45,14 @@ export function metricNames(expr: string): string[] {
 /** Every series name the service's and the lag exporter's registries expose. */
 async function knownNames(): Promise<Set<string>> {
   const known = new Set<string>();
-  for (const registry of [createMetrics({ defaultMetrics: true }).registry, createLagMetrics({ defaultMetrics: true }).registry]) {
+  for (const registry of [
+    createMetrics({ defaultMetrics: true }).registry,
+    createLagMetrics({ defaultMetrics: true }).registry,
+  ]) {
     for (const m of await registry.getMetricsAsJSON()) {
       known.add(m.name);
-      if (String(m.type) === 'histogram') for (const suffix of ['_bucket', '_sum', '_count']) known.add(`${m.name}${suffix}`);
+      if (String(m.type) === 'histogram')
+        for (const suffix of ['_bucket', '_sum', '_count']) known.add(`${m.name}${suffix}`);
       if (String(m.type) === 'summary') for (const suffix of ['_sum', '_count']) known.add(`${m.name}${suffix}`);
     }
   }
@@ -66,21 +70,32 @@ const dashboard = JSON.parse(readFileSync(join(root, 'deploy/grafana/fulfilment-
   panels: Panel[];
   templating?: { list: { name: string; query?: string | { query?: string } }[] };
 };
-const rules = parse(readFileSync(join(root, 'deploy/prometheus/rules.yml'), 'utf8')) as { groups: { name: string; rules: { alert?: string; record?: string; expr: string }[] }[] };
+const rules = parse(readFileSync(join(root, 'deploy/prometheus/rules.yml'), 'utf8')) as {
+  groups: { name: string; rules: { alert?: string; record?: string; expr: string }[] }[];
+};
 
 const panels = (ps: Panel[]): Panel[] => ps.flatMap((p) => [p, ...panels(p.panels ?? [])]);
 const dashboardQueries = [
-  ...panels(dashboard.panels).flatMap((p) => (p.targets ?? []).map((t) => ({ where: `panel "${p.title}"`, expr: t.expr ?? '' }))),
+  ...panels(dashboard.panels).flatMap((p) =>
+    (p.targets ?? []).map((t) => ({ where: `panel "${p.title}"`, expr: t.expr ?? '' })),
+  ),
   ...(dashboard.templating?.list ?? []).flatMap((v) => {
     const q = typeof v.query === 'string' ? v.query : v.query?.query;
-    return q && /label_values|query_result/.test(q) ? [{ where: `variable $${v.name}`, expr: q.replace(/^label_values\((.*),\s*\w+\)$/, '$1') }] : [];
+    return q && /label_values|query_result/.test(q)
+      ? [{ where: `variable $${v.name}`, expr: q.replace(/^label_values\((.*),\s*\w+\)$/, '$1') }]
+      : [];
   }),
 ];
 
 describe('metric names in the dashboard and the alert rules', () => {
   it('finds metric names in PromQL, and only those', () => {
-    expect(metricNames('histogram_quantile(0.95, sum by (le) (rate(fulfilment_x_bucket{type=~"$t"}[$__rate_interval])))')).toEqual(['fulfilment_x_bucket']);
-    expect(metricNames('(sum(increase(a_total{outcome="dead-lettered"}[10m])) or vector(0)) + b > 0')).toEqual(['a_total', 'b']);
+    expect(
+      metricNames('histogram_quantile(0.95, sum by (le) (rate(fulfilment_x_bucket{type=~"$t"}[$__rate_interval])))'),
+    ).toEqual(['fulfilment_x_bucket']);
+    expect(metricNames('(sum(increase(a_total{outcome="dead-lettered"}[10m])) or vector(0)) + b > 0')).toEqual([
+      'a_total',
+      'b',
+    ]);
     expect(metricNames('time() - max(last_ts) > 120 or absent(last_ts)')).toEqual(['last_ts']);
     expect(metricNames('max by (group, topic) (age) > 300')).toEqual(['age']);
   });
@@ -92,18 +107,34 @@ describe('metric names in the dashboard and the alert rules', () => {
 
   it('uses only metrics the service or the lag exporter exports (dashboard)', async () => {
     const known = await knownNames();
-    const unknown = dashboardQueries.flatMap((q) => metricNames(q.expr).filter((n) => !known.has(n)).map((n) => `${q.where}: ${n}`));
+    const unknown = dashboardQueries.flatMap((q) =>
+      metricNames(q.expr)
+        .filter((n) => !known.has(n))
+        .map((n) => `${q.where}: ${n}`),
+    );
     expect(unknown).toEqual([]);
   });
 
   it('uses only metrics the service or the lag exporter exports (alert rules), and alerts on the exporter age', async () => {
     const known = await knownNames();
     const all = rules.groups.flatMap((g) => g.rules);
-    const unknown = all.flatMap((r) => metricNames(r.expr).filter((n) => !known.has(n)).map((n) => `${r.alert ?? r.record}: ${n}`));
+    const unknown = all.flatMap((r) =>
+      metricNames(r.expr)
+        .filter((n) => !known.has(n))
+        .map((n) => `${r.alert ?? r.record}: ${n}`),
+    );
     expect(unknown).toEqual([]);
     expect(all.map((r) => r.alert)).toEqual(
-      expect.arrayContaining(['FulfilmentConsumerBehind', 'FulfilmentConsumerStalled', 'FulfilmentDeadLetters', 'FulfilmentCircuitOpen', 'FulfilmentOrdersHeldFailed']),
+      expect.arrayContaining([
+        'FulfilmentConsumerBehind',
+        'FulfilmentConsumerStalled',
+        'FulfilmentDeadLetters',
+        'FulfilmentCircuitOpen',
+        'FulfilmentOrdersHeldFailed',
+      ]),
     );
-    expect(all.find((r) => r.alert === 'FulfilmentConsumerBehind')?.expr).toContain('fulfilment_consumer_lag_oldest_age_seconds');
+    expect(all.find((r) => r.alert === 'FulfilmentConsumerBehind')?.expr).toContain(
+      'fulfilment_consumer_lag_oldest_age_seconds',
+    );
   });
 });

@@ -21,7 +21,11 @@ let promtool: string;
 function run(args: string[], cwd = root): Promise<{ code: number; output: string }> {
   return new Promise((resolve) => {
     execFile(promtool, args, { cwd, maxBuffer: 1 << 22 }, (err, stdout, stderr) => {
-      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : 1) : 0;
+      const code = err
+        ? typeof (err as { code?: unknown }).code === 'number'
+          ? (err as { code: number }).code
+          : 1
+        : 0;
       resolve({ code, output: `${stdout}${stderr}` });
     });
   });

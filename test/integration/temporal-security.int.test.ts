@@ -298,7 +298,7 @@ describe('a CLI command configured by a Temporal profile file (TEMPORAL_CONFIG_F
       );
     });
 
-  it("replay reaches the TLS Temporal over mTLS with the profile's API key; a wrong key in TEMPORAL_API_KEY (over the profile) fails naming it", async () => {
+  it("redeliver reaches the TLS Temporal over mTLS with the profile's API key; a wrong key in TEMPORAL_API_KEY (over the profile) fails naming it", async () => {
     const tenant = s.tenant('profile');
     await s.produce([{ key: `${tenant}/o-1`, value: events.placed(tenant, 'o-1') }]);
     const file = join(pki.dir, 'temporal.toml');

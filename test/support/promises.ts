@@ -21,17 +21,26 @@ export async function waitFor<T>(
   timeoutMs = 60_000,
   intervalMs = 100,
 ): Promise<NonNullable<T>> {
+  // The last error the probe threw, kept when later attempts merely answered falsy.
+  let thrown: unknown;
   try {
     return await vi.waitFor(
       async () => {
-        const v = await probe();
+        let v: T;
+        try {
+          v = await probe();
+        } catch (err) {
+          thrown = err;
+          throw err;
+        }
         if (!v) throw new NotYet();
         return v as NonNullable<T>;
       },
       { timeout: timeoutMs, interval: intervalMs },
     );
   } catch (err) {
-    const why = err instanceof NotYet ? '' : `: ${String(err)}`;
+    const last = err instanceof NotYet ? thrown : err;
+    const why = last === undefined ? '' : `: ${String(last)}`;
     throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${why}`, { cause: err });
   }
 }

@@ -20,6 +20,7 @@ import {
 import { FailureType, type OrderEvent } from '../../src/order.js';
 import type { orderFulfilmentV2 } from '../../workflows/order-fulfilment.js';
 import { fakeActivities, type FakeOptions, type FakeRow } from './fake-activities.js';
+import { waitFor } from './promises.js';
 
 const DAY = 24 * 3600;
 /** The service's defaults but for a grace window a test can skip past (time skipping): runs close as they settle. */
@@ -106,6 +107,7 @@ export function viewOfFailedRun(err: unknown): OrderView {
   throw err;
 }
 
-export async function waitUntil(check: () => boolean): Promise<void> {
-  while (!check()) await new Promise((r) => setTimeout(r, 20));
+/** Waits until `check` holds (the fake activities' and tests' hand-offs): test/support/promises.ts waitFor, polled every 20 ms. */
+export async function waitUntil(check: () => boolean, what = 'a hand-off of the test'): Promise<void> {
+  await waitFor(what, check, 600_000, 20);
 }

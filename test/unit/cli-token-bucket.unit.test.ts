@@ -58,7 +58,7 @@ describe('token bucket', () => {
     expect(clock.t).toBeCloseTo(10_000, 0);
   });
 
-  it('sleeps in slices and calls onWait between them (the replay heartbeats there)', async () => {
+  it('sleeps in slices and calls onWait between them (the redelivery heartbeats there)', async () => {
     const clock = fakeClock();
     const bucket = new TokenBucket(0.25, 1, clock); // one token every 4 s
     await bucket.take();

@@ -55,11 +55,7 @@ describe('imports point down the layers', () => {
     ],
     ['src/order.ts', "import type { Metrics } from './metrics.js';", "The order's vocabulary imports nothing"],
     ['workflows/order-state.ts', "import { sleep } from '../src/sleep.js';", 'workflows/ imports only its own files'],
-    [
-      'workflows/store-effects.ts',
-      "import type { Db } from '../src/store/db.js';",
-      'workflows/ imports only its own files',
-    ],
+    ['workflows/store-effects.ts', "import type { Db } from '../src/db.js';", 'workflows/ imports only its own files'],
     [
       'workflows/failures.ts',
       "import { Context } from '@temporalio/activity';",
@@ -81,6 +77,12 @@ describe('imports point down the layers', () => {
       "import { repoRoot } from '../../tools/stack/paths.js';",
       'Reach the local stack through its entry',
     ],
+    ['tools/build.ts', "import { repoRoot } from './stack/paths.js';", 'Reach the local stack through its entry'],
+    [
+      'tools/deploy/validate.ts',
+      "import { withLock } from '../stack/proc.js';",
+      'Reach the local stack through its entry',
+    ],
   ])('%s may not import %s', async (path, code, why) => {
     expect(await refusals(path, `${code}\nexport {};\n`)).toEqual([expect.stringContaining(why)]);
   });
@@ -95,6 +97,7 @@ describe('imports point down the layers', () => {
     ['workflows/api.ts', "import { defineSearchAttributeKey } from '@temporalio/common';"],
     ['test/integration/pipeline.int.test.ts', "import { repoRoot } from '../../tools/stack/index.js';"],
     ['test/stack/addresses.unit.test.ts', "import { parseHostPort } from '../../tools/stack/addresses.js';"],
+    ['tools/deploy/validate.ts', "import { withLock } from '../stack/index.js';"],
     ['src/config.ts', "import { PayloadKeys } from './codec/keys.js';"],
   ])('%s may import %s', async (path, code) => {
     expect(await refusals(path, `${code}\nexport {};\n`)).toEqual([]);

@@ -10,8 +10,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { pathToFileURL } from 'node:url';
-import { StackError } from '../stack/log.js';
-import { goInstalledTool } from '../stack/tools.js';
+import { goInstalledTool, StackError } from '../stack/index.js';
 
 /**
  * Go module tags of Prometheus, tried in order (the Go module of Prometheus 3.x is tagged v0.3xx.y): the newest
@@ -21,7 +20,13 @@ export const PROMTOOL_TAGS = ['v0.316.0', 'v0.315.1', 'v0.314.0'];
 
 /** promtool: the cached build, else built now with `go install` (first run only, a few minutes). */
 export function promtoolPath(): Promise<string> {
-  return goInstalledTool({ name: 'promtool', pkg: 'github.com/prometheus/prometheus/cmd/promtool', tags: PROMTOOL_TAGS, expected: '~3-8 min', versioned: true });
+  return goInstalledTool({
+    name: 'promtool',
+    pkg: 'github.com/prometheus/prometheus/cmd/promtool',
+    tags: PROMTOOL_TAGS,
+    expected: '~3-8 min',
+    versioned: true,
+  });
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {

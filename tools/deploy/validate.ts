@@ -21,10 +21,17 @@ import { promisify } from 'node:util';
 import { pathToFileURL } from 'node:url';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { parse, parseAllDocuments } from 'yaml';
-import { fmtSeconds, say, StackError } from '../stack/log.js';
-import { cacheDir, repoRoot } from '../stack/paths.js';
-import { withLock } from '../stack/proc.js';
-import { goModuleDir, kubeconformPath, kustomizePath } from '../stack/tools.js';
+import {
+  cacheDir,
+  fmtSeconds,
+  goModuleDir,
+  kubeconformPath,
+  kustomizePath,
+  repoRoot,
+  say,
+  StackError,
+  withLock,
+} from '../stack/index.js';
 
 /** Kubernetes release the manifests are validated against: the oldest minor still supported upstream. */
 export const KUBERNETES_VERSION = 'v1.35.4';
@@ -68,9 +75,17 @@ function strictify(node: Json): Json {
   for (const [k, v] of Object.entries(node)) {
     if (k === 'description') continue;
     // Inside `properties` the keys are field names, not keywords: a field may be called `description`.
-    out[k] = k === 'properties' && isObject(v) ? Object.fromEntries(Object.entries(v).map(([f, s]) => [f, strictify(s)])) : strictify(v);
+    out[k] =
+      k === 'properties' && isObject(v)
+        ? Object.fromEntries(Object.entries(v).map(([f, s]) => [f, strictify(s)]))
+        : strictify(v);
   }
-  if (isObject(out.properties) && out.additionalProperties === undefined && out['x-kubernetes-preserve-unknown-fields'] !== true) out.additionalProperties = false;
+  if (
+    isObject(out.properties) &&
+    out.additionalProperties === undefined &&
+    out['x-kubernetes-preserve-unknown-fields'] !== true
+  )
+    out.additionalProperties = false;
   // A Kubernetes int-or-string (IntOrString; CRDs: x-kubernetes-int-or-string) takes either form.
   if (out.format === 'int-or-string' || (out['x-kubernetes-int-or-string'] === true && out.anyOf === undefined)) {
     delete out.type;
@@ -87,7 +102,11 @@ function pinKind(schema: JsonObject, apiVersion: string, kind: string): JsonObje
     ...schema,
     properties: {
       ...properties,
-      apiVersion: { ...(isObject(properties.apiVersion) ? properties.apiVersion : {}), type: 'string', enum: [apiVersion] },
+      apiVersion: {
+        ...(isObject(properties.apiVersion) ? properties.apiVersion : {}),
+        type: 'string',
+        enum: [apiVersion],
+      },
       kind: { ...(isObject(properties.kind) ? properties.kind : {}), type: 'string', enum: [kind] },
     },
   };
@@ -152,14 +171,21 @@ export function crdSchemas(crdYaml: string[]): Map<string, JsonObject> {
     for (const doc of parseAllDocuments(text)) {
       const crd = doc.toJS() as {
         kind?: string;
-        spec?: { group: string; names: { kind: string }; versions?: { name: string; schema?: { openAPIV3Schema?: JsonObject } }[] };
+        spec?: {
+          group: string;
+          names: { kind: string };
+          versions?: { name: string; schema?: { openAPIV3Schema?: JsonObject } }[];
+        };
       } | null;
       if (crd?.kind !== 'CustomResourceDefinition' || !crd.spec) continue;
       for (const v of crd.spec.versions ?? []) {
         const schema = v.schema?.openAPIV3Schema;
         if (!schema) continue;
         const apiVersion = `${crd.spec.group}/${v.name}`;
-        out.set(schemaFileName(crd.spec.names.kind, apiVersion), pinKind(strictify(schema) as JsonObject, apiVersion, crd.spec.names.kind));
+        out.set(
+          schemaFileName(crd.spec.names.kind, apiVersion),
+          pinKind(strictify(schema) as JsonObject, apiVersion, crd.spec.names.kind),
+        );
       }
     }
   }
@@ -178,9 +204,18 @@ export async function kubernetesSchemaDir(): Promise<string> {
     say(`generating Kubernetes ${KUBERNETES_VERSION} and KEDA ${KEDA_VERSION} JSON schemas (first run only)...`);
     const k8s = await goModuleDir('k8s.io/kubernetes', KUBERNETES_VERSION);
     const keda = await goModuleDir('github.com/kedacore/keda/v2', KEDA_VERSION);
-    const swagger = JSON.parse(readFileSync(join(k8s, 'api', 'openapi-spec', 'swagger.json'), 'utf8')) as { definitions: Record<string, JsonObject> };
+    const swagger = JSON.parse(readFileSync(join(k8s, 'api', 'openapi-spec', 'swagger.json'), 'utf8')) as {
+      definitions: Record<string, JsonObject>;
+    };
     const crdDir = join(keda, 'config', 'crd', 'bases');
-    const schemas = new Map([...kubernetesSchemas(swagger), ...crdSchemas(readdirSync(crdDir).filter((f) => f.endsWith('.yaml')).map((f) => readFileSync(join(crdDir, f), 'utf8')))]);
+    const schemas = new Map([
+      ...kubernetesSchemas(swagger),
+      ...crdSchemas(
+        readdirSync(crdDir)
+          .filter((f) => f.endsWith('.yaml'))
+          .map((f) => readFileSync(join(crdDir, f), 'utf8')),
+      ),
+    ]);
     const tmp = `${dir}.tmp-${process.pid}`;
     rmSync(tmp, { recursive: true, force: true });
     mkdirSync(tmp, { recursive: true });
@@ -217,16 +252,29 @@ export interface KubeconformResult {
  */
 export async function kubeconform(paths: string[]): Promise<KubeconformResult> {
   const [bin, dir] = [await kubeconformPath(), await kubernetesSchemaDir()];
-  const args = ['-strict', '-verbose', '-summary', '-output', 'json', '-schema-location', schemaLocation(dir), '-ignore-filename-pattern', 'kustomization\\.ya?ml$', ...paths];
-  const { code, stdout, stderr } = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve, reject) => {
-    const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (b: Buffer) => (out += b.toString()));
-    child.stderr.on('data', (b: Buffer) => (err += b.toString()));
-    child.once('error', reject);
-    child.once('close', (c) => resolve({ code: c ?? 1, stdout: out, stderr: err }));
-  });
+  const args = [
+    '-strict',
+    '-verbose',
+    '-summary',
+    '-output',
+    'json',
+    '-schema-location',
+    schemaLocation(dir),
+    '-ignore-filename-pattern',
+    'kustomization\\.ya?ml$',
+    ...paths,
+  ];
+  const { code, stdout, stderr } = await new Promise<{ code: number; stdout: string; stderr: string }>(
+    (resolve, reject) => {
+      const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      let err = '';
+      child.stdout.on('data', (b: Buffer) => (out += b.toString()));
+      child.stderr.on('data', (b: Buffer) => (err += b.toString()));
+      child.once('error', reject);
+      child.once('close', (c) => resolve({ code: c ?? 1, stdout: out, stderr: err }));
+    },
+  );
   let parsed: { resources?: KubeconformResource[]; summary?: KubeconformResult['summary'] };
   try {
     parsed = JSON.parse(stdout) as typeof parsed;
@@ -237,10 +285,17 @@ export async function kubeconform(paths: string[]): Promise<KubeconformResult> {
   const problems = resources
     .filter((r) => r.status !== 'statusValid')
     .map((r) => {
-      const details = r.validationErrors?.length ? r.validationErrors.map((e) => `${e.path}: ${e.msg}`).join('; ') : r.msg;
+      const details = r.validationErrors?.length
+        ? r.validationErrors.map((e) => `${e.path}: ${e.msg}`).join('; ')
+        : r.msg;
       return `${r.filename.replace(`${repoRoot}/`, '')}: ${r.kind || '?'}/${r.name || '?'}: ${r.status.replace('status', '').toLowerCase()}: ${details}`;
     });
-  return { exitCode: code, resources, summary: parsed.summary ?? { valid: 0, invalid: 0, errors: 0, skipped: 0 }, problems };
+  return {
+    exitCode: code,
+    resources,
+    summary: parsed.summary ?? { valid: 0, invalid: 0, errors: 0, skipped: 0 },
+    problems,
+  };
 }
 
 /**
@@ -249,9 +304,13 @@ export async function kubeconform(paths: string[]): Promise<KubeconformResult> {
  */
 export async function kustomizeBuild(dir = kubernetesDir): Promise<string> {
   const bin = await kustomizePath();
-  const { stdout } = await promisify(execFile)(bin, ['build', dir], { maxBuffer: 64 << 20 }).catch((e: { stderr?: string; message: string }) => {
-    throw new StackError(`kustomize build ${dir.replace(`${repoRoot}/`, '')} failed: ${e.stderr?.trim() || e.message}`);
-  });
+  const { stdout } = await promisify(execFile)(bin, ['build', dir], { maxBuffer: 64 << 20 }).catch(
+    (e: { stderr?: string; message: string }) => {
+      throw new StackError(
+        `kustomize build ${dir.replace(`${repoRoot}/`, '')} failed: ${e.stderr?.trim() || e.message}`,
+      );
+    },
+  );
   const out = join(tmpdir(), `fulfilment-kustomize-build-${process.pid}.yaml`);
   writeFileSync(out, stdout);
   return out;
@@ -262,7 +321,11 @@ export async function kustomizeBuild(dir = kubernetesDir): Promise<string> {
 
 /** Path of the compose-spec JSON schema (from compose-go's module). */
 export async function composeSchemaPath(): Promise<string> {
-  return join(await goModuleDir('github.com/compose-spec/compose-go/v2', COMPOSE_GO_VERSION), 'schema', 'compose-spec.json');
+  return join(
+    await goModuleDir('github.com/compose-spec/compose-go/v2', COMPOSE_GO_VERSION),
+    'schema',
+    'compose-spec.json',
+  );
 }
 
 /** An env file as Compose reads it: `NAME=value` lines, `#` comments, optional quotes around the value. */
@@ -285,18 +348,21 @@ export function readEnvFile(path: string): Record<string, string> {
  * default is empty, as in Compose. Throws on a required variable that is missing.
  */
 export function interpolate(text: string, env: Record<string, string | undefined>): string {
-  return text.replace(/\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?])((?:[^{}]|\{[^{}]*\})*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)/g, (m, braced?: string, op?: string, arg?: string, bare?: string) => {
-    if (m === '$$') return '$';
-    const name = (braced ?? bare) as string;
-    const value = env[name];
-    const missing = op?.startsWith(':') ? value === undefined || value === '' : value === undefined;
-    if (op?.endsWith('-')) return missing ? interpolate(arg ?? '', env) : (value ?? '');
-    if (op?.endsWith('?')) {
-      if (missing) throw new StackError(`required variable ${name} is missing a value: ${arg ?? ''}`);
+  return text.replace(
+    /\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?])((?:[^{}]|\{[^{}]*\})*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)/g,
+    (m, braced?: string, op?: string, arg?: string, bare?: string) => {
+      if (m === '$$') return '$';
+      const name = (braced ?? bare) as string;
+      const value = env[name];
+      const missing = op?.startsWith(':') ? value === undefined || value === '' : value === undefined;
+      if (op?.endsWith('-')) return missing ? interpolate(arg ?? '', env) : (value ?? '');
+      if (op?.endsWith('?')) {
+        if (missing) throw new StackError(`required variable ${name} is missing a value: ${arg ?? ''}`);
+        return value ?? '';
+      }
       return value ?? '';
-    }
-    return value ?? '';
-  });
+    },
+  );
 }
 
 /** Every string value of a parsed YAML document interpolated (keys are left as they are). */
@@ -319,10 +385,17 @@ export function loadCompose(env: Record<string, string | undefined>, file = comp
 export async function composeSchemaProblems(doc: unknown): Promise<string[]> {
   const schema = JSON.parse(readFileSync(await composeSchemaPath(), 'utf8')) as Record<string, unknown>;
   // The schema's only format, duration, is Go's (`30s`, `1m30s`); ajv leaves unknown formats to the caller.
-  const ajv = new Ajv2020({ allErrors: true, strict: false, formats: { duration: /^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$/ } });
+  const ajv = new Ajv2020({
+    allErrors: true,
+    strict: false,
+    formats: { duration: /^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$/ },
+  });
   const validate = ajv.compile(schema);
   if (validate(doc)) return [];
-  return (validate.errors ?? []).map((e) => `${e.instancePath || '/'}: ${e.message ?? 'invalid'}${e.params && Object.keys(e.params).length ? ` ${JSON.stringify(e.params)}` : ''}`);
+  return (validate.errors ?? []).map(
+    (e) =>
+      `${e.instancePath || '/'}: ${e.message ?? 'invalid'}${e.params && Object.keys(e.params).length ? ` ${JSON.stringify(e.params)}` : ''}`,
+  );
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -332,20 +405,32 @@ async function main(): Promise<number> {
   let ok = true;
   const built = await kustomizeBuild();
   try {
-    for (const [what, path] of [['deploy/kubernetes/', kubernetesDir], ['kustomize build deploy/kubernetes', built]] as const) {
+    for (const [what, path] of [
+      ['deploy/kubernetes/', kubernetesDir],
+      ['kustomize build deploy/kubernetes', built],
+    ] as const) {
       const k = await kubeconform([path]);
       for (const line of k.problems) process.stdout.write(`${line}\n`);
-      process.stdout.write(`kubeconform -strict ${what} (Kubernetes ${KUBERNETES_VERSION}, KEDA ${KEDA_VERSION}): ${k.summary.valid} valid, ${k.summary.invalid} invalid, ${k.summary.errors} errors, ${k.summary.skipped} skipped\n`);
+      process.stdout.write(
+        `kubeconform -strict ${what} (Kubernetes ${KUBERNETES_VERSION}, KEDA ${KEDA_VERSION}): ${k.summary.valid} valid, ${k.summary.invalid} invalid, ${k.summary.errors} errors, ${k.summary.skipped} skipped\n`,
+      );
       ok &&= k.exitCode === 0 && k.problems.length === 0;
     }
   } finally {
     rmSync(built, { force: true });
   }
   // example.env leaves the passwords empty (Compose then refuses to start): check the file as if they were set.
-  const env = Object.fromEntries(Object.entries(readEnvFile(envFile)).map(([k, v]) => [k, v === '' && envFile === composeExampleEnv ? 'example' : v]));
+  const env = Object.fromEntries(
+    Object.entries(readEnvFile(envFile)).map(([k, v]) => [
+      k,
+      v === '' && envFile === composeExampleEnv ? 'example' : v,
+    ]),
+  );
   const c = await composeSchemaProblems(loadCompose({ ...env, ...process.env }));
   for (const line of c) process.stdout.write(`docker-compose.yml ${line}\n`);
-  process.stdout.write(`docker-compose.yml with ${envFile.replace(`${repoRoot}/`, '')} against compose-spec (compose-go ${COMPOSE_GO_VERSION}): ${c.length === 0 ? 'valid' : `${c.length} problems`}\n`);
+  process.stdout.write(
+    `docker-compose.yml with ${envFile.replace(`${repoRoot}/`, '')} against compose-spec (compose-go ${COMPOSE_GO_VERSION}): ${c.length === 0 ? 'valid' : `${c.length} problems`}\n`,
+  );
   return ok && c.length === 0 ? 0 : 1;
 }
 

@@ -31,8 +31,7 @@ import {
 
 // The stack's one entry for everything outside it (tests, the bench, the other tools); test/stack/ tests its parts.
 export { kubeconformPath, kustomizePath, temporalCliPath, testServerExecutablePath } from './tools.js';
-export { repoRoot, stateDir } from './paths.js';
-export { waitFor } from './proc.js';
+export { repoRoot } from './paths.js';
 export { clusterHome, findPgBinDir, superuserClient } from './services/postgres.js';
 export { decodeJwt } from './jwt.js';
 export { makeCa } from './tls.js';
@@ -43,6 +42,12 @@ export type { TemporalTlsInfo } from './services/temporal-tls.js';
 export { mintApiKey, stackSigningKey } from './temporal-tls-credentials.js';
 export { newSigningKey } from './jwt.js';
 export { StackError } from './log.js';
+// Building blocks the deployment validators (tools/deploy/) share with the stack: progress lines, the cache outside
+// the repository, a lock per checkout, Go-built tools.
+export { fmtSeconds, say } from './log.js';
+export { cacheDir } from './paths.js';
+export { withLock } from './proc.js';
+export { goInstalledTool, goModuleDir } from './tools.js';
 
 export interface StackInfo {
   kafkaBrokers: string[];
