@@ -246,7 +246,7 @@ export function serverConfig(plan: StackPlan): Record<string, unknown> {
 
 /**
  * Eager activity dispatch (STACK_TEMPORAL_EAGER_ACTIVITIES, default true): the server's dynamic configuration
- * `system.enableActivityEagerExecution`, off by default in Temporal 1.29. On, an activity a workflow task schedules is
+ * `system.enableActivityEagerExecution`, off by default up to Temporal 1.31 (the dev server's), on since 1.32. On, an activity a workflow task schedules is
  * handed back with that task's completion to the worker that completed it (the TypeScript worker asks for up to 3),
  * instead of going through a task queue poll. Both stack Temporals take it.
  */
