@@ -4,12 +4,14 @@
  * run in parallel without seeing each other. Waiting is always for a condition, never a fixed sleep.
  */
 import { randomUUID } from 'node:crypto';
-import { Partitioners, type Admin, type Consumer, type IHeaders, type Kafka, type Producer } from 'kafkajs';
+import { Partitioners, type Admin, type IHeaders, type Kafka, type Producer } from 'kafkajs';
 import { DefaultLogger, Runtime, type LogLevel } from '@temporalio/worker';
 import { startApp, type App, type AppOptions } from '../../src/app.js';
 import { createLateEventRecorder } from '../../src/bridge/late-events.js';
 import type { LateEventRecorder } from '../../src/bridge/order-starter.js';
 import { createKafka } from '../../src/kafka/client.js';
+import { createConsumerSupervisor } from '../../src/kafka/consumer-supervisor.js';
+import { DelaySequence } from '../../src/bridge/backoff-gate.js';
 import { createTopicsWithLeaders } from '../../src/kafka/admin.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { metricValue } from '../../src/metrics.js';
@@ -117,62 +119,54 @@ export async function scenario(name: string, env: Record<string, string> = {}): 
   let tenants = 0;
 
   async function watchTopic(topic: string): Promise<TopicWatch> {
-    const groupId = `watch-${uniqueSuffix('w')}`;
     const records: TopicRecord[] = [];
-    // A record read again (a consumer restarted before committing it) is the same record: kept once.
+    // A record read again (a consumer restarted before its commit) is the same record: kept once.
     const seen = new Set<string>();
-    let consumer: Consumer;
-    let closed = false;
-    // One restart at a time: a crash while one is under way queues the next.
-    let restarts = Promise.resolve();
-    async function start(): Promise<void> {
-      consumer = kafka.consumer({ groupId });
-      // kafkajs gives up for good on a crash whose cause it deems not retriable (it restarts on the others itself); the
-      // watch is to see the whole topic through an outage test's broker restart, so it starts again where its group
-      // had committed.
-      consumer.on(consumer.events.CRASH, ({ payload }) => {
-        if (payload.restart || closed) return;
-        process.stdout.write(`[watch ${topic}] consumer crashed (${payload.error.message}); starting it again\n`);
-        restarts = restarts.then(startAgain);
-      });
-      await consumer.connect();
-      await consumer.subscribe({ topic, fromBeginning: true });
-      await consumer.run({
-        eachMessage: async ({ message, partition }) => {
-          const at = `${partition}/${message.offset}`;
-          if (seen.has(at)) return;
+    const stopping = new AbortController();
+    const say = (line: string) => process.stdout.write(`[watch ${topic}] ${line}\n`);
+    // The bridge's own consumer supervisor: a consumer that crashes through an outage test's broker restart is
+    // restarted (by kafkajs, or by the supervisor when kafkajs gives up), so the watch sees the whole topic.
+    const member = createConsumerSupervisor({
+      kafka,
+      topic,
+      groupId: `watch-${uniqueSuffix('w')}`,
+      sessionTimeoutMs: 30_000,
+      maxBytesPerPartition: 1 << 20,
+      partitionsConcurrently: 1,
+      restartDelays: new DelaySequence({ initialDelayMs: 200, maxDelayMs: 2_000 }),
+      stopping: stopping.signal,
+      events: {
+        joined: () => undefined,
+        committed: () => undefined,
+        crashed: () => undefined,
+        restarting: (err, delayMs) => say(`consumer failed (${err.message}); restarting it in ${delayMs} ms`),
+        restartFailed: (err) => say(`restart failed (${err.message})`),
+        gaveUp: (err) => say(`gave up: ${err.message}`),
+      },
+      async onBatch({ partition, records: batch, resolve, commit }) {
+        for (const r of batch) {
+          const at = `${partition}/${r.offset}`;
+          if (seen.has(at)) continue;
           seen.add(at);
           const headers: Record<string, string> = {};
-          for (const [k, v] of Object.entries(message.headers ?? {}))
+          for (const [k, v] of Object.entries(r.headers ?? {}))
             if (v !== undefined) headers[k] = String(Array.isArray(v) ? v[0] : v);
-          records.push({ key: message.key, value: message.value, headers, partition, offset: message.offset });
-        },
-      });
-    }
-    async function startAgain(): Promise<void> {
-      await consumer.disconnect().catch(() => undefined);
-      await waitFor(
-        `the watch of ${topic} running again`,
-        () =>
-          closed ||
-          start().then(
-            () => true,
-            () =>
-              consumer.disconnect().then(
-                () => false,
-                () => false,
-              ),
-          ),
-        600_000,
-        1_000,
-      ).catch((err: unknown) => process.stdout.write(`[watch ${topic}] not started again: ${String(err)}\n`));
-    }
-    await start();
+          records.push({ key: r.key, value: r.value, headers, partition, offset: r.offset });
+        }
+        const last = batch.at(-1);
+        if (!last) return;
+        const next = (BigInt(last.offset) + 1n).toString();
+        resolve(next);
+        // A commit refused (a rebalance, a broker restarting) only means the next member reads some records again.
+        await commit(next).catch(() => undefined);
+      },
+    });
+    await member.start();
     return {
       records,
       close: async () => {
-        closed = true;
-        await consumer.disconnect();
+        stopping.abort();
+        await member.disconnect();
       },
     };
   }
