@@ -76,6 +76,10 @@ async function main(): Promise<number> {
   // The JavaScript production runs (dist/): the tests of the built service and the bench's children run it.
   const built = await run(node, ['--import', 'tsx', join(repoRoot, 'tools', 'build.ts')]);
   if (built.code !== 0) return built.code;
+  // The deployment checks' schemas and promtool (tools/deploy/, which stands on the stack), built before any service
+  // starts, as the stack builds its own tools: a first build never runs beside the suite.
+  await (await import('./deploy/validate.js')).kubernetesSchemaDir();
+  await (await import('./deploy/promtool.js')).promtoolPath();
   const up = await run(node, ['--import', 'tsx', stackCli, 'up', '--for-tests']);
   if (up.code !== 0) return up.code;
   // What the service never creates itself (topics, search attributes, schema, the runtime role's grants); the stack

@@ -3,7 +3,7 @@
  * and what `kustomize build` makes of the folder, with kubeconform -strict against the Kubernetes and KEDA schemas;
  * docker-compose.yml, interpolated as Compose does, against the compose-spec schema. Each validator is also shown a
  * deliberately broken copy, so a validator that accepted anything would fail here. Needs no stack: only Go, whose
- * module proxy serves kubeconform, kustomize and the schemas the first time (`stack up --for-tests` builds them
+ * module proxy serves kubeconform, kustomize and the schemas the first time (`npm test` builds them
  * beforehand; this file's setup does when they are missing).
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

@@ -48,7 +48,7 @@ program
   )
   .option(
     '--for-tests',
-    'also make sure the time-skipping test server, the temporal CLI, the Temporal server and the manifest validators exist',
+    'also make sure the time-skipping test server, the temporal CLI, the Temporal server, kubeconform and kustomize exist',
   )
   .addOption(new Option('--only <services>', `comma-separated subset of ${SERVICE_NAMES.join(',')}`))
   .option('--json', 'print the result as one JSON object')

@@ -72,7 +72,7 @@ export interface StackUpOptions {
   services?: ServiceName[];
   /** No progress lines on stderr. */
   quiet?: boolean;
-  /** Also make sure the time-skipping test server, the temporal CLI, the Temporal server (the TLS Temporal's) and the manifest validators exist (what tests need). */
+  /** Also make sure the time-skipping test server, the temporal CLI, the Temporal server (the TLS Temporal's), kubeconform and kustomize exist (what tests need). */
   forTests?: boolean;
 }
 
@@ -107,9 +107,6 @@ export async function stackUp(opts: StackUpOptions = {}): Promise<StackInfo> {
         // The manifest validation's tools and schemas (test/deploy/manifests.int.test.ts).
         await kubeconformPath();
         await kustomizePath();
-        await (await import('../deploy/validate.js')).kubernetesSchemaDir();
-        // promtool, for the alert rules' unit tests (test/deploy/prometheus-rules.int.test.ts).
-        await (await import('../deploy/promtool.js')).promtoolPath();
       }
       const local = wanted.filter((s) => !SERVICES[s].external(plan));
       const startable = local.filter((s) => {
