@@ -10,6 +10,9 @@ WORKDIR /build
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY . .
+# The build id workers of this image run as in their worker deployment (dist/build-id; WORKER_BUILD_ID overrides it):
+# `--build-arg BUILD_ID=<tag or commit>`; without it, the workflow bundle's hash (the image has no git history).
+ARG BUILD_ID=""
 RUN npm run build
 
 FROM node:24.22.3-bookworm-slim

@@ -31,6 +31,8 @@ export interface AppOptions extends Omit<BridgeRoleOptions, 'workerConnection'> 
   signal?: AbortSignal;
   /** The registry and readiness to report to when the caller serves them itself (src/service.ts); then not served here. */
   observability?: Pick<Observability, 'metrics' | 'health'>;
+  /** The workflow code's entry point (default workflows/index.ts): a test runs a changed version of it as a new build. */
+  workflowsPath?: string;
 }
 
 export interface App {
@@ -73,13 +75,23 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
     // The worker starts first and the bridge beside it, so the bridge stops first: nothing new reaches workflows
     // while the worker drains.
     const worker = runWorker
-      ? await (await import('./worker/role.js')).startWorkerRole(ctx, { alone: !runBridge })
+      ? await (
+          await import('./worker/role.js')
+        ).startWorkerRole(ctx, {
+          alone: !runBridge,
+          ...(opts.workflowsPath ? { workflowsPath: opts.workflowsPath } : {}),
+        })
       : undefined;
     if (worker) life.include('worker role', worker.lifecycle);
     const bridge = runBridge
       ? await (
           await import('./bridge/role.js')
-        ).startBridgeRole(ctx, { ...opts, workerConnection: worker?.connection, workerDb: worker?.db })
+        ).startBridgeRole(ctx, {
+          ...opts,
+          workerConnection: worker?.connection,
+          workerDb: worker?.db,
+          workerTakesNewRuns: worker?.takesNewRuns,
+        })
       : undefined;
     if (bridge) life.include('bridge role', bridge.lifecycle);
     return { metrics, health, tracing, client, worker, bridge };

@@ -5,9 +5,11 @@
  * the OpenTelemetry workflow interceptors. `npm start`, the bench and the image run dist/; tsx is for sources only.
  */
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
+import { gitBuildId, sanitizeBuildId } from '../src/deployment/build-id.js';
 import { repoRoot } from './stack/index.js';
 
 const dist = join(repoRoot, 'dist');
@@ -31,6 +33,7 @@ const quiet = {
   warn: console.warn,
   error: console.error,
 };
+let plainBundleHash = '';
 for (const traced of [false, true]) {
   t0 = Date.now();
   const out = join(dist, 'workflows', `bundle${traced ? '-traced' : ''}.js`);
@@ -41,7 +44,14 @@ for (const traced of [false, true]) {
   });
   writeFileSync(out, code);
   writeFileSync(`${out}.map`, sourceMap);
+  if (!traced) plainBundleHash = createHash('sha256').update(code).digest('hex').slice(0, 12);
   say(
     `  workflow bundle${traced ? ' (traced)' : ''} → ${out.slice(repoRoot.length + 1)} (${(code.length / 2 ** 20).toFixed(1)} MB) in ${((Date.now() - t0) / 1000).toFixed(1)} s`,
   );
 }
+
+// The build id a worker from dist/ runs as, unless WORKER_BUILD_ID says otherwise (src/deployment/build-id.ts):
+// BUILD_ID given to the build (the image's build argument), else the git commit, else the workflow code's hash.
+const buildId = sanitizeBuildId(process.env.BUILD_ID || gitBuildId(repoRoot) || `bundle-${plainBundleHash}`);
+writeFileSync(join(dist, 'build-id'), `${buildId}\n`);
+say(`  build id ${buildId} → dist/build-id`);

@@ -44,6 +44,7 @@ import {
   proxyLocalActivities,
   proxySinks,
   setHandler,
+  setWorkflowOptions,
   sleep,
   upsertSearchAttributes,
   workflowInfo,
@@ -185,6 +186,10 @@ export async function orderFulfilmentV2(input: OrderWorkflowInput): Promise<Orde
   }
   return view;
 }
+
+// Pinned: an order runs to its end on the worker version (the build) it started on, so a new version's changed commands
+// never meet an old order's history; new orders start on the deployment's current version (docs/changing-the-workflow.md).
+setWorkflowOptions({ versioningBehavior: 'PINNED' }, orderFulfilmentV2);
 
 function endedUnsettled(view: OrderView): string {
   const order = `order ${view.tenantId}/${view.orderId}`;

@@ -58,9 +58,11 @@ export interface OrderStarterOptions {
    * Eager workflow start (the client must be built on the worker's own NativeConnection, in the same process): an
    * order's run is started with workflow.start and its events in the input, and Temporal hands the first workflow
    * task straight back to this process's worker instead of through a task queue poll. When the run exists already,
-   * the events are signalled to it (a second call). Default false: one signal-with-start call.
+   * the events are signalled to it (a second call). Default false: one signal-with-start call. A function is asked at
+   * each hand-over: the worker beside it takes eager starts only while its version takes every new run (current, no
+   * ramp), since an eager task is run by that worker whatever Temporal's routing says.
    */
-  eager?: boolean;
+  eager?: boolean | (() => boolean);
 }
 
 /** Why an attempt to hand the events to an open or new run found the order's run closed. */
@@ -190,9 +192,10 @@ export function createOrderStarter(
     return 'recorded-late';
   }
 
-  const handOver = opts.eager ? eagerStart : signalWithStart;
+  const eager = typeof opts.eager === 'function' ? opts.eager : () => opts.eager === true;
   return {
     async deliver(events) {
+      const handOver = eager() ? eagerStart : signalWithStart;
       return (await handOver(events)) === 'accepted' ? 'accepted' : recordLate(events);
     },
   };

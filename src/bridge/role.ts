@@ -27,6 +27,8 @@ const LATE_PATH_POOL_SIZE = 4;
 export interface BridgeRoleOptions {
   /** The worker's connection when a worker runs in this process (eager starts); undefined for a bridge alone. */
   workerConnection?: NativeConnection;
+  /** Whether the worker beside it takes every new run now (its version current, nothing ramping): eager starts only then. */
+  workerTakesNewRuns?: () => boolean;
   /** The worker's PostgreSQL pool when a worker runs in this process; a bridge alone opens a small one of its own. */
   workerDb?: Db;
   bridgeRetry?: Partial<TransientRetry>;
@@ -139,7 +141,10 @@ function createOrderBridge(
     { db, statusTopic: config.STATUS_TOPIC },
     createOutcomeReporter({ logger, metrics }),
   );
-  const starter = createOrderStarter(client, config.TEMPORAL_TASK_QUEUE, workflowSettings(config), late, { eager });
+  const takesNewRuns = opts.workerTakesNewRuns;
+  const starter = createOrderStarter(client, config.TEMPORAL_TASK_QUEUE, workflowSettings(config), late, {
+    eager: eager && takesNewRuns ? takesNewRuns : eager,
+  });
   return createBridge({
     kafka: kafka.consumer,
     senderKafka: kafka.sender,

@@ -3,7 +3,7 @@
  * show one order, re-drive an order held as failed, replay and export workflow histories, provision what the
  * service needs.
  * Each command family registers itself from its folder (dlq/commands.ts, redeliver/command.ts, order/commands.ts,
- * status/commands.ts, shipping/commands.ts, workflow/commands.ts, lag/commands.ts, codec/command.ts, provision/command.ts). Options are validated before
+ * status/commands.ts, shipping/commands.ts, workflow/commands.ts, deployment/commands.ts, lag/commands.ts, codec/command.ts, provision/command.ts). Options are validated before
  * anything is read or changed; bad input exits 2 with a message naming the option: each action checks its options
  * first (commander's parsers in options.ts, then each family's checks across options) and only then imports its
  * command module — and with it kafkajs, Temporal or pg. Nothing the registrations import loads those, so `--help` and
@@ -20,6 +20,7 @@ import { isKafkaClientError } from '../kafka/records.js';
 import { registerCodecServerCommand } from './codec/command.js';
 import type { Runner } from './command.js';
 import { cliLogger, type CliContext } from './context.js';
+import { registerDeploymentCommands } from './deployment/commands.js';
 import { registerDlqCommands } from './dlq/commands.js';
 import { EXIT, InterruptedError, NotFoundError, UsageError } from './errors.js';
 import { registerLagCommands } from './lag/commands.js';
@@ -39,6 +40,7 @@ const COMMANDS: ((program: Command, run: Runner) => void)[] = [
   registerShippingCommands,
   registerStatusCommands,
   registerWorkflowCommands,
+  registerDeploymentCommands,
   registerLagCommands,
   registerCodecServerCommand,
   registerProvisionCommand,

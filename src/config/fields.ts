@@ -55,6 +55,9 @@ export const pemCertificateFile = nonEmpty.superRefine((path, ctx) => {
     });
 });
 
+/** A worker deployment's name or build id: what Temporal accepts in both, and no separator of the two. */
+export const versionName = nonEmpty.regex(/^[A-Za-z0-9_-]{1,200}$/, 'letters, digits, - and _ (at most 200)');
+
 export const hostPort = nonEmpty.regex(/^[^\s:,]+:\d{1,5}$/, 'host:port');
 
 /** Why `path` cannot be read as a file, or undefined when it can. */

@@ -1,6 +1,6 @@
 /** The worker: the warehouse it ships through, the order workflow's settings, its task slots, pollers and cache. */
 import { z } from 'zod';
-import { atLeastTwo, nonEmpty, port, positiveInt, url, type FieldsOf } from './fields.js';
+import { atLeastTwo, nonEmpty, port, positiveInt, url, versionName, type FieldsOf } from './fields.js';
 
 export const workerSchema = {
   /** Base URL of the warehouse HTTP service that ships orders. */
@@ -78,6 +78,27 @@ export const workerSchema = {
   WORKER_WORKFLOW_TASK_POLLERS: atLeastTwo.default(10),
   /** Concurrent activity-task polls, at most WORKER_MAX_CONCURRENT_ACTIVITIES. */
   WORKER_ACTIVITY_TASK_POLLERS: positiveInt.default(10),
+  /**
+   * The worker deployment (Temporal Worker Deployment Versioning) this worker runs a version of. Default: the task
+   * queue's name, one deployment per task queue. Letters, digits, `-` and `_`.
+   */
+  WORKER_DEPLOYMENT_NAME: versionName.optional(),
+  /**
+   * This worker's version in its deployment. Default: the build's — what `npm run build` stamped in dist/build-id
+   * (BUILD_ID at build time, else the git commit, else the workflow bundle's hash); run from sources, the git commit
+   * (with `-modified` when the checkout has changes). Orders start on the deployment's current version and finish on
+   * the version they started on (docs/changing-the-workflow.md).
+   */
+  WORKER_BUILD_ID: versionName.optional(),
+  /**
+   * How a new version takes new orders: `all-at-once` (default) — a version that was never current becomes current
+   * when its worker starts (orders already running stay on theirs; a version rolled back from is not made current
+   * again); `manual` — only a deployment's first version becomes current by itself, later ones wait for `fulfilment
+   * deployment ramp|current`.
+   */
+  WORKER_VERSION_ROLLOUT: z
+    .enum(['all-at-once', 'manual'], { message: 'all-at-once or manual' })
+    .default('all-at-once'),
   /** How often (seconds) the worker counts the orders held for a person (failed, recall-failed) for the metrics. */
   WORKER_ATTENTION_POLL_SECONDS: positiveInt.default(30),
 };

@@ -5,6 +5,7 @@
  * promise that resolves if the worker stops for good on its own (the process must then exit non-zero). Loaded only by
  * a process that runs the role (src/app.ts), so a bridge-only process never loads the worker SDK, pg or activities.
  */
+import { hostname } from 'node:os';
 import { Worker, type NativeConnection } from '@temporalio/worker';
 import { createActivities, createOutcomeReporter } from '../../activities/index.js';
 import { createLedgerRetentionActivities } from '../../activities/ledger-retention.js';
@@ -28,6 +29,8 @@ import { watchStatusRelayLag } from '../status-events/relay-lag.js';
 import { startShipmentResumer } from './shipment-resumer.js';
 import { createPauseBook, type PauseBook } from '../store/pause-book.js';
 import { Lifecycle } from '../lifecycle.js';
+import { resolveBuildId } from '../deployment/build-id.js';
+import { takeVersionPlace, watchVersionRouting, type VersionRoutingWatch } from './version-rollout.js';
 
 /** How often the worker's state is read for a failure its run() has not reported yet, milliseconds. */
 const WATCH_MS = 500;
@@ -39,8 +42,8 @@ const WATCH_MS = 500;
  */
 export async function startWorkerRole(
   ctx: RoleContext,
-  opts: { alone: boolean },
-): Promise<StartedRole & { worker: Worker }> {
+  opts: { alone: boolean; workflowsPath?: string },
+): Promise<StartedRole & { worker: Worker; takesNewRuns: () => boolean }> {
   return new Lifecycle(ctx.logger).startOrUndo(async (life) => {
     // A worker alone reaches Kafka only to dead-letter and does not wait for it; but a refused credential or
     // certificate would only show at its first dead letter, so it is checked once, beside the other start-up steps.
@@ -51,13 +54,15 @@ export async function startWorkerRole(
     await keepRetentionSchedules(ctx);
     const refused = await kafkaRefused;
     if (refused) throw refused;
+    const version = workerVersion(ctx.config);
     const effects = createEffects(ctx, probeDb, life);
-    const worker = await createWorker(ctx, connection.native, db, effects);
+    const worker = await createWorker(ctx, connection.native, db, effects, version, opts.workflowsPath);
     // Started before the worker runs, so they stop after it has drained.
     if (ctx.config.STATUS_RELAY) startRelay(ctx, probeDb, life);
     startResumer(ctx, probeDb, effects.warehouse, life);
     const failed = runWorker(ctx, worker, connection, life);
-    return { worker, connection: connection.native, db, failed, lifecycle: life };
+    const routing = await takePlace(ctx, connection.native, version, life);
+    return { worker, connection: connection.native, db, failed, lifecycle: life, takesNewRuns: routing.takesNewRuns };
   });
 }
 
@@ -182,14 +187,23 @@ async function createWorker(
   connection: NativeConnection,
   db: Db,
   { deadLetters, warehouse, pauses }: Effects,
+  version: WorkerVersion,
+  workflowsPath: string | undefined,
 ): Promise<Worker> {
   const activityLogger = logger.child({ component: 'activities' });
   return Worker.create({
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
+    // A version of the deployment; every workflow pinned: an order finishes on the code it started on.
+    workerDeploymentOptions: {
+      version: { deploymentName: version.deployment, buildId: version.buildId },
+      useWorkerVersioning: true,
+      defaultVersioningBehavior: 'PINNED',
+    },
     ...(await workflowCodeOptions({
       config,
+      ...(workflowsPath ? { workflowsPath } : {}),
       reportOutcome: createOutcomeReporter({ logger: logger.child({ component: 'workflow' }), metrics }),
       ...(tracing ? { tracing } : {}),
     })),
@@ -293,6 +307,57 @@ function runWorker(
     }
   });
   return failed;
+}
+
+export interface WorkerVersion {
+  deployment: string;
+  buildId: string;
+}
+
+/** The worker's version: WORKER_DEPLOYMENT_NAME (default the task queue) and the build id (src/deployment/build-id.ts). */
+function workerVersion(config: RoleContext['config']): WorkerVersion {
+  try {
+    return {
+      deployment: config.WORKER_DEPLOYMENT_NAME ?? config.TEMPORAL_TASK_QUEUE,
+      buildId: resolveBuildId(config.WORKER_BUILD_ID),
+    };
+  } catch (err) {
+    throw new PermanentStartupError((err as Error).message);
+  }
+}
+
+/**
+ * Once the worker polls, its version takes its place in the deployment (WORKER_VERSION_ROLLOUT), and the routing is
+ * read again every few seconds: the bridge beside it starts orders eagerly only while this version takes them all.
+ */
+async function takePlace(
+  { config, logger, health, signal }: RoleContext,
+  connection: NativeConnection,
+  version: WorkerVersion,
+  life: Lifecycle,
+): Promise<VersionRoutingWatch> {
+  const step = `its place in worker deployment ${version.deployment}`;
+  health.set('worker version', () => ({ ok: false, reason: `the worker is taking ${step}` }));
+  const place = await takeVersionPlace({
+    connection,
+    namespace: config.TEMPORAL_NAMESPACE,
+    ...version,
+    rollout: config.WORKER_VERSION_ROLLOUT,
+    identity: `${hostname()}/${process.pid}`,
+    logger,
+    ...(signal ? { signal } : {}),
+  });
+  health.set('worker version', () => ({ ok: true }));
+  const waits = place.outcome === 'waiting' || place.outcome === 'ramping';
+  logger[waits ? 'warn' : 'info'](
+    { ...version, outcome: place.outcome, current: place.current, rollout: config.WORKER_VERSION_ROLLOUT },
+    waits
+      ? `worker version ${version.buildId} is not current (current: ${place.current ?? 'none'}): it runs the orders pinned to it${place.outcome === 'ramping' ? ' and its ramp’s share of new ones' : ''}; \`fulfilment deployment current ${version.buildId}\` makes it current`
+      : `worker version ${version.buildId} is current in deployment ${version.deployment}`,
+  );
+  const watch = watchVersionRouting({ connection, namespace: config.TEMPORAL_NAMESPACE, place, logger });
+  life.defer('deployment routing reader', () => watch.stop());
+  return watch;
 }
 
 /** Wakes orders waiting for the warehouse: one probe at a time while it is down, paced once it answers. */

@@ -259,9 +259,31 @@ export function eagerActivities(env: NodeJS.ProcessEnv = process.env): boolean {
   return v === 'true';
 }
 
+/**
+ * Worker deployments a namespace may hold (Temporal's default 100). A worker is a version of the deployment named
+ * after its task queue (WORKER_DEPLOYMENT_NAME's default), and every test scenario and bench phase has a task queue of
+ * its own, so the stack's Temporal, whose store outlives runs, holds hundreds; a production namespace holds one.
+ */
+export const MAX_WORKER_DEPLOYMENTS = 100_000;
+
+/**
+ * How soon a worker version that drained can be retired (Temporal's defaults: its pollers are remembered 5 minutes,
+ * and whether it drained is read every 3 minutes after a 3-minute grace): shortened on the stack so that a test can
+ * retire a version it drained. A production Temporal keeps its own.
+ */
+export const VERSION_RETIREMENT_WAITS = {
+  'matching.PollerHistoryTTL': '30s',
+  'matching.wv.VersionDrainageStatusVisibilityGracePeriod': '10s',
+  'matching.wv.VersionDrainageStatusRefreshInterval': '10s',
+} as const;
+
 /** The server's dynamic configuration (polled every 10 s, so an edit applies without a restart). */
 export function dynamicConfig(): Record<string, { value: unknown }[]> {
-  return { 'system.enableActivityEagerExecution': [{ value: eagerActivities() }] };
+  return {
+    'system.enableActivityEagerExecution': [{ value: eagerActivities() }],
+    'matching.maxDeployments': [{ value: MAX_WORKER_DEPLOYMENTS }],
+    ...Object.fromEntries(Object.entries(VERSION_RETIREMENT_WAITS).map(([k, value]) => [k, [{ value }]])),
+  };
 }
 
 /**

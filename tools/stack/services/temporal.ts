@@ -17,7 +17,15 @@ import type { Service } from '../service.js';
 import type { PidRecord } from '../proc.js';
 import { temporalCliPath } from '../tools.js';
 import { uiCodecEndpoint } from '../ui-codec.js';
-import { eagerActivities, ensureNamespace, kindMismatch, prepareServer, serverRunsUi } from './temporal-server.js';
+import {
+  eagerActivities,
+  ensureNamespace,
+  kindMismatch,
+  MAX_WORKER_DEPLOYMENTS,
+  prepareServer,
+  serverRunsUi,
+  VERSION_RETIREMENT_WAITS,
+} from './temporal-server.js';
 
 /** A running dev server started with another codec endpoint than STACK_UI_CODEC_ENDPOINT asks for is restarted. */
 function codecMismatch(rec: { command: string }): string | undefined {
@@ -94,12 +102,21 @@ export function sqliteSynchronous(env: NodeJS.ProcessEnv = process.env): (typeof
 }
 
 /** A dev server started with another `synchronous` pragma or eager-activity setting (or before either was passed) is restarted. */
+/** The worker deployments the dev server holds (MAX_WORKER_DEPLOYMENTS) and how soon a drained version can go. */
+const DEPLOYMENTS = `matching.maxDeployments=${MAX_WORKER_DEPLOYMENTS}`;
+const VERSIONING_VALUES = [
+  DEPLOYMENTS,
+  ...Object.entries(VERSION_RETIREMENT_WAITS).map(([k, v]) => `${k}=${JSON.stringify(v)}`),
+];
+
 function devSettingsMismatch(plan: StackPlan, rec: PidRecord): string | undefined {
   if (plan.temporal.kind !== 'dev' || rec.command.includes('temporal-server')) return undefined;
   const synchronous = `synchronous=${sqliteSynchronous()}`;
   if (!rec.command.includes(synchronous)) return `STACK_TEMPORAL_SQLITE_SYNCHRONOUS asks for ${synchronous}`;
   const eager = `system.enableActivityEagerExecution=${eagerActivities()}`;
-  return rec.command.includes(eager) ? undefined : `STACK_TEMPORAL_EAGER_ACTIVITIES asks for ${eager}`;
+  if (!rec.command.includes(eager)) return `STACK_TEMPORAL_EAGER_ACTIVITIES asks for ${eager}`;
+  const missing = VERSIONING_VALUES.find((v) => !rec.command.includes(v));
+  return missing === undefined ? undefined : `the stack asks for ${missing}`;
 }
 
 export const temporalService: Service = {
@@ -145,6 +162,7 @@ export const temporalService: Service = {
       `synchronous=${sqliteSynchronous()}`,
       '--dynamic-config-value',
       `system.enableActivityEagerExecution=${eagerActivities()}`,
+      ...VERSIONING_VALUES.flatMap((v) => ['--dynamic-config-value', v]),
       '--log-level',
       'warn',
       '--color',

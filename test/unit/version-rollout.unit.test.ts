@@ -1,0 +1,35 @@
+/** The step a starting worker takes for its version (src/worker/version-rollout.ts), for each rollout and routing. */
+import { describe, expect, it } from 'vitest';
+import { rolloutStep } from '../../src/worker/version-rollout.js';
+import type { DeploymentView, VersionStatus } from '../../src/deployment/routing.js';
+
+/** A deployment whose current version is `a`, beside version `b` in `bStatus` (none: `b` alone, nothing current). */
+function withB(bStatus: VersionStatus, routing: Partial<DeploymentView> = { current: 'a' }): DeploymentView {
+  const a = routing.current === 'a' ? [{ buildId: 'a', status: 'current' as const }] : [];
+  return {
+    name: 'order-fulfilment',
+    versions: [...a, { buildId: 'b', status: bStatus }],
+    conflictToken: new Uint8Array(),
+    ...routing,
+  };
+}
+
+describe('rolloutStep', () => {
+  it.each([
+    // rollout, b's status, routing, step for b
+    ['all-at-once', 'inactive', {}, 'make current'], // the deployment's first version
+    ['manual', 'inactive', {}, 'make current'],
+    ['all-at-once', 'inactive', { current: 'a' }, 'make current'], // a new build takes every new order
+    ['all-at-once', 'draining', { current: 'a' }, 'leave'], // rolled back from: a restart does not undo the rollback
+    ['all-at-once', 'drained', { current: 'a' }, 'leave'],
+    ['all-at-once', 'current', { current: 'b' }, 'leave'], // a restart of the current version
+    ['manual', 'inactive', { current: 'a' }, 'leave'], // waits for the operator's ramp or promotion
+    ['manual', 'ramping', { current: 'a', ramping: { buildId: 'b', percent: 10 } }, 'leave'],
+  ] as const)('%s, version b %s, routing %j: %s', (rollout, status, routing, step) => {
+    expect(rolloutStep(withB(status, routing), 'b', rollout)).toBe(step);
+  });
+
+  it('refuses to decide for a version Temporal has not registered yet (the worker has not polled)', () => {
+    expect(() => rolloutStep(withB('inactive'), 'c', 'manual')).toThrow(/not registered yet/);
+  });
+});
