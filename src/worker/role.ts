@@ -331,13 +331,12 @@ function workerVersion(config: RoleContext['config']): WorkerVersion {
  * read again every few seconds: the bridge beside it starts orders eagerly only while this version takes them all.
  */
 async function takePlace(
-  { config, logger, health, signal }: RoleContext,
+  { config, logger, signal }: RoleContext,
   connection: NativeConnection,
   version: WorkerVersion,
   life: Lifecycle,
 ): Promise<VersionRoutingWatch> {
-  const step = `its place in worker deployment ${version.deployment}`;
-  health.set('worker version', () => ({ ok: false, reason: `the worker is taking ${step}` }));
+  // Part of start-up: the process reports ready only once it is done.
   const place = await takeVersionPlace({
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
@@ -347,7 +346,6 @@ async function takePlace(
     logger,
     ...(signal ? { signal } : {}),
   });
-  health.set('worker version', () => ({ ok: true }));
   const waits = place.outcome === 'waiting' || place.outcome === 'ramping';
   logger[waits ? 'warn' : 'info'](
     { ...version, outcome: place.outcome, current: place.current, rollout: config.WORKER_VERSION_ROLLOUT },
