@@ -96,15 +96,16 @@ describe('deploy/kubernetes', () => {
     const kinds = manifests.map((m) => `${m.kind}/${m.metadata.name}`).sort();
     expect(kinds).toEqual(
       expect.arrayContaining([
+        'ConfigMap/fulfilment-build',
         'ConfigMap/fulfilment-config',
         'Deployment/fulfilment-bridge',
         'Deployment/fulfilment-lag-exporter',
-        'Deployment/fulfilment-worker',
+        'Deployment/fulfilment-worker-build',
         'Job/fulfilment-provision',
         'PodDisruptionBudget/fulfilment-bridge',
         'PodDisruptionBudget/fulfilment-worker',
         'ScaledObject/fulfilment-bridge',
-        'ScaledObject/fulfilment-worker',
+        'ScaledObject/fulfilment-worker-build',
         'Service/fulfilment-lag-exporter',
         'Secret/fulfilment-provision',
         'Secret/fulfilment-runtime',
@@ -159,10 +160,10 @@ describe('deploy/kubernetes', () => {
   });
 
   it('scales the workers too, within a connection budget, and both have a disruption budget', () => {
-    const scalers = scalersOf('fulfilment-worker');
+    const scalers = scalersOf('fulfilment-worker-build');
     expect(scalers.length).toBe(1);
     // The Temporal trigger watches the workers' own task queue, over TLS as the service connects (TEMPORAL_TLS).
-    const worker = containerEnv(find('Deployment', 'fulfilment-worker')?.spec.template.spec.containers[0] ?? {});
+    const worker = containerEnv(find('Deployment', 'fulfilment-worker-build')?.spec.template.spec.containers[0] ?? {});
     const temporal = ((scalers[0]?.manifest.spec.triggers ?? []) as Obj[]).filter((t) => t.type === 'temporal');
     expect(temporal.length).toBe(1);
     for (const t of temporal) {
@@ -241,14 +242,14 @@ describe('deploy/kubernetes', () => {
           expect(find('TriggerAuthentication', t.authenticationRef.name), so.metadata.name).toBeDefined();
   });
 
-  it.each(['fulfilment-worker', 'fulfilment-bridge'])(
+  it.each(['fulfilment-worker-build', 'fulfilment-bridge'])(
     'probes %s on /livez and /readyz at METRICS_PORT, and gives it longer than its shutdown deadline',
     (name) => {
       const d = find('Deployment', name);
       const pod = d?.spec.template.spec ?? {};
       const c = pod.containers[0] as Obj;
       const env = containerEnv(c);
-      expect(env.FULFILMENT_ROLES).toBe(name.replace('fulfilment-', ''));
+      expect(env.FULFILMENT_ROLES).toBe(name.replace(/^fulfilment-(\w+).*$/, '$1'));
       expect(env.METRICS_HOST).toBe('0.0.0.0');
       const port = (ref: string | number) =>
         typeof ref === 'number' ? ref : (c.ports as Obj[]).find((p) => p.name === ref)?.containerPort;
