@@ -76,6 +76,9 @@ All commands:
   workflow replay   replay a run's history (from Temporal, or --file) on this checkout's workflow code;
                     nondeterminism exits 1 with the SDK's message and the event where it diverged
   workflow export   write a run's history as JSON into test/histories/ (the replay gate), or --out
+  deployment show   the worker deployment's versions (one per build): current, ramping, draining; open runs of each
+  deployment ramp   send a share of new orders to a version; current: all of them; rollback: back to the previous one
+  deployment retire remove a drained version whose workers have stopped
   lag               records behind and age of the oldest uncommitted record per group and partition (--group, --json)
   lag-exporter      serve that lag as Prometheus metrics on LAG_EXPORTER_PORT
   codec-server      serve the payload codec (POST /decode, /encode) for the Temporal Web UI and temporal --codec-endpoint:
