@@ -337,12 +337,13 @@ async function takePlace(
   life: Lifecycle,
 ): Promise<VersionRoutingWatch> {
   // Part of start-up: the process reports ready only once it is done.
+  const identity = `${hostname()}/${process.pid}`;
   const place = await takeVersionPlace({
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
     ...version,
     rollout: config.WORKER_VERSION_ROLLOUT,
-    identity: `${hostname()}/${process.pid}`,
+    identity,
     logger,
     ...(signal ? { signal } : {}),
   });
@@ -353,7 +354,14 @@ async function takePlace(
       ? `worker version ${version.buildId} is not current (current: ${place.current ?? 'none'}): it runs the orders pinned to it${place.outcome === 'ramping' ? ' and its ramp’s share of new ones' : ''}; \`fulfilment deployment current ${version.buildId}\` makes it current`
       : `worker version ${version.buildId} is current in deployment ${version.deployment}`,
   );
-  const watch = watchVersionRouting({ connection, namespace: config.TEMPORAL_NAMESPACE, place, logger });
+  const watch = watchVersionRouting({
+    connection,
+    namespace: config.TEMPORAL_NAMESPACE,
+    place,
+    rollout: config.WORKER_VERSION_ROLLOUT,
+    identity,
+    logger,
+  });
   life.defer('deployment routing reader', () => watch.stop());
   return watch;
 }

@@ -87,16 +87,20 @@ export interface VersionRoutingWatch {
 }
 
 /**
- * Re-reads the deployment every ROUTING_READ_MS: what the worker's place is now, logged when it changes. A reading
- * that fails keeps the last one (logged once per failure streak).
+ * Re-reads the deployment every ROUTING_READ_MS: what the worker's place is now, logged when it changes. The rollout's
+ * step is taken again on each reading, so a Temporal that lost the deployment's routing (a store emptied, a dev server
+ * in memory restarted: the version comes back registered, never active, and nothing current) gets it back from the
+ * workers' next reading. A reading that fails keeps the last one (logged once per failure streak).
  */
 export function watchVersionRouting(opts: {
   connection: NativeConnection;
   namespace: string;
   place: WorkerVersionPlace;
+  rollout: Rollout;
+  identity: string;
   logger: Logger;
 }): VersionRoutingWatch {
-  const { connection, namespace, place, logger } = opts;
+  const { connection, namespace, place, rollout, logger } = opts;
   const { deployment, buildId } = place;
   const takes = (v: Pick<DeploymentView, 'current' | 'ramping'>) => v.current === buildId && v.ramping === undefined;
   let takesAll = place.outcome === 'made current' || place.outcome === 'current';
@@ -106,9 +110,24 @@ export function watchVersionRouting(opts: {
     if (reading) return;
     reading = true;
     describeDeployment(connection.workflowService, namespace, deployment)
-      .then((view) => {
+      .then(async (view) => {
         failing = false;
-        if (!view) return;
+        if (!view || !view.versions.some((v) => v.buildId === buildId)) return;
+        if (rolloutStep(view, buildId, rollout) === 'make current') {
+          const { conflictToken } = view;
+          await setCurrentVersion(connection.workflowService, {
+            namespace,
+            deployment,
+            buildId,
+            identity: opts.identity,
+            conflictToken,
+          });
+          logger.info(
+            { deployment, buildId, rollout },
+            'worker version made current again: its deployment had lost it',
+          );
+          view = { ...view, current: buildId };
+        }
         const now = takes(view);
         if (now !== takesAll)
           logger.info(
