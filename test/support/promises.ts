@@ -13,7 +13,8 @@ export function track<T>(promise: Promise<T>) {
 
 /**
  * Polls `probe` (vitest's vi.waitFor) until it returns a truthy value; a probe that throws is polled again, and its
- * last error is part of the message when `timeoutMs` passes, which names `what` was waited for.
+ * last error is part of the message when `timeoutMs` passes, which names `what` was waited for. Outside vitest (a tool
+ * such as test/support/record-histories.ts, run with tsx) the same polling runs on the plain timers.
  */
 export async function waitFor<T>(
   what: string,
@@ -24,7 +25,7 @@ export async function waitFor<T>(
   // The last error the probe threw, kept when later attempts merely answered falsy.
   let thrown: unknown;
   try {
-    return await vi.waitFor(
+    return await (process.env.VITEST ? vi.waitFor : pollOutsideVitest)(
       async () => {
         let v: T;
         try {
@@ -47,3 +48,19 @@ export async function waitFor<T>(
 
 /** A probe's answer that was not truthy yet. */
 class NotYet extends Error {}
+
+/** vi.waitFor's contract without vitest: `attempt` again every `interval` ms until it resolves or `timeout` passes. */
+async function pollOutsideVitest<V>(
+  attempt: () => Promise<V>,
+  { timeout, interval }: { timeout: number; interval: number },
+): Promise<V> {
+  const deadline = Date.now() + timeout;
+  for (;;) {
+    try {
+      return await attempt();
+    } catch (err) {
+      if (Date.now() + interval > deadline) throw err;
+      await new Promise((r) => setTimeout(r, interval));
+    }
+  }
+}
