@@ -127,9 +127,3 @@ export const OrderStatusAttribute = defineSearchAttributeKey('OrderStatus', Sear
  * `signalWithStart<typeof orderFulfilmentV2, …>` so arguments are type-checked.
  */
 export const ORDER_WORKFLOW_TYPE = 'orderFulfilmentV2';
-
-/**
- * The earlier type (workflows/order-fulfilment-v1.ts): runs started before orderFulfilmentV2 finish on it. Nothing
- * starts it any more; remove it once no run of it is open (docs/changing-the-workflow.md).
- */
-export const ORDER_WORKFLOW_TYPE_V1 = 'orderFulfilment';

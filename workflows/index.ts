@@ -1,5 +1,4 @@
 /** Workflow entry point handed to the worker's bundler: every workflow type the worker runs. */
 export { orderFulfilmentV2 } from './order-fulfilment.js';
-export { orderFulfilment } from './order-fulfilment-v1.js';
 export { pruneLedger } from './ledger-retention.js';
 export { pruneStatusOutbox } from './status-outbox-retention.js';

@@ -24,8 +24,10 @@
  *   nothing ships after the recall. So is one recorded over a shipment attempt the workflow no longer follows (the
  *   quick attempt that ran out of time, a failed order's). One the workflow sees after the shipment was recorded is
  *   a late cancellation, recorded and refused by the store;
- * - changes to this logic go through patched() and keep the checked-in histories replaying
- *   (docs/changing-the-workflow.md). Runs of the earlier type, orderFulfilment, finish on order-fulfilment-v1.ts.
+ * - the workflow is pinned: a running order finishes on the worker version (build) it started on, so a change here
+ *   ships as a new version, with no patch; what crosses versions — the continue-as-new input (`carried`), signals,
+ *   updates and queries — stays compatible (docs/changing-the-workflow.md). The replay gate replays the histories
+ *   recorded on this code (test/histories/) and each earlier version's on its own code.
  *
  * Re-driving a held order (`fulfilment order retry`): to the run of an order held as `failed` while it is open (with a
  * linger), else to a repair run, an operator sends the `retryShipment` update (api.ts); its validator refuses,
@@ -39,7 +41,7 @@ import {
   condition,
   continueAsNew,
   isCancellation,
-  patched,
+  makeContinueAsNewFunc,
   proxyActivities,
   proxyLocalActivities,
   proxySinks,
@@ -151,12 +153,6 @@ const WAREHOUSE_WAIT = 'wait for the warehouse';
 /** The OrderStatus search attribute of an order whose shipment waits for the warehouse (not a status of the store). */
 const WAITING_STATUS = 'waiting';
 
-/** A recall the warehouse refused for good holds the order as recall-failed (before: the run failed). */
-const HOLD_RECALL_FAILED = 'hold-recall-failed';
-
-/** A cancellation over an abandoned shipment attempt (a failed order's, the quick one's) recalls the key (before: not). */
-const RECALL_ABANDONED_ATTEMPT = 'recall-abandoned-attempt';
-
 /**
  * The workflow: one order from its first event until it settles (and, with a linger, lingers out). Each pass handles
  * what has arrived, then takes the step the order's status calls for; long runs continue as new with their state.
@@ -166,10 +162,11 @@ export async function orderFulfilmentV2(input: OrderWorkflowInput): Promise<Orde
   await run.loadIfRepair();
   for (;;) {
     await run.drainInbox();
-    if (run.readyToContinueAsNew()) {
-      const { events: _delivered, ...rest } = input;
-      await continueAsNew<typeof orderFulfilmentV2>({ ...rest, carried: { state: run.state, inbox: run.inbox } });
-    }
+    const { events: _delivered, ...rest } = input;
+    const next = { ...rest, carried: { state: run.state, inbox: run.inbox } };
+    // A newer version is current: a waiting order moves to it, carrying its state (upgrade on continue-as-new).
+    if (run.readyToMoveToNewVersion()) await upgradeAsNew(next);
+    if (run.readyToContinueAsNew()) await continueAsNew<typeof orderFulfilmentV2>(next);
     if ((await run.step()) === 'done') break;
   }
   const view = toView(run.state);
@@ -186,6 +183,12 @@ export async function orderFulfilmentV2(input: OrderWorkflowInput): Promise<Orde
   }
   return view;
 }
+
+/**
+ * Continues as new on the deployment's current version rather than this run's (the new run's first task goes to the
+ * current version, and it is pinned there): the input's `carried` is the contract between versions.
+ */
+const upgradeAsNew = makeContinueAsNewFunc<typeof orderFulfilmentV2>({ initialVersioningBehavior: 'AUTO_UPGRADE' });
 
 // Pinned: an order runs to its end on the worker version (the build) it started on, so a new version's changed commands
 // never meet an old order's history; new orders start on the deployment's current version (docs/changing-the-workflow.md).
@@ -290,6 +293,16 @@ class OrderRun implements OperatorRunPort {
     const limit = this.settings.continueAsNewAfterEvents;
     const long = continueAsNewSuggested || (limit !== undefined && historyLength >= limit);
     return long && this.inbox.length === 0 && this.requests.length === 0;
+  }
+
+  /**
+   * True when Temporal says a newer worker version is current than the one this run is pinned to (servers from 1.32;
+   * earlier ones never say so), and nothing is waiting to be handled: checked between steps, so an order that waits
+   * — for its placement, the warehouse, a hold — moves to the new code when it next wakes, and one that goes well
+   * simply finishes where it started.
+   */
+  readyToMoveToNewVersion(): boolean {
+    return workflowInfo().targetWorkerDeploymentVersionChanged && this.inbox.length === 0 && this.requests.length === 0;
   }
 
   /** Handles every event that has arrived, one at a time, in arrival order; then any accepted operator's request. */
@@ -445,8 +458,7 @@ class OrderRun implements OperatorRunPort {
       return true;
     }
     const abandoned = stored.recall === true || this.quickShipment === 'tried';
-    // Runs from before this rule recorded such a cancellation without a recall; they replay that way.
-    if (!abandoned || !patched(RECALL_ABANDONED_ATTEMPT)) return false;
+    if (!abandoned) return false;
     this.quickShipment = undefined;
     return true;
   }
@@ -641,8 +653,7 @@ class OrderRun implements OperatorRunPort {
         warehouse.recallShipment.executeWithOptions({ ...warehousePolicy, summary: 'recall shipment' }, [{ key }]),
       );
     } catch (err) {
-      // Runs from before hold-recall-failed failed here; they replay that way.
-      if (!isNonRetryable(err) || !patched(HOLD_RECALL_FAILED)) throw err;
+      if (!isNonRetryable(err)) throw err;
       return failureReason(err);
     }
     this.state = withNote(

@@ -81,8 +81,8 @@ const stories: Record<string, Story> = {
       await settledAs(app, tenant, order, 'shipped');
     },
   },
-  // The cheaper shape (patch `cheaper-orders`): local-activity records, one shipping activity, one linger timer.
-  'cheaper-shipped-with-late-events': {
+  // Late events while the run lingers (a linger timer), the late cancellation refused.
+  'shipped-with-late-events-while-lingering': {
     order: 'o-cheap',
     env: { ORDER_LINGER_SECONDS: '4' },
     async drive({ app, tenant, order, send }) {
@@ -100,7 +100,6 @@ const stories: Record<string, Story> = {
       );
     },
   },
-  'cheaper-cancelled-during-shipment': { order: 'o-cheap-compensated', drive: (ctx) => cancelDuringShipment(ctx) },
   'continued-as-new': {
     order: 'o-continued',
     env: { ORDER_CONTINUE_AS_NEW_AFTER_EVENTS: '40', ORDER_LINGER_SECONDS: '20' },
@@ -126,7 +125,7 @@ const stories: Record<string, Story> = {
       throw new Error('the run did not continue as new');
     },
   },
-  // orderFulfilmentV2 (the stories' instance runs both roles: runs start eagerly, events in their input).
+  // The stories' instance runs both roles: runs start eagerly, events in their input.
   'v2-shipped-in-one-task': {
     order: 'o-v2',
     env: { ORDER_LINGER_SECONDS: '0' },

@@ -1,7 +1,7 @@
 /**
- * The workflow code as it was at an earlier commit, bundled for a worker: to run orders on the old code and
- * show that the current code takes them over (and replays their histories) without non-determinism. The
- * sources come from git, so the test needs the repository's history (a clone has it).
+ * The workflow code as it was at an earlier commit: the replay gate replays an earlier version's histories on it, and
+ * a test runs orders on it as an earlier worker version. The sources come from git, so it needs the repository's
+ * history (a clone has it).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -19,11 +19,12 @@ const quiet = {
 };
 
 /**
- * Bundles workflows/ as of `commit`, with the files outside it that the workflows of that commit read and that import
- * nothing: the order's vocabulary (src/order.ts) and, in commits before the activity options moved beside the
- * workflows, src/retry-policies.ts. Every other import outside workflows/ is type-only, as the workflow rule says.
+ * Writes workflows/ as of `commit` into the checkout's cache, with the files outside it that the workflows of that
+ * commit read and that import nothing: the order's vocabulary (src/order.ts) and, in commits before the activity
+ * options moved beside the workflows, src/retry-policies.ts. Every other import outside workflows/ is type-only, as
+ * the workflow rule says. Returns the entry point (workflows/index.ts of that commit), to bundle or replay with.
  */
-export async function workflowBundleAt(commit: string): Promise<WorkflowBundleWithSourceMap> {
+export function workflowsAt(commit: string): string {
   const git = (...args: string[]) => execFileSync('git', args, { cwd: repoRoot, encoding: 'utf8' });
   const sha = git('rev-parse', '--verify', `${commit}^{commit}`).trim();
   // Inside the checkout (not under node_modules, which the bundler does not transpile), so @temporalio/* resolves.
@@ -35,5 +36,10 @@ export async function workflowBundleAt(commit: string): Promise<WorkflowBundleWi
     mkdirSync(dirname(target), { recursive: true });
     writeFileSync(target, git('show', `${sha}:${file}`));
   }
-  return bundleWorkflowCode({ workflowsPath: join(dir, 'workflows', 'index.ts'), logger: quiet });
+  return join(dir, 'workflows', 'index.ts');
+}
+
+/** The workflow code as it was at `commit`, bundled for a worker. */
+export async function workflowBundleAt(commit: string): Promise<WorkflowBundleWithSourceMap> {
+  return bundleWorkflowCode({ workflowsPath: workflowsAt(commit), logger: quiet });
 }

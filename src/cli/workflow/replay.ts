@@ -301,7 +301,7 @@ function describeFailure(o: ReplayOutcome): string[] {
     `${o.workflowId} run ${o.runId ?? 'unknown'} (${o.events} events from ${o.source}) does not replay on ${shownPath(o.workflowsPath)}: ${what}`,
     `  SDK: ${o.message}`,
     o.failure === 'nondeterminism'
-      ? '  the code now issues other commands than the history recorded; a change to running workflows goes behind patched() (docs/changing-the-workflow.md)'
+      ? "  the code now issues other commands than the history recorded: ship it as a new worker version, and keep this run's version running until it closes (docs/changing-the-workflow.md)"
       : '  see the SDK message for the failure the workflow code raised while replaying',
   ];
 }

@@ -1,0 +1,84 @@
+/**
+ * A long-lived order moves to new code (docs/changing-the-workflow.md, "Orders that wait"): an order pinned to its
+ * worker version waits — here a cancellation that arrived before its placement, in its grace window (an hour by
+ * default) — while a newer version becomes current. The next time it wakes, Temporal tells the run its target version
+ * changed, and it continues as new onto the current version with its state (upgrade on continue-as-new); there the
+ * placement settles it. Temporal tells runs so from server 1.32: this runs on the stack's TLS Temporal (1.32.1), with
+ * the service's defaults (the new version becomes current when its worker starts).
+ */
+import { fileURLToPath } from 'node:url';
+import type { Client } from '@temporalio/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TemporalTlsInfo } from '../../tools/stack/index.js';
+import { orderStatusQuery, orderWorkflowId } from '../../workflows/api.js';
+import { events, scenario, waitFor, type Scenario } from '../support/harness.js';
+import { tlsEnv, tlsTemporal, tlsTemporalClient } from '../support/temporal-tls.js';
+
+/** The changed workflow (a one-second timer before anything else): what version B runs. */
+const CHANGED = fileURLToPath(new URL('../workflow/replay-diverging-workflows.ts', import.meta.url));
+
+let s: Scenario;
+let tls: TemporalTlsInfo;
+let client: Client;
+beforeAll(async () => {
+  s = await scenario('upgrade');
+  tls = await tlsTemporal();
+  client = await tlsTemporalClient(s.env, tls);
+});
+afterAll(async () => {
+  await client?.connection.close();
+  await s?.close();
+});
+
+describe('upgrade on continue-as-new', () => {
+  it('a waiting order moves to the version made current while it waited, with its state, and settles there', async () => {
+    const env = (buildId: string) => tlsEnv(s.env, tls, { extra: { WORKER_BUILD_ID: buildId } });
+    await s.startInstance({}, env('build-a'));
+    const tenant = s.tenant();
+    const order = 'o-waits';
+    const handle = client.workflow.getHandle(orderWorkflowId(tenant, order));
+
+    await s.produce([{ key: `${tenant}/${order}`, value: events.cancelled(tenant, order, { orderVersion: 2 }) }]);
+    await waitFor('the order to wait for its placement', async () => {
+      return (await handle.query(orderStatusQuery)).status === 'awaiting-placement';
+    });
+    const first = await handle.describe();
+    expect(first.raw.workflowExecutionInfo?.versioningInfo?.deploymentVersion?.buildId).toBe('build-a');
+
+    // Version B starts and, by the default rollout, becomes current; the waiting run stays pinned to A meanwhile.
+    await s.startInstance({ roles: { worker: true, bridge: false }, workflowsPath: CHANGED }, env('build-b'));
+    // The order wakes (a newer cancellation, which leaves it waiting: still no placement) and moves to B. Temporal
+    // hands the new routing to the task queue a moment after the change: until a wake-up meets it, another newer
+    // cancellation follows, as later events or the run's own timer would wake it in production.
+    let version = 2;
+    const moved = await waitFor(
+      'the order to run on version B',
+      async () => {
+        const d = await client.workflow.getHandle(orderWorkflowId(tenant, order)).describe();
+        if (d.runId !== first.runId) return d;
+        version += 1;
+        await s.produce([
+          { key: `${tenant}/${order}`, value: events.cancelled(tenant, order, { orderVersion: version }) },
+        ]);
+        return undefined;
+      },
+      120_000,
+      2_000,
+    );
+    expect(moved.raw.workflowExecutionInfo?.versioningInfo?.deploymentVersion?.buildId).toBe('build-b');
+    const before = await client.workflow.getHandle(orderWorkflowId(tenant, order), first.runId).describe();
+    expect(before.status.name).toBe('CONTINUED_AS_NEW');
+    // Its state came along: still waiting for the placement (asked once B's code has registered its query, after
+    // the timer it starts with).
+    const view = await waitFor('the moved run to answer its query', () => handle.query(orderStatusQuery));
+    expect(view.status).toBe('awaiting-placement');
+
+    await s.produce([{ key: `${tenant}/${order}`, value: events.placed(tenant, order, { orderVersion: 1 }) }]);
+    await waitFor('the order to settle cancelled', async () => (await s.row(tenant, order))?.status === 'cancelled');
+    expect(await s.shipments(tenant)).toEqual([]);
+    // B's run: its changed code's timer first, and no failed task (the history replays on B's code).
+    const history = await client.workflow.getHandle(orderWorkflowId(tenant, order), moved.runId).fetchHistory();
+    expect(history.events?.filter((e) => e.timerStartedEventAttributes).length).toBeGreaterThanOrEqual(1);
+    expect(history.events?.some((e) => e.workflowTaskFailedEventAttributes)).toBe(false);
+  });
+});
