@@ -59,6 +59,8 @@ export interface Metrics {
   ordersWaitingOldest: Gauge<string>;
   /** Pauses of shipping in force (`fulfilment shipping pause`), as this worker last read them (every 2 s). */
   shippingPauses: Gauge<string>;
+  /** This worker's version: 1 while it takes every new order (current, nothing ramping), 0 while it only finishes its own. */
+  workerVersion: Gauge<'deployment' | 'build_id'>;
   /** Waiting orders this worker's resumer woke, by why: `probe` (to try a warehouse not seen answering), `resume` (it answers). */
   shipmentsResumed: Counter<'reason'>;
   /**
@@ -217,6 +219,12 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}): Metrics 
     shippingPauses: new Gauge({
       name: 'fulfilment_shipping_pauses',
       help: 'Pauses of shipping in force (`fulfilment shipping pause`: every tenant, or one), as this worker last read them; it reads them every 2 s.',
+      registers,
+    }),
+    workerVersion: new Gauge({
+      name: 'fulfilment_worker_version',
+      help: "This worker's version in its worker deployment (label build_id): 1 while it takes every new order (current, nothing ramping), 0 while new orders go elsewhere and it finishes the orders pinned to it; read every 2 s.",
+      labelNames: ['deployment', 'build_id'],
       registers,
     }),
     shipmentsResumed: new Counter({

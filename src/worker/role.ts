@@ -331,7 +331,7 @@ function workerVersion(config: RoleContext['config']): WorkerVersion {
  * read again every few seconds: the bridge beside it starts orders eagerly only while this version takes them all.
  */
 async function takePlace(
-  { config, logger, signal }: RoleContext,
+  { config, logger, metrics, signal }: RoleContext,
   connection: NativeConnection,
   version: WorkerVersion,
   life: Lifecycle,
@@ -354,6 +354,8 @@ async function takePlace(
       ? `worker version ${version.buildId} is not current (current: ${place.current ?? 'none'}): it runs the orders pinned to it${place.outcome === 'ramping' ? ' and its ramp’s share of new ones' : ''}; \`fulfilment deployment current ${version.buildId}\` makes it current`
       : `worker version ${version.buildId} is current in deployment ${version.deployment}`,
   );
+  const gauge = metrics.workerVersion.labels({ deployment: version.deployment, build_id: version.buildId });
+  gauge.set(place.outcome === 'made current' || place.outcome === 'current' ? 1 : 0);
   const watch = watchVersionRouting({
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
@@ -361,6 +363,7 @@ async function takePlace(
     rollout: config.WORKER_VERSION_ROLLOUT,
     identity,
     logger,
+    onReading: (takes) => gauge.set(takes ? 1 : 0),
   });
   life.defer('deployment routing reader', () => watch.stop());
   return watch;

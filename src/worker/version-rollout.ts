@@ -99,6 +99,8 @@ export function watchVersionRouting(opts: {
   rollout: Rollout;
   identity: string;
   logger: Logger;
+  /** Told each reading whether this version takes every new order (the fulfilment_worker_version gauge). */
+  onReading?: (takesEveryNewOrder: boolean) => void;
 }): VersionRoutingWatch {
   const { connection, namespace, place, rollout, logger } = opts;
   const { deployment, buildId } = place;
@@ -135,6 +137,7 @@ export function watchVersionRouting(opts: {
             now ? 'worker version now takes every new order' : 'worker version no longer takes every new order',
           );
         takesAll = now;
+        opts.onReading?.(now);
       })
       .catch((err: unknown) => {
         if (!failing)

@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import { orderWorkflowId } from '../../workflows/api.js';
-import { events, scenario, waitFor, type Scenario } from '../support/harness.js';
+import { counter, events, scenario, waitFor, type Scenario } from '../support/harness.js';
 import { cliOf } from '../support/operator.js';
 
 const CHANGED = fileURLToPath(new URL('../workflow/replay-diverging-workflows.ts', import.meta.url));
@@ -44,6 +44,9 @@ describe('worker versions under load', () => {
         await new Promise((r) => setTimeout(r, 1000 / RATE));
       }
     })();
+    // Each worker's gauge: 1 while its version takes every new order.
+    const takesAll = (app: App, buildId: string) =>
+      counter(app, 'fulfilment_worker_version', { deployment: s.config.TEMPORAL_TASK_QUEUE, build_id: buildId });
     const shipped = async (n: number) => {
       const rows = await Promise.all(produced.slice(0, n).map((id) => s.row(tenant, id)));
       return rows.filter((r) => r?.status === 'shipped').length;
@@ -61,12 +64,15 @@ describe('worker versions under load', () => {
     await waitFor('new orders on version B too', async () => (await countOn(ramped, B)) >= 3, 120_000, 1_000);
 
     expect((await cli('deployment', 'current', B)).code).toBe(0);
+    await waitFor("A's gauge to say it no longer takes new orders", async () => (await takesAll(a, A)) === 0);
+    await waitFor("B's gauge to say it takes every new order", async () => (await takesAll(b, B)) === 1);
     const promoted = produced.length;
     await waitFor('new orders on version B', async () => (await countOn(promoted, B)) >= 10, 120_000, 1_000);
     expect((await cli('deployment', 'show')).code).toBe(0);
 
     const rolledBackAt = Date.now();
     expect((await cli('deployment', 'rollback')).code).toBe(0);
+    await waitFor("A's gauge to say it takes every new order again", async () => (await takesAll(a, A)) === 1);
     const rolledBack = produced.length;
     await waitFor('new orders on version A again', async () => (await countOn(rolledBack, A)) >= 10, 120_000, 1_000);
     flowing = false;
