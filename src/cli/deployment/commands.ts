@@ -2,6 +2,7 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { runCommand, type Runner } from '../command.js';
 import * as arg from '../options.js';
+import type { DeploymentOptions } from './deployment.js';
 
 /** A build id as WORKER_BUILD_ID takes it: letters, digits, - and _. */
 function buildId(value: string): string {
@@ -16,12 +17,6 @@ function percent(value: string): number {
   if (value.trim() === '' || !Number.isFinite(n) || n < 0 || n > 100)
     throw new InvalidArgumentError('expected a share of new orders in percent, 0–100 (e.g. 10 or 2.5).');
   return n;
-}
-
-export interface DeploymentOptions {
-  /** The deployment (default WORKER_DEPLOYMENT_NAME, else TEMPORAL_TASK_QUEUE). */
-  deployment?: string;
-  json?: boolean;
 }
 
 /** Over 80 lines: one declaration per subcommand (its arguments and help) — a list, not logic. */

@@ -18,7 +18,12 @@ import {
   setRampingVersion,
   type DeploymentView,
 } from '../../deployment/routing.js';
-import type { DeploymentOptions } from './commands.js';
+
+export interface DeploymentOptions {
+  /** The deployment (default WORKER_DEPLOYMENT_NAME, else TEMPORAL_TASK_QUEUE). */
+  deployment?: string;
+  json?: boolean;
+}
 
 const identity = () => `fulfilment-cli ${userInfo().username}@${hostname()}`;
 
