@@ -25,6 +25,7 @@ import { kubeconformPath, kustomizePath } from '../../tools/stack/index.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'fulfilment-manifests-'));
 const manifestFiles = [
+  'build.yaml',
   'bridge.yaml',
   'lag-exporter.yaml',
   'worker.yaml',
@@ -127,7 +128,7 @@ describe('deploy/kubernetes with kubeconform -strict', () => {
           '      containers_: []\n      terminationGracePeriodSeconds: 45',
         ),
         expect:
-          /Deployment\/fulfilment-worker: invalid: \/spec\/template\/spec: additional properties? 'containers_' not allowed/,
+          /Deployment\/fulfilment-worker-build: invalid: \/spec\/template\/spec: additional properties? 'containers_' not allowed/,
       },
     ];
     const r = await kubeconform(cases.map((c) => c.file));

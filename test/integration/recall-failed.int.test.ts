@@ -33,6 +33,12 @@ describe('recall-failed: a recall the warehouse refuses for good', () => {
   });
 
   const faults = (body: object) => faultsOf(s)(body);
+  /**
+   * How slow the warehouse is made: past the quick shipment's 3 s, so the order's shipment is the cancellable
+   * activity when its cancellation comes, with seconds to spare for a loaded machine to deliver that (at 3 s, the
+   * quick attempt and the warehouse's answer raced, and a slow delivery could find the order shipped).
+   */
+  const SLOW_MS = 8000;
   const cli = (...argv: string[]) => cliOf(s)(...argv);
 
   /** Places `orderId`, cancels it once the warehouse received its shipment request, and waits until it is held. */
@@ -57,7 +63,7 @@ describe('recall-failed: a recall the warehouse refuses for good', () => {
   }
 
   it('holds the order as recall-failed, visible in the store, order show, the Web UI status and the metrics', async () => {
-    await faults({ latencyMs: 3000, refuseRecalls: ['o-1', 'o-2'] });
+    await faults({ latencyMs: SLOW_MS, refuseRecalls: ['o-1', 'o-2'] });
     await recallFailedOrder('o-1');
     await faults({ latencyMs: 0 });
     const row = (await s.row(tenant, 'o-1'))!;
@@ -150,7 +156,7 @@ describe('recall-failed: a recall the warehouse refuses for good', () => {
   });
 
   it('order resolve --action recalled-by-hand records the order cancelled, as done outside the service', async () => {
-    await faults({ latencyMs: 3000 });
+    await faults({ latencyMs: SLOW_MS });
     await recallFailedOrder('o-2');
     await faults({ latencyMs: 0 });
     const r = await cli(
