@@ -126,17 +126,6 @@ export async function setRampingVersion(
   });
 }
 
-/** Ends the ramp: new runs all go to the current version again. */
-export async function stopRamping(service: WorkflowService, c: Omit<RoutingChange, 'buildId'>): Promise<void> {
-  await service.setWorkerDeploymentRampingVersion({
-    namespace: c.namespace,
-    deploymentName: c.deployment,
-    buildId: '',
-    percentage: 0,
-    identity: c.identity,
-  });
-}
-
 /**
  * Removes a version from the deployment. Temporal refuses while it is current or ramping, while it has open runs
  * pinned to it (not drained), and while its workers still poll — stop them first.

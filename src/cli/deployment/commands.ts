@@ -44,7 +44,7 @@ export function registerDeploymentCommands(program: Command, run: Runner): void 
 
   named(deployment.command('current'))
     .description(
-      'make a version current: every new order starts on it from now on (orders already running stay on theirs); ends any ramp',
+      'make a version current: every new order starts on it from now on (orders already running stay on theirs); a ramp of that version ends with it',
     )
     .argument('<build-id>', 'the version (a worker of it must be polling)', buildId)
     .action(async (id: string, flags: DeploymentOptions) => {
@@ -67,7 +67,7 @@ export function registerDeploymentCommands(program: Command, run: Runner): void 
 
   named(deployment.command('rollback'))
     .description(
-      'make the version that was current before the current one current again, and end any ramp: new orders go back to it at once; orders started on the rolled-back version finish there',
+      'make the version that was current before the current one current again: new orders go back to it at once; orders started on the rolled-back version finish there',
     )
     .action(async (flags: DeploymentOptions) => {
       await runCommand(run, flags, async () => (await import('./deployment.js')).deploymentRollback);
