@@ -55,6 +55,8 @@ describe("the TLS Temporal's configuration", () => {
     global: { tls: { frontend: { server: Record<string, unknown> } }; authorization: Record<string, unknown> };
     services: Record<string, { rpc: { grpcPort: number; membershipPort: number; bindOnIP: string } }>;
     persistence: {
+      defaultStore: string;
+      visibilityStore: string;
       datastores: Record<string, { sql: { pluginName: string; connectAttributes: Record<string, string> } }>;
     };
   };
@@ -93,11 +95,11 @@ describe("the TLS Temporal's configuration", () => {
     // The plaintext Temporal server's: 7233-7239, 6933-6939, HTTP 7243; the key set's: 7263.
     for (const p of ports) expect(p === 7263 || (p >= 7233 && p <= 7243) || (p >= 6933 && p <= 6939)).toBe(false);
     expect(Object.values(config.services).every((s) => s.rpc.bindOnIP === '127.0.0.1')).toBe(true);
+    // Both stores in the one datastore.
     expect(
       Object.values(config.persistence.datastores).map((d) => [d.sql.pluginName, d.sql.connectAttributes.mode]),
-    ).toEqual([
-      ['sqlite', 'memory'],
-      ['sqlite', 'memory'],
-    ]);
+    ).toEqual([['sqlite', 'memory']]);
+    expect(Object.keys(config.persistence.datastores)).toEqual([config.persistence.defaultStore]);
+    expect(config.persistence.visibilityStore).toBe(config.persistence.defaultStore);
   });
 });

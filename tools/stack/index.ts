@@ -19,6 +19,7 @@ import { kafkaSaslSsl, kafkaService, type KafkaSaslSslInfo } from './services/ka
 import { postgresService } from './services/postgres.js';
 import { temporalService } from './services/temporal.js';
 import { dropServerStore, temporalDescription, temporalKindOf } from './services/temporal-server.js';
+import { DEV_STORE_FILES, devDir } from './services/temporal-dev.js';
 import { temporalTlsInfo, temporalTlsService, type TemporalTlsInfo } from './services/temporal-tls.js';
 import { warehouseService } from './services/warehouse.js';
 import {
@@ -31,6 +32,8 @@ import {
 
 // The stack's one entry for everything outside it (tests, the bench, the other tools); test/stack/ tests its parts.
 export { kubeconformPath, kustomizePath, temporalCliPath, testServerExecutablePath } from './tools.js';
+export { ensureNamespace, registerSearchAttributes } from './services/temporal.js';
+export { privateServerCommand } from './services/temporal-dev.js';
 export { repoRoot } from './paths.js';
 export { clusterHome, findPgBinDir, superuserClient } from './services/postgres.js';
 export { decodeJwt } from './jwt.js';
@@ -216,9 +219,7 @@ export async function stackResetTemporal(): Promise<void> {
   await stackDown({ services: ['temporal'] });
   await withLock(lockDir(), 'another `stack up`/`down` in this checkout', async () => {
     if (plan.temporal.kind === 'server') await dropServerStore(plan);
-    else
-      for (const f of ['temporal.db', 'temporal.db-wal', 'temporal.db-shm'])
-        rmSync(join(stateDir(), 'temporal', f), { force: true });
+    else for (const f of DEV_STORE_FILES) rmSync(join(devDir(), f), { force: true });
     say(`temporal: store emptied (${plan.temporal.kind === 'server' ? 'databases dropped' : 'SQLite file removed'})`);
   });
 }

@@ -13,6 +13,7 @@
  * Ports: the frontend on `port`, history +1, matching +2, internal frontend +3, worker +6; membership 300 below each.
  */
 import type { StackPlan } from './addresses.js';
+import { portsFrom, sqlitePersistence, temporalServerConfig } from './temporal-config.js';
 import { PERMISSIONS_CLAIM, type TemporalTlsFiles } from './temporal-tls-credentials.js';
 
 export const jwksUrl = (plan: StackPlan): string =>
@@ -21,44 +22,14 @@ export const jwksUrl = (plan: StackPlan): string =>
 /** The services the TLS Temporal's one process runs (`start --service …`). */
 export const TLS_SERVER_SERVICES = ['frontend', 'internal-frontend', 'history', 'matching', 'worker'] as const;
 
-function ports(plan: StackPlan): Record<(typeof TLS_SERVER_SERVICES)[number], { grpc: number; membership: number }> {
-  const p = plan.temporalTls.port;
-  const at = (offset: number) => ({ grpc: p + offset, membership: p + offset - 300 });
-  return { frontend: at(0), history: at(1), matching: at(2), 'internal-frontend': at(3), worker: at(6) };
-}
-
-/** The server's configuration (YAML is a superset of JSON: written as JSON, read by the server's YAML loader). */
+/** The server's configuration. */
 export function tlsServerConfig(plan: StackPlan, files: TemporalTlsFiles): Record<string, unknown> {
-  const { host, address } = plan.temporalTls;
-  // Both stores in one in-memory SQLite database (one connection, shared by its DSN); the plugin makes the schema.
-  const store = {
-    sql: {
-      pluginName: 'sqlite',
-      databaseName: 'temporal-tls',
-      connectAddr: host,
-      connectProtocol: 'tcp',
-      connectAttributes: { mode: 'memory', cache: 'private' },
-      maxConns: 1,
-      maxIdleConns: 1,
-      maxConnLifetime: '1h',
-    },
-  };
-  const services = Object.fromEntries(
-    Object.entries(ports(plan)).map(([name, p]) => [
-      name,
-      { rpc: { grpcPort: p.grpc, membershipPort: p.membership, bindOnIP: host } },
-    ]),
-  );
-  return {
-    log: { stdout: true, level: 'warn' },
-    persistence: {
-      defaultStore: 'sqlite-default',
-      visibilityStore: 'sqlite-visibility',
-      numHistoryShards: 1,
-      datastores: { 'sqlite-default': store, 'sqlite-visibility': store },
-    },
+  return temporalServerConfig({
+    host: plan.temporalTls.host,
+    services: portsFrom(plan.temporalTls.port, TLS_SERVER_SERVICES),
+    // Both stores in one in-memory SQLite database (one connection, shared by its DSN); the plugin makes the schema.
+    persistence: sqlitePersistence({ memoryName: 'temporal-tls' }),
     global: {
-      membership: { maxJoinDuration: '30s', broadcastAddress: host },
       tls: {
         frontend: {
           server: {
@@ -77,18 +48,5 @@ export function tlsServerConfig(plan: StackPlan, files: TemporalTlsFiles): Recor
         claimMapper: 'default',
       },
     },
-    services,
-    clusterMetadata: {
-      enableGlobalNamespace: false,
-      failoverVersionIncrement: 10,
-      masterClusterName: 'active',
-      currentClusterName: 'active',
-      clusterInformation: {
-        active: { enabled: true, initialFailoverVersion: 1, rpcName: 'frontend', rpcAddress: address },
-      },
-    },
-    dcRedirectionPolicy: { policy: 'noop' },
-    archival: { history: { state: 'disabled' }, visibility: { state: 'disabled' } },
-    namespaceDefaults: { archival: { history: { state: 'disabled' }, visibility: { state: 'disabled' } } },
-  };
+  });
 }

@@ -80,17 +80,16 @@ function isExecutable(p: string): boolean {
 }
 
 /**
- * The SQLite driver the dev server (the temporal CLI) is linked with instead of the one its release pins (v1.34.1).
- * That one can leave a connection interrupted for good once a query's deadline passes while
- * it runs: every later statement answers `interrupted (9)`, and a Temporal whose only connection that is stops
- * working until restarted — seen on a loaded machine during the test suite. Temporal moved to v1.44.3 for the same
- * errors (temporalio/temporal#9198). The Temporal server release below pins v1.51.0 itself: built as it comes.
+ * The SQLite driver the Temporal server release (TEMPORAL_SERVER_TAG) pins: newer than v1.44.3, the first without a
+ * fault of v1.34.1 (the temporal CLI v1.5.1's) that could leave the only connection of a Temporal on SQLite interrupted
+ * for good once a statement's deadline passed while it ran (temporalio/temporal#9198); checked by the tests.
  */
-export const TEMPORAL_SQLITE_DRIVER = 'modernc.org/sqlite@v1.44.3';
-/** The SQLite driver the Temporal server release (TEMPORAL_SERVER_TAG) pins, newer than the fix: checked by the tests. */
 export const TEMPORAL_SERVER_SQLITE_DRIVER = 'modernc.org/sqlite@v1.51.0';
 
-/** The temporal CLI: from PATH, else the cached build, else built now with Go (first run only). */
+/**
+ * The temporal CLI, the tests' and the stack's client (its own dev server is not used: services/temporal-dev.ts): from
+ * PATH, else the cached build, else built now with Go (first run only).
+ */
 export async function temporalCliPath(): Promise<string> {
   return (
     which('temporal') ??
@@ -98,7 +97,6 @@ export async function temporalCliPath(): Promise<string> {
       name: 'temporal',
       pkg: 'github.com/temporalio/cli/cmd/temporal',
       tags: TEMPORAL_CLI_TAGS,
-      upgrades: [TEMPORAL_SQLITE_DRIVER],
       expected: '~3-5 min',
       versioned: true,
     })
@@ -138,9 +136,10 @@ export const TEMPORAL_SERVER_TAG = 'v1.32.1';
 export const TEMPORAL_SERVER_MODULE = 'go.temporal.io/server';
 
 /** The Temporal server (`go.temporal.io/server/cmd/server`), built once into the cache as `temporal-server`. */
+export const TEMPORAL_SERVER_BINARY = 'temporal-server';
 export function temporalServerPath(): Promise<string> {
   return goInstalledTool({
-    name: 'temporal-server',
+    name: TEMPORAL_SERVER_BINARY,
     built: 'server',
     pkg: `${TEMPORAL_SERVER_MODULE}/cmd/server`,
     tags: [TEMPORAL_SERVER_TAG],
@@ -162,14 +161,16 @@ export function temporalSqlToolPath(): Promise<string> {
 }
 
 /**
- * The Web UI server. v2.42.1 is the release the temporal CLI v1.5.1 embeds (its go.mod asks for go 1.24, so the
- * machine's Go builds it without fetching a toolchain) and its module carries the built UI assets.
+ * The Web UI server, beside either stack Temporal. v2.54.1 is the release the temporal CLI v1.9.1 embeds with server
+ * 1.32 (the newest whose go.mod the machine's Go meets: v2.58 asks for go 1.26.10) and its module carries the built
+ * UI assets.
  */
-export const TEMPORAL_UI_SERVER_TAG = 'v2.42.1';
+export const TEMPORAL_UI_SERVER_TAG = 'v2.54.1';
 
+export const TEMPORAL_UI_SERVER_BINARY = 'temporal-ui-server';
 export function temporalUiServerPath(): Promise<string> {
   return goInstalledTool({
-    name: 'temporal-ui-server',
+    name: TEMPORAL_UI_SERVER_BINARY,
     built: 'server',
     pkg: 'github.com/temporalio/ui-server/v2/cmd/server',
     tags: [TEMPORAL_UI_SERVER_TAG],
@@ -234,12 +235,15 @@ async function goBuild(tool: GoTool, tag: string, dir: string, logFile: string):
   });
 }
 
+/** Where the Go command `name` is (or will be) built in the cache. */
+export const cachedToolPath = (name: string): string => join(cacheDir(), 'bin', name);
+
 /**
  * A Go command built once into `<cache>/bin` (goBuild; under a lock, into a temporary folder renamed into place, so a
  * killed build leaves nothing half-done); `<name>.version` holds the tag and upgrades it was built from.
  */
 export async function goInstalledTool(tool: GoTool): Promise<string> {
-  const bin = join(cacheDir(), 'bin', tool.name);
+  const bin = cachedToolPath(tool.name);
   const versionFile = join(cacheDir(), 'bin', `${tool.name}.version`);
   const current = () =>
     isExecutable(bin) &&

@@ -12,13 +12,11 @@
  *   process each with STACK_TEMPORAL_PROCESSES=split (`start --service <name>`), started by `run.sh` in the same
  *   process group so `down` stops them together. The shard count is kept in `shards`: a store made with one count
  *   cannot be opened with another.
- * - The `default` namespace (or TEMPORAL_NAMESPACE) is registered with the temporal CLI (`operator namespace
- *   create`), the search attributes by the provisioning code, as for the dev server.
+ * - The `default` namespace (or TEMPORAL_NAMESPACE) and the search attributes are registered as for the dev server
+ *   (./temporal.ts).
  */
-import { execFile } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import type { StackPlan } from '../addresses.js';
 import { say, StackError } from '../log.js';
 import { stateDir } from '../paths.js';
@@ -27,15 +25,13 @@ import {
   goModuleDir,
   TEMPORAL_SERVER_MODULE,
   TEMPORAL_SERVER_TAG,
-  temporalCliPath,
   temporalServerPath,
   temporalSqlToolPath,
   temporalUiServerPath,
 } from '../tools.js';
 import { superuserClient } from './postgres.js';
 import { uiCodecEndpoint } from '../ui-codec.js';
-
-const execFileAsync = promisify(execFile);
+import { dynamicConfigText, portsFrom, temporalServerConfig } from '../temporal-config.js';
 
 /** The Temporal server's own role and databases on the stack's PostgreSQL (dev-only password). */
 export const TEMPORAL_DB = {
@@ -68,7 +64,7 @@ export function temporalDescription(plan: StackPlan, rec?: PidRecord): string {
   const t = plan.temporal;
   if (t.external) return 'external';
   const server = temporalKindOf(plan, rec) === 'server';
-  if (!server) return 'dev server (temporal server start-dev, SQLite)';
+  if (!server) return `dev server (Temporal server ${TEMPORAL_SERVER_TAG.replace(/^v/, '')}, one process, SQLite)`;
   const shardsFile = join(serverDir(), 'shards');
   const shards = rec && existsSync(shardsFile) ? readFileSync(shardsFile, 'utf8').trim() : String(t.shards);
   const split = rec
@@ -178,21 +174,9 @@ async function ensureSchemas(plan: StackPlan): Promise<void> {
   }
 }
 
-/** Ports of the services other than the frontend: frontend + 1..3 (gRPC), +100..103 (membership), frontend HTTP + 10. */
-function ports(plan: StackPlan) {
-  const f = plan.temporal.port;
-  return {
-    frontend: { grpc: f, membership: f - 300, http: f + 10 },
-    history: { grpc: f + 1, membership: f - 299 },
-    matching: { grpc: f + 2, membership: f - 298 },
-    worker: { grpc: f + 6, membership: f - 294 },
-  };
-}
-
-/** The server's configuration (YAML is a superset of JSON: written as JSON, read by the server's YAML loader). */
+/** The server's configuration: the services of one process on the ports from the frontend's, the store on PostgreSQL. */
 export function serverConfig(plan: StackPlan): Record<string, unknown> {
   const t = plan.temporal;
-  const p = ports(plan);
   const store = (db: string, maxConns: number) => ({
     sql: {
       pluginName: 'postgres12',
@@ -206,11 +190,9 @@ export function serverConfig(plan: StackPlan): Record<string, unknown> {
       maxConnLifetime: '1h',
     },
   });
-  const rpc = (s: { grpc: number; membership: number; http?: number }) => ({
-    rpc: { grpcPort: s.grpc, membershipPort: s.membership, bindOnIP: t.host, ...(s.http ? { httpPort: s.http } : {}) },
-  });
-  return {
-    log: { stdout: true, level: 'warn' },
+  return temporalServerConfig({
+    host: t.host,
+    services: portsFrom(t.port, ['frontend', 'history', 'matching', 'worker'], { http: true }),
     persistence: {
       defaultStore: 'postgres-default',
       visibilityStore: 'postgres-visibility',
@@ -220,28 +202,8 @@ export function serverConfig(plan: StackPlan): Record<string, unknown> {
         'postgres-visibility': store(TEMPORAL_DB.visibility, 10),
       },
     },
-    global: { membership: { maxJoinDuration: '30s', broadcastAddress: t.host } },
-    dynamicConfigClient: { filepath: join(serverDir(), 'config', 'dynamicconfig.yaml'), pollInterval: '10s' },
-    services: { frontend: rpc(p.frontend), history: rpc(p.history), matching: rpc(p.matching), worker: rpc(p.worker) },
-    clusterMetadata: {
-      enableGlobalNamespace: false,
-      failoverVersionIncrement: 10,
-      masterClusterName: 'active',
-      currentClusterName: 'active',
-      clusterInformation: {
-        active: {
-          enabled: true,
-          initialFailoverVersion: 1,
-          rpcName: 'frontend',
-          rpcAddress: `${t.host}:${t.port}`,
-          httpAddress: `${t.host}:${p.frontend.http}`,
-        },
-      },
-    },
-    dcRedirectionPolicy: { policy: 'noop' },
-    archival: { history: { state: 'disabled' }, visibility: { state: 'disabled' } },
-    namespaceDefaults: { archival: { history: { state: 'disabled' }, visibility: { state: 'disabled' } } },
-  };
+    dynamicConfigFile: join(serverDir(), 'config', 'dynamicconfig.yaml'),
+  });
 }
 
 /**
@@ -277,12 +239,15 @@ export const VERSION_RETIREMENT_WAITS = {
   'matching.wv.VersionDrainageStatusRefreshInterval': '10s',
 } as const;
 
-/** The server's dynamic configuration (polled every 10 s, so an edit applies without a restart). */
-export function dynamicConfig(): Record<string, { value: unknown }[]> {
+/**
+ * The stack's dynamic configuration for either of its Temporals, key → value (polled every 10 s, so an edit applies
+ * without a restart).
+ */
+export function stackDynamicConfig(): Record<string, unknown> {
   return {
-    'system.enableActivityEagerExecution': [{ value: eagerActivities() }],
-    'matching.maxDeployments': [{ value: MAX_WORKER_DEPLOYMENTS }],
-    ...Object.fromEntries(Object.entries(VERSION_RETIREMENT_WAITS).map(([k, value]) => [k, [{ value }]])),
+    'system.enableActivityEagerExecution': eagerActivities(),
+    'matching.maxDeployments': MAX_WORKER_DEPLOYMENTS,
+    ...VERSION_RETIREMENT_WAITS,
   };
 }
 
@@ -301,7 +266,8 @@ export function pgSynchronousCommit(env: NodeJS.ProcessEnv = process.env): 'on' 
   return v;
 }
 
-function uiConfig(plan: StackPlan): Record<string, unknown> {
+/** The Web UI server's configuration, beside either stack Temporal. */
+export function uiConfig(plan: StackPlan): Record<string, unknown> {
   const t = plan.temporal;
   const codec = uiCodecEndpoint();
   return {
@@ -345,7 +311,6 @@ export async function prepareServer(plan: StackPlan): Promise<DaemonSpec> {
       `temporal: the Web UI server could not be built, running without a Web UI: ${e instanceof Error ? e.message.split('\n')[0] : String(e)}`,
     );
   }
-  await temporalCliPath();
   const shardsFile = join(dir, 'shards');
   const had = existsSync(shardsFile) ? Number(readFileSync(shardsFile, 'utf8').trim()) : undefined;
   if (had !== undefined && had !== t.shards) {
@@ -367,7 +332,7 @@ export async function prepareServer(plan: StackPlan): Promise<DaemonSpec> {
   writeFileSync(shardsFile, `${t.shards}\n`);
   writePrivate(join(dir, 'config', 'development.yaml'), `${JSON.stringify(serverConfig(plan), null, 2)}\n`);
   writePrivate(join(dir, 'ui', 'config', 'development.yaml'), `${JSON.stringify(uiConfig(plan), null, 2)}\n`);
-  writePrivate(join(dir, 'config', 'dynamicconfig.yaml'), `${JSON.stringify(dynamicConfig(), null, 2)}\n`);
+  writePrivate(join(dir, 'config', 'dynamicconfig.yaml'), dynamicConfigText(stackDynamicConfig()));
   const start = (service?: string) =>
     `${shellQuote(server)} --root ${shellQuote(dir)} --config config --env development --allow-no-auth start${service ? ` --service ${service}` : ''}`;
   const lines = [
@@ -382,32 +347,4 @@ export async function prepareServer(plan: StackPlan): Promise<DaemonSpec> {
   } else lines.push(`exec ${start()}`);
   writeFileSync(launcher(), `${lines.join('\n')}\n`, { mode: 0o700 });
   return { service: 'temporal', command: '/bin/sh', args: [launcher()], cwd: dir };
-}
-
-/** The namespace, registered once with the temporal CLI; waits until the frontend knows it. */
-export async function ensureNamespace(plan: StackPlan, describe: () => Promise<boolean>): Promise<void> {
-  const t = plan.temporal;
-  if (await describe()) return;
-  const cli = await temporalCliPath();
-  try {
-    await execFileAsync(cli, [
-      'operator',
-      'namespace',
-      'create',
-      '--namespace',
-      t.namespace,
-      '--retention',
-      '72h',
-      '--address',
-      t.address,
-    ]);
-    say(`temporal: registered namespace ${t.namespace}`);
-  } catch (e) {
-    const out = `${(e as { stderr?: string }).stderr ?? ''}${(e as { stdout?: string }).stdout ?? ''}`;
-    if (!/already/i.test(out))
-      throw new StackError(
-        `temporal: temporal operator namespace create ${t.namespace} failed: ${out.trim() || String(e)}`,
-      );
-  }
-  await waitFor(`namespace ${t.namespace}`, 60_000, async () => ((await describe()) ? true : undefined));
 }

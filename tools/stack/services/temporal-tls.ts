@@ -11,10 +11,8 @@
  */
 import { readFileSync, writeFileSync, mkdirSync, existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import proto from '@temporalio/proto';
 import { loadConfig, type Config } from '../../../src/config.js';
 import type { StackPlan } from '../addresses.js';
-import { say } from '../log.js';
 import { repoRoot, serviceLog } from '../paths.js';
 import { waitFor, type PidRecord } from '../proc.js';
 import type { Service } from '../service.js';
@@ -27,7 +25,7 @@ import {
   type TemporalTlsFiles,
 } from '../temporal-tls-credentials.js';
 import { temporalServerPath } from '../tools.js';
-import { historyAndMatchingAnswer, registerSearchAttributes, withConnection } from './temporal.js';
+import { ensureNamespace, historyAndMatchingAnswer, registerSearchAttributes, withConnection } from './temporal.js';
 
 /** What a client needs to reach the TLS Temporal (`stack status` prints it; `--json`: `temporalTls`). */
 export interface TemporalTlsInfo {
@@ -79,33 +77,6 @@ function adminSettings(plan: StackPlan): Config['temporal'] {
     TEMPORAL_TLS_CLIENT_KEY_PATH: f.clientKeyFile,
     TEMPORAL_API_KEY: readFileSync(f.adminApiKeyFile, 'utf8').trim(),
   }).temporal;
-}
-
-const describeNamespace = (settings: Config['temporal']): Promise<boolean> =>
-  withConnection(settings, async (c) => {
-    await c.workflowService.describeNamespace({ namespace: settings.namespace });
-    return true;
-  }).catch(() => false);
-
-const RETENTION = proto.google.protobuf.Duration.fromObject({ seconds: 72 * 3600 });
-
-/** The namespace, registered with the admin key (its store is new at every start); waits until the frontend knows it. */
-async function ensureNamespace(settings: Config['temporal']): Promise<void> {
-  if (await describeNamespace(settings)) return;
-  await withConnection(settings, async (c) => {
-    try {
-      await c.workflowService.registerNamespace({
-        namespace: settings.namespace,
-        workflowExecutionRetentionPeriod: RETENTION,
-      });
-      say(`temporal-tls: registered namespace ${settings.namespace}`);
-    } catch (e) {
-      if ((e as { code?: number }).code !== 6) throw e; // 6 = ALREADY_EXISTS
-    }
-  });
-  await waitFor(`namespace ${settings.namespace} on the TLS Temporal`, 60_000, async () =>
-    (await describeNamespace(settings)) ? true : undefined,
-  );
 }
 
 export const temporalTlsService: Service = {
@@ -194,7 +165,7 @@ export const temporalTlsService: Service = {
     // A key set made since the server started (a new signing key) is fetched again within its refresh interval.
     ensureTemporalTlsCredentials(plan);
     const settings = adminSettings(plan);
-    await ensureNamespace(settings);
+    await ensureNamespace(settings, 'temporal-tls');
     await waitFor("the TLS Temporal's history and matching services", 120_000, () =>
       historyAndMatchingAnswer(settings),
     );

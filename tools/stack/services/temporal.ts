@@ -1,40 +1,19 @@
 /**
- * Temporal for the stack: by default the dev server (`temporal server start-dev`) with Web UI and a file-backed
- * SQLite store under <state>/temporal; with STACK_TEMPORAL=server the Temporal server on the stack's PostgreSQL
- * (./temporal-server.ts). Registers the app's search attributes on either.
+ * Temporal for the stack: by default the dev server — the Temporal server on a SQLite file, with the Web UI
+ * (./temporal-dev.ts); with STACK_TEMPORAL=server the Temporal server on the stack's PostgreSQL (./temporal-server.ts).
+ * Registers the namespace and the app's search attributes on either.
  */
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+import proto from '@temporalio/proto';
 import type { Connection } from '@temporalio/client';
 import type { Config } from '../../../src/config.js';
 import { connectTemporal } from '../../../src/temporal.js';
-import type { StackPlan } from '../addresses.js';
-import { ensureSearchAttributes, SEARCH_ATTRIBUTES } from '../../../src/provision/temporal.js';
+import { ensureSearchAttributes } from '../../../src/provision/temporal.js';
 import { say, StackError } from '../log.js';
 import { waitFor } from '../proc.js';
-import { serviceLog, stateDir } from '../paths.js';
+import { serviceLog } from '../paths.js';
 import type { Service } from '../service.js';
-import type { PidRecord } from '../proc.js';
-import { temporalCliPath } from '../tools.js';
-import { uiCodecEndpoint } from '../ui-codec.js';
-import {
-  eagerActivities,
-  ensureNamespace,
-  kindMismatch,
-  MAX_WORKER_DEPLOYMENTS,
-  prepareServer,
-  serverRunsUi,
-  VERSION_RETIREMENT_WAITS,
-} from './temporal-server.js';
-
-/** A running dev server started with another codec endpoint than STACK_UI_CODEC_ENDPOINT asks for is restarted. */
-function codecMismatch(rec: { command: string }): string | undefined {
-  if (rec.command.includes('temporal-server')) return undefined; // the UI server's file is rewritten by prepare
-  const running = / --ui-codec-endpoint (\S+)/.exec(rec.command)?.[1];
-  const wanted = uiCodecEndpoint();
-  if (running === wanted) return undefined;
-  return wanted ? `STACK_UI_CODEC_ENDPOINT=${wanted}` : 'STACK_UI_CODEC_ENDPOINT is unset';
-}
+import { kindMismatch, prepareServer, serverRunsUi } from './temporal-server.js';
+import { devRestartReason, prepareDev } from './temporal-dev.js';
 
 /** `fn` on a connection of its own to the Temporal `settings` describe, closed afterwards. */
 export async function withConnection<T>(settings: Config['temporal'], fn: (c: Connection) => Promise<T>): Promise<T> {
@@ -85,40 +64,6 @@ export async function historyAndMatchingAnswer(settings: Config['temporal']): Pr
   }
 }
 
-/**
- * The dev server's SQLite `synchronous` pragma (STACK_TEMPORAL_SQLITE_SYNCHRONOUS, default NORMAL). Under WAL,
- * NORMAL syncs at checkpoints only: a crash of the process loses nothing, a power loss may roll back the last
- * transactions. FULL (SQLite's default) syncs the WAL on every commit.
- */
-export const SQLITE_SYNCHRONOUS = ['OFF', 'NORMAL', 'FULL', 'EXTRA'] as const;
-export function sqliteSynchronous(env: NodeJS.ProcessEnv = process.env): (typeof SQLITE_SYNCHRONOUS)[number] {
-  const v = (env.STACK_TEMPORAL_SQLITE_SYNCHRONOUS ?? '').trim().toUpperCase() || 'NORMAL';
-  if (!(SQLITE_SYNCHRONOUS as readonly string[]).includes(v)) {
-    throw new StackError(
-      `STACK_TEMPORAL_SQLITE_SYNCHRONOUS must be ${SQLITE_SYNCHRONOUS.join(', ')}, got ${JSON.stringify(env.STACK_TEMPORAL_SQLITE_SYNCHRONOUS)}`,
-    );
-  }
-  return v as (typeof SQLITE_SYNCHRONOUS)[number];
-}
-
-/** A dev server started with another `synchronous` pragma or eager-activity setting (or before either was passed) is restarted. */
-/** The worker deployments the dev server holds (MAX_WORKER_DEPLOYMENTS) and how soon a drained version can go. */
-const DEPLOYMENTS = `matching.maxDeployments=${MAX_WORKER_DEPLOYMENTS}`;
-const VERSIONING_VALUES = [
-  DEPLOYMENTS,
-  ...Object.entries(VERSION_RETIREMENT_WAITS).map(([k, v]) => `${k}=${JSON.stringify(v)}`),
-];
-
-function devSettingsMismatch(plan: StackPlan, rec: PidRecord): string | undefined {
-  if (plan.temporal.kind !== 'dev' || rec.command.includes('temporal-server')) return undefined;
-  const synchronous = `synchronous=${sqliteSynchronous()}`;
-  if (!rec.command.includes(synchronous)) return `STACK_TEMPORAL_SQLITE_SYNCHRONOUS asks for ${synchronous}`;
-  const eager = `system.enableActivityEagerExecution=${eagerActivities()}`;
-  if (!rec.command.includes(eager)) return `STACK_TEMPORAL_EAGER_ACTIVITIES asks for ${eager}`;
-  const missing = VERSIONING_VALUES.find((v) => !rec.command.includes(v));
-  return missing === undefined ? undefined : `the stack asks for ${missing}`;
-}
-
 export const temporalService: Service = {
   name: 'temporal',
   address: (plan) => plan.temporal.address,
@@ -133,84 +78,66 @@ export const temporalService: Service = {
   stopGraceMs: 20_000,
 
   restartReason: (rec, plan) =>
-    kindMismatch(plan, rec) ??
-    devSettingsMismatch(plan, rec) ??
-    (plan.temporal.kind === 'dev' ? codecMismatch(rec) : undefined),
+    kindMismatch(plan, rec) ?? (plan.temporal.kind === 'dev' ? devRestartReason(plan, rec) : undefined),
 
-  async prepare(plan) {
-    if (plan.temporal.kind === 'server') return prepareServer(plan);
-    const cli = await temporalCliPath();
-    const dir = join(stateDir(), 'temporal');
-    mkdirSync(dir, { recursive: true });
-    const t = plan.temporal;
-    const args = [
-      'server',
-      'start-dev',
-      '--ip',
-      t.host,
-      '--port',
-      String(t.port),
-      '--ui-ip',
-      t.ui.host,
-      '--ui-port',
-      String(t.ui.port),
-      '--db-filename',
-      join(dir, 'temporal.db'),
-      '--sqlite-pragma',
-      'journal_mode=WAL',
-      '--sqlite-pragma',
-      `synchronous=${sqliteSynchronous()}`,
-      '--dynamic-config-value',
-      `system.enableActivityEagerExecution=${eagerActivities()}`,
-      ...VERSIONING_VALUES.flatMap((v) => ['--dynamic-config-value', v]),
-      '--log-level',
-      'warn',
-      '--color',
-      'never',
-    ];
-    // "default" always exists; passing it again is harmless but noisy.
-    if (t.namespace !== 'default') args.push('--namespace', t.namespace);
-    const codec = uiCodecEndpoint();
-    if (codec) args.push('--ui-codec-endpoint', codec);
-    for (const [k, v] of Object.entries(SEARCH_ATTRIBUTES)) args.push('--search-attribute', `${k}=${v}`);
-    return { service: 'temporal', command: cli, args, cwd: dir };
-  },
+  prepare: (plan) => (plan.temporal.kind === 'server' ? prepareServer(plan) : prepareDev(plan)),
 
   async ready(plan) {
     try {
-      // The Temporal server has no namespace until afterReady registers it: there the frontend answering is enough.
-      const server = plan.temporal.kind === 'server' && !plan.temporal.external;
+      // The stack's Temporal has no namespace until afterReady registers it: there the frontend answering is enough.
+      const ours = !plan.temporal.external;
       const ok = await withConnection(plan.temporal.settings, async (c) => {
         await c.workflowService.getSystemInfo({});
-        if (!server) await c.workflowService.describeNamespace({ namespace: plan.temporal.namespace });
+        if (!ours) await c.workflowService.describeNamespace({ namespace: plan.temporal.namespace });
         return true;
       });
-      return ok && (plan.temporal.external || (server && !serverRunsUi()) || (await uiAnswers(plan.temporal.uiUrl)));
+      const ui = ours && (plan.temporal.kind === 'dev' || serverRunsUi());
+      return ok && (!ui || (await uiAnswers(plan.temporal.uiUrl)));
     } catch {
       return false;
     }
   },
 
-  /**
-   * start-dev registers search attributes only when it creates the store; later additions are made here, as
-   * `fulfilment provision --only temporal` makes them (src/provision/temporal.ts).
-   */
+  /** The namespace (a new store has none) and the search attributes, as `fulfilment provision --only temporal` makes them. */
   async afterReady(plan) {
-    const ns = plan.temporal.namespace;
-    if (plan.temporal.kind === 'server' && !plan.temporal.external) {
-      await ensureNamespace(plan, () =>
-        withConnection(plan.temporal.settings, async (c) => {
-          await c.workflowService.describeNamespace({ namespace: ns });
-          return true;
-        }).catch(() => false),
-      );
+    const ours = !plan.temporal.external;
+    if (ours) {
+      await ensureNamespace(plan.temporal.settings);
       await waitFor("the Temporal server's history and matching services", 120_000, () =>
         historyAndMatchingAnswer(plan.temporal.settings),
       );
     }
-    await registerSearchAttributes(plan.temporal.settings, plan.temporal.kind === 'server' && !plan.temporal.external);
+    await registerSearchAttributes(plan.temporal.settings, ours);
   },
 };
+
+const RETENTION = proto.google.protobuf.Duration.fromObject({ seconds: 72 * 3600 });
+
+async function namespaceKnown(settings: Config['temporal']): Promise<boolean> {
+  return withConnection(settings, async (c) => {
+    await c.workflowService.describeNamespace({ namespace: settings.namespace });
+    return true;
+  }).catch(() => false);
+}
+
+/** The namespace of `settings` (retention 72 h), registered unless it exists; waits until the frontend knows it. */
+export async function ensureNamespace(settings: Config['temporal'], service = 'temporal'): Promise<void> {
+  if (await namespaceKnown(settings)) return;
+  await withConnection(settings, async (c) => {
+    try {
+      await c.workflowService.registerNamespace({
+        namespace: settings.namespace,
+        workflowExecutionRetentionPeriod: RETENTION,
+      });
+      say(`${service}: registered namespace ${settings.namespace}`);
+    } catch (e) {
+      if ((e as { code?: number }).code !== 6) throw e; // 6 = ALREADY_EXISTS
+    }
+  });
+  await waitFor(`namespace ${settings.namespace} (${service})`, 60_000, async () =>
+    (await namespaceKnown(settings)) ? true : undefined,
+  );
+}
 
 /**
  * The service's search attributes in the namespace of `settings`, as `fulfilment provision --only temporal` makes them
