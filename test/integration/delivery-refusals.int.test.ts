@@ -5,7 +5,7 @@
  * its partition flows on, never parked; a Temporal down for everyone parks the partition, which the parked gauge
  * shows past its budget, and delivery resumes when it is back.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { workflowSettings } from '../../src/workflow-settings.js';
 import { ORDER_WORKFLOW_TYPE, orderWorkflowId } from '../../workflows/api.js';
 import type { App } from '../../src/app.js';
@@ -20,12 +20,18 @@ let s: Scenario;
 let app: App;
 let dlq: TopicWatch;
 
+/**
+ * A new run of a workflow id is refused for an hour after its previous run started (Temporal's default: 1 s). The same
+ * interval also delays every continue-as-new by an hour, and Temporal's own worker-deployment workflows continue as
+ * new on every change: so it is set only once the service's worker version is in place, for the test that needs it.
+ */
+const REUSE_REFUSED = {
+  'history.workflowIdReuseMinimalInterval': '1h',
+  'history.enableWorkflowIdReuseStartTimeValidation': true,
+};
+
 beforeAll(async () => {
-  // A new run of an order's id is refused for an hour after its previous run started (Temporal's default: 1 s).
-  temporal = await dedicatedTemporal({
-    'history.workflowIdReuseMinimalInterval': '1h',
-    'history.enableWorkflowIdReuseStartTimeValidation': true,
-  });
+  temporal = await dedicatedTemporal({});
   s = await scenario('refusals', {
     TEMPORAL_ADDRESS: temporal.address,
     TEMPORAL_NAMESPACE: 'default',
@@ -55,13 +61,33 @@ describe('delivery refusals on the stack', () => {
     { timeout: 300_000 },
     async () => {
       const tenant = s.tenant('busy');
+      temporal.setDynamicConfig(REUSE_REFUSED);
+      onTestFinished(() => temporal.setDynamicConfig({}));
+      const takeId = async (orderId: string) => {
+        const run = await app.client.workflow.start(ORDER_WORKFLOW_TYPE, {
+          workflowId: orderWorkflowId(tenant, orderId),
+          taskQueue: `nobody-polls-${s.suffix}`,
+          args: [{ tenantId: tenant, orderId, settings: workflowSettings(s.config) }],
+        });
+        await run.terminate('the id is taken for the test');
+      };
+      let probes = 0;
+      await waitFor(
+        'Temporal to refuse a new run of an id just used (the interval read from its dynamic config)',
+        async () => {
+          const id = `probe-${(probes += 1)}`;
+          await takeId(id);
+          return takeId(id).then(
+            () => undefined,
+            (e: { code?: number; cause?: { code?: number } }) =>
+              (e.code ?? e.cause?.code) === 8 ? true : Promise.reject(e), // 8 = RESOURCE_EXHAUSTED
+          );
+        },
+        120_000,
+        1_000,
+      );
       // Order a's workflow id was just used by a run that ended (terminated): Temporal refuses to start it again now.
-      const taken = await app.client.workflow.start(ORDER_WORKFLOW_TYPE, {
-        workflowId: orderWorkflowId(tenant, 'a'),
-        taskQueue: `nobody-polls-${s.suffix}`,
-        args: [{ tenantId: tenant, orderId: 'a', settings: workflowSettings(s.config) }],
-      });
-      await taken.terminate('the id is taken for the test');
+      await takeId('a');
       const placedA = events.placed(tenant, 'a');
       await s.produce(
         [placedA, events.placed(tenant, 'b'), events.placed(tenant, 'c')].map((value) => ({

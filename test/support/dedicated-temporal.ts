@@ -1,55 +1,54 @@
 /**
- * A Temporal dev server of a test's own (in memory, no UI) on free ports, with dynamic config the shared stack's must
- * not carry — e.g. a run at one of its per-workflow limits — and the app's search attributes. It can be killed (an
- * outage for everyone) and started again on the same port.
+ * A Temporal of a test's own: the stack's Temporal server release in the dev server's shape (every service in one
+ * process, its store a SQLite file in a temporary folder, no UI) on free ports, with dynamic config the shared
+ * stack's must not carry — e.g. a run at one of its per-workflow limits —, the default namespace and the app's search
+ * attributes. It can be killed (an outage for everyone) and started again on the same ports and store.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Connection } from '@temporalio/client';
-import { SEARCH_ATTRIBUTES } from '../../src/provision/temporal.js';
+import { loadConfig } from '../../src/config.js';
 import { waitFor } from './harness.js';
 import { freePort } from './processes.js';
-import { temporalCliPath } from '../../tools/stack/index.js';
+import { ensureNamespace, privateServerCommand, registerSearchAttributes } from '../../tools/stack/index.js';
 
 export interface DedicatedTemporal {
   /** host:port of its frontend. */
   address: string;
   /** SIGKILLs it and waits for its exit: Temporal is down for everyone. */
   kill(): Promise<void>;
-  /** Starts it again on the same port (empty: it kept nothing) and waits until it answers. */
+  /** Starts it again on the same ports and store and waits until it answers. */
   restart(): Promise<void>;
+  /**
+   * Replaces the dynamic config given at the start (the server reads it again within 10 s: wait for its effect).
+   */
+  setDynamicConfig(values: Record<string, string | number | boolean>): void;
   stop(): Promise<void>;
 }
 
-/** `dynamicConfig`: key → value as start-dev's --dynamic-config-value takes it (JSON: strings quoted). */
+/** `dynamicConfig`: key → value, beside the dev server's own (DEV_DYNAMIC_CONFIG). */
 export async function dedicatedTemporal(
   dynamicConfig: Record<string, string | number | boolean>,
 ): Promise<DedicatedTemporal> {
-  const cli = await temporalCliPath();
-  const port = await freePort();
-  const httpPort = await freePort();
-  const address = `127.0.0.1:${port}`;
-  const args = [
-    'server',
-    'start-dev',
-    '--headless',
-    '--ip',
-    '127.0.0.1',
-    '--port',
-    String(port),
-    '--http-port',
-    String(httpPort),
-    '--log-level',
-    'error',
-    '--color',
-    'never',
-  ];
-  for (const [k, v] of Object.entries(dynamicConfig)) args.push('--dynamic-config-value', `${k}=${JSON.stringify(v)}`);
-  for (const [k, v] of Object.entries(SEARCH_ATTRIBUTES)) args.push('--search-attribute', `${k}=${v}`);
+  const host = '127.0.0.1';
+  const port = async () => ({ grpc: await freePort(), membership: await freePort() });
+  const services = {
+    frontend: { ...(await port()), http: await freePort() },
+    history: await port(),
+    matching: await port(),
+    worker: await port(),
+  };
+  const address = `${host}:${services.frontend.grpc}`;
+  const dir = mkdtempSync(join(tmpdir(), 'dedicated-temporal-'));
+  const { command, args, setDynamicConfig } = await privateServerCommand(dir, { host, services, dynamicConfig });
+  const settings = loadConfig({ TEMPORAL_ADDRESS: address }).temporal;
   let child: ChildProcess | undefined;
   let output = '';
 
   async function start(): Promise<void> {
-    const c = spawn(cli, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const c = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     child = c;
     const keep = (chunk: Buffer) => void (output = (output + chunk.toString()).slice(-4000));
     c.stdout!.on('data', keep);
@@ -61,7 +60,7 @@ export async function dedicatedTemporal(
         const conn = await Connection.connect({ address, connectTimeout: '2s' }).catch(() => undefined);
         if (!conn) return undefined;
         try {
-          await conn.workflowService.describeNamespace({ namespace: 'default' });
+          await conn.workflowService.getSystemInfo({});
           return true;
         } catch {
           return undefined;
@@ -72,6 +71,9 @@ export async function dedicatedTemporal(
       180_000,
       250,
     );
+    // A new store has no namespace and no search attributes.
+    await ensureNamespace(settings, 'the dedicated Temporal');
+    await registerSearchAttributes(settings, true, 'the dedicated Temporal');
   }
 
   async function kill(): Promise<void> {
@@ -83,5 +85,14 @@ export async function dedicatedTemporal(
   }
 
   await start();
-  return { address, kill, restart: start, stop: kill };
+  return {
+    address,
+    kill,
+    restart: start,
+    setDynamicConfig,
+    async stop() {
+      await kill();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }
