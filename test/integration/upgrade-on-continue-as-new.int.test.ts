@@ -3,37 +3,29 @@
  * worker version waits — here a cancellation that arrived before its placement, in its grace window (an hour by
  * default) — while a newer version becomes current. The next time it wakes, Temporal tells the run its target version
  * changed, and it continues as new onto the current version with its state (upgrade on continue-as-new); there the
- * placement settles it. Temporal tells runs so from server 1.32: this runs on the stack's TLS Temporal (1.32.1), with
- * the service's defaults (the new version becomes current when its worker starts).
+ * placement settles it. Temporal tells runs so from server 1.32 (the stack's is 1.32.1). The service's defaults: the
+ * new version becomes current when its worker starts.
  */
 import { fileURLToPath } from 'node:url';
-import type { Client } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TemporalTlsInfo } from '../../tools/stack/index.js';
 import { orderStatusQuery, orderWorkflowId } from '../../workflows/api.js';
 import { events, scenario, waitFor, type Scenario } from '../support/harness.js';
-import { tlsEnv, tlsTemporal, tlsTemporalClient } from '../support/temporal-tls.js';
 
 /** The changed workflow (a one-second timer before anything else): what version B runs. */
 const CHANGED = fileURLToPath(new URL('../workflow/replay-diverging-workflows.ts', import.meta.url));
 
 let s: Scenario;
-let tls: TemporalTlsInfo;
-let client: Client;
 beforeAll(async () => {
   s = await scenario('upgrade');
-  tls = await tlsTemporal();
-  client = await tlsTemporalClient(s.env, tls);
 });
 afterAll(async () => {
-  await client?.connection.close();
   await s?.close();
 });
 
 describe('upgrade on continue-as-new', () => {
   it('a waiting order moves to the version made current while it waited, with its state, and settles there', async () => {
-    const env = (buildId: string) => tlsEnv(s.env, tls, { extra: { WORKER_BUILD_ID: buildId } });
-    await s.startInstance({}, env('build-a'));
+    const env = (buildId: string) => ({ WORKER_BUILD_ID: buildId });
+    const { client } = await s.startInstance({}, env('build-a'));
     const tenant = s.tenant();
     const order = 'o-waits';
     const handle = client.workflow.getHandle(orderWorkflowId(tenant, order));
