@@ -123,7 +123,7 @@ const BURST_OTHERS = 6 * Math.ceil(Math.min(600, ORDERS) / 6);
 /** The open loop's rates (orders/s, rising) and how long each runs. */
 const RATES = args.rates.split(',').map((r) => wholeNumber('rates', r.trim(), 1));
 const RATE_SECONDS = wholeNumber('rate-seconds', args['rate-seconds'], 5);
-const MEMORY = args.memory === undefined ? undefined : wholeNumber('memory', args.memory, 1000);
+const MEMORY = args.memory === undefined ? undefined : wholeNumber('memory', args.memory, 100);
 const kinds = args.temporal.split(',').map((k) => k.trim());
 for (const k of kinds)
   if (!['current', 'dev', 'server'].includes(k))
