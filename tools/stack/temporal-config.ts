@@ -146,3 +146,15 @@ export function dynamicConfigText(values: Record<string, unknown>): string {
     2,
   )}\n`;
 }
+
+const shellQuote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
+
+/** The shell line that starts the Temporal server binary `server` on the configuration under `root` (one `service`, or all). */
+export function serverStartLine(server: string, root: string, service?: string): string {
+  return `${shellQuote(server)} --root ${shellQuote(root)} --config config --env development --allow-no-auth start${service ? ` --service ${service}` : ''}`;
+}
+
+/** The shell line that starts the Web UI server `ui` on the configuration under `root`, in the background. */
+export function uiStartLine(ui: string, root: string): string {
+  return `${shellQuote(ui)} --root ${shellQuote(root)} --config config --env development start &`;
+}
