@@ -148,10 +148,27 @@ export function dynamicConfigText(values: Record<string, unknown>): string {
 }
 
 const shellQuote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
+/** A word as the shell reads it: quoted unless it is plain (a flag, a name). */
+const shellWord = (s: string): string => (/^[A-Za-z0-9_.-]+$/.test(s) ? s : shellQuote(s));
 
-/** The shell line that starts the Temporal server binary `server` on the configuration under `root` (one `service`, or all). */
+/** The arguments that start the Temporal server binary on the configuration under `root` (one `service`, or all). */
+export function serverStartArgs(root: string, service?: string): string[] {
+  return [
+    '--root',
+    root,
+    '--config',
+    'config',
+    '--env',
+    'development',
+    '--allow-no-auth',
+    'start',
+    ...(service ? ['--service', service] : []),
+  ];
+}
+
+/** The shell line that starts the Temporal server binary `server` on the configuration under `root`. */
 export function serverStartLine(server: string, root: string, service?: string): string {
-  return `${shellQuote(server)} --root ${shellQuote(root)} --config config --env development --allow-no-auth start${service ? ` --service ${service}` : ''}`;
+  return [shellQuote(server), ...serverStartArgs(root, service).map(shellWord)].join(' ');
 }
 
 /** The shell line that starts the Web UI server `ui` on the configuration under `root`, in the background. */

@@ -20,6 +20,7 @@ import {
   dynamicConfigText,
   portsFrom,
   type ServicePorts,
+  serverStartArgs,
   serverStartLine,
   sqlitePersistence,
   temporalServerConfig,
@@ -171,7 +172,7 @@ export async function privateServerCommand(
   writeFileSync(join(dir, 'config', 'development.yaml'), `${JSON.stringify(config, null, 2)}\n`);
   return {
     command: server,
-    args: ['--root', dir, '--config', 'config', '--env', 'development', '--allow-no-auth', 'start'],
+    args: serverStartArgs(dir),
     setDynamicConfig,
   };
 }
