@@ -8,7 +8,8 @@
  * Rates rise until one falls behind: its p99 above OPEN_P99_BOUND_MS, or its latency growing through the run (the
  * service keeping up only on average: GROWTH). The knee is the highest rate that did neither; the loop then runs
  * once more at 80 % of it. Per rate: p50/p90/p99/max, and each process's CPU per order (the service's own, Temporal's,
- * PostgreSQL's, Kafka's). Nothing asserted (a bench is not a test).
+ * PostgreSQL's, Kafka's). The service has a status topic of its own, so its relay leads and publishes what it
+ * writes, as a lone service does. Nothing asserted (a bench is not a test).
  */
 import { createServer } from 'node:net';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -225,7 +226,9 @@ export async function openLoop(
   rates: readonly number[],
   seconds: number,
 ): Promise<Record<string, PhaseResult>> {
-  const { topic, group, env } = await privateTopic(ctx, `open-${rep}`, 6);
+  // A status topic of its own: the relay's lead is per topic, and on the shared one the bench's worker child would
+  // lead and publish this service's status events — work a lone production service does itself.
+  const { topic, group, env } = await privateTopic(ctx, `open-${rep}`, 6, { ownStatusTopic: true });
   const logFile = join('.stack', 'logs', `bench-service-${ctx.suffix}-${rep}.log`);
   // The service at its defaults: both roles, eager start, the stack's addresses, a task queue of its own.
   const serviceEnv: Env = {
@@ -285,6 +288,6 @@ export async function openLoop(
     return out;
   } finally {
     await service.stop();
-    await dropTopic(ctx, topic, group);
+    await dropTopic(ctx, topic, group, env.STATUS_TOPIC);
   }
 }

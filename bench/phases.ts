@@ -394,11 +394,15 @@ export async function committedOffset(admin: Admin, topic: string, group: string
   return p ? BigInt(p.offset) : -1n;
 }
 
-/** A private topic with `partitions` partitions, as `fulfilment provision` creates it. */
+/**
+ * A private topic with `partitions` partitions, as `fulfilment provision` creates it; with `ownStatusTopic`, a status
+ * topic of its own as well (STATUS_TOPIC in `env`), so a service on it leads its own status relay.
+ */
 export async function privateTopic(
   ctx: Context,
   name: string,
   partitions: number,
+  opts: { ownStatusTopic?: boolean } = {},
 ): Promise<{ topic: string; group: string; env: Env }> {
   const topic = `bench.${name}.${ctx.suffix}`;
   const group = `bench-${name}-${ctx.suffix}`;
@@ -407,16 +411,18 @@ export async function privateTopic(
     ORDERS_TOPIC: topic,
     ORDERS_TOPIC_PARTITIONS: String(partitions),
     CONSUMER_GROUP: group,
+    ...(opts.ownStatusTopic ? { STATUS_TOPIC: `bench.${name}-status.${ctx.suffix}` } : {}),
   };
   // Provisioning's kafkajs logs a partition leader that is not ready yet, and retries: not worth a line here.
   await provision(loadConfig(env), createLogger('fatal'), ['kafka']);
   return { topic, group, env };
 }
 
-export async function dropTopic(ctx: Context, topic: string, group: string): Promise<void> {
+export async function dropTopic(ctx: Context, topic: string, group: string, statusTopic?: string): Promise<void> {
+  const topics = statusTopic ? [topic, statusTopic] : [topic];
   await ctx.admin
-    .deleteTopics({ topics: [topic] })
-    .catch((e: unknown) => ctx.say(`could not delete topic ${topic}: ${String(e)}`));
+    .deleteTopics({ topics })
+    .catch((e: unknown) => ctx.say(`could not delete topics ${topics.join(', ')}: ${String(e)}`));
   await ctx.admin.deleteGroups([group]).catch(() => undefined);
 }
 
