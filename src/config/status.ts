@@ -33,6 +33,16 @@ export const statusSchema = {
     .int('milliseconds ≥ 50')
     .min(50, 'milliseconds ≥ 50')
     .default(1000),
+  /**
+   * Milliseconds a relay woken by a commit waits before it reads, so the rows committed meanwhile go out in one request
+   * and one mark (0–1000; 0: each wake reads at once). Adds at most this much to a status event's delay.
+   */
+  STATUS_RELAY_GATHER_MS: z.coerce
+    .number({ invalid_type_error: 'milliseconds 0–1000' })
+    .int('milliseconds 0–1000')
+    .min(0, 'milliseconds 0–1000')
+    .max(1000, 'milliseconds 0–1000')
+    .default(50),
   /** Days a sent outbox row is kept (what `fulfilment status tail` can show), then pruned. */
   STATUS_OUTBOX_RETENTION_DAYS: positiveInt.default(7),
   /** How often the status-outbox retention schedule runs (30m, 1h, 1d; at least 1m); 0: this worker leaves it alone. */

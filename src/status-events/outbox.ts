@@ -94,33 +94,75 @@ export interface RelaySession {
   markSent(ids: readonly string[]): Promise<number>;
   /** Seconds since the oldest unsent row of the topic was committed (the database's clock); 0 when none waits. */
   lagSeconds(): Promise<number>;
-  /** Resolves when a row for the topic is committed, after `ms`, when `signal` aborts, or when the session is lost. */
-  changed(ms: number, signal: AbortSignal): Promise<void>;
+  /**
+   * Resolves when a row for the topic was committed since the last unsent() began (at once if one already was), after
+   * `ms`, when `signal` aborts, or when the session is lost. True when a row's notification woke it.
+   */
+  changed(ms: number, signal: AbortSignal): Promise<boolean>;
   /** Why the connection is gone, once it is (its lock went with it). */
   lost(): Error | undefined;
   /** Ends the connection, and with it the lock. */
   close(): Promise<void>;
 }
 
+/**
+ * The commits a relay session is told of (its topic's notifications), and its waits for the next one. A commit is
+ * remembered until the next read begins, so one that lands while a round runs (no wait yet) ends the wait that follows
+ * it at once.
+ */
+class CommitWaits {
+  private notified = false;
+  private readonly waiters = new Set<() => void>();
+
+  /** A row of the topic was committed. */
+  committed(): void {
+    this.notified = true;
+    this.wakeAll();
+  }
+
+  /** A read of the outbox begins: a row committed after its snapshot notifies after this, and is waited for. */
+  reading(): void {
+    this.notified = false;
+  }
+
+  /** Ends every wait (the session is gone). */
+  wakeAll(): void {
+    for (const w of this.waiters) w();
+    this.waiters.clear();
+  }
+
+  /** Resolves on a commit (true), after `ms`, when `signal` aborts or the session is `over` (false, unless notified). */
+  wait(ms: number, signal: AbortSignal, over: boolean): Promise<boolean> {
+    if (over || signal.aborted || this.notified) return Promise.resolve(this.notified);
+    return new Promise<boolean>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', done);
+        this.waiters.delete(done);
+        resolve(this.notified);
+      };
+      const timer = setTimeout(done, ms);
+      signal.addEventListener('abort', done, { once: true });
+      this.waiters.add(done);
+    });
+  }
+}
+
 /** Opens the relay's session for `topic` as the runtime role (`connection`): connected and listening, not leading yet. */
 export async function openRelaySession(connection: pg.ClientConfig, topic: string): Promise<RelaySession> {
   const client = new pg.Client({ ...connection, keepAlive: true });
   let gone: Error | undefined;
-  const waiters = new Set<() => void>();
-  const wake = () => {
-    for (const w of waiters) w();
-    waiters.clear();
-  };
+  const commits = new CommitWaits();
   client.on('error', (err: Error) => {
     gone ??= err;
-    wake();
+    commits.wakeAll();
   });
   client.on('end', () => {
     gone ??= new Error('the relay session ended');
-    wake();
+    commits.wakeAll();
   });
   client.on('notification', (n) => {
-    if (n.channel === OUTBOX_CHANNEL && n.payload === topic) wake();
+    if (n.channel === OUTBOX_CHANNEL && n.payload === topic) commits.committed();
   });
   await client.connect();
   try {
@@ -138,6 +180,7 @@ export async function openRelaySession(connection: pg.ClientConfig, topic: strin
       );
     },
     async unsent(limit) {
+      commits.reading();
       return (await client.query<OutboxRecord>('SELECT * FROM status_outbox_unsent($1, $2)', [topic, limit])).rows.map(
         toRow,
       );
@@ -154,24 +197,11 @@ export async function openRelaySession(connection: pg.ClientConfig, topic: strin
         (await client.query<{ lag: number }>('SELECT status_outbox_lag($1) AS lag', [topic])).rows[0]?.lag ?? 0,
       );
     },
-    changed(ms, signal) {
-      if (gone || signal.aborted) return Promise.resolve();
-      return new Promise<void>((resolve) => {
-        const done = () => {
-          clearTimeout(timer);
-          signal.removeEventListener('abort', done);
-          waiters.delete(done);
-          resolve();
-        };
-        const timer = setTimeout(done, ms);
-        signal.addEventListener('abort', done, { once: true });
-        waiters.add(done);
-      });
-    },
+    changed: (ms, signal) => commits.wait(ms, signal, gone !== undefined),
     lost: () => gone,
     async close() {
       gone ??= new Error('the relay session was closed');
-      wake();
+      commits.wakeAll();
       await client.end().catch(() => undefined);
     },
   };

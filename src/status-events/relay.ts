@@ -10,6 +10,10 @@
  * byte for byte (the value and headers are the row's), which consumers drop by eventId. Kafka down: the round fails,
  * the rows wait, the relay backs off and keeps its lead. PostgreSQL down: the session (and its lock) is gone; the
  * relay backs off and opens a new one. Neither touches the worker's readiness: the input side does not depend on it.
+ *
+ * Between rounds it waits for a commit's notification (or STATUS_RELAY_POLL_MS), then STATUS_RELAY_GATHER_MS more, so
+ * the rows committed meanwhile go out together: at a steady rate that is a few rows per request rather than one,
+ * each row still published within about that long of its commit.
  */
 import { ROOT_CONTEXT, SpanKind, propagation, type Tracer } from '@opentelemetry/api';
 import type pg from 'pg';
@@ -36,6 +40,11 @@ export interface StatusRelayDeps {
   sender: ConnectedSender;
   batch: number;
   pollMs: number;
+  /**
+   * Milliseconds a relay woken by a commit waits before it reads, so the rows committed meanwhile go out in the same
+   * request (STATUS_RELAY_GATHER_MS); 0: it reads at once.
+   */
+  gatherMs?: number;
   logger: Logger;
   metrics?: Pick<Metrics, 'statusEventsPublished' | 'statusRelayFailures' | 'statusRelayLeading'>;
   tracer?: Tracer;
@@ -135,7 +144,10 @@ export function startStatusRelay(deps: StatusRelayDeps): StatusRelay {
     for (const row of rows) metrics?.statusEventsPublished.inc({ topic, type: row.type });
   }
 
-  /** One round; 'idle' when nothing waits, 'standby' when another session leads, 'busy' after a batch. */
+  /**
+   * One round; 'idle' when it found no more than it sent (nothing else was waiting), 'standby' when another session
+   * leads, 'busy' after a full batch (more may wait: the next round reads at once).
+   */
   async function round(): Promise<'idle' | 'standby' | 'busy'> {
     const s = (session ??= await on('postgres', () => openRelaySession(deps.connection, topic)));
     if (!leads) {
@@ -148,7 +160,8 @@ export function startStatusRelay(deps: StatusRelayDeps): StatusRelay {
     await deps.afterPublish?.(rows);
     await on('postgres', () => s.markSent(rows.map((r) => r.id)));
     logger.debug({ topic, rows: rows.length, lastId: rows.at(-1)!.id }, 'status events published');
-    return 'busy';
+    // Fewer than a batch: that was everything committed when the read began; what came after has notified.
+    return rows.length < deps.batch ? 'idle' : 'busy';
   }
 
   async function dropSession(): Promise<void> {
@@ -163,8 +176,10 @@ export function startStatusRelay(deps: StatusRelayDeps): StatusRelay {
       try {
         const outcome = await round();
         backoff = undefined;
-        if (outcome === 'idle') await session!.changed(deps.pollMs, stopping.signal);
-        else if (outcome === 'standby') await sleep(deps.pollMs, stopping.signal);
+        if (outcome === 'idle') {
+          const woken = await session!.changed(deps.pollMs, stopping.signal);
+          if (woken && deps.gatherMs) await sleep(deps.gatherMs, stopping.signal);
+        } else if (outcome === 'standby') await sleep(deps.pollMs, stopping.signal);
       } catch (err) {
         if (stopping.signal.aborted) break;
         const failure = err instanceof RoundFailure ? err : new RoundFailure('postgres', err);

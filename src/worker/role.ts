@@ -407,6 +407,7 @@ function startRelay({ config, logger, metrics, tracing }: RoleContext, probeDb: 
     sender,
     batch: config.STATUS_RELAY_BATCH,
     pollMs: config.STATUS_RELAY_POLL_MS,
+    gatherMs: config.STATUS_RELAY_GATHER_MS,
     logger: relayLogger,
     metrics,
     ...(tracing ? { tracer: tracing.tracer } : {}),

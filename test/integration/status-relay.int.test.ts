@@ -4,7 +4,9 @@
  * leaves the rows unsent, and the next relay publishes them again — the same ids, byte for byte; with several relays
  * one leads at a time and the others stand by, and when the leader goes one of them takes over and nothing is
  * published twice; while no relay runs the rows wait and the lag (the oldest unsent row's age) grows; the retention
- * run (workflow pruneStatusOutbox) deletes rows sent longer ago than the retention, in batches, and never an unsent one.
+ * run (workflow pruneStatusOutbox) deletes rows sent longer ago than the retention, in batches, and never an unsent one;
+ * a row committed while a round runs goes out right after it (not at the next poll), and a woken relay gathers the
+ * rows committed while it waits into one request.
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -52,7 +54,11 @@ describe('the status relay: crash between publish and mark-sent, several relays,
     await s?.close();
   });
 
-  function relay(name: string, afterPublish?: (rows: readonly OutboxRow[]) => Promise<void>): StatusRelay {
+  function relay(
+    name: string,
+    afterPublish?: (rows: readonly OutboxRow[]) => Promise<void>,
+    timing: { pollMs: number; gatherMs?: number } = { pollMs: 100 },
+  ): StatusRelay {
     const sender = createSender(createKafka(s.config, logger, { clientId: `status-relay-it-${name}` }), {
       idempotent: true,
     });
@@ -62,7 +68,7 @@ describe('the status relay: crash between publish and mark-sent, several relays,
       topic: s.config.STATUS_TOPIC,
       sender,
       batch: 50,
-      pollMs: 100,
+      ...timing,
       logger: logger.child({ relay: name }),
       ...(afterPublish ? { afterPublish } : {}),
     });
@@ -175,5 +181,41 @@ describe('the status relay: crash between publish and mark-sent, several relays,
     expect(result.deleted).toBeGreaterThanOrEqual(sentBefore);
     expect(result.batches).toBeGreaterThanOrEqual(2);
     expect((await outbox()).map((e) => [e.event.orderId, e.sentAt])).toEqual([['o-7', null]]);
+  });
+
+  // A poll ten minutes away: a row that waited for it would fail the test's waits (a minute at most) instead.
+  const noPoll = 600_000;
+  const sentIn = async (orderIds: string[]) =>
+    waitFor(`${orderIds.join(', ')} sent`, async () => (await outbox(orderIds)).every((e) => e.sentAt !== null));
+
+  it('a row committed while a round runs is published at once after it, not at the next poll', async () => {
+    for (const r of relays) await r.stop();
+    let during = false;
+    relay(
+      'e',
+      async (rows) => {
+        if (during || !rows.some((r) => r.orderId === 'o-8')) return;
+        during = true;
+        // o-9 is committed (and notifies) after this round read the outbox and before it ends.
+        await shipOrders(['o-9']);
+      },
+      { pollMs: noPoll },
+    );
+    await shipOrders(['o-8']);
+    await sentIn(['o-8']);
+    expect(during).toBe(true);
+    await sentIn(['o-9']);
+  });
+
+  it('a woken relay gathers for STATUS_RELAY_GATHER_MS: rows committed meanwhile go out in one request', async () => {
+    for (const r of relays) await r.stop();
+    const batches: string[][] = [];
+    // A long gather (the service allows up to 1 s) so that four orders shipped one after another on a loaded machine
+    // all commit inside it.
+    relay('f', async (rows) => void batches.push(rows.map((r) => r.orderId)), { pollMs: noPoll, gatherMs: 15_000 });
+    const orders = ['o-10', 'o-11', 'o-12', 'o-13'];
+    await shipOrders(orders);
+    await sentIn(orders);
+    expect(batches.filter((b) => b.some((o) => orders.includes(o)))).toEqual([expect.arrayContaining(orders)]);
   });
 });
