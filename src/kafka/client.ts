@@ -9,7 +9,7 @@ import { isAbsolute, resolve } from 'node:path';
 import type { ConnectionOptions } from 'node:tls';
 import { pathToFileURL } from 'node:url';
 import { Kafka, logLevel, type LogEntry, type OauthbearerProviderResponse, type SASLOptions } from 'kafkajs';
-import './negative-timeout-warning.js';
+import './request-queue-timer.js';
 
 export type { Kafka } from 'kafkajs';
 import type { KafkaSettings } from '../config.js';

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
-import '../../../src/kafka/negative-timeout-warning.js';
+import '../../../src/kafka/request-queue-timer.js';
 import type { StackPlan } from '../addresses.js';
 import { ensureTopics, serviceTopics } from '../../../src/provision/kafka.js';
 import { say, StackError } from '../log.js';
