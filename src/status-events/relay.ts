@@ -145,8 +145,8 @@ export function startStatusRelay(deps: StatusRelayDeps): StatusRelay {
   }
 
   /**
-   * One round; 'idle' when it found no more than it sent (nothing else was waiting), 'standby' when another session
-   * leads, 'busy' after a full batch (more may wait: the next round reads at once).
+   * One round; 'idle' when it read less than a batch (all that was committed when it read: what came after notifies),
+   * 'standby' when another session leads, 'busy' after a full batch (more may wait: the next round reads at once).
    */
   async function round(): Promise<'idle' | 'standby' | 'busy'> {
     const s = (session ??= await on('postgres', () => openRelaySession(deps.connection, topic)));
