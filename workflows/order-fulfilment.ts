@@ -159,15 +159,18 @@ const WAITING_STATUS = 'waiting';
  */
 export async function orderFulfilmentV2(input: OrderWorkflowInput): Promise<OrderView> {
   const run = new OrderRun(input);
-  await run.loadIfRepair();
+  // Each async call costs the SDK's promise hook a captured stack (docs/performance.md): the loop calls only what has
+  // work, and decides a settled order's end without one.
+  if (run.loading) await run.loadFromStore();
   for (;;) {
-    await run.drainInbox();
+    if (run.hasWork()) await run.drainInbox();
     const { events: _delivered, ...rest } = input;
     const next = { ...rest, carried: { state: run.state, inbox: run.inbox } };
     // A newer version is current: a waiting order moves to it, carrying its state (upgrade on continue-as-new).
     if (run.readyToMoveToNewVersion()) await upgradeAsNew(next);
     if (run.readyToContinueAsNew()) await continueAsNew<typeof orderFulfilmentV2>(next);
-    if ((await run.step()) === 'done') break;
+    if (run.closesNow()) break;
+    if (!run.settledByQuickShipment() && (await run.step()) === 'done') break;
   }
   const view = toView(run.state);
   // An order that needs a person is not final (an operator may repair it, a late cancellation may settle it): its run
@@ -210,7 +213,8 @@ class OrderRun implements OperatorRunPort {
   private readonly settings: OrderWorkflowInput['settings'];
   /** A repair run (input.repair): it starts from the store's row; `loading` until that is read. */
   private readonly repair: boolean;
-  private loading: boolean;
+  /** True until a repair run has read the store (loadFromStore). */
+  loading: boolean;
   /** Only a run the starter indexed (TenantId set) publishes its status, so servers without these attributes work. */
   private readonly indexed = workflowInfo().typedSearchAttributes.get(TenantIdAttribute) !== undefined;
   /** The status the search attribute holds: what the starter set (`new`; a repair, the stored status). */
@@ -273,8 +277,7 @@ class OrderRun implements OperatorRunPort {
   }
 
   /** A repair run reads the order from the store first; the operator's request then meets what the store holds. */
-  async loadIfRepair(): Promise<void> {
-    if (!this.loading) return;
+  async loadFromStore(): Promise<void> {
     const { tenantId, orderId } = this.state;
     const detail = await this.durably('load the order', () =>
       storeEffect('loadOrder', 'load the order from the store', { tenantId, orderId }),
@@ -305,6 +308,11 @@ class OrderRun implements OperatorRunPort {
     return workflowInfo().targetWorkerDeploymentVersionChanged && this.inbox.length === 0 && this.requests.length === 0;
   }
 
+  /** True when an event or an accepted operator's request waits to be handled (drainInbox). */
+  hasWork(): boolean {
+    return this.inbox.length > 0 || this.requests.length > 0;
+  }
+
   /** Handles every event that has arrived, one at a time, in arrival order; then any accepted operator's request. */
   async drainInbox(): Promise<void> {
     while (this.inbox.length > 0 || this.requests.length > 0) {
@@ -316,6 +324,25 @@ class OrderRun implements OperatorRunPort {
         this.requests.shift();
       }
     }
+  }
+
+  /** True when the run ends at once: its order settled with no linger (the step a settled order takes, without one). */
+  closesNow(): boolean {
+    return isSettled(this.state) && this.lingerDeadline() === undefined;
+  }
+
+  /**
+   * The step a pending order takes when the placement's quick path shipped it and the store recorded the shipment
+   * (ship() settling from placeAndShip's answer), taken without an async call; false when that is not the case.
+   */
+  settledByQuickShipment(): boolean {
+    const quick = this.quickShipment;
+    if (this.state.status !== 'pending' || this.state.waiting || quick === undefined || quick === 'tried') return false;
+    if (quick.stored.status !== 'shipped') return false;
+    this.closeWindow();
+    this.quickShipment = undefined;
+    this.settleShipped(quick);
+    return true;
   }
 
   /** The step the order's status calls for; 'done' once a settled order lingered (or not at all) without a new event. */
@@ -585,8 +612,7 @@ class OrderRun implements OperatorRunPort {
     failure: unknown,
   ): Promise<void> {
     if (recorded?.stored.status === 'shipped') {
-      this.state = markShipped(this.state, recorded.shipmentId);
-      this.publishStatus();
+      this.settleShipped(recorded);
       if (cancelledBy) await this.handle(cancelledBy);
       return;
     }
@@ -747,6 +773,12 @@ class OrderRun implements OperatorRunPort {
     if (arrived()) return true;
     this.window = undefined;
     return false;
+  }
+
+  /** The shipment recorded as shipped: the order is shipped. */
+  private settleShipped(recorded: RecordedShipment): void {
+    this.state = markShipped(this.state, recorded.shipmentId);
+    this.publishStatus();
   }
 
   /** Cancels the window's timer when the order left the status it was for. */
