@@ -295,7 +295,7 @@ class OrderRun implements OperatorRunPort {
     const { continueAsNewSuggested, historyLength } = workflowInfo();
     const limit = this.settings.continueAsNewAfterEvents;
     const long = continueAsNewSuggested || (limit !== undefined && historyLength >= limit);
-    return long && this.inbox.length === 0 && this.requests.length === 0;
+    return long && !this.hasWork();
   }
 
   /**
@@ -305,7 +305,7 @@ class OrderRun implements OperatorRunPort {
    * simply finishes where it started.
    */
   readyToMoveToNewVersion(): boolean {
-    return workflowInfo().targetWorkerDeploymentVersionChanged && this.inbox.length === 0 && this.requests.length === 0;
+    return workflowInfo().targetWorkerDeploymentVersionChanged && !this.hasWork();
   }
 
   /** True when an event or an accepted operator's request waits to be handled (drainInbox). */
@@ -315,7 +315,7 @@ class OrderRun implements OperatorRunPort {
 
   /** Handles every event that has arrived, one at a time, in arrival order; then any accepted operator's request. */
   async drainInbox(): Promise<void> {
-    while (this.inbox.length > 0 || this.requests.length > 0) {
+    while (this.hasWork()) {
       if (this.inbox.length > 0) {
         await this.handle(this.inbox.shift()!);
       } else {
@@ -405,11 +405,7 @@ class OrderRun implements OperatorRunPort {
     try {
       const summary = `record event ${event.type.replace(/^orders\./, '')} v${event.orderVersion}`;
       // An order's first placement with nothing behind it: recorded and shipped in one local activity (placeAndShip).
-      const quick =
-        event.type === ORDER_PLACED &&
-        this.state.status === 'new' &&
-        this.inbox.length === 0 &&
-        this.requests.length === 0;
+      const quick = event.type === ORDER_PLACED && this.state.status === 'new' && !this.hasWork();
       const placed = quick ? await this.placeAndShip(event) : undefined;
       // The recording activity reports the store's outcome itself, once its transaction committed.
       stored =
