@@ -16,6 +16,12 @@ export const BRIDGE_RETRY: TransientRetry = { initialDelayMs: 200, maxDelayMs: 3
 /** The status relay's rounds after Kafka or PostgreSQL failed (src/status-events/relay.ts): the rows wait meanwhile. */
 export const STATUS_RELAY_RETRY: TransientRetry = { initialDelayMs: 250, maxDelayMs: 15_000 };
 
+/**
+ * The longest one status-relay send may take (src/status-events/relay.ts): kafkajs's own request timeout (30 s) and a
+ * retry fit in it; past it the round fails as a Kafka failure and the relay sends through a new producer.
+ */
+export const STATUS_RELAY_SEND_DEADLINE_MS = 60_000;
+
 /** Start-up waits for a dependency that is down (src/startup.ts); decorrelated jitter. */
 export const STARTUP_RETRY: TransientRetry = { initialDelayMs: 500, maxDelayMs: 10_000 };
 

@@ -7,6 +7,12 @@ export interface ConnectedSender extends RecordSender {
   /** Connects now (start-up); later sends reuse the connection. */
   connect(): Promise<void>;
   disconnect(): Promise<void>;
+  /**
+   * Gives up on the current producer and its connections: the next send makes and connects a new one. For a send that
+   * never finished (a kafkajs request that neither answers nor fails): the old producer is disconnected in the
+   * background, and nothing waits for that.
+   */
+  replace(): void;
   /** Sends one record like `send`; resolves with where it was written, undefined when the broker's answer names no offset. */
   sendOne(topic: string, record: OutgoingRecord): Promise<RecordPosition | undefined>;
 }
@@ -52,6 +58,12 @@ export function createSender(kafka: Kafka, opts: SenderOptions = {}): ConnectedS
       const [meta] = await (await connect()).send({ topic, acks: -1, messages: [record] });
       const offset = meta?.baseOffset ?? meta?.offset;
       return meta && offset !== undefined ? { topic, partition: meta.partition, offset } : undefined;
+    },
+    replace() {
+      const [old, oldConnected] = [producer, connected];
+      producer = undefined;
+      connected = undefined;
+      if (old && oldConnected) void oldConnected.then(() => old.disconnect()).catch(() => undefined);
     },
     async disconnect() {
       if (connected) await connected.then(() => producer?.disconnect()).catch(() => undefined);

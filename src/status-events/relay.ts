@@ -8,7 +8,8 @@
  * one request of an idempotent producer with one request in flight (one order's records land on one partition, in
  * that order), then mark them sent. A crash between the send and the mark sends the batch again: the same records,
  * byte for byte (the value and headers are the row's), which consumers drop by eventId. Kafka down: the round fails,
- * the rows wait, the relay backs off and keeps its lead. PostgreSQL down: the session (and its lock) is gone; the
+ * the rows wait, the relay backs off and keeps its lead; a send that never finishes fails its round the same way at a
+ * deadline, and the relay sends through a new producer. PostgreSQL down: the session (and its lock) is gone; the
  * relay backs off and opens a new one. Neither touches the worker's readiness: the input side does not depend on it.
  *
  * Between rounds it waits for a commit's notification (or STATUS_RELAY_POLL_MS), then STATUS_RELAY_GATHER_MS more, so
@@ -17,12 +18,19 @@
  */
 import { ROOT_CONTEXT, SpanKind, propagation, type Tracer } from '@opentelemetry/api';
 import type pg from 'pg';
-import { ExponentialBackoff, halfJitterGenerator, type IBackoff } from 'cockatiel';
+import {
+  ExponentialBackoff,
+  TaskCancelledError,
+  TimeoutStrategy,
+  halfJitterGenerator,
+  timeout,
+  type IBackoff,
+} from 'cockatiel';
 import type { OutgoingRecord } from '../kafka/records.js';
 import type { ConnectedSender } from '../kafka/sender.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
-import { STATUS_RELAY_RETRY } from '../retry-policies.js';
+import { STATUS_RELAY_RETRY, STATUS_RELAY_SEND_DEADLINE_MS } from '../retry-policies.js';
 import { statusEventKey } from './event.js';
 import { openRelaySession, type OutboxRow, type RelaySession } from './outbox.js';
 import { recordFailure } from '../tracing/spans.js';
@@ -45,6 +53,11 @@ export interface StatusRelayDeps {
    * request (STATUS_RELAY_GATHER_MS); 0: it reads at once.
    */
   gatherMs?: number;
+  /**
+   * Milliseconds a batch's send may take before the round fails as a Kafka failure and the sender's producer is
+   * replaced (STATUS_RELAY_SEND_DEADLINE_MS in src/retry-policies.ts; tests shorten it).
+   */
+  sendDeadlineMs?: number;
   logger: Logger;
   metrics?: Pick<Metrics, 'statusEventsPublished' | 'statusRelayFailures' | 'statusRelayLeading'>;
   tracer?: Tracer;
@@ -102,6 +115,8 @@ export function startStatusRelay(deps: StatusRelayDeps): StatusRelay {
   let session: RelaySession | undefined;
   let leads = false;
   let backoff: IBackoff<unknown> | undefined;
+  const sendDeadlineMs = deps.sendDeadlineMs ?? STATUS_RELAY_SEND_DEADLINE_MS;
+  const sendDeadline = timeout(sendDeadlineMs, TimeoutStrategy.Aggressive);
 
   const setLeading = (value: boolean) => {
     if (value !== leads)
@@ -112,6 +127,22 @@ export function startStatusRelay(deps: StatusRelayDeps): StatusRelay {
     leads = value;
     metrics?.statusRelayLeading.set({ topic }, value ? 1 : 0);
   };
+
+  /**
+   * Sends the records, or fails when the deadline passes first: a send that never finishes (a request kafkajs neither
+   * answers nor fails) must not hold the rows while Kafka answers again. The producer it
+   * hangs in is given up and the next round sends through a new one; if the old send lands after all, its records are
+   * exact copies, ahead of or behind the new ones as a whole batch, so each order's first copies keep commit order.
+   */
+  async function sendWithin(records: OutgoingRecord[]): Promise<void> {
+    try {
+      await sendDeadline.execute(() => sender.send(topic, records), stopping.signal);
+    } catch (err) {
+      if (!(err instanceof TaskCancelledError) || stopping.signal.aborted) throw err;
+      sender.replace();
+      throw new Error(`the send did not finish within ${sendDeadlineMs} ms; its producer is replaced by a new one`);
+    }
+  }
 
   /** Sends the batch, with a producer span per row continuing the trace of the change that wrote it. */
   async function publish(rows: OutboxRow[]): Promise<void> {
@@ -134,7 +165,7 @@ export function startStatusRelay(deps: StatusRelayDeps): StatusRelay {
         )
       : [];
     try {
-      await sender.send(topic, records);
+      await sendWithin(records);
     } catch (err) {
       for (const span of spans) recordFailure(span, err);
       throw err;

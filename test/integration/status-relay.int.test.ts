@@ -5,14 +5,15 @@
  * one leads at a time and the others stand by, and when the leader goes one of them takes over and nothing is
  * published twice; while no relay runs the rows wait and the lag (the oldest unsent row's age) grows; the retention
  * run (workflow pruneStatusOutbox) deletes rows sent longer ago than the retention, in batches, and never an unsent one;
- * a row committed while a round runs goes out right after it (not at the next poll), and a woken relay gathers the
- * rows committed while it waits into one request.
+ * a row committed while a round runs goes out right after it (not at the next poll), a woken relay gathers the
+ * rows committed while it waits into one request, and a send that never finishes fails its round at the deadline and
+ * the rows go out through a new producer.
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import { createKafka } from '../../src/kafka/client.js';
-import { createSender } from '../../src/kafka/sender.js';
+import { createSender, type ConnectedSender } from '../../src/kafka/sender.js';
 import { migrationConnection, runtimeConnection } from '../../src/store/connection.js';
 import { createDb, inTenantTransaction, type Db } from '../../src/db.js';
 import type { StatusEvent } from '../../src/status-events/event.js';
@@ -58,6 +59,7 @@ describe('the status relay: crash between publish and mark-sent, several relays,
     name: string,
     afterPublish?: (rows: readonly OutboxRow[]) => Promise<void>,
     timing: { pollMs: number; gatherMs?: number } = { pollMs: 100 },
+    send: { through?: (real: ConnectedSender) => ConnectedSender; deadlineMs?: number } = {},
   ): StatusRelay {
     const sender = createSender(createKafka(s.config, logger, { clientId: `status-relay-it-${name}` }), {
       idempotent: true,
@@ -66,9 +68,10 @@ describe('the status relay: crash between publish and mark-sent, several relays,
     const r = startStatusRelay({
       connection: runtimeConnection(s.config),
       topic: s.config.STATUS_TOPIC,
-      sender,
+      sender: send.through ? send.through(sender) : sender,
       batch: 50,
       ...timing,
+      ...(send.deadlineMs !== undefined ? { sendDeadlineMs: send.deadlineMs } : {}),
       logger: logger.child({ relay: name }),
       ...(afterPublish ? { afterPublish } : {}),
     });
@@ -217,5 +220,29 @@ describe('the status relay: crash between publish and mark-sent, several relays,
     await shipOrders(orders);
     await sentIn(orders);
     expect(batches.filter((b) => b.some((o) => orders.includes(o)))).toEqual([expect.arrayContaining(orders)]);
+  });
+
+  it('a send that never finishes: at the deadline the round fails, the producer is replaced, the rows go out through a new one', async () => {
+    for (const r of relays) await r.stop();
+    let sends = 0;
+    let replaced = 0;
+    // The first send hangs forever, as a kafkajs request that is neither answered nor failed does. The deadline is
+    // 2 s here instead of the service's 60 s (STATUS_RELAY_SEND_DEADLINE_MS) so that the test waits seconds.
+    relay('g', undefined, undefined, {
+      deadlineMs: 2_000,
+      through: (real) => ({
+        ...real,
+        send: (topic, records) => (sends++ === 0 ? new Promise<never>(() => undefined) : real.send(topic, records)),
+        replace: () => {
+          replaced += 1;
+          real.replace();
+        },
+      }),
+    });
+    await shipOrders(['o-14']);
+    await sentIn(['o-14']);
+    expect({ sends: sends >= 2, replaced }).toEqual({ sends: true, replaced: 1 });
+    const [row] = await outbox(['o-14']);
+    await waitFor("o-14's event on the topic", () => copiesOf(row!.event.eventId).length === 1);
   });
 });

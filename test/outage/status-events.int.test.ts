@@ -58,11 +58,20 @@ async function expectEveryCommittedEventPublished(
   db: Db,
   watch: TopicWatch,
   tenant: string,
+  relayState: () => Promise<string>,
+  mark: (step: string) => void,
 ): Promise<void> {
   const outbox = () =>
     inTenantTransaction(db, tenant, (tx) => readStatusEvents(tx, { tenantId: tenant, limit: 10_000 }));
   const eventOf = (value: Buffer | null) => JSON.parse(value!.toString()) as StatusEvent;
-  await waitFor('every outbox row sent', async () => (await outbox()).every((e) => e.sentAt !== null), 240_000);
+  try {
+    await waitFor('every outbox row sent', async () => (await outbox()).every((e) => e.sentAt !== null), 240_000);
+  } catch (err) {
+    // Which of a hung relay, a failing one or one that stands by: what the next reader of a red run needs.
+    const unsent = (await outbox()).filter((e) => e.sentAt === null).length;
+    throw new Error(`${(err as Error).message}; ${unsent} rows unsent; the relay: ${await relayState()}`);
+  }
+  mark('sent');
   const committed = await outbox();
   await waitFor(
     'every committed event on the topic',
@@ -217,7 +226,16 @@ async function statusEventsThrough(service: 'kafka' | 'postgres'): Promise<void>
       250,
     );
     mark('committed');
-    await expectEveryCommittedEventPublished(s, db, watch, tenant);
+    const relayState = async () => {
+      const [kafka, postgres, leading, lag] = await Promise.all([
+        counter(app, 'fulfilment_status_relay_failures_total', { topic, dependency: 'kafka' }),
+        counter(app, 'fulfilment_status_relay_failures_total', { topic, dependency: 'postgres' }),
+        metricValue(app.metrics.registry, 'fulfilment_status_relay_leading', { topic }),
+        metricValue(app.metrics.registry, 'fulfilment_status_relay_lag_seconds', { topic }),
+      ]);
+      return `leading ${leading}, failed rounds kafka ${kafka} postgres ${postgres}, lag ${lag} s`;
+    };
+    await expectEveryCommittedEventPublished(s, db, watch, tenant, relayState, mark);
     mark('published');
     await waitFor(
       'the lag back to 0',
