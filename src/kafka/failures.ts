@@ -92,3 +92,23 @@ export function permanentKafkaFailure(err: unknown, s: KafkaSettings): string | 
 }
 
 const stripPrefix = (message: string | undefined) => (message ?? '').replace(/^Connection error: /, '');
+
+/**
+ * The broker's answers by which an idempotent producer's state — its producer id, epoch and per-partition sequence
+ * numbers — no longer matches the broker's, as after a broker outage or a request that failed half-way. kafkajs has
+ * no recovery for them (the Java client bumps its epoch): every later send of that producer fails the same way, so
+ * the producer has to be replaced by a new one, which starts with a new id and sequence 0.
+ */
+const PRODUCER_STATE_ERRORS = new Set([
+  'OUT_OF_ORDER_SEQUENCE_NUMBER',
+  'UNKNOWN_PRODUCER_ID',
+  'INVALID_PRODUCER_EPOCH',
+  'INVALID_PRODUCER_ID_MAPPING',
+]);
+
+/** The broker's error type when `err` (or a cause) says the producer's idempotent state is lost; else undefined. */
+export function producerStateLost(err: unknown): string | undefined {
+  return causes(err)
+    .map((e) => (e as { type?: string }).type)
+    .find((type) => type !== undefined && PRODUCER_STATE_ERRORS.has(type));
+}

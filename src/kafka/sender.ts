@@ -1,6 +1,7 @@
 /** A producer behind the RecordSender port: connected on first use, so its owner can start while Kafka is down. */
 import { Partitioners, type Kafka, type Producer } from 'kafkajs';
 import { KAFKA_RETRY } from '../retry-policies.js';
+import { producerStateLost } from './failures.js';
 import type { OutgoingRecord, RecordPosition, RecordSender } from './records.js';
 
 export interface ConnectedSender extends RecordSender {
@@ -24,7 +25,9 @@ export interface SenderOptions {
 
 /**
  * One request in flight at a time, so records sent to one partition keep their order; kafkajs's own retries of a
- * request are short (KAFKA_RETRY.requests) so that an outage reaches the caller's backoff.
+ * request are short (KAFKA_RETRY.requests) so that an outage reaches the caller's backoff. A send the broker refuses
+ * because the producer's idempotent state is lost (producerStateLost) fails, and the next send goes through a new
+ * producer: kafkajs would refuse every later send of the old one the same way.
  */
 export function createSender(kafka: Kafka, opts: SenderOptions = {}): ConnectedSender {
   let producer: Producer | undefined;
@@ -49,22 +52,32 @@ export function createSender(kafka: Kafka, opts: SenderOptions = {}): ConnectedS
     await connected;
     return p;
   };
+  const replace = () => {
+    const [old, oldConnected] = [producer, connected];
+    producer = undefined;
+    connected = undefined;
+    if (old && oldConnected) void oldConnected.then(() => old.disconnect()).catch(() => undefined);
+  };
+  /** Sends; a producer whose idempotent state the broker no longer accepts is replaced before the error goes on. */
+  const produce = async (topic: string, messages: OutgoingRecord[]) => {
+    try {
+      return await (await connect()).send({ topic, acks: -1, messages });
+    } catch (err) {
+      if (producerStateLost(err)) replace();
+      throw err;
+    }
+  };
   return {
     connect: async () => void (await connect()),
     async send(topic: string, records: OutgoingRecord[]) {
-      await (await connect()).send({ topic, acks: -1, messages: records });
+      await produce(topic, records);
     },
     async sendOne(topic: string, record: OutgoingRecord) {
-      const [meta] = await (await connect()).send({ topic, acks: -1, messages: [record] });
+      const [meta] = await produce(topic, [record]);
       const offset = meta?.baseOffset ?? meta?.offset;
       return meta && offset !== undefined ? { topic, partition: meta.partition, offset } : undefined;
     },
-    replace() {
-      const [old, oldConnected] = [producer, connected];
-      producer = undefined;
-      connected = undefined;
-      if (old && oldConnected) void oldConnected.then(() => old.disconnect()).catch(() => undefined);
-    },
+    replace,
     async disconnect() {
       if (connected) await connected.then(() => producer?.disconnect()).catch(() => undefined);
     },
