@@ -9,9 +9,9 @@ export interface ConnectedSender extends RecordSender {
   connect(): Promise<void>;
   disconnect(): Promise<void>;
   /**
-   * Gives up on the current producer and its connections: the next send makes and connects a new one. For a send that
-   * never finished (a kafkajs request that neither answers nor fails): the old producer is disconnected in the
-   * background, and nothing waits for that.
+   * Gives up on the current producer and its connections: the next send makes and connects a new one; the old one is
+   * disconnected in the background, and nothing waits for that. For a caller whose send never finished (a kafkajs
+   * request neither answered nor failed); the sender does it itself when the broker refuses the producer's state.
    */
   replace(): void;
   /** Sends one record like `send`; resolves with where it was written, undefined when the broker's answer names no offset. */

@@ -130,9 +130,9 @@ export function startStatusRelay(deps: StatusRelayDeps): StatusRelay {
 
   /**
    * Sends the records, or fails when the deadline passes first: a send that never finishes (a request kafkajs neither
-   * answers nor fails) must not hold the rows while Kafka answers again. The producer it
-   * hangs in is given up and the next round sends through a new one; if the old send lands after all, its records are
-   * exact copies, ahead of or behind the new ones as a whole batch, so each order's first copies keep commit order.
+   * answers nor fails) must not hold the rows while Kafka answers again. The producer it hangs in is given up and the
+   * next round sends through a new one; if the old send lands after all, its records are exact copies, ahead of or
+   * behind the new ones as a whole batch, so each order's first copies keep commit order.
    */
   async function sendWithin(records: OutgoingRecord[]): Promise<void> {
     try {
@@ -140,7 +140,9 @@ export function startStatusRelay(deps: StatusRelayDeps): StatusRelay {
     } catch (err) {
       if (!(err instanceof TaskCancelledError) || stopping.signal.aborted) throw err;
       sender.replace();
-      throw new Error(`the send did not finish within ${sendDeadlineMs} ms; its producer is replaced by a new one`);
+      throw new Error(`the send did not finish within ${sendDeadlineMs} ms; its producer is replaced by a new one`, {
+        cause: err,
+      });
     }
   }
 
