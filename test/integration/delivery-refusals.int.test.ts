@@ -61,7 +61,7 @@ describe('delivery refusals on the stack', () => {
     { timeout: 300_000 },
     async () => {
       const tenant = s.tenant('busy');
-      temporal.setDynamicConfig(REUSE_REFUSED);
+      await temporal.setDynamicConfig(REUSE_REFUSED);
       onTestFinished(() => temporal.setDynamicConfig({}));
       const takeId = async (orderId: string) => {
         const run = await app.client.workflow.start(ORDER_WORKFLOW_TYPE, {

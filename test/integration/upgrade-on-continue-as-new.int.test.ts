@@ -3,7 +3,7 @@
  * worker version waits — here a cancellation that arrived before its placement, in its grace window (an hour by
  * default) — while a newer version becomes current. The next time it wakes, Temporal tells the run its target version
  * changed, and it continues as new onto the current version with its state (upgrade on continue-as-new); there the
- * placement settles it. Temporal tells runs so from server 1.32 (the stack's is 1.32.1). The service's defaults: the
+ * placement settles it. Temporal tells runs so from server 1.32 (the stack's is 1.32.0). The service's defaults: the
  * new version becomes current when its worker starts.
  */
 import { fileURLToPath } from 'node:url';

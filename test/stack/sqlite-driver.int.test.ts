@@ -1,9 +1,9 @@
 /**
  * Every stack Temporal on SQLite — the dev server, the TLS Temporal, a test's own — keeps everything on one
- * connection. With the SQLite driver the temporal CLI's dev server pinned (modernc.org/sqlite v1.34.1, the stack's
- * dev server until it ran the Temporal server release itself), a statement whose deadline passes while it runs can
- * leave that connection interrupted for good: every later query answers `interrupted (9)` and the server is useless
- * until restarted — seen on a loaded machine during the suite. The Temporal server release the stack builds pins a
+ * connection. With the SQLite driver the temporal CLI v1.5.1's dev server pinned (modernc.org/sqlite v1.34.1), a
+ * statement whose deadline passes while it runs can leave that connection interrupted for good: every later query
+ * answers `interrupted (9)` and the server is useless until restarted — seen on a loaded machine during the suite.
+ * The CLI release the stack's dev server now is, and the Temporal server release the TLS Temporal builds, link a
  * driver without that fault (TEMPORAL_SERVER_SQLITE_DRIVER, tools/stack/tools.ts). tools/stack/sqlite-interrupt is
  * the check, run here against that driver and, as the control, against the old one.
  */
@@ -14,7 +14,8 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { repoRoot } from '../../tools/stack/paths.js';
-import { requireGo, TEMPORAL_SERVER_SQLITE_DRIVER, temporalServerPath } from '../../tools/stack/tools.js';
+import { temporalCliPath } from '../../tools/stack/temporal-cli.js';
+import { requireGo, TEMPORAL_SERVER_SQLITE_DRIVER } from '../../tools/stack/tools.js';
 
 const run = promisify(execFile);
 const go = requireGo();
@@ -53,8 +54,8 @@ async function interruptCheck(driver: string, rounds: number): Promise<{ code: n
 }
 
 describe("the stack's Temporal and its SQLite driver", () => {
-  it(`links the Temporal server with ${TEMPORAL_SERVER_SQLITE_DRIVER}`, async () => {
-    expect(await linkedDriver(await temporalServerPath())).toBe(TEMPORAL_SERVER_SQLITE_DRIVER);
+  it(`links the dev server (the Temporal CLI) with ${TEMPORAL_SERVER_SQLITE_DRIVER}`, async () => {
+    expect(await linkedDriver(await temporalCliPath())).toBe(TEMPORAL_SERVER_SQLITE_DRIVER);
   });
 
   // Two Go builds of the check, each bounded by its own timeout (on a busy machine one build can take minutes).

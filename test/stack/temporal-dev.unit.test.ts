@@ -1,6 +1,6 @@
 /**
- * The stack's dev server without running it (tools/stack/services/temporal-dev.ts): what `prepare` writes, when `up`
- * restarts a running one, and what happens to a store another Temporal release made. Its state dir is a temporary
+ * The stack's dev server without running it (tools/stack/services/temporal-dev.ts): the launcher `prepare` writes,
+ * when `up` restarts a running one, and what happens to a store another Temporal release made. Its state dir is a temporary
  * folder, and nothing is built or started (the integration suites run it).
  */
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -9,8 +9,13 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { planFromEnv } from '../../tools/stack/addresses.js';
 import type { PidRecord } from '../../tools/stack/proc.js';
-import { devDir, devRestartReason, writeDevServer } from '../../tools/stack/services/temporal-dev.js';
-import { TEMPORAL_SERVER_TAG } from '../../tools/stack/tools.js';
+import {
+  DEV_SERVER_RELEASE,
+  devDir,
+  devRestartReason,
+  writeDevServer,
+} from '../../tools/stack/services/temporal-dev.js';
+import { TEMPORAL_CLI } from '../../tools/stack/temporal-cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'temporal-dev-'));
 const saved = {
@@ -41,69 +46,62 @@ const record = (command: string): PidRecord => ({
 });
 
 describe("the stack's dev server", () => {
-  it('sets aside a store an earlier release made, keeps its own, and writes a one-process SQLite configuration', () => {
+  it("sets aside a store an earlier release made, keeps its own, and runs the CLI's start-dev on a SQLite file", () => {
     const plan = planFromEnv({});
     mkdirSync(devDir(), { recursive: true });
-    // A store of the temporal CLI's dev server (no release file): Temporal 1.29.1.
+    // A store of the stack's earlier dev server (the Temporal server 1.32.1 built from source).
+    writeFileSync(join(devDir(), 'store-release'), 'v1.32.1\n');
     writeFileSync(join(devDir(), 'temporal.db'), 'earlier');
     writeFileSync(join(devDir(), 'temporal.db-wal'), 'earlier wal');
     const spec = writeDevServer(plan);
-    expect(readFileSync(join(devDir(), 'temporal-v1.29.1.db'), 'utf8')).toBe('earlier');
-    expect(readFileSync(join(devDir(), 'temporal-v1.29.1.db-wal'), 'utf8')).toBe('earlier wal');
+    expect(readFileSync(join(devDir(), 'temporal-v1.32.1.db'), 'utf8')).toBe('earlier');
+    expect(readFileSync(join(devDir(), 'temporal-v1.32.1.db-wal'), 'utf8')).toBe('earlier wal');
     expect(existsSync(join(devDir(), 'temporal.db'))).toBe(false);
-    expect(readFileSync(join(devDir(), 'store-release'), 'utf8').trim()).toBe(TEMPORAL_SERVER_TAG);
+    expect(readFileSync(join(devDir(), 'store-release'), 'utf8').trim()).toBe(DEV_SERVER_RELEASE);
+    expect(DEV_SERVER_RELEASE).toBe(`v${TEMPORAL_CLI.server}`);
 
     // This release's store stays where it is.
     writeFileSync(join(devDir(), 'temporal.db'), 'ours');
     writeDevServer(plan);
     expect(readFileSync(join(devDir(), 'temporal.db'), 'utf8')).toBe('ours');
 
-    const config = JSON.parse(readFileSync(join(devDir(), 'config', 'development.yaml'), 'utf8')) as {
-      persistence: {
-        defaultStore: string;
-        visibilityStore: string;
-        numHistoryShards: number;
-        datastores: Record<string, { sql: { pluginName: string; databaseName: string; connectAttributes: object } }>;
-      };
-      services: Record<string, { rpc: { grpcPort: number; httpPort?: number } }>;
-    };
-    expect(config.persistence).toMatchObject({ numHistoryShards: 1, visibilityStore: config.persistence.defaultStore });
-    expect(config.persistence.datastores[config.persistence.defaultStore]!.sql).toMatchObject({
-      pluginName: 'sqlite',
-      databaseName: join(devDir(), 'temporal.db'),
-      connectAttributes: { setup: 'true', journal_mode: 'wal', synchronous: 'NORMAL' },
-    });
-    expect(Object.keys(config.services).sort()).toEqual(['frontend', 'history', 'matching', 'worker']);
-    expect(config.services.frontend!.rpc).toMatchObject({ grpcPort: 7233, httpPort: 7243 });
-    const dynamic = readFileSync(join(devDir(), 'config', 'dynamicconfig.yaml'), 'utf8');
-    for (const key of [
-      'system.forceSearchAttributesCacheRefreshOnRead',
-      'system.enableActivityEagerExecution',
-      'matching.maxDeployments',
-    ])
-      expect(dynamic).toContain(key);
-    // The launcher starts the Web UI server and the Temporal server in one process group.
+    // The launcher execs the CLI (one process: nothing of it outlives a kill), with the stack's settings.
     const launcher = readFileSync(spec.args[0]!, 'utf8');
-    expect(launcher).toMatch(/temporal-ui-server' .* start &\nexec '.*temporal-server' .* --allow-no-auth start\n$/);
+    const line = launcher.split('\n').find((l) => l.startsWith('exec '))!;
+    expect(line).toContain(`/temporal-cli-${TEMPORAL_CLI.version}/temporal' server start-dev `);
+    for (const arg of [
+      '--ip 127.0.0.1 --port 7233 --http-port 7243',
+      `--db-filename ${join(devDir(), 'temporal.db')}`,
+      '--sqlite-pragma journal_mode=wal --sqlite-pragma synchronous=NORMAL',
+      '--dynamic-config-value system.enableActivityEagerExecution=true',
+      '--dynamic-config-value matching.maxDeployments=100000',
+      `--dynamic-config-value 'matching.PollerHistoryTTL="30s"'`,
+      '--ui-ip 127.0.0.1 --ui-port 8233 --ui-disable-news-fetch',
+      '--log-level warn',
+    ])
+      expect(line).toContain(arg);
+    expect(line).not.toContain('--ui-codec-endpoint');
   });
 
-  it("restarts the temporal CLI's dev server, and one whose configuration would be written otherwise now", () => {
+  it("restarts an earlier stack's Temporal, and one whose launcher would be written otherwise now", () => {
     const plan = planFromEnv({});
     writeDevServer(plan);
     const ours = record(`/bin/sh ${join(devDir(), 'run.sh')}`);
     expect(devRestartReason(plan, ours)).toBeUndefined();
     expect(
       devRestartReason(plan, record('/root/.cache/fulfilment/bin/temporal server start-dev --ip 127.0.0.1')),
-    ).toMatch(/the temporal CLI's dev server runs/);
+    ).toMatch(/an earlier stack's Temporal runs/);
     process.env.STACK_TEMPORAL_SQLITE_SYNCHRONOUS = 'FULL';
     try {
-      expect(devRestartReason(plan, ours)).toMatch(/its configuration changed .*development\.yaml/);
+      expect(devRestartReason(plan, ours)).toMatch(/its configuration changed .*run\.sh/);
     } finally {
       delete process.env.STACK_TEMPORAL_SQLITE_SYNCHRONOUS;
     }
     process.env.STACK_UI_CODEC_ENDPOINT = 'http://127.0.0.1:8888';
     try {
-      expect(devRestartReason(planFromEnv({}), ours)).toMatch(/its configuration changed .*ui/);
+      expect(devRestartReason(planFromEnv({}), ours)).toMatch(/its configuration changed/);
+      writeDevServer(planFromEnv({}));
+      expect(readFileSync(join(devDir(), 'run.sh'), 'utf8')).toContain('--ui-codec-endpoint http://127.0.0.1:8888');
     } finally {
       delete process.env.STACK_UI_CODEC_ENDPOINT;
     }

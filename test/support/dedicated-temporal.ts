@@ -1,8 +1,8 @@
 /**
- * A Temporal of a test's own: the stack's Temporal server release in the dev server's shape (every service in one
- * process, its store a SQLite file in a temporary folder, no UI) on free ports, with dynamic config the shared
- * stack's must not carry — e.g. a run at one of its per-workflow limits —, the default namespace and the app's search
- * attributes. It can be killed (an outage for everyone) and started again on the same ports and store.
+ * A Temporal of a test's own: the stack's dev server (the Temporal CLI's `server start-dev`, its store a SQLite file in
+ * a temporary folder, no UI) on free ports, with dynamic config the shared stack's must not carry — e.g. a run at one
+ * of its per-workflow limits —, the default namespace and the app's search attributes. It can be killed (an outage
+ * for everyone) and started again on the same ports and store.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -22,33 +22,29 @@ export interface DedicatedTemporal {
   /** Starts it again on the same ports and store and waits until it answers. */
   restart(): Promise<void>;
   /**
-   * Replaces the dynamic config given at the start (the server reads it again within 10 s: wait for its effect).
+   * Replaces the dynamic config given at the start: the dev server reads it from its command line only, so it is
+   * stopped and started again on the same ports and store with the new values (a short outage for everyone).
    */
-  setDynamicConfig(values: Record<string, string | number | boolean>): void;
+  setDynamicConfig(values: Record<string, string | number | boolean>): Promise<void>;
   stop(): Promise<void>;
 }
 
-/** `dynamicConfig`: key → value, beside the dev server's own (DEV_DYNAMIC_CONFIG). */
+/** `dynamicConfig`: key → value, beside the stack's own (services/temporal-server.ts, stackDynamicConfig). */
 export async function dedicatedTemporal(
   dynamicConfig: Record<string, string | number | boolean>,
 ): Promise<DedicatedTemporal> {
   const host = '127.0.0.1';
-  const port = async () => ({ grpc: await freePort(), membership: await freePort() });
-  const services = {
-    frontend: { ...(await port()), http: await freePort() },
-    history: await port(),
-    matching: await port(),
-    worker: await port(),
-  };
-  const address = `${host}:${services.frontend.grpc}`;
+  const port = await freePort();
+  const address = `${host}:${port}`;
   const dir = mkdtempSync(join(tmpdir(), 'dedicated-temporal-'));
-  const { command, args, setDynamicConfig } = await privateServerCommand(dir, { host, services, dynamicConfig });
+  const { command, args } = await privateServerCommand(dir, { host, port, httpPort: await freePort() });
+  let values: Record<string, string | number | boolean> = dynamicConfig;
   const settings = loadConfig({ TEMPORAL_ADDRESS: address }).temporal;
   let child: ChildProcess | undefined;
   let output = '';
 
   async function start(): Promise<void> {
-    const c = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const c = spawn(command, args(values), { stdio: ['ignore', 'pipe', 'pipe'] });
     child = c;
     const keep = (chunk: Buffer) => void (output = (output + chunk.toString()).slice(-4000));
     c.stdout!.on('data', keep);
@@ -89,7 +85,11 @@ export async function dedicatedTemporal(
     address,
     kill,
     restart: start,
-    setDynamicConfig,
+    async setDynamicConfig(next) {
+      values = { ...dynamicConfig, ...next };
+      await kill();
+      await start();
+    },
     async stop() {
       await kill();
       rmSync(dir, { recursive: true, force: true });

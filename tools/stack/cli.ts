@@ -2,7 +2,9 @@
  * `npm run stack -- up|down|status|logs [--json]`: the local Kafka/Temporal/PostgreSQL/warehouse stack.
  * Progress goes to stderr; stdout carries only the result (a table, or one JSON object with --json).
  */
+import { existsSync } from 'node:fs';
 import { Command, Option } from 'commander';
+import { temporalCliBinary } from './temporal-cli.js';
 import { ConfigError } from '../../src/config.js';
 import { SERVICE_NAMES, type ServiceName } from './addresses.js';
 import { formatStatus } from './format.js';
@@ -46,20 +48,15 @@ program
   .description(
     'start every service that is not running (idempotent; temporal-tls only when named in --only) and print the addresses',
   )
-  .option(
-    '--for-tests',
-    'also make sure the time-skipping test server, the temporal CLI, the Temporal server, kubeconform and kustomize exist',
-  )
+  .option('--for-tests', 'also make sure the time-skipping test server and the Temporal CLI exist')
   .addOption(new Option('--only <services>', `comma-separated subset of ${SERVICE_NAMES.join(',')}`))
   .option('--json', 'print the result as one JSON object')
   .option('-q, --quiet', 'no progress lines')
   .action(async (o: { forTests?: boolean; only?: string; json?: boolean; quiet?: boolean }) => {
     const info = await stackUp({ services: parseServices(o.only), quiet: !!o.quiet, forTests: !!o.forTests });
     const extra: Record<string, string> = {};
-    if (o.forTests) {
-      extra['Test server'] = await testServerExecutablePath();
-      extra['Temporal CLI'] = await temporalCliPath();
-    }
+    if (o.forTests) extra['Test server'] = await testServerExecutablePath();
+    if (o.forTests || existsSync(temporalCliBinary())) extra['Temporal CLI'] = await temporalCliPath();
     await out(
       o.json
         ? `${JSON.stringify(o.forTests ? { ...info, testServerPath: extra['Test server'], temporalCliPath: extra['Temporal CLI'] } : info)}\n`
@@ -91,7 +88,10 @@ program
   .option('--json', 'print one JSON object (and nothing else) on stdout')
   .action(async (o: { json?: boolean }) => {
     const info = await stackStatus();
-    await out(o.json ? `${JSON.stringify(info)}\n` : formatStatus(info));
+    const cli = temporalCliBinary();
+    await out(
+      o.json ? `${JSON.stringify(info)}\n` : formatStatus(info, existsSync(cli) ? { 'Temporal CLI': cli } : {}),
+    );
   });
 
 program

@@ -22,16 +22,12 @@ import { dropServerStore, temporalDescription, temporalKindOf } from './services
 import { DEV_STORE_FILES, devDir } from './services/temporal-dev.js';
 import { temporalTlsInfo, temporalTlsService, type TemporalTlsInfo } from './services/temporal-tls.js';
 import { warehouseService } from './services/warehouse.js';
-import {
-  kubeconformPath,
-  kustomizePath,
-  temporalCliPath,
-  temporalServerPath,
-  testServerExecutablePath,
-} from './tools.js';
+import { temporalCliPath } from './temporal-cli.js';
+import { testServerExecutablePath } from './tools.js';
 
 // The stack's one entry for everything outside it (tests, the bench, the other tools); test/stack/ tests its parts.
-export { kubeconformPath, kustomizePath, temporalCliPath, testServerExecutablePath } from './tools.js';
+export { kubeconformPath, kustomizePath, temporalServerPath, testServerExecutablePath } from './tools.js';
+export { TEMPORAL_CLI, temporalCliPath } from './temporal-cli.js';
 export { ensureNamespace, registerSearchAttributes } from './services/temporal.js';
 export { privateServerCommand } from './services/temporal-dev.js';
 export { repoRoot } from './paths.js';
@@ -75,7 +71,10 @@ export interface StackUpOptions {
   services?: ServiceName[];
   /** No progress lines on stderr. */
   quiet?: boolean;
-  /** Also make sure the time-skipping test server, the temporal CLI, the Temporal server (the TLS Temporal's), kubeconform and kustomize exist (what tests need). */
+  /**
+   * Also make sure the time-skipping test server and the Temporal CLI exist (what every test needs; the Go-built tools
+   * some tests need are built beside the suite: tools/test-builds.ts).
+   */
   forTests?: boolean;
 }
 
@@ -105,11 +104,6 @@ export async function stackUp(opts: StackUpOptions = {}): Promise<StackInfo> {
       if (opts.forTests) {
         await testServerExecutablePath();
         await temporalCliPath();
-        // The TLS Temporal the security tests start on demand runs the Temporal server (built once, a few minutes).
-        await temporalServerPath();
-        // The manifest validation's tools and schemas (test/deploy/manifests.int.test.ts).
-        await kubeconformPath();
-        await kustomizePath();
       }
       const local = wanted.filter((s) => !SERVICES[s].external(plan));
       const startable = local.filter((s) => {
@@ -252,6 +246,8 @@ async function collectStatus(plan: StackPlan, notes: Partial<Record<ServiceName,
           } else if (owner.kind === 'stack') {
             info.state = 'external';
             info.note = `run by the stack in ${owner.dir}`;
+          } else if (owner.kind === 'leftover') {
+            info.note = `port ${mainPort.port} is held by pid ${owner.pid}, left by an earlier run of this stack: \`up\` replaces it`;
           } else if (owner.kind === 'foreign') {
             info.note = `port ${mainPort.port} is used by ${owner.pid ? `pid ${owner.pid}` : 'a process'} not started by this stack`;
           }

@@ -1,11 +1,14 @@
 /** What every service of the stack implements, and the shared start/ready/stop flow around it. */
 import type { ServiceName, StackPlan } from './addresses.js';
-import { PORT_ENV } from './addresses.js';
+import { PORT_ENV, SERVICE_NAMES } from './addresses.js';
 import { StackError, say } from './log.js';
 import { stateDir } from './paths.js';
 import {
+  groupMembers,
   isAlive,
   listeningPid,
+  procStat,
+  sleep,
   portAnswers,
   procCmdline,
   procEnv,
@@ -79,20 +82,52 @@ export function logTails(svc: Service, lines = 30): string {
     .join('\n');
 }
 
-/** What is on a port we want: nothing, another checkout's stack daemon (its state dir), or a foreign process. */
+/**
+ * What is on a port we want: nothing, another checkout's stack daemon (its state dir), what is left of a daemon of
+ * this stack that no pid file names any more (`leftover`: its process group), or a foreign process.
+ */
 export async function portOwner(
   p: PortUse,
 ): Promise<
-  { kind: 'free' } | { kind: 'stack'; dir: string; pid: number } | { kind: 'foreign'; pid?: number; cmd?: string }
+  | { kind: 'free' }
+  | { kind: 'stack'; dir: string; pid: number }
+  | { kind: 'leftover'; pid: number; pgid: number; cmd: string }
+  | { kind: 'foreign'; pid?: number; cmd?: string }
 > {
   if (!(await portAnswers(p.host, p.port, 800))) return { kind: 'free' };
   const pid = listeningPid(p.port);
   if (pid !== undefined) {
     const dir = procEnv(pid, STACK_MARKER_ENV);
     if (dir && dir !== stateDir()) return { kind: 'stack', dir, pid };
+    const pgid = procStat(pid)?.pgrp;
+    if (dir && pgid !== undefined && !SERVICE_NAMES.some((s) => runningDaemon(s)?.pgid === pgid))
+      return { kind: 'leftover', pid, pgid, cmd: procCmdline(pid).slice(0, 160) };
     return { kind: 'foreign', pid, cmd: procCmdline(pid).slice(0, 160) };
   }
   return { kind: 'foreign' };
+}
+
+/**
+ * Stops the processes of group `pgid` that this stack started (they carry its state dir): SIGTERM, then SIGKILL
+ * after `graceMs`. Whatever else is in the group is left alone.
+ */
+async function stopLeftovers(pgid: number, graceMs = 5_000): Promise<void> {
+  const ours = () => groupMembers(pgid).filter((pid) => procEnv(pid, STACK_MARKER_ENV) === stateDir());
+  const signal = (sig: NodeJS.Signals) => {
+    for (const pid of ours()) {
+      try {
+        process.kill(pid, sig);
+      } catch {
+        /* gone */
+      }
+    }
+  };
+  signal('SIGTERM');
+  const deadline = Date.now() + graceMs;
+  while (ours().length > 0 && Date.now() < deadline) await sleep(100);
+  signal('SIGKILL');
+  const killDeadline = Date.now() + 10_000;
+  while (ours().length > 0 && Date.now() < killDeadline) await sleep(100);
 }
 
 export function portTakenError(svc: Service, p: PortUse, owner: { pid?: number; cmd?: string }): StackError {
@@ -135,7 +170,14 @@ export async function ensureUp(svc: Service, plan: StackPlan): Promise<UpResult>
   // Not ours: make sure its ports are free (or held by another checkout's stack, which we then share).
   let sharedFrom: string | undefined;
   for (const p of svc.ports(plan)) {
-    const owner = await portOwner(p);
+    let owner = await portOwner(p);
+    if (owner.kind === 'leftover') {
+      say(
+        `${svc.name}: port ${p.host}:${p.port} (${p.label}) is held by pid ${owner.pid} (${owner.cmd}), left by an earlier run of this stack: stopping it`,
+      );
+      await stopLeftovers(owner.pgid);
+      owner = await portOwner(p);
+    }
     if (owner.kind === 'free') continue;
     if (owner.kind === 'stack' && svc.shareable !== false) {
       sharedFrom = owner.dir;

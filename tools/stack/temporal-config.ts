@@ -1,7 +1,6 @@
 /**
- * What every Temporal server configuration the stack writes has in common — the dev server on a SQLite file
- * (services/temporal-dev.ts), the Temporal server on PostgreSQL (services/temporal-server.ts), the TLS Temporal
- * (temporal-tls-config.ts) and a test's own Temporal (test/support/dedicated-temporal.ts): one cluster, archival off,
+ * What every Temporal server configuration the stack writes has in common — the Temporal server on PostgreSQL
+ * (services/temporal-server.ts) and the TLS Temporal (temporal-tls-config.ts): one cluster, archival off,
  * the services of one process on ports of their own, and the two kinds of store. Written as JSON, which the server's
  * YAML loader reads (YAML is a superset of JSON).
  */
@@ -125,19 +124,6 @@ export function temporalServerConfig(o: {
   };
 }
 
-/**
- * What the Temporal CLI's dev server sets beside the server's defaults, for a server that one developer, one test
- * suite or one bench uses: search attributes visible as soon as they are made (so the persistence budget is raised
- * to match), a larger history cache, and more visibility calls per second than a shared namespace gets.
- */
-export const DEV_DYNAMIC_CONFIG: Record<string, unknown> = {
-  'system.forceSearchAttributesCacheRefreshOnRead': true,
-  'frontend.persistenceMaxQPS': 10_000,
-  'history.persistenceMaxQPS': 45_000,
-  'history.hostLevelCacheMaxSize': 8096,
-  'frontend.namespaceRPS.visibility': 100,
-};
-
 /** A dynamic configuration file's text from key → value (every value applies everywhere). */
 export function dynamicConfigText(values: Record<string, unknown>): string {
   return `${JSON.stringify(
@@ -149,7 +135,7 @@ export function dynamicConfigText(values: Record<string, unknown>): string {
 
 const shellQuote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
 /** A word as the shell reads it: quoted unless it is plain (a flag, a name). */
-const shellWord = (s: string): string => (/^[A-Za-z0-9_.-]+$/.test(s) ? s : shellQuote(s));
+const shellWord = (s: string): string => (/^[A-Za-z0-9_.,:=/@%+-]+$/.test(s) ? s : shellQuote(s));
 
 /** The arguments that start the Temporal server binary on the configuration under `root` (one `service`, or all). */
 export function serverStartArgs(root: string, service?: string): string[] {
@@ -166,9 +152,14 @@ export function serverStartArgs(root: string, service?: string): string[] {
   ];
 }
 
+/** The shell line that runs `command` with `args`, each quoted where the shell would read it otherwise. */
+export function shellLine(command: string, args: readonly string[]): string {
+  return [shellQuote(command), ...args.map(shellWord)].join(' ');
+}
+
 /** The shell line that starts the Temporal server binary `server` on the configuration under `root`. */
 export function serverStartLine(server: string, root: string, service?: string): string {
-  return [shellQuote(server), ...serverStartArgs(root, service).map(shellWord)].join(' ');
+  return shellLine(server, serverStartArgs(root, service));
 }
 
 /** The shell line that starts the Web UI server `ui` on the configuration under `root`, in the background. */

@@ -1,6 +1,7 @@
 /**
- * The stack's toolchain: prerequisites (go, java, mvn), the temporal CLI and kubeconform (built once with
- * `go install` into the cache), Go modules' folders (`go mod download`), Maven-fetched jar sets (Kafka, Temporal's
+ * The stack's toolchain: prerequisites (go, java, mvn), what no registry ships as a binary (built once with
+ * `go install` into the cache: the Temporal server for STACK_TEMPORAL=server and the TLS Temporal, its schema tool and
+ * Web UI server, kubeconform, kustomize), Go modules' folders (`go mod download`), Maven-fetched jar sets (Kafka, Temporal's
  * time-skipping test server) and the test server's wrapper script. Everything lands in the cache dir and is rebuilt
  * automatically when missing or when a checked-in pom changes.
  */
@@ -24,6 +25,7 @@ import { promisify } from 'node:util';
 import { fmtSeconds, say, StackError } from './log.js';
 import { cacheDir, kafkaPom, testServerPom } from './paths.js';
 import { runQuick, runWithProgress, which, withLock } from './proc.js';
+import { TEMPORAL_CLI } from './temporal-cli.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -65,10 +67,7 @@ export function requireMaven(): string {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// temporal CLI
-
-/** Tags tried in order; v1.5.1 is the newest whose go.mod has no replace directive (go install refuses those). */
-export const TEMPORAL_CLI_TAGS = ['v1.5.1', 'v1.5.0', 'v1.4.1'];
+// Go-built tools: what no registry ships as a binary
 
 function isExecutable(p: string): boolean {
   try {
@@ -80,28 +79,12 @@ function isExecutable(p: string): boolean {
 }
 
 /**
- * The SQLite driver the Temporal server release (TEMPORAL_SERVER_TAG) pins: newer than v1.44.3, the first without a
- * fault of v1.34.1 (the temporal CLI v1.5.1's) that could leave the only connection of a Temporal on SQLite interrupted
- * for good once a statement's deadline passed while it ran (temporalio/temporal#9198); checked by the tests.
+ * The SQLite driver the Temporal CLI release links (TEMPORAL_CLI) and the Temporal server release pins: newer than
+ * v1.44.3, the first without a fault of v1.34.1 that could leave the only connection of a Temporal on SQLite
+ * interrupted for good once a statement's deadline passed while it ran (temporalio/temporal#9198); checked by the
+ * tests (test/stack/sqlite-driver.int.test.ts).
  */
 export const TEMPORAL_SERVER_SQLITE_DRIVER = 'modernc.org/sqlite@v1.51.0';
-
-/**
- * The temporal CLI, the tests' and the stack's client (its own dev server is not used: services/temporal-dev.ts): from
- * PATH, else the cached build, else built now with Go (first run only).
- */
-export async function temporalCliPath(): Promise<string> {
-  return (
-    which('temporal') ??
-    goInstalledTool({
-      name: 'temporal',
-      pkg: 'github.com/temporalio/cli/cmd/temporal',
-      tags: TEMPORAL_CLI_TAGS,
-      expected: '~3-5 min',
-      versioned: true,
-    })
-  );
-}
 
 /** kubeconform, the Kubernetes manifest validator of the test suite (tools/deploy/validate.ts). */
 export const KUBECONFORM_TAG = 'v0.8.0';
@@ -131,8 +114,11 @@ export function kustomizePath(): Promise<string> {
   });
 }
 
-/** The Temporal server release STACK_TEMPORAL=server runs, and the release of its schema tool and schema files. */
-export const TEMPORAL_SERVER_TAG = 'v1.32.1';
+/**
+ * The Temporal server release STACK_TEMPORAL=server and the TLS Temporal run, and the release of its schema tool and
+ * schema files: the one the dev server's CLI embeds (no registry ships the server alone as a binary, so it is built).
+ */
+export const TEMPORAL_SERVER_TAG = `v${TEMPORAL_CLI.server}`;
 export const TEMPORAL_SERVER_MODULE = 'go.temporal.io/server';
 
 /** The Temporal server (`go.temporal.io/server/cmd/server`), built once into the cache as `temporal-server`. */
@@ -143,7 +129,7 @@ export function temporalServerPath(): Promise<string> {
     built: 'server',
     pkg: `${TEMPORAL_SERVER_MODULE}/cmd/server`,
     tags: [TEMPORAL_SERVER_TAG],
-    expected: '~15-20 min on 2 cores',
+    expected: '~4-16 min on 2 cores',
     versioned: true,
   });
 }
@@ -161,11 +147,10 @@ export function temporalSqlToolPath(): Promise<string> {
 }
 
 /**
- * The Web UI server, beside either stack Temporal. v2.54.1 is the release the temporal CLI v1.9.1 embeds with server
- * 1.32 (the newest whose go.mod the machine's Go meets: v2.58 asks for go 1.26.10) and its module carries the built
- * UI assets.
+ * The Web UI server beside STACK_TEMPORAL=server (the dev server has its own inside): the release the CLI embeds,
+ * whose module carries the built UI assets.
  */
-export const TEMPORAL_UI_SERVER_TAG = 'v2.54.1';
+export const TEMPORAL_UI_SERVER_TAG = `v${TEMPORAL_CLI.ui}`;
 
 export const TEMPORAL_UI_SERVER_BINARY = 'temporal-ui-server';
 export function temporalUiServerPath(): Promise<string> {

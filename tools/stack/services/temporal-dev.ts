@@ -1,10 +1,9 @@
 /**
- * The stack's default Temporal: the Temporal server release the stack builds (TEMPORAL_SERVER_TAG, the binary
- * STACK_TEMPORAL=server and the TLS Temporal run) in the dev server's shape — every service in one process, both
- * stores in one SQLite file under <state>/temporal (WAL, `synchronous` from STACK_TEMPORAL_SQLITE_SYNCHRONOUS), one
- * history shard, the dev server's dynamic configuration beside the stack's — and the Web UI server beside it, both
- * started by `run.sh` in one process group. The temporal CLI's own `server start-dev` embeds an older server (its
- * releases that embed a current one cannot be built from the module proxy: docs/dependencies.md).
+ * The stack's default Temporal: the Temporal CLI's own dev server (`temporal server start-dev`, the release binary
+ * of temporal-cli.ts: Temporal server TEMPORAL_CLI.server with the Web UI TEMPORAL_CLI.ui inside, one process), on a
+ * SQLite file under <state>/temporal (WAL, `synchronous` from STACK_TEMPORAL_SQLITE_SYNCHRONOUS), with the stack's
+ * dynamic configuration, the Web UI on its address and, when STACK_UI_CODEC_ENDPOINT is set, the codec endpoint.
+ * The generated `run.sh` execs it: the process `up` starts is the server, and nothing of it outlives a kill.
  *
  * The SQLite schema is made by the server when the file is new; Temporal has no upgrade for a SQLite store, so a
  * file another release made is set aside (renamed after that release) and a new one started.
@@ -15,26 +14,10 @@ import type { StackPlan } from '../addresses.js';
 import { say, StackError } from '../log.js';
 import { stateDir } from '../paths.js';
 import type { DaemonSpec, PidRecord } from '../proc.js';
-import {
-  DEV_DYNAMIC_CONFIG,
-  dynamicConfigText,
-  portsFrom,
-  type ServicePorts,
-  serverStartArgs,
-  serverStartLine,
-  sqlitePersistence,
-  temporalServerConfig,
-  uiStartLine,
-} from '../temporal-config.js';
-import {
-  cachedToolPath,
-  TEMPORAL_SERVER_BINARY,
-  TEMPORAL_SERVER_TAG,
-  TEMPORAL_UI_SERVER_BINARY,
-  temporalServerPath,
-  temporalUiServerPath,
-} from '../tools.js';
-import { stackDynamicConfig, uiConfig } from './temporal-server.js';
+import { shellLine } from '../temporal-config.js';
+import { TEMPORAL_CLI, temporalCliBinary, temporalCliPath } from '../temporal-cli.js';
+import { uiCodecEndpoint } from '../ui-codec.js';
+import { stackDynamicConfig } from './temporal-server.js';
 
 export const devDir = (): string => join(stateDir(), 'temporal');
 const launcher = (): string => join(devDir(), 'run.sh');
@@ -42,6 +25,8 @@ const launcher = (): string => join(devDir(), 'run.sh');
 export const DEV_STORE_FILES = ['temporal.db', 'temporal.db-wal', 'temporal.db-shm'] as const;
 /** Which server release made the store (absent: the temporal CLI's dev server made it, server 1.29.1). */
 const storeRelease = (): string => join(devDir(), 'store-release');
+/** The release the dev server runs, as the store names it. */
+export const DEV_SERVER_RELEASE = `v${TEMPORAL_CLI.server}`;
 
 /**
  * The dev server's SQLite `synchronous` pragma (STACK_TEMPORAL_SQLITE_SYNCHRONOUS, default NORMAL). Under WAL,
@@ -59,50 +44,80 @@ export function sqliteSynchronous(env: NodeJS.ProcessEnv = process.env): (typeof
   return v as (typeof SQLITE_SYNCHRONOUS)[number];
 }
 
-function devConfig(plan: StackPlan): Record<string, unknown> {
-  const t = plan.temporal;
-  return temporalServerConfig({
-    host: t.host,
-    services: portsFrom(t.port, ['frontend', 'history', 'matching', 'worker'], { http: true }),
-    persistence: sqlitePersistence({
-      file: join(devDir(), DEV_STORE_FILES[0]),
-      pragmas: { journal_mode: 'wal', synchronous: sqliteSynchronous() },
-    }),
-    dynamicConfigFile: join(devDir(), 'config', 'dynamicconfig.yaml'),
-  });
+/**
+ * The arguments of `temporal server start-dev` for a dev server whose frontend is `host:port` (its HTTP API on
+ * port + 10, the other services on ports the server picks), its store `dbFile`: dynamic configuration values as
+ * JSON, the Web UI on `ui` or none.
+ */
+export function startDevArgs(o: {
+  host: string;
+  port: number;
+  /** The frontend's HTTP API (default: port + 10). */
+  httpPort?: number;
+  dbFile: string;
+  synchronous: string;
+  dynamicConfig: Record<string, unknown>;
+  ui?: { host: string; port: number; codecEndpoint?: string };
+  logLevel?: 'warn' | 'error';
+}): string[] {
+  const args = [
+    'server',
+    'start-dev',
+    '--ip',
+    o.host,
+    '--port',
+    String(o.port),
+    '--http-port',
+    String(o.httpPort ?? o.port + 10),
+  ];
+  args.push(
+    '--db-filename',
+    o.dbFile,
+    '--sqlite-pragma',
+    'journal_mode=wal',
+    '--sqlite-pragma',
+    `synchronous=${o.synchronous}`,
+  );
+  for (const [key, value] of Object.entries(o.dynamicConfig))
+    args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
+  if (o.ui) {
+    args.push('--ui-ip', o.ui.host, '--ui-port', String(o.ui.port), '--ui-disable-news-fetch');
+    if (o.ui.codecEndpoint) args.push('--ui-codec-endpoint', o.ui.codecEndpoint);
+  } else args.push('--headless');
+  args.push('--log-level', o.logLevel ?? 'warn');
+  return args;
 }
 
-/** The files `prepare` writes, by path: what a running dev server was started with is compared with them. */
-function devFiles(plan: StackPlan): Record<string, string> {
-  const dir = devDir();
-  const server = cachedToolPath(TEMPORAL_SERVER_BINARY);
-  const ui = cachedToolPath(TEMPORAL_UI_SERVER_BINARY);
-  const json = (v: unknown) => `${JSON.stringify(v, null, 2)}\n`;
-  return {
-    [join(dir, 'config', 'development.yaml')]: json(devConfig(plan)),
-    [join(dir, 'config', 'dynamicconfig.yaml')]: dynamicConfigText({ ...DEV_DYNAMIC_CONFIG, ...stackDynamicConfig() }),
-    [join(dir, 'ui', 'config', 'development.yaml')]: json(uiConfig(plan)),
-    [launcher()]: [
-      '#!/bin/sh',
-      `# Generated by tools/stack/services/temporal-dev.ts: Temporal server ${TEMPORAL_SERVER_TAG} on SQLite and its Web UI, in one process group.`,
-      uiStartLine(ui, join(dir, 'ui')),
-      `exec ${serverStartLine(server, dir)}`,
-      '',
-    ].join('\n'),
-  };
+/** What `run.sh` says for `plan`: a running dev server started from other text is restarted. */
+function launcherText(plan: StackPlan): string {
+  const t = plan.temporal;
+  const codec = uiCodecEndpoint();
+  const args = startDevArgs({
+    host: t.host,
+    port: t.port,
+    dbFile: join(devDir(), DEV_STORE_FILES[0]),
+    synchronous: sqliteSynchronous(),
+    dynamicConfig: stackDynamicConfig(),
+    ui: { host: t.ui.host, port: t.ui.port, ...(codec ? { codecEndpoint: codec } : {}) },
+  });
+  return [
+    '#!/bin/sh',
+    `# Generated by tools/stack/services/temporal-dev.ts: the Temporal CLI ${TEMPORAL_CLI.version}'s dev server (server ${TEMPORAL_CLI.server}, Web UI ${TEMPORAL_CLI.ui}) on SQLite.`,
+    `exec ${shellLine(temporalCliBinary(), args)}`,
+    '',
+  ].join('\n');
 }
 
 /**
- * Why a running dev server must be restarted for `plan`: the temporal CLI's dev server runs (the stack's earlier
- * Temporal), or the configuration `prepare` would write now differs from the one it started with (a pragma, the
- * stack's dynamic configuration, the UI's codec endpoint, the binaries).
+ * Why a running dev server must be restarted for `plan`: it is not the stack's launcher (an earlier stack's), or
+ * the launcher `prepare` would write now differs from the one it started with (a pragma, the stack's dynamic
+ * configuration, the UI's codec endpoint, the CLI release).
  */
 export function devRestartReason(plan: StackPlan, rec: PidRecord): string | undefined {
   if (!rec.command.includes(launcher()))
-    return `the temporal CLI's dev server runs; the stack's dev server is now Temporal server ${TEMPORAL_SERVER_TAG}`;
-  for (const [file, text] of Object.entries(devFiles(plan))) {
-    if (!existsSync(file) || readFileSync(file, 'utf8') !== text) return `its configuration changed (${file})`;
-  }
+    return `an earlier stack's Temporal runs; the stack's dev server is now the Temporal CLI ${TEMPORAL_CLI.version}'s`;
+  if (!existsSync(launcher()) || readFileSync(launcher(), 'utf8') !== launcherText(plan))
+    return `its configuration changed (${launcher()})`;
   return undefined;
 }
 
@@ -111,68 +126,54 @@ function ensureStoreOfThisRelease(): void {
   const dir = devDir();
   const db = join(dir, DEV_STORE_FILES[0]);
   const made = existsSync(storeRelease()) ? readFileSync(storeRelease(), 'utf8').trim() : 'v1.29.1';
-  if (existsSync(db) && made !== TEMPORAL_SERVER_TAG) {
+  if (existsSync(db) && made !== DEV_SERVER_RELEASE) {
     const kept = `temporal-${made}.db`;
     for (const f of DEV_STORE_FILES)
       if (existsSync(join(dir, f))) renameSync(join(dir, f), join(dir, f.replace('temporal.db', kept)));
     say(
-      `temporal: the store ${db} was made by Temporal ${made}, which has no upgrade to ${TEMPORAL_SERVER_TAG} for SQLite: kept as ${join(dir, kept)} (delete it when its workflows no longer matter), starting an empty one`,
+      `temporal: the store ${db} was made by Temporal ${made}, which has no upgrade to ${DEV_SERVER_RELEASE} for SQLite: kept as ${join(dir, kept)} (delete it when its workflows no longer matter), starting an empty one`,
     );
   }
-  writeFileSync(storeRelease(), `${TEMPORAL_SERVER_TAG}\n`);
+  writeFileSync(storeRelease(), `${DEV_SERVER_RELEASE}\n`);
 }
 
-/** The store made ready and the configuration written (the binaries may not be built yet): the launcher to start. */
+/** The store made ready and the launcher written (the CLI may not be fetched yet): the daemon to start. */
 export function writeDevServer(plan: StackPlan): DaemonSpec {
   const dir = devDir();
-  for (const d of [join(dir, 'config'), join(dir, 'ui', 'config')]) mkdirSync(d, { recursive: true, mode: 0o700 });
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
   ensureStoreOfThisRelease();
-  for (const [file, text] of Object.entries(devFiles(plan)))
-    writeFileSync(file, text, { mode: file === launcher() ? 0o700 : 0o600 });
+  writeFileSync(launcher(), launcherText(plan), { mode: 0o700 });
   return { service: 'temporal', command: '/bin/sh', args: [launcher()], cwd: dir };
 }
 
 export async function prepareDev(plan: StackPlan): Promise<DaemonSpec> {
-  // Built one after another (2 cores), before anything needs them.
-  await temporalServerPath();
-  await temporalUiServerPath();
+  await temporalCliPath();
   return writeDevServer(plan);
 }
 
 /**
- * A Temporal of its own in the dev server's shape, its store a SQLite file in `dir` (no UI), for a test that needs
- * `dynamicConfig` the shared stack's must not carry or that kills Temporal and starts it again (on the same store, as
- * a real Temporal comes back): its configuration written into `dir`, and the command that starts it.
+ * A dev server of its own (no UI), its store a SQLite file in `dir`, for a test that needs `dynamicConfig` the
+ * shared stack's must not carry or that kills Temporal and starts it again (on the same store, as a real Temporal
+ * comes back): the command that starts it with `values` beside the stack's dynamic configuration. The dev server
+ * reads dynamic configuration from its command line only: other values take a restart.
  */
 export async function privateServerCommand(
   dir: string,
-  o: {
-    host: string;
-    services: Record<'frontend' | 'history' | 'matching' | 'worker', ServicePorts>;
-    dynamicConfig: Record<string, unknown>;
-  },
-): Promise<{ command: string; args: string[]; setDynamicConfig(values: Record<string, unknown>): void }> {
-  const server = await temporalServerPath();
-  mkdirSync(join(dir, 'config'), { recursive: true });
-  const dynamicConfigFile = join(dir, 'config', 'dynamicconfig.yaml');
-  // Polled every 10 s: a change applies to the running server within that.
-  const setDynamicConfig = (values: Record<string, unknown>) =>
-    writeFileSync(dynamicConfigFile, dynamicConfigText({ ...DEV_DYNAMIC_CONFIG, ...values }));
-  setDynamicConfig(o.dynamicConfig);
-  const config = temporalServerConfig({
-    host: o.host,
-    services: o.services,
-    persistence: sqlitePersistence({
-      file: join(dir, DEV_STORE_FILES[0]),
-      pragmas: { journal_mode: 'wal', synchronous: 'NORMAL' },
-    }),
-    dynamicConfigFile,
-    logLevel: 'error',
-  });
-  writeFileSync(join(dir, 'config', 'development.yaml'), `${JSON.stringify(config, null, 2)}\n`);
+  o: { host: string; port: number; httpPort: number },
+): Promise<{ command: string; args(values: Record<string, unknown>): string[] }> {
+  const cli = await temporalCliPath();
+  mkdirSync(dir, { recursive: true });
   return {
-    command: server,
-    args: serverStartArgs(dir),
-    setDynamicConfig,
+    command: cli,
+    args: (values) =>
+      startDevArgs({
+        host: o.host,
+        port: o.port,
+        httpPort: o.httpPort,
+        dbFile: join(dir, DEV_STORE_FILES[0]),
+        synchronous: 'NORMAL',
+        dynamicConfig: { ...stackDynamicConfig(), ...values },
+        logLevel: 'error',
+      }),
   };
 }

@@ -30,6 +30,7 @@ import {
   temporalUiServerPath,
 } from '../tools.js';
 import { superuserClient } from './postgres.js';
+import { TEMPORAL_CLI } from '../temporal-cli.js';
 import { uiCodecEndpoint } from '../ui-codec.js';
 import {
   dynamicConfigText,
@@ -70,7 +71,8 @@ export function temporalDescription(plan: StackPlan, rec?: PidRecord): string {
   const t = plan.temporal;
   if (t.external) return 'external';
   const server = temporalKindOf(plan, rec) === 'server';
-  if (!server) return `dev server (Temporal server ${TEMPORAL_SERVER_TAG.replace(/^v/, '')}, one process, SQLite)`;
+  if (!server)
+    return `dev server (Temporal CLI ${TEMPORAL_CLI.version}: Temporal server ${TEMPORAL_CLI.server}, one process, SQLite)`;
   const shardsFile = join(serverDir(), 'shards');
   const shards = rec && existsSync(shardsFile) ? readFileSync(shardsFile, 'utf8').trim() : String(t.shards);
   const split = rec

@@ -114,15 +114,33 @@ export const temporalService: Service = {
 const RETENTION = proto.google.protobuf.Duration.fromObject({ seconds: 72 * 3600 });
 
 async function namespaceKnown(settings: Config['temporal']): Promise<boolean> {
-  return withConnection(settings, async (c) => {
-    await c.workflowService.describeNamespace({ namespace: settings.namespace });
-    return true;
-  }).catch(() => false);
+  return (await namespaceRetention(settings)) !== undefined;
 }
 
-/** The namespace of `settings` (retention 72 h), registered unless it exists; waits until the frontend knows it. */
+/** The namespace's retention, when the frontend knows it. */
+async function namespaceRetention(settings: Config['temporal']): Promise<number | undefined> {
+  return withConnection(settings, async (c) => {
+    const d = await c.workflowService.describeNamespace({ namespace: settings.namespace });
+    return Number(d.config?.workflowExecutionRetentionTtl?.seconds ?? 0);
+  }).catch(() => undefined);
+}
+
+/**
+ * The namespace of `settings` with a retention of 72 h: registered unless it exists, its retention set when it has
+ * another (the dev server makes `default` with 24 h); waits until the frontend knows it.
+ */
 export async function ensureNamespace(settings: Config['temporal'], service = 'temporal'): Promise<void> {
-  if (await namespaceKnown(settings)) return;
+  const retention = await namespaceRetention(settings);
+  if (retention !== undefined) {
+    if (retention !== Number(RETENTION.seconds))
+      await withConnection(settings, (c) =>
+        c.workflowService.updateNamespace({
+          namespace: settings.namespace,
+          config: { workflowExecutionRetentionTtl: RETENTION },
+        }),
+      );
+    return;
+  }
   await withConnection(settings, async (c) => {
     try {
       await c.workflowService.registerNamespace({
