@@ -4,6 +4,19 @@ import { defineConfig } from 'vitest/config';
 // the 2-core machines this targets. Outage tests stop and restart the stack's services, so they run one file at a
 // time and, in one run with the others, last; `npm test` (tools/test.ts) gives them a stack of their own in a
 // network namespace where it can, and runs them beside the others.
+
+/**
+ * Tests of what must be compiled first (tools/test-builds.ts: the TLS Temporal's server, kubeconform, kustomize,
+ * promtool, the Kubernetes schemas): `npm test` builds it beside the suite and runs these once it is done. Run on
+ * their own on a fresh machine, a hook may wait for a first build: their hooks get the time one takes.
+ */
+const NEEDS_BUILDS = [
+  'test/deploy/**/*.int.test.ts',
+  'test/integration/temporal-security.int.test.ts',
+  'test/integration/secured-end-to-end.int.test.ts',
+  'test/stack/temporal-tls.int.test.ts',
+];
+
 export default defineConfig({
   test: {
     pool: 'forks',
@@ -17,9 +30,17 @@ export default defineConfig({
         test: {
           name: 'int',
           include: ['test/**/*.int.test.ts'],
-          exclude: ['**/node_modules/**', 'test/outage/**'],
+          exclude: ['**/node_modules/**', 'test/outage/**', ...NEEDS_BUILDS],
           testTimeout: 180_000,
           hookTimeout: 240_000,
+        },
+      },
+      {
+        test: {
+          name: 'needs-builds',
+          include: NEEDS_BUILDS,
+          testTimeout: 180_000,
+          hookTimeout: 30 * 60_000,
         },
       },
       {

@@ -5,9 +5,13 @@
  * their own with a second stack on the same ports (state in `.stack-outage/`); elsewhere, or with
  * FULFILMENT_TEST_NETNS=0, after the others, one file at a time. Extra arguments go to one plain `vitest run`.
  *
+ * What only some tests need and must be compiled (tools/test-builds.ts: the TLS Temporal's server, the manifest
+ * checks' tools) is made beside everything else from the start, niced, its lines prefixed `[builds]`; those tests
+ * (the vitest project `needs-builds`) run once it is done and the unit and integration tests have finished.
+ *
  * The last line is the closing count of everything that ran: `tests: N passed, N failed[, N skipped]`.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { repoRoot } from './stack/index.js';
@@ -27,13 +31,18 @@ interface Run {
 }
 
 /** Runs a command, echoing its output (each line prefixed when `prefix` is set), and reads its closing count. */
-function run(command: string, args: string[], opts: { env?: NodeJS.ProcessEnv; prefix?: string } = {}): Promise<Run> {
+function run(
+  command: string,
+  args: string[],
+  opts: { env?: NodeJS.ProcessEnv; prefix?: string; started?: (child: ChildProcess) => void } = {},
+): Promise<Run> {
   return new Promise((resolve) => {
     const child = spawn(command, args, {
       cwd: repoRoot,
       env: opts.env ?? process.env,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    opts.started?.(child);
     let counts: Run['counts'];
     const failures: string[] = [];
     const echo = (stream: NodeJS.WriteStream) => {
@@ -71,28 +80,49 @@ function outageNamespace(): string | undefined {
   return spawnSync('ip', ['netns', 'exec', name, 'ip', 'link', 'set', 'lo', 'up']).status === 0 ? name : undefined;
 }
 
+/** The background builds' process, stopped when the run ends before they do. */
+let buildsChild: ChildProcess | undefined;
+
+/** tools/test-builds.ts in the background at a low priority: the suite's own processes come first. */
+function startBuilds(): Promise<Run> {
+  const script = ['--import', 'tsx', join(repoRoot, 'tools', 'test-builds.ts')];
+  const opts = { prefix: '[builds] ', started: (c: ChildProcess) => void (buildsChild = c) };
+  return spawnSync('nice', ['-n', '15', 'true']).status === 0
+    ? run('nice', ['-n', '15', node, ...script], opts)
+    : run(node, script, opts);
+}
+
 async function main(): Promise<number> {
   announceRuntime('test');
+  const extra = process.argv.slice(2);
+  // A run of chosen files makes what they need as they ask for it (the needs-builds project's hooks wait for it).
+  const builds = extra.length > 0 ? undefined : startBuilds();
   // The JavaScript production runs (dist/): the tests of the built service and the bench's children run it.
   const built = await run(node, ['--import', 'tsx', join(repoRoot, 'tools', 'build.ts')]);
   if (built.code !== 0) return built.code;
-  // The deployment checks' schemas and promtool (tools/deploy/, which stands on the stack), built before any service
-  // starts, as the stack builds its own tools: a first build never runs beside the suite.
-  await (await import('./deploy/validate.js')).kubernetesSchemaDir();
-  await (await import('./deploy/promtool.js')).promtoolPath();
   const up = await run(node, ['--import', 'tsx', stackCli, 'up', '--for-tests']);
   if (up.code !== 0) return up.code;
   // What the service never creates itself (topics, search attributes, schema, the runtime role's grants); the stack
   // has provisioned its own services already, so this changes something only where a service is configured externally.
   const provisioned = await run(node, [fulfilmentCli, 'provision']);
   if (provisioned.code !== 0) return provisioned.code;
-  const extra = process.argv.slice(2);
-  if (extra.length > 0) return (await run(node, [vitest, 'run', ...extra])).code;
+  if (!builds) return (await run(node, [vitest, 'run', ...extra])).code;
+  // The tests of what was built beside the suite, once it is built and the unit and integration tests are done.
+  const afterBuilds = async (rest: Promise<Run>): Promise<Run> => {
+    const made = await builds;
+    await rest;
+    if (made.code !== 0) {
+      process.stdout.write('[builds] failed: the needs-builds tests were not run\n');
+      return { ...made, failures: ['failed: tools/test-builds.ts (see the [builds] lines)'] };
+    }
+    return run(node, [vitest, 'run', '--project', 'needs-builds']);
+  };
 
   const ns = outageNamespace();
   if (!ns) {
     process.stdout.write('[test] outage tests run after the others (no network namespace here)\n');
-    return (await run(node, [vitest, 'run'])).code;
+    const all = run(node, [vitest, 'run', '--project', 'unit', '--project', 'int', '--project', 'outage']);
+    return closingCount([await all, await afterBuilds(all)]);
   }
   process.stdout.write(
     `[test] outage tests run beside the others, in network namespace ${ns} with a stack of their own\n`,
@@ -114,7 +144,11 @@ async function main(): Promise<number> {
     }
   })();
   const rest = run(node, [vitest, 'run', '--project', 'unit', '--project', 'int']);
-  const results = await Promise.all([rest, outage]);
+  return closingCount(await Promise.all([rest, outage, afterBuilds(rest)]));
+}
+
+/** One closing count over several vitest runs, every failure named again, and the exit code. */
+function closingCount(results: Run[]): number {
   const total = { passed: 0, failed: 0, skipped: 0 };
   for (const r of results) {
     total.passed += r.counts?.passed ?? 0;
@@ -131,7 +165,10 @@ async function main(): Promise<number> {
 }
 
 main().then(
-  (code) => process.exit(code),
+  (code) => {
+    if (buildsChild && buildsChild.exitCode === null) buildsChild.kill('SIGTERM');
+    process.exit(code);
+  },
   (err: unknown) => {
     process.stderr.write(`${(err as Error).stack ?? String(err)}\n`);
     process.exit(1);

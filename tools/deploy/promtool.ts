@@ -1,25 +1,83 @@
 /**
- * promtool, Prometheus's own rule checker and rule unit-test runner, for deploy/prometheus/: built once with
- * `go install github.com/prometheus/prometheus/cmd/promtool@<tag>` into the cache (~/.cache/fulfilment/bin, or
- * FULFILMENT_CACHE_DIR), again when missing or built from another tag. The build shows its progress and logs to
- * `<cache>/logs/go-install-promtool.log`; it needs a route to the Go module proxy (run the first one outside a
- * network namespace without one).
+ * promtool, Prometheus's own rule checker and rule unit-test runner, for deploy/prometheus/. Where Debian's packages
+ * are at hand (apt-get, as on this project's machines) it is the binary of Debian's `prometheus` package, fetched with
+ * `apt-get download` (apt checks it against the signed index) and unpacked with `dpkg -x` into the cache
+ * (~/.cache/fulfilment/promtool-<version>, or FULFILMENT_CACHE_DIR): nothing is installed and no Prometheus server
+ * runs. Elsewhere it is built once with `go install github.com/prometheus/prometheus/cmd/promtool@<tag>` (a few
+ * minutes; log `<cache>/logs/go-install-promtool.log`).
  *
- *   npx tsx tools/deploy/promtool.ts                       # builds it if needed, prints its path
+ *   npx tsx tools/deploy/promtool.ts                       # fetches it if needed, prints its path
  *   npx tsx tools/deploy/promtool.ts test rules deploy/prometheus/rules.test.yml   # runs promtool with those args
  */
 import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { goInstalledTool, StackError } from '../stack/index.js';
+import { cacheDir, fmtSeconds, goInstalledTool, say, StackError, withLock } from '../stack/index.js';
+
+/** The Debian package that carries promtool beside the server (bookworm: Prometheus 2.42). */
+export const PROMTOOL_DEBIAN_PACKAGE = 'prometheus';
 
 /**
- * Go module tags of Prometheus, tried in order (the Go module of Prometheus 3.x is tagged v0.3xx.y): the newest
- * first, older ones if it does not build with the machine's Go.
+ * Go module tags of Prometheus, tried in order where no Debian package can be had (the Go module of Prometheus 3.x is
+ * tagged v0.3xx.y): the newest first, older ones if it does not build with the machine's Go.
  */
 export const PROMTOOL_TAGS = ['v0.316.0', 'v0.315.1', 'v0.314.0'];
 
-/** promtool: the cached build, else built now with `go install` (first run only, a few minutes). */
+const aptAvailable = (): boolean =>
+  spawnSync('apt-get', ['--version'], { stdio: 'ignore' }).status === 0 &&
+  spawnSync('dpkg', ['--version'], { stdio: 'ignore' }).status === 0;
+
+/** The candidate version apt would download, or undefined when its lists do not know the package. */
+function candidate(): string | undefined {
+  const r = spawnSync('apt-cache', ['policy', PROMTOOL_DEBIAN_PACKAGE], { encoding: 'utf8' });
+  const m = /Candidate:\s*(\S+)/.exec(r.stdout ?? '');
+  return m?.[1] && m[1] !== '(none)' ? m[1] : undefined;
+}
+
+function run(label: string, command: string, args: string[], cwd: string): void {
+  const r = spawnSync(command, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  if (r.status !== 0)
+    throw new StackError(`${label} failed (exit ${r.status}): ${(r.stderr || r.stdout || '').trim().slice(-600)}`);
+}
+
+/** promtool from Debian's package, into `<cache>/promtool-<version>/promtool` (once). */
+async function debianPromtool(): Promise<string> {
+  let version = candidate();
+  if (!version) {
+    say('apt-get update (its package lists know no prometheus yet)...');
+    run('apt-get update', 'apt-get', ['update', '-qq'], '/');
+    version = candidate();
+  }
+  if (!version) throw new StackError(`apt knows no ${PROMTOOL_DEBIAN_PACKAGE} package`);
+  const dir = join(cacheDir(), `promtool-${version.replace(/[^A-Za-z0-9.+~-]/g, '_')}`);
+  const bin = join(dir, 'promtool');
+  if (existsSync(bin)) return bin;
+  return withLock(join(cacheDir(), '.locks', 'promtool'), 'the promtool download', async () => {
+    if (existsSync(bin)) return bin;
+    const start = Date.now();
+    say(`fetching promtool from Debian's ${PROMTOOL_DEBIAN_PACKAGE} ${version} (first run only)...`);
+    const tmp = `${dir}.tmp-${process.pid}`;
+    rmSync(tmp, { recursive: true, force: true });
+    mkdirSync(join(tmp, 'x'), { recursive: true });
+    run('apt-get download', 'apt-get', ['download', `${PROMTOOL_DEBIAN_PACKAGE}=${version}`], tmp);
+    const deb = readdirSync(tmp).find((f) => f.endsWith('.deb'));
+    if (!deb) throw new StackError(`apt-get download ${PROMTOOL_DEBIAN_PACKAGE}=${version} left no .deb in ${tmp}`);
+    run('dpkg -x', 'dpkg', ['-x', deb, 'x'], tmp);
+    renameSync(join(tmp, 'x', 'usr', 'bin', 'promtool'), join(tmp, 'promtool'));
+    rmSync(join(tmp, 'x'), { recursive: true, force: true });
+    rmSync(join(tmp, deb));
+    writeFileSync(join(tmp, 'source'), `Debian package ${PROMTOOL_DEBIAN_PACKAGE} ${version}\n`);
+    rmSync(dir, { recursive: true, force: true });
+    renameSync(tmp, dir);
+    say(`promtool from ${PROMTOOL_DEBIAN_PACKAGE} ${version} in ${fmtSeconds(Date.now() - start)} → ${bin}`);
+    return bin;
+  });
+}
+
+/** promtool: Debian's where apt is at hand, else the cached Go build (first run only, a few minutes). */
 export function promtoolPath(): Promise<string> {
+  if (aptAvailable() && process.getuid?.() === 0) return debianPromtool();
   return goInstalledTool({
     name: 'promtool',
     pkg: 'github.com/prometheus/prometheus/cmd/promtool',
