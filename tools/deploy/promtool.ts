@@ -10,10 +10,10 @@
  *   npx tsx tools/deploy/promtool.ts test rules deploy/prometheus/rules.test.yml   # runs promtool with those args
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { cacheDir, fmtSeconds, goInstalledTool, say, StackError, withLock } from '../stack/index.js';
+import { cachedFolder, cacheDir, fmtSeconds, goInstalledTool, runQuick, say, StackError } from '../stack/index.js';
 
 /** The Debian package that carries promtool beside the server (bookworm: Prometheus 2.42). */
 export const PROMTOOL_DEBIAN_PACKAGE = 'prometheus';
@@ -25,20 +25,17 @@ export const PROMTOOL_DEBIAN_PACKAGE = 'prometheus';
 export const PROMTOOL_TAGS = ['v0.316.0', 'v0.315.1', 'v0.314.0'];
 
 const aptAvailable = (): boolean =>
-  spawnSync('apt-get', ['--version'], { stdio: 'ignore' }).status === 0 &&
-  spawnSync('dpkg', ['--version'], { stdio: 'ignore' }).status === 0;
+  runQuick('apt-get', ['--version']).status === 0 && runQuick('dpkg', ['--version']).status === 0;
 
 /** The candidate version apt would download, or undefined when its lists do not know the package. */
 function candidate(): string | undefined {
-  const r = spawnSync('apt-cache', ['policy', PROMTOOL_DEBIAN_PACKAGE], { encoding: 'utf8' });
-  const m = /Candidate:\s*(\S+)/.exec(r.stdout ?? '');
+  const m = /Candidate:\s*(\S+)/.exec(runQuick('apt-cache', ['policy', PROMTOOL_DEBIAN_PACKAGE]).output);
   return m?.[1] && m[1] !== '(none)' ? m[1] : undefined;
 }
 
 function run(label: string, command: string, args: string[], cwd: string): void {
-  const r = spawnSync(command, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-  if (r.status !== 0)
-    throw new StackError(`${label} failed (exit ${r.status}): ${(r.stderr || r.stdout || '').trim().slice(-600)}`);
+  const r = runQuick(command, args, { cwd });
+  if (r.status !== 0) throw new StackError(`${label} failed (exit ${r.status}): ${r.output.trim().slice(-600)}`);
 }
 
 /** promtool from Debian's package, into `<cache>/promtool-<version>/promtool` (once). */
@@ -52,26 +49,24 @@ async function debianPromtool(): Promise<string> {
   if (!version) throw new StackError(`apt knows no ${PROMTOOL_DEBIAN_PACKAGE} package`);
   const dir = join(cacheDir(), `promtool-${version.replace(/[^A-Za-z0-9.+~-]/g, '_')}`);
   const bin = join(dir, 'promtool');
-  if (existsSync(bin)) return bin;
-  return withLock(join(cacheDir(), '.locks', 'promtool'), 'the promtool download', async () => {
-    if (existsSync(bin)) return bin;
-    const start = Date.now();
-    say(`fetching promtool from Debian's ${PROMTOOL_DEBIAN_PACKAGE} ${version} (first run only)...`);
-    const tmp = `${dir}.tmp-${process.pid}`;
-    rmSync(tmp, { recursive: true, force: true });
-    mkdirSync(join(tmp, 'x'), { recursive: true });
-    run('apt-get download', 'apt-get', ['download', `${PROMTOOL_DEBIAN_PACKAGE}=${version}`], tmp);
-    const deb = readdirSync(tmp).find((f) => f.endsWith('.deb'));
-    if (!deb) throw new StackError(`apt-get download ${PROMTOOL_DEBIAN_PACKAGE}=${version} left no .deb in ${tmp}`);
-    run('dpkg -x', 'dpkg', ['-x', deb, 'x'], tmp);
-    renameSync(join(tmp, 'x', 'usr', 'bin', 'promtool'), join(tmp, 'promtool'));
-    rmSync(join(tmp, 'x'), { recursive: true, force: true });
-    rmSync(join(tmp, deb));
-    writeFileSync(join(tmp, 'source'), `Debian package ${PROMTOOL_DEBIAN_PACKAGE} ${version}\n`);
-    rmSync(dir, { recursive: true, force: true });
-    renameSync(tmp, dir);
-    say(`promtool from ${PROMTOOL_DEBIAN_PACKAGE} ${version} in ${fmtSeconds(Date.now() - start)} → ${bin}`);
-    return bin;
+  return cachedFolder({
+    dir,
+    bin,
+    lock: join(cacheDir(), '.locks', 'promtool'),
+    what: 'the promtool download',
+    async fill(tmp) {
+      const start = Date.now();
+      say(`fetching promtool from Debian's ${PROMTOOL_DEBIAN_PACKAGE} ${version} (first run only)...`);
+      run('apt-get download', 'apt-get', ['download', `${PROMTOOL_DEBIAN_PACKAGE}=${version}`], tmp);
+      const deb = readdirSync(tmp).find((f) => f.endsWith('.deb'));
+      if (!deb) throw new StackError(`apt-get download ${PROMTOOL_DEBIAN_PACKAGE}=${version} left no .deb in ${tmp}`);
+      run('dpkg -x', 'dpkg', ['-x', deb, 'x'], tmp);
+      renameSync(join(tmp, 'x', 'usr', 'bin', 'promtool'), join(tmp, 'promtool'));
+      rmSync(join(tmp, 'x'), { recursive: true, force: true });
+      rmSync(join(tmp, deb));
+      writeFileSync(join(tmp, 'source'), `Debian package ${PROMTOOL_DEBIAN_PACKAGE} ${version}\n`);
+      say(`promtool from ${PROMTOOL_DEBIAN_PACKAGE} ${version} in ${fmtSeconds(Date.now() - start)} → ${bin}`);
+    },
   });
 }
 

@@ -15,6 +15,7 @@ import {
   readFileSync,
   readlinkSync,
   readSync,
+  renameSync,
   rmSync,
   statSync,
   writeFileSync,
@@ -529,4 +530,33 @@ function safeMtime(p: string): number {
   } catch {
     return 0;
   }
+}
+
+/**
+ * A folder of the cache made once: when `bin` (a file inside `dir`) is missing, under the lock `lock`, `fill` writes
+ * the folder's content into a temporary folder beside `dir`, which is then renamed into place, so a run killed half
+ * way leaves nothing half-done. Resolves to `bin`.
+ */
+export async function cachedFolder(o: {
+  dir: string;
+  bin: string;
+  lock: string;
+  what: string;
+  fill(tmp: string): Promise<void>;
+}): Promise<string> {
+  if (existsSync(o.bin)) return o.bin;
+  return withLock(o.lock, o.what, async () => {
+    if (existsSync(o.bin)) return o.bin;
+    const tmp = `${o.dir}.tmp-${process.pid}`;
+    rmSync(tmp, { recursive: true, force: true });
+    mkdirSync(tmp, { recursive: true });
+    try {
+      await o.fill(tmp);
+      rmSync(o.dir, { recursive: true, force: true });
+      renameSync(tmp, o.dir);
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
+    return o.bin;
+  });
 }

