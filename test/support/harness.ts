@@ -104,10 +104,11 @@ export async function scenario(name: string, env: Record<string, string> = {}): 
   const admin = kafka.admin();
   await admin.connect();
   // Waits out a broker that has just restarted (an outage test's previous case) not knowing the new topics yet.
+  // Replicas: the broker's default (-1), as provisioning makes them: 1 on the single broker, 3 on the cluster.
   await createTopicsWithLeaders(admin, [
-    { topic: config.ORDERS_TOPIC, numPartitions: 3, replicationFactor: 1 },
-    { topic: config.DLQ_TOPIC, numPartitions: 1, replicationFactor: 1 },
-    { topic: config.STATUS_TOPIC, numPartitions: 3, replicationFactor: 1 },
+    { topic: config.ORDERS_TOPIC, numPartitions: 3, replicationFactor: -1 },
+    { topic: config.DLQ_TOPIC, numPartitions: 1, replicationFactor: -1 },
+    { topic: config.STATUS_TOPIC, numPartitions: 3, replicationFactor: -1 },
   ]);
   const producer = kafka.producer({
     allowAutoTopicCreation: false,

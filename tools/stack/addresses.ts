@@ -33,8 +33,26 @@ export function urlHostPort(value: string): HostPort {
   return { host: u.hostname.replace(/^\[(.*)\]$/, '$1'), port };
 }
 
+/** One Kafka node of the stack: its client (PLAINTEXT) listener and its controller listener. */
+export interface KafkaNodePlan extends HostPort {
+  id: number;
+  controllerPort: number;
+}
+
+/** Which Kafka the stack runs (STACK_KAFKA): one combined broker (default), or three nodes replicating every topic. */
+export type KafkaKind = 'broker' | 'cluster';
+
+/** Nodes of the stack's Kafka cluster (STACK_KAFKA=cluster). */
+export const KAFKA_CLUSTER_NODES = 3;
+
 export interface StackPlan {
   kafka: HostPort & {
+    kind: KafkaKind;
+    /**
+     * The nodes the stack runs: one for `broker`; three for `cluster`, node n on the broker port + 3(n-1) and its
+     * controller one above.
+     */
+    nodes: KafkaNodePlan[];
     brokers: string[];
     controllerPort: number;
     /** The SASL_SSL listener (SCRAM), on the same host: broker port + 2. */
@@ -114,11 +132,35 @@ export function temporalTlsPortFromEnv(env: NodeJS.ProcessEnv = process.env): nu
   return port;
 }
 
+/** STACK_KAFKA: `broker` (default) or `cluster`. */
+export function kafkaKindFromEnv(env: NodeJS.ProcessEnv = process.env): KafkaKind {
+  const kind = (env.STACK_KAFKA ?? '').trim() || 'broker';
+  if (kind !== 'broker' && kind !== 'cluster')
+    throw new StackError(`STACK_KAFKA must be broker or cluster, got ${JSON.stringify(kind)}`);
+  return kind;
+}
+
+/** The nodes of a stack Kafka of `kind` whose first broker listens on `first`. */
+export function kafkaNodes(kind: KafkaKind, first: HostPort): KafkaNodePlan[] {
+  const count = kind === 'cluster' ? KAFKA_CLUSTER_NODES : 1;
+  return Array.from({ length: count }, (_, i) => {
+    const port = first.port + 3 * i;
+    return { id: i + 1, host: first.host, port, controllerPort: port + 1 };
+  });
+}
+
 const isSet = (env: NodeJS.ProcessEnv, name: string): boolean => (env[name] ?? '').trim() !== '';
 
 export function planFromEnv(env: NodeJS.ProcessEnv = process.env): StackPlan {
   const c = loadConfig(env);
   const broker = parseHostPort(c.KAFKA_BROKERS[0] ?? '127.0.0.1:19092');
+  const kafkaKind = kafkaKindFromEnv(env);
+  const nodes = kafkaNodes(kafkaKind, broker);
+  const nodeAddresses = nodes.map((n) => `${n.host}:${n.port}`);
+  // A cluster's clients bootstrap from every node, so that any one of them may be down; KAFKA_BROKERS naming exactly
+  // the stack's nodes (as the suite's processes are given them) is the stack's own cluster, not an external one.
+  const brokersSet = isSet(env, 'KAFKA_BROKERS');
+  const ownCluster = kafkaKind === 'cluster' && (!brokersSet || c.KAFKA_BROKERS.join(',') === nodeAddresses.join(','));
   const temporal = parseHostPort(c.TEMPORAL_ADDRESS);
   const pgUrl = new URL(c.DATABASE_URL);
   const pg = urlHostPort(c.DATABASE_URL);
@@ -126,10 +168,12 @@ export function planFromEnv(env: NodeJS.ProcessEnv = process.env): StackPlan {
   return {
     kafka: {
       ...broker,
-      brokers: c.KAFKA_BROKERS,
+      kind: kafkaKind,
+      nodes,
+      brokers: kafkaKind === 'cluster' && ownCluster ? nodeAddresses : c.KAFKA_BROKERS,
       controllerPort: broker.port + 1,
       saslSslPort: broker.port + 2,
-      external: isSet(env, 'KAFKA_BROKERS'),
+      external: kafkaKind === 'cluster' ? !ownCluster : brokersSet,
       ordersTopic: c.ORDERS_TOPIC,
       ordersPartitions: c.ORDERS_TOPIC_PARTITIONS,
       dlqTopic: c.DLQ_TOPIC,

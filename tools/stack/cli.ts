@@ -13,6 +13,7 @@ import { serviceLog } from './paths.js';
 import { tailFile } from './proc.js';
 import {
   stackDown,
+  stackKafkaNode,
   stackResetTemporal,
   stackStatus,
   stackUp,
@@ -92,6 +93,20 @@ program
     await out(
       o.json ? `${JSON.stringify(info)}\n` : formatStatus(info, existsSync(cli) ? { 'Temporal CLI': cli } : {}),
     );
+  });
+
+program
+  .command('kafka-node')
+  .description(
+    'fault or restore one node of the Kafka cluster (STACK_KAFKA=cluster): stop (SIGTERM, a controlled shutdown), kill (SIGKILL), start (and wait until it is a live broker); a stopped or killed node stays down until start',
+  )
+  .argument('<action>', 'stop|kill|start')
+  .argument('<node>', 'the node id: 1, 2 or 3')
+  .action(async (action: string, node: string) => {
+    if (action !== 'stop' && action !== 'kill' && action !== 'start')
+      throw new StackError(`kafka-node: unknown action "${action}" (expected stop, kill or start)`);
+    if (!/^\d+$/.test(node)) throw new StackError(`kafka-node: the node is its id (1, 2 or 3), got "${node}"`);
+    await stackKafkaNode(action, Number(node));
   });
 
 program

@@ -18,7 +18,10 @@ export function formatStatus(info: StackInfo, extra: Record<string, string> = {}
   const s = info.services;
   const dbShown = s.postgres.state === 'external' ? maskUrl(info.databaseUrl) : info.databaseUrl;
   const addresses = table([
-    ['Kafka brokers', info.kafkaBrokers.join(',')],
+    [
+      'Kafka brokers',
+      `${info.kafkaBrokers.join(',')}${info.kafkaKind === 'cluster' ? '  (three-node cluster: STACK_KAFKA=cluster)' : ''}`,
+    ],
     ...(info.kafkaSaslSsl
       ? [
           [
@@ -54,5 +57,17 @@ export function formatStatus(info: StackInfo, extra: Record<string, string> = {}
       v.note ?? v.log ?? '',
     ]);
   }
-  return `${addresses}\n\n${table(rows)}\n`;
+  const nodes = info.kafkaNodes
+    ? `\n${table([
+        ['KAFKA NODE', 'ADDRESS', 'STATE', 'PID', 'LEADS'],
+        ...info.kafkaNodes.map((n) => [
+          String(n.id),
+          n.address,
+          n.state,
+          n.pid ? String(n.pid) : '-',
+          n.leads.length ? n.leads.join(' ') : '-',
+        ]),
+      ])}\n`
+    : '';
+  return `${addresses}\n\n${table(rows)}\n${nodes}`;
 }

@@ -16,6 +16,7 @@ import { logsDir, stateDir } from './paths.js';
 import { portAnswers, runningDaemon, stopDaemon, withLock } from './proc.js';
 import { ensureUp, portOwner, type Service, type ServiceInfo } from './service.js';
 import { kafkaSaslSsl, kafkaService, type KafkaSaslSslInfo } from './services/kafka.js';
+import { clusterNodes, kafkaNode, type KafkaNodeInfo, type NodeAction } from './services/kafka-cluster.js';
 import { postgresService } from './services/postgres.js';
 import { temporalService } from './services/temporal.js';
 import { dropServerStore, temporalDescription, temporalKindOf } from './services/temporal-server.js';
@@ -50,6 +51,10 @@ export { goInstalledTool, goModuleDir } from './tools.js';
 
 export interface StackInfo {
   kafkaBrokers: string[];
+  /** Which Kafka the stack runs (STACK_KAFKA): one broker, or the three-node cluster. */
+  kafkaKind: 'broker' | 'cluster';
+  /** The cluster's nodes, with what each leads (STACK_KAFKA=cluster, run by this stack). */
+  kafkaNodes?: KafkaNodeInfo[];
   /** The SASL_SSL listener of the stack's Kafka (SCRAM, the stack's CA); absent when Kafka is external. */
   kafkaSaslSsl?: KafkaSaslSslInfo;
   temporalAddress: string;
@@ -264,7 +269,9 @@ async function collectStatus(plan: StackPlan, notes: Partial<Record<ServiceName,
   const temporalRec = plan.temporal.external ? undefined : runningDaemon('temporal');
   return {
     kafkaBrokers: plan.kafka.brokers,
-    ...(plan.kafka.external ? {} : { kafkaSaslSsl: kafkaSaslSsl(plan) }),
+    kafkaKind: plan.kafka.kind,
+    ...(plan.kafka.external || plan.kafka.kind === 'cluster' ? {} : { kafkaSaslSsl: kafkaSaslSsl(plan) }),
+    ...(plan.kafka.kind === 'cluster' && !plan.kafka.external ? { kafkaNodes: await clusterNodes(plan) } : {}),
     temporalAddress: plan.temporal.address,
     temporalNamespace: plan.temporal.namespace,
     temporalTls: temporalTlsInfo(plan),
@@ -279,6 +286,26 @@ async function collectStatus(plan: StackPlan, notes: Partial<Record<ServiceName,
 }
 
 export const stackLogsDir = logsDir;
+
+/** `stack kafka-node stop|kill|start <n>`: faults or restores one node of the stack's Kafka cluster. */
+export async function stackKafkaNode(action: NodeAction, id: number): Promise<void> {
+  const plan = planFromEnv();
+  if (plan.kafka.kind !== 'cluster' || plan.kafka.external)
+    throw new StackError('kafka-node: the stack runs no Kafka cluster here (STACK_KAFKA=cluster starts one)');
+  if (!runningDaemon('kafka'))
+    throw new StackError("kafka-node: the stack's Kafka cluster is not running (`up` starts it)");
+  await kafkaNode(plan, action, id);
+}
+export {
+  CLUSTER_REPLICATION,
+  clusterNodes,
+  nodePid,
+  partitionPlacement,
+  liveBrokerIds,
+  type KafkaNodeInfo,
+  type NodeAction,
+  type PartitionPlacement,
+} from './services/kafka-cluster.js';
 
 /**
  * Which Temporal this stack runs: what the running daemon is, else what `up` would start (STACK_TEMPORAL). With
