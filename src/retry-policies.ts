@@ -26,11 +26,15 @@ export const STATUS_RELAY_SEND_DEADLINE_MS = 60_000;
 export const STARTUP_RETRY: TransientRetry = { initialDelayMs: 500, maxDelayMs: 10_000 };
 
 /**
- * kafkajs's own retries of one request or connection (300 ms doubling to 5 s, ±20 % jitter). `requests` (about
- * 10 s) is for producers, admin and commits, whose failures then reach a gate; `consumer` (about 30 s) lets the
- * bridge's consumer ride out a broker restart while keeping its group membership.
+ * kafkajs's own retries of one request or connection (300 ms doubling to 5 s, ±20 % jitter), measured against the
+ * brokers' session timeout (broker.session.timeout.ms, 9 s in KRaft): a broker that dies without a word keeps its
+ * leaderships, and the group coordinator role, until that timeout fences it; the new leader is elected at once after.
+ * `requests` — 7 retries, about 19 s (15 s at the least with jitter), twice the session timeout — is for producers,
+ * admin and commits: a send or commit in flight when its leader dies rides out the election, and only a longer
+ * failure reaches the caller's gate. `consumer` — 10 retries, about 34 s — lets the bridge's consumer ride out a
+ * broker restart and a coordinator move while keeping its group membership (its own session timeout is 30 s).
  */
-export const KAFKA_RETRY = { initialRetryTime: 300, maxRetryTime: 5_000, requests: 5, consumer: 10 } as const;
+export const KAFKA_RETRY = { initialRetryTime: 300, maxRetryTime: 5_000, requests: 7, consumer: 10 } as const;
 
 /**
  * A redelivery's delivery of one event (src/cli/redeliver/redeliver.ts): at most `attempts` in all, delays doubling from

@@ -244,6 +244,17 @@ export function createBridge(opts: BridgeOptions): Bridge {
         log.info({ partitions: assigned }, 'joined group');
         // A new generation: whatever this member tracked may now belong to another member.
         for (const p of partitions.values()) p.resetGeneration();
+        // A partition now another member's is forgotten, with its gates: a commit this member could not make there
+        // is no longer this member's to make, and must not keep it unready or its partition counted as parked.
+        for (const [partition, p] of partitions)
+          if (!assigned.includes(partition)) {
+            p.dispose();
+            partitions.delete(partition);
+            overBudget.delete(partition);
+            const labels = { group: groupId, topic, partition: String(partition) };
+            metrics.oldestUnprocessedAge.remove(labels);
+            metrics.partitionParkedSeconds.remove(labels);
+          }
         events.emit('join', assigned);
       },
       committed: (partition, offset) => events.emit('commit', partition, BigInt(offset)),
@@ -330,7 +341,21 @@ export function createBridge(opts: BridgeOptions): Bridge {
       if (refused) return { ok: false, reason: `the bridge stopped: ${refused.message}` };
       const member = consumer.status();
       if (!member.joined) return { ok: false, reason: `Kafka: ${member.reason ?? 'not in the consumer group'}` };
-      const silentMs = Date.now() - member.lastContactAt;
+      const now = Date.now();
+      // Writes refused (fewer replicas in sync than the topic's minimum) while reads may still answer: commits or dead
+      // letters refused for longer than the session timeout make the bridge unready, saying which. Checked first: a
+      // member whose batches wait on a refused commit stops heartbeating too, and this is the cause to name.
+      for (const run of partitions.values()) {
+        for (const operation of ['commit', 'deadLetter'] as const) {
+          const failingMs = run.gates[operation].failingForMs(now);
+          if (failingMs > sessionTimeoutMs)
+            return {
+              ok: false,
+              reason: `Kafka has refused the bridge's ${operation === 'commit' ? 'offset commits' : 'dead letters'} on partition ${run.partition} for ${Math.round(failingMs / 1000)} s`,
+            };
+        }
+      }
+      const silentMs = now - member.lastContactAt;
       if (silentMs > sessionTimeoutMs) {
         return {
           ok: false,

@@ -25,8 +25,9 @@ export interface KafkaClientOptions {
   /** Client id in the brokers' logs and quotas; default KAFKA_CLIENT_ID. */
   clientId?: string;
   /**
-   * kafkajs's own retries of one request or connection (300 ms doubling to 5 s, ±20 % jitter); default 5 (about
-   * 10 s). When they run out the operation fails: a send or commit reaches the caller's backoff, a consumer crashes.
+   * kafkajs's own retries of one request or connection (300 ms doubling to 5 s, ±20 % jitter); default
+   * KAFKA_RETRY.requests (7, about 19 s: a leader election ridden out). When they run out the operation fails: a send
+   * or commit reaches the caller's backoff, a consumer crashes (and is restarted).
    */
   retries?: number;
   /** Milliseconds to establish a connection (TCP, TLS and SASL); kafkajs's default 1000. */

@@ -1,7 +1,8 @@
 /**
  * patches/kafkajs+2.2.4.patch is applied on install (package.json's postinstall runs patch-package): kafkajs's
  * producer tracks a send's answers per partition (test/failover/producer.int.test.ts proves what that changes on the
- * three-node cluster). An upgrade of kafkajs makes this fail, so the patch gets a look rather than silently lapsing.
+ * three-node cluster), and a stopping consumer's fetchers no longer spin (found stopping a bridge while a broker was
+ * down: the process ran at 100 % of a core and never exited, its shutdown deadline's timer starved). An upgrade of kafkajs makes this fail, so the patch gets a look rather than silently lapsing.
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -19,5 +20,12 @@ describe("kafkajs's producer patch", () => {
     const code = readFileSync(require.resolve('kafkajs/src/producer/sendMessages.js'), 'utf8');
     expect(code).toContain('responsePerPartition');
     expect(code).not.toContain('brokersWithoutResponse');
+  });
+
+  it('is applied: a consumer that is not running answers its fetchers after a pause, never at once', () => {
+    const code = readFileSync(require.resolve('kafkajs/src/consumer/runner.js'), 'utf8');
+    expect(code).toMatch(
+      /if \(!this\.running\) \{[\s\S]*?await sleep\(NOT_RUNNING_FETCH_DELAY_MS\)[\s\S]*?return \[\]/,
+    );
   });
 });
