@@ -212,7 +212,7 @@ export async function lateEvents(ctx: Context, rep: number, n: number): Promise<
 }
 
 /** Seconds from `t0` at which each order of `tenant` was shipped, by order id. */
-async function shippedAfter(db: pg.Pool, tenant: string, t0: number): Promise<Map<string, number>> {
+export async function shippedAfter(db: pg.Pool, tenant: string, t0: number): Promise<Map<string, number>> {
   const c = await db.connect();
   try {
     await c.query('BEGIN');

@@ -21,13 +21,17 @@
  *   outage  (first rep only) one process with both roles at the defaults, orders at 5/s, the warehouse down for
  *           `--outage` seconds (default 240: longer than an order's whole retry budget of about 3 minutes): orders the
  *           outage held as failed, requests/s the warehouse received while down, recovery time and its peak rate
+ *   failover (first rep only; on the stack's three-node Kafka, STACK_KAFKA=cluster, else "not run") one process with
+ *           both roles at the defaults, orders at 10/s on 6 partitions with 3 replicas, the leader of most of them
+ *           SIGKILLed: produce→shipped p50/p99 before, around and after it, the stall, the time to catch up
+ *           (bench/failover-phase.ts)
  *   memory  (`--memory N`, once per Temporal) one bridge child over an N-record backlog, peak RSS
  *
  * with CPU per process (Temporal server, Kafka, PostgreSQL, worker, bridge, warehouse, the bench) and the 1-minute
  * load for each phase. Prints a table (or Markdown, `--markdown`) and writes JSON (`--json path`).
  *
  *   npm run bench -- [--orders 3000] [--reps 2] [--burst 6000] [--cache 1000] [--outage 240] [--rates 5,10,15,…] [--rate-seconds 30] [--quiet-wait 120] [--fresh-temporal] [--temporal current|dev|server|dev,server] [--memory 100000]
- *                    [--phases bare,open,raw,drain6,drain1,dup,life,linger,eager,late,burst,cache,plain,outage|none] [--json out.json] [--markdown]
+ *                    [--phases bare,open,raw,drain6,drain1,dup,life,linger,eager,late,burst,cache,plain,outage,failover|none] [--json out.json] [--markdown]
  *   npm run bench -- --from-json out.json [--markdown]     prints the tables of an earlier run again, runs nothing
  *
  * `--temporal dev,server` brings the stack's Temporal up as each in turn (STACK_TEMPORAL, same ports) and runs
@@ -64,6 +68,7 @@ import {
 import { BURST_EVENTS, CACHE_RUNS, burst, cachedRuns, lateEvents, lifeLinger, wholeLife } from './life-phases.js';
 import { OPEN_RATES, openLoop } from './open-loop.js';
 import { warehouseOutage } from './outage-phase.js';
+import { clusterRuns, kafkaFailover } from './failover-phase.js';
 import { load1 } from './procs.js';
 import { render, type KindRun } from './report.js';
 
@@ -82,6 +87,7 @@ const PHASES = [
   'cache',
   'plain',
   'outage',
+  'failover',
 ] as const;
 
 const { values: args } = parseArgs({
@@ -159,6 +165,10 @@ async function runKind(kind: string): Promise<KindRun> {
     say(`\n== bringing the stack's Temporal up${kind === 'current' ? '' : ` as STACK_TEMPORAL=${kind}`}`);
     await stackUp();
   }
+  if (phases.includes('failover') && clusterRuns()) {
+    say(`\n== bringing the stack's Kafka up as the three-node cluster (STACK_KAFKA=cluster) for the failover phase`);
+    await stackUp({ services: ['kafka'] });
+  }
   const stack = await stackStatus();
   const runs = stack.temporalRuns;
   const label = kind === 'current' ? stack.temporalKind : kind;
@@ -235,6 +245,9 @@ async function runKind(kind: string): Promise<KindRun> {
       await step('cache', () => cachedRuns(ctx, rep, CACHE));
       await step('plain', () => plainConsumer(ctx, rep, ORDERS));
       if (rep === 1) await step('outage', () => warehouseOutage(ctx, rep, OUTAGE));
+      if (rep === 1 && clusterRuns()) await step('failover', () => kafkaFailover(ctx, rep));
+      else if (rep === 1 && phases.includes('failover'))
+        say(`-- ${label}: failover not run: it needs the stack's three-node Kafka (STACK_KAFKA=cluster)`);
       run.reps.push(results);
     }
     if (MEMORY !== undefined) {

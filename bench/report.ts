@@ -262,6 +262,32 @@ export function figures(runs: KindRun[]): Figure[] {
       },
     },
     {
+      name: 'Kafka leader SIGKILLed (first rep, STACK_KAFKA=cluster) at 10 orders/s: produce→shipped p50 / p99 before, around (15 s after the kill) and after',
+      target: 'stated',
+      cell: (run) => {
+        const f = run.reps[0]?.failover?.figures;
+        return f
+          ? {
+              text: `${fmt(f.p50Before!, 0)} / ${fmt(f.p99Before!, 0)} → ${fmt(f.p50Around!, 0)} / ${fmt(f.p99Around!, 0)} → ${fmt(f.p50After!, 0)} / ${fmt(f.p99After!, 0)} ms`,
+              median: f.p99Around,
+            }
+          : { text: 'not run (STACK_KAFKA=cluster)' };
+      },
+    },
+    {
+      name: 'Kafka leader SIGKILLed: the stall (kill → the first order that arrived after it shipped), the election, the catch-up (every order within 2 × the p99 before)',
+      target: 'stated',
+      cell: (run) => {
+        const f = run.reps[0]?.failover?.figures;
+        return f
+          ? {
+              text: `stall ${fmt(f.stallSeconds!)} s, election ${fmt(f.electionSeconds!)} s, caught up ${fmt(f.catchUpSeconds!)} s after the kill`,
+              median: f.catchUpSeconds,
+            }
+          : { text: 'not run (STACK_KAFKA=cluster)' };
+      },
+    },
+    {
       name: 'open loop (the service as production runs it, orders at a steady rate): the knee — the highest rate whose p99 produce→shipped stays ≤ 500 ms and does not grow through the run',
       target: '≥ 70/s',
       cell: (run) => stat(per(run, 'open-5', 'knee'), '/s', 0),

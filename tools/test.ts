@@ -164,12 +164,16 @@ async function main(): Promise<number> {
   return closingCount([restRun, ...laneRuns, buildRuns]);
 }
 
-/** The failover lane's environment: the stack's three-node Kafka, its own state dir, every node as a bootstrap broker. */
+/**
+ * The failover lane's environment: the stack's three-node Kafka, each node in a namespace of its own, its own state
+ * dir, every node as a bootstrap broker.
+ */
 function failoverEnv(): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     STACK_DIR: join(repoRoot, '.stack-failover'),
     STACK_KAFKA: 'cluster',
+    STACK_KAFKA_NETNS: '1',
   };
   delete env.KAFKA_BROKERS;
   return { ...env, KAFKA_BROKERS: planFromEnv(env).kafka.brokers.join(',') };

@@ -10,7 +10,7 @@ import { readlinkSync } from 'node:fs';
 import { Partitioners, type Producer } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { caughtUp, counter, events, recordsOn, scenario, waitFor, type Scenario } from '../support/harness.js';
-import { freePort } from '../support/processes.js';
+import { freePort, scrape } from '../support/processes.js';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
 import type { App } from '../../src/app.js';
 import type { FulfilmentRow } from '../../src/order.js';
@@ -28,19 +28,6 @@ interface Instance {
   name: string;
   port: number;
   proc: ServiceProcess;
-}
-
-/** Sum of the samples of `name` on an instance's /metrics whose labels include `labels`. */
-async function scrape(port: number, name: string, labels: Record<string, string> = {}): Promise<number> {
-  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-  let sum = 0;
-  for (const line of text.split('\n')) {
-    const m = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (!m || m[1] !== name) continue;
-    const has = Object.fromEntries([...(m[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((l) => [l[1], l[2]]));
-    if (Object.entries(labels).every(([k, v]) => has[k] === v)) sum += Number(m[3]);
-  }
-  return sum;
 }
 
 /** Partitions of the last "joined group" an instance logged (its current assignment once the group is stable). */

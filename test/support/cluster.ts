@@ -40,8 +40,35 @@ export async function leaderOf(topic: string, partition: number): Promise<number
   );
 }
 
+/** The node that leads the most partitions of `topics` now. */
+export async function busiestNode(topics: string[]): Promise<number> {
+  const led = new Map<number, number>();
+  for (const p of await placement(topics)) if (p.leader >= 0) led.set(p.leader, (led.get(p.leader) ?? 0) + 1);
+  const [top] = [...led].sort((a, b) => b[1] - a[1]);
+  if (!top) throw new Error(`no partition of ${topics.join(', ')} has a leader`);
+  return top[0];
+}
+
+/** Partitions of `__consumer_offsets` on the stack's cluster (offsets.topic.num.partitions). */
+const OFFSETS_PARTITIONS = 10;
+
+/**
+ * The node coordinating consumer group `groupId`: the leader of its partition of `__consumer_offsets`, which Kafka
+ * picks as Java's `groupId.hashCode()`, made non-negative, modulo the topic's partitions.
+ */
+export async function coordinatorOf(groupId: string): Promise<number> {
+  let h = 0;
+  for (let i = 0; i < groupId.length; i += 1) h = (Math.imul(31, h) + groupId.charCodeAt(i)) | 0;
+  return leaderOf('__consumer_offsets', (h & 0x7fffffff) % OFFSETS_PARTITIONS);
+}
+
 /** Faults or restores a node as an operator would (`npm run stack -- kafka-node <action> <id>`). */
 export const node = (action: NodeAction, id: number): Promise<void> => stackKafkaNode(action, id);
+
+/** Starts every node that is not running (a case's clean-up, whatever it left). */
+export async function restoreNodes(): Promise<void> {
+  for (const n of await clusterNodes(clusterPlan())) if (n.state !== 'running') await node('start', n.id);
+}
 
 /** Waits until every node runs and every partition of `topics` has a leader and all its replicas in sync. */
 export async function whole(topics: string[], timeoutMs = 180_000): Promise<void> {

@@ -85,3 +85,16 @@ export async function probe(port: number, path: '/readyz' | '/livez'): Promise<P
     return undefined;
   }
 }
+
+/** Sum of the samples of `name` on a service's /metrics (on `port`) whose labels include `labels`. */
+export async function scrape(port: number, name: string, labels: Record<string, string> = {}): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`, { signal: AbortSignal.timeout(10_000) })).text();
+  let sum = 0;
+  for (const line of text.split('\n')) {
+    const m = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (!m || m[1] !== name) continue;
+    const has = Object.fromEntries([...(m[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((l) => [l[1], l[2]]));
+    if (Object.entries(labels).every(([k, v]) => has[k] === v)) sum += Number(m[3]);
+  }
+  return sum;
+}

@@ -48,6 +48,8 @@ export const KAFKA_CLUSTER_NODES = 3;
 export interface StackPlan {
   kafka: HostPort & {
     kind: KafkaKind;
+    /** The cluster's nodes each in a network namespace of its own (STACK_KAFKA_NETNS=1). */
+    netns: boolean;
     /**
      * The nodes the stack runs: one for `broker`; three for `cluster`, node n on the broker port + 3(n-1) and its
      * controller one above.
@@ -140,12 +142,28 @@ export function kafkaKindFromEnv(env: NodeJS.ProcessEnv = process.env): KafkaKin
   return kind;
 }
 
-/** The nodes of a stack Kafka of `kind` whose first broker listens on `first`. */
-export function kafkaNodes(kind: KafkaKind, first: HostPort): KafkaNodePlan[] {
+/**
+ * STACK_KAFKA_NETNS=1: each node of the cluster in a network namespace of its own, linked to the stack's by a virtual
+ * cable, so that one can be cut off (`kafka-node cut <n>`). Needs root and `ip`; nodes then listen on 198.18.<n>.2,
+ * an address of the range set aside for such test networks (RFC 2544).
+ */
+export function kafkaNetnsFromEnv(env: NodeJS.ProcessEnv = process.env): boolean {
+  const v = (env.STACK_KAFKA_NETNS ?? '').trim();
+  if (v !== '' && v !== '0' && v !== '1')
+    throw new StackError(`STACK_KAFKA_NETNS must be 0 or 1, got ${JSON.stringify(v)}`);
+  return v === '1';
+}
+
+/** The address node `id` listens on in its own network namespace (STACK_KAFKA_NETNS=1); the stack's end is .1. */
+export const nodeNetnsAddress = (id: number, end: 1 | 2 = 2): string => `198.18.${id}.${end}`;
+
+/** The nodes of a stack Kafka of `kind` whose first broker listens on `first`; each in a namespace with `netns`. */
+export function kafkaNodes(kind: KafkaKind, first: HostPort, netns = false): KafkaNodePlan[] {
   const count = kind === 'cluster' ? KAFKA_CLUSTER_NODES : 1;
   return Array.from({ length: count }, (_, i) => {
     const port = first.port + 3 * i;
-    return { id: i + 1, host: first.host, port, controllerPort: port + 1 };
+    const host = kind === 'cluster' && netns ? nodeNetnsAddress(i + 1) : first.host;
+    return { id: i + 1, host, port, controllerPort: port + 1 };
   });
 }
 
@@ -155,7 +173,8 @@ export function planFromEnv(env: NodeJS.ProcessEnv = process.env): StackPlan {
   const c = loadConfig(env);
   const broker = parseHostPort(c.KAFKA_BROKERS[0] ?? '127.0.0.1:19092');
   const kafkaKind = kafkaKindFromEnv(env);
-  const nodes = kafkaNodes(kafkaKind, broker);
+  const netns = kafkaKind === 'cluster' && kafkaNetnsFromEnv(env);
+  const nodes = kafkaNodes(kafkaKind, broker, netns);
   const nodeAddresses = nodes.map((n) => `${n.host}:${n.port}`);
   // A cluster's clients bootstrap from every node, so that any one of them may be down; KAFKA_BROKERS naming exactly
   // the stack's nodes (as the suite's processes are given them) is the stack's own cluster, not an external one.
@@ -169,6 +188,7 @@ export function planFromEnv(env: NodeJS.ProcessEnv = process.env): StackPlan {
     kafka: {
       ...broker,
       kind: kafkaKind,
+      netns,
       nodes,
       brokers: kafkaKind === 'cluster' && ownCluster ? nodeAddresses : c.KAFKA_BROKERS,
       controllerPort: broker.port + 1,

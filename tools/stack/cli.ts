@@ -8,6 +8,7 @@ import { temporalCliBinary } from './temporal-cli.js';
 import { ConfigError } from '../../src/config.js';
 import { SERVICE_NAMES, type ServiceName } from './addresses.js';
 import { formatStatus } from './format.js';
+import type { NodeAction } from './services/kafka-cluster.js';
 import { StackError } from './log.js';
 import { serviceLog } from './paths.js';
 import { tailFile } from './proc.js';
@@ -98,15 +99,15 @@ program
 program
   .command('kafka-node')
   .description(
-    'fault or restore one node of the Kafka cluster (STACK_KAFKA=cluster): stop (SIGTERM, a controlled shutdown), kill (SIGKILL), start (and wait until it is a live broker); a stopped or killed node stays down until start',
+    'fault or restore one node of the Kafka cluster (STACK_KAFKA=cluster): stop (SIGTERM, a controlled shutdown), kill (SIGKILL), start (and wait until it is a live broker); with STACK_KAFKA_NETNS=1 also cut (its network link down) and restore; a stopped or killed node stays down until start',
   )
-  .argument('<action>', 'stop|kill|start')
+  .argument('<action>', 'stop|kill|start|cut|restore')
   .argument('<node>', 'the node id: 1, 2 or 3')
   .action(async (action: string, node: string) => {
-    if (action !== 'stop' && action !== 'kill' && action !== 'start')
-      throw new StackError(`kafka-node: unknown action "${action}" (expected stop, kill or start)`);
+    if (!['stop', 'kill', 'start', 'cut', 'restore'].includes(action))
+      throw new StackError(`kafka-node: unknown action "${action}" (expected stop, kill, start, cut or restore)`);
     if (!/^\d+$/.test(node)) throw new StackError(`kafka-node: the node is its id (1, 2 or 3), got "${node}"`);
-    await stackKafkaNode(action, Number(node));
+    await stackKafkaNode(action as NodeAction, Number(node));
   });
 
 program

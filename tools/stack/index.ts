@@ -202,6 +202,7 @@ async function stopOne(s: ServiceName): Promise<void> {
   say(`${s}: stopping pid ${rec.pid}`);
   const t0 = Date.now();
   await stopDaemon(s, svc.stopSignal, svc.stopGraceMs);
+  svc.afterStop?.(planFromEnv());
   say(`${s}: stopped (${fmtSeconds(Date.now() - t0)})`);
 }
 

@@ -69,6 +69,8 @@ export interface Service {
   restartReason?(rec: PidRecord, plan: StackPlan): string | undefined;
   stopSignal: NodeJS.Signals;
   stopGraceMs: number;
+  /** After `down` stopped it: what it made outside its process and state dir (network namespaces). */
+  afterStop?(plan: StackPlan): void;
 }
 
 export function logTails(svc: Service, lines = 30): string {

@@ -17,7 +17,15 @@ import { runWithProgress, waitFor, type PidRecord } from '../proc.js';
 import type { Service } from '../service.js';
 import { ensureServerCertificates } from '../tls.js';
 import { kafkaJars, requireJava } from '../tools.js';
-import { clusterClient, clusterLogs, clusterReady, isClusterDaemon, prepareCluster } from './kafka-cluster.js';
+import { removeNodeNamespaces } from './kafka-node-netns.js';
+import {
+  clusterClient,
+  clusterLogs,
+  clusterRunScript,
+  clusterReady,
+  isClusterDaemon,
+  prepareCluster,
+} from './kafka-cluster.js';
 
 const dir = () => join(stateDir(), 'kafka');
 const dataDir = () => join(dir(), 'data');
@@ -326,10 +334,16 @@ export const kafkaService: Service = {
     if (!shared && plan.kafka.kind === 'broker') await ensureScramUser(plan);
   },
 
+  afterStop() {
+    removeNodeNamespaces();
+  },
+
   restartReason(rec: PidRecord, plan: StackPlan) {
     const cluster = isClusterDaemon(rec);
     if (cluster !== (plan.kafka.kind === 'cluster'))
       return `it runs ${cluster ? 'the three-node cluster' : 'one broker'}, and STACK_KAFKA asks for ${plan.kafka.kind === 'cluster' ? 'the cluster' : 'one broker'}`;
+    if (cluster && readFileSafe(clusterRunScript()).includes('netns exec') !== plan.kafka.netns)
+      return `STACK_KAFKA_NETNS asks for its nodes ${plan.kafka.netns ? 'each in a network namespace' : "on the stack's network"}`;
     if (cluster) return undefined;
     const props = readFileSafe(join(dir(), 'server.properties'));
     if (!props.includes('SASL_SSL://')) return 'it was started without the SASL_SSL listener';
