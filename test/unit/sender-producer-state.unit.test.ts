@@ -1,6 +1,7 @@
 /**
- * A producer whose idempotent state the broker no longer accepts is replaced: the send fails, and the next one goes
- * through a new producer (kafkajs would refuse every later send of the old one the same way). The errors are the
+ * An idempotent producer is replaced after a failed send, whatever failed: the next send goes through a new producer
+ * (a producer whose idempotent state the broker no longer accepts would be refused every later send the same way;
+ * after any other failure, its sequence numbers could be taken for a duplicate's). The errors are the
  * ones kafkajs itself builds from the broker's error codes and throws out of a send (a non-retriable error caused by
  * a protocol error); the producer behind the sender's port is a stand-in that answers with them.
  */
@@ -74,10 +75,22 @@ describe('an idempotent producer whose state the broker no longer accepts', () =
     expect(made[1]!.disconnected).toBe(false);
   });
 
-  it('after any other failure the same producer sends again', async () => {
+  it('after any other failure too: a failed send may have been written, and its sequence numbers must not be reused', async () => {
+    // kafkajs hands a failed send's sequence numbers to the next send; had the failed one been written, the broker
+    // would take the next for its duplicate and acknowledge it unwritten (test/failover/producer.int.test.ts).
     const down = new KafkaJSConnectionError('Connection error: connect ECONNREFUSED 127.0.0.1:19092');
     const { kafka, made } = kafkaAnswering([down, undefined]);
     const sender = createSender(kafka, { idempotent: true });
+    await expect(sender.send('t', [{ key: 'k', value: 'v' }])).rejects.toThrow(/ECONNREFUSED/);
+    await sender.send('t', [{ key: 'k', value: 'v' }]);
+    expect(made).toHaveLength(2);
+    await expect.poll(() => made[0]!.disconnected).toBe(true);
+  });
+
+  it('a producer that is not idempotent sends again after a failure that is not about its state', async () => {
+    const down = new KafkaJSConnectionError('Connection error: connect ECONNREFUSED 127.0.0.1:19092');
+    const { kafka, made } = kafkaAnswering([down, undefined]);
+    const sender = createSender(kafka);
     await expect(sender.send('t', [{ key: 'k', value: 'v' }])).rejects.toThrow(/ECONNREFUSED/);
     await sender.send('t', [{ key: 'k', value: 'v' }]);
     expect(made).toHaveLength(1);
