@@ -49,7 +49,7 @@ import { createLogger } from '../src/log.js';
 import { provision } from '../src/provision/index.js';
 import { connectClient } from '../src/temporal.js';
 import { bridgeConcurrency } from '../src/bridge/bridge.js';
-import { stackResetTemporal, stackStatus, stackUp } from '../tools/stack/index.js';
+import { stackKafkaEnv, stackResetTemporal, stackStatus, stackUp } from '../tools/stack/index.js';
 import {
   bareStarts,
   bridgeDrain,
@@ -147,6 +147,8 @@ const progress = (line: string) => process.stderr.write(`  … ${line}\n`);
 function baseEnv(suffix: string): Env {
   return {
     ...Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined)),
+    // STACK_KAFKA=cluster: the bench and its children bootstrap from every node (the failover phase kills one).
+    ...stackKafkaEnv(),
     DLQ_TOPIC: `bench.dlq.${suffix}`,
     TEMPORAL_TASK_QUEUE: `bench-${suffix}`,
     METRICS_PORT: '0',

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { ConfigError, loadConfig, type Config } from '../src/config.js';
 import { createLogger } from '../src/log.js';
 import { describeReport, provision } from '../src/provision/index.js';
-import { repoRoot, stackDown, stackStatus, stackUp, type ServiceName } from './stack/index.js';
+import { repoRoot, stackDown, stackKafkaEnv, stackStatus, stackUp, type ServiceName } from './stack/index.js';
 import { announceRuntime } from './runtime.js';
 
 /** Waits until the service answers /readyz with 200 (or has exited); false when it exited first. */
@@ -45,6 +45,8 @@ function banner(config: Config): string {
 
 async function main(): Promise<number> {
   announceRuntime('start');
+  // STACK_KAFKA=cluster: the service (a child, with this environment) bootstraps from every node.
+  Object.assign(process.env, stackKafkaEnv());
   const config = loadConfig();
   const logger = createLogger(config.LOG_LEVEL, undefined, config.LOG_FORMAT);
   const build = spawnSync(process.execPath, ['--import', 'tsx', join(repoRoot, 'tools', 'build.ts')], {

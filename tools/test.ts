@@ -17,7 +17,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
-import { planFromEnv, repoRoot } from './stack/index.js';
+import { repoRoot, stackKafkaEnv } from './stack/index.js';
 import { announceRuntime } from './runtime.js';
 
 const node = process.execPath;
@@ -176,7 +176,7 @@ function failoverEnv(): NodeJS.ProcessEnv {
     STACK_KAFKA_NETNS: '1',
   };
   delete env.KAFKA_BROKERS;
-  return { ...env, KAFKA_BROKERS: planFromEnv(env).kafka.brokers.join(',') };
+  return { ...env, ...stackKafkaEnv(env) };
 }
 
 /** One closing count over several vitest runs, every failure named again, and the exit code. */

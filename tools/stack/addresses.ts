@@ -243,6 +243,15 @@ export function planFromEnv(env: NodeJS.ProcessEnv = process.env): StackPlan {
   };
 }
 
+/**
+ * What a process run beside the stack's own cluster (STACK_KAFKA=cluster, KAFKA_BROKERS unset) must be told to reach
+ * it: every node as a bootstrap broker, so that it starts and reconnects while any one node is down. Empty otherwise.
+ */
+export function stackKafkaEnv(env: NodeJS.ProcessEnv = process.env): { KAFKA_BROKERS?: string } {
+  if (kafkaKindFromEnv(env) !== 'cluster' || isSet(env, 'KAFKA_BROKERS')) return {};
+  return { KAFKA_BROKERS: planFromEnv(env).kafka.brokers.join(',') };
+}
+
 /** The env variable that makes a service external (used, never started), for error messages when its port is taken. */
 export const PORT_ENV: Partial<Record<ServiceName, string>> = {
   kafka: 'KAFKA_BROKERS',

@@ -35,7 +35,7 @@ export { repoRoot } from './paths.js';
 export { clusterHome, findPgBinDir, superuserClient } from './services/postgres.js';
 export { decodeJwt } from './jwt.js';
 export { makeCa } from './tls.js';
-export { planFromEnv, SERVICE_NAMES, type ServiceName, type StackPlan } from './addresses.js';
+export { planFromEnv, SERVICE_NAMES, stackKafkaEnv, type ServiceName, type StackPlan } from './addresses.js';
 export type { ServiceInfo, ServiceState } from './service.js';
 export type { KafkaSaslSslInfo } from './services/kafka.js';
 export type { TemporalTlsInfo } from './services/temporal-tls.js';

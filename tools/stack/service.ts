@@ -65,6 +65,8 @@ export interface Service {
    * state dir (certificates, keys) that another checkout's daemon does not trust. Default: shared.
    */
   shareable?: boolean;
+  /** Brings a daemon that runs back to what `up` promises (e.g. a Kafka node held down starts again). */
+  reconcile?(plan: StackPlan): void;
   /** Reason to restart a running daemon (e.g. its code changed), or undefined. */
   restartReason?(rec: PidRecord, plan: StackPlan): string | undefined;
   stopSignal: NodeJS.Signals;
@@ -162,6 +164,7 @@ export async function ensureUp(svc: Service, plan: StackPlan): Promise<UpResult>
   }
   if (rec) {
     const running = rec;
+    svc.reconcile?.(plan);
     if (!(await svc.ready(plan))) {
       say(`${svc.name}: process ${running.pid} is running, waiting for it to answer...`);
       await waitReady(svc, plan, running);

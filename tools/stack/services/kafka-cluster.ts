@@ -172,6 +172,14 @@ export async function prepareCluster(plan: StackPlan): Promise<DaemonSpec> {
   return { service: 'kafka', command: '/bin/bash', args: [clusterRunScript()], cwd: dir() };
 }
 
+/** `up` starts every node: a node held down (`kafka-node stop|kill`) and a link cut are undone. */
+export function releaseNodes(plan: StackPlan): void {
+  for (const n of plan.kafka.nodes) {
+    rmSync(heldFile(n.id), { force: true });
+    if (plan.kafka.netns && nodeLinkCut(n.id)) setNodeLink(n.id, 'restore');
+  }
+}
+
 /** Whether the running `kafka` daemon is this cluster's (not the single broker). */
 export const isClusterDaemon = (rec: PidRecord): boolean => rec.command.includes(clusterRunScript());
 

@@ -19,6 +19,7 @@ import { ensureServerCertificates } from '../tls.js';
 import { kafkaJars, requireJava } from '../tools.js';
 import { removeNodeNamespaces } from './kafka-node-netns.js';
 import {
+  releaseNodes,
   clusterClient,
   clusterLogs,
   clusterRunScript,
@@ -332,6 +333,10 @@ export const kafkaService: Service = {
     }
     // Another checkout's stack runs this broker: its SASL_SSL user and CA are in its own state dir.
     if (!shared && plan.kafka.kind === 'broker') await ensureScramUser(plan);
+  },
+
+  reconcile(plan) {
+    if (plan.kafka.kind === 'cluster') releaseNodes(plan);
   },
 
   afterStop() {
