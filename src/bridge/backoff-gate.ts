@@ -146,6 +146,18 @@ export class BackoffGate {
     }
   }
 
+  /**
+   * Forgets a failing spell whose work is gone (a new consumer generation dropped what waited on it): the gate is
+   * healthy again and waiting callers start at once. Without this, a gate nothing calls any more would report the
+   * dependency as failing for ever. A probe still running that fails starts a new spell from the first delay.
+   */
+  forget(): void {
+    if (!this.failing) return;
+    this.failing = false;
+    this.delays.reset();
+    this.wakeAll();
+  }
+
   /** Waits until the caller may start; true when it starts as the one probe after a backoff. */
   private async admit(signal: AbortSignal): Promise<boolean> {
     for (;;) {

@@ -235,10 +235,21 @@ export class PartitionRun {
     this.resumeTimer.unref();
   }
 
-  /** A new generation: offsets tracked so far may now belong to another member. */
+  /**
+   * A new generation: offsets tracked so far may now belong to another member. A commit or dead letter that failed
+   * in the old generation is no longer owed — the records it was for are refetched from the group's offset, or were
+   * handled by the member that owned them in between — so those two gates forget their failing spell: otherwise an
+   * idle partition, with nothing left to probe them, would keep the bridge unready and the partition reported parked
+   * long after Kafka took writes again (the group just re-formed, so its coordinator answers). The delivery gate keeps
+   * backing off: a rebalance says nothing about Temporal, and refetched records probe it as before. A partition parked
+   * only by those gates resumes now.
+   */
   resetGeneration(): void {
     this.tracker.reset();
     this.committed = undefined;
+    this.gates.commit.forget();
+    this.gates.deadLetter.forget();
+    if (this.paused && !this.batchLeave) this.endBatch();
   }
 
   dispose(): void {

@@ -16,7 +16,7 @@ import type { KafkaSettings } from '../config.js';
 import type { Logger } from '../log.js';
 import { KAFKA_RETRY } from '../retry-policies.js';
 import { kafkajsLogLevel } from './log-levels.js';
-import { KafkaSettingsError } from './failures.js';
+import { KafkaSettingsError, permanentKafkaFailure } from './failures.js';
 
 export type { KafkaSettings } from '../config.js';
 export { KafkaSettingsError, permanentKafkaFailure } from './failures.js';
@@ -148,17 +148,32 @@ export function createKafka(settings: KafkaSettings, logger: Logger, opts: Kafka
 /**
  * Connects once (no retry) to the brokers with the settings — TLS handshake, SASL authentication, a metadata
  * request — and disconnects. Start-up waits on it: it fails fast and tells a refused credential from a broker
- * that is down (permanentKafkaFailure).
+ * that is down (permanentKafkaFailure). Every listed broker is tried in turn until one answers, as a client
+ * bootstraps: kafkajs alone, without retries, always tries the first, so a cluster whose first listed node is down
+ * would keep a new instance from ever starting. A refusal no wait cures is thrown at once; when no broker answers,
+ * the first broker's failure is thrown.
  */
 export async function probeKafka(
   s: KafkaSettings,
   logger: Logger,
   opts: Pick<KafkaClientOptions, 'clientId' | 'onConnectionError'> = {},
 ): Promise<void> {
-  const admin = createKafka(s, logger, { ...opts, retries: 0, connectionTimeout: 5_000 }).admin();
-  try {
-    await admin.connect();
-  } finally {
-    await admin.disconnect().catch(() => undefined);
+  let failure: { error: unknown } | undefined;
+  for (const broker of s.KAFKA_BROKERS) {
+    const admin = createKafka({ ...s, KAFKA_BROKERS: [broker] }, logger, {
+      ...opts,
+      retries: 0,
+      connectionTimeout: 5_000,
+    }).admin();
+    try {
+      await admin.connect();
+      return;
+    } catch (error) {
+      if (permanentKafkaFailure(error, s) !== undefined) throw error;
+      failure ??= { error };
+    } finally {
+      await admin.disconnect().catch(() => undefined);
+    }
   }
+  throw failure?.error ?? new KafkaSettingsError('KAFKA_BROKERS lists no broker');
 }

@@ -51,6 +51,13 @@ export interface FaultContext {
   /** The scenario's topics (orders, dead letters, status), whose leaders a fault may pick. */
   topics: { orders: string; dlq: string; status: string };
   instances: Instance[];
+  /** Starts one more process of the service with these roles (a scale-out); resolves once it said it is ready. */
+  start(roles: string): Promise<Instance>;
+  /**
+   * Stops one process as an orchestrator scales in (SIGTERM) and expects it to exit 0; it is then left out of the
+   * figures' and the invariants' process list (its counters were scraped just before it stopped).
+   */
+  retire(instance: Instance): Promise<void>;
   /** Records of the stream acknowledged so far (of `records`). */
   produced(): number;
   records: number;
@@ -154,6 +161,12 @@ export function oneNodeDown(opts: {
   };
 }
 
+/** One process's counters: records its bridge finished, duplicates it suppressed per layer. */
+interface Figures {
+  finished: number;
+  suppressed: Record<string, number>;
+}
+
 const asBytes = (v: object | string) => (typeof v === 'string' ? v : JSON.stringify(v));
 
 export async function runFailover(c: FailoverCase): Promise<FailoverResult> {
@@ -165,6 +178,8 @@ export async function runFailover(c: FailoverCase): Promise<FailoverResult> {
   const s = await scenario(`failover-${c.name}`);
   const db = createDb(runtimeConnection(s.config), 2);
   const instances: Instance[] = [];
+  /** Processes stopped on purpose (a scale-in), with the figures scraped just before they stopped. */
+  const retired: { instance: Instance; figures: Figures }[] = [];
   let status: TopicWatch | undefined;
   try {
     await s.admin.createPartitions({ topicPartitions: [{ topic: s.config.ORDERS_TOPIC, count: PARTITIONS }] });
@@ -191,7 +206,7 @@ export async function runFailover(c: FailoverCase): Promise<FailoverResult> {
     for (const r of roles) await start(r);
     for (const i of instances) await i.proc.said('service ready', SETTLE_MS);
     mark('service ready');
-    const figuresOf = async (i: Instance) => {
+    const figuresOf = async (i: Instance): Promise<Figures> => {
       const suppressed: Record<string, number> = {};
       for (const layer of ['bridge', 'workflow', 'store'])
         suppressed[layer] = await scrape(i.port, 'fulfilment_duplicates_suppressed_total', { layer });
@@ -238,6 +253,29 @@ export async function runFailover(c: FailoverCase): Promise<FailoverResult> {
       s,
       topics,
       instances,
+      async start(r) {
+        const i = await start(r);
+        await i.proc.said('service ready', SETTLE_MS);
+        mark(`${i.name} started and ready`);
+        return i;
+      },
+      async retire(i) {
+        // Its counters are read until its metrics endpoint closes while it stops: the last reading holds what it
+        // finished while settling (a reading taken before the stop would miss those, and "handled twice" with them).
+        let figures = await figuresOf(i);
+        mark(`${i.name} stopping`);
+        const stopped = i.proc.stop();
+        let exited = false;
+        void stopped.finally(() => (exited = true));
+        while (!exited) {
+          figures = await figuresOf(i).catch(() => figures);
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        expect(await stopped, `${i.name} stopped cleanly`).toBe(0);
+        mark(`${i.name} stopped`);
+        instances.splice(instances.indexOf(i), 1);
+        retired.push({ instance: i, figures });
+      },
       produced: () => producer.produced,
       records: records.length,
     };
@@ -343,7 +381,7 @@ export async function runFailover(c: FailoverCase): Promise<FailoverResult> {
     const recordsOnTopic = await recordsOn(s.admin, topics.orders);
     let finished = 0;
     const suppressed: Record<string, number> = {};
-    const figures = await Promise.all(instances.map(figuresOf));
+    const figures = [...(await Promise.all(instances.map(figuresOf))), ...retired.map((r) => r.figures)];
     for (const f of figures) {
       finished += f.finished;
       for (const [layer, n] of Object.entries(f.suppressed)) suppressed[layer] = (suppressed[layer] ?? 0) + n;
@@ -379,9 +417,9 @@ export async function runFailover(c: FailoverCase): Promise<FailoverResult> {
     // Each process's log, for whoever reads a red run: <state dir>/logs/failover-<case>-<n>.jsonl.
     const logs = join(stackLogsDir());
     mkdirSync(logs, { recursive: true });
-    for (const [n, i] of instances.entries())
+    for (const i of [...instances, ...retired.map((r) => r.instance)])
       writeFileSync(
-        join(logs, `failover-${c.name}-${n + 1}.jsonl`),
+        join(logs, `failover-${c.name}-${i.name.split(' ').at(-1)}.jsonl`),
         i.proc.lines.map((l) => JSON.stringify(l)).join('\n') + '\n',
       );
     await db.end();

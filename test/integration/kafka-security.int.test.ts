@@ -6,7 +6,7 @@
  * through a token provider module). Then what no wait can cure stops start-up at once:
  * a wrong password, a CA that did not sign the broker's certificate and a name the certificate does not carry
  * each make the process exit 1 with a message naming the variables to check, after one attempt (a worker alone
- * too); a broker that is not there is waited for.
+ * too); a broker that is not there is waited for, and a first listed broker that is down is passed over.
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -234,6 +234,14 @@ describe("Kafka over SASL_SSL (SCRAM-SHA-512, the stack's CA)", () => {
     expect(code).toBe(1);
     expect(stderr).toContain(`did not accept the OAUTHBEARER token from KAFKA_SASL_OAUTHBEARER_PROVIDER=${provider}`);
     expect(lines.filter((l) => String(l.msg).startsWith('waiting for Kafka'))).toEqual([]);
+  });
+
+  it('a first listed broker that is down does not hold start-up: the next one is tried in the same attempt', async () => {
+    // A cluster with one node down, listed first: kafkajs alone (no retries) would try that node on every attempt.
+    const p = service({ FULFILMENT_ROLES: 'bridge', KAFKA_BROKERS: `127.0.0.1:1,${listener.address}` });
+    await p.said('service ready');
+    expect(p.lines.filter((l) => String(l.msg).startsWith('waiting for Kafka'))).toEqual([]);
+    expect(await p.stop()).toBe(0);
   });
 
   it('a broker that is not there is still waited for by the bridge, and not needed by a worker', async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { maskUrl, parseHostPort, planFromEnv, urlHostPort } from '../../tools/stack/addresses.js';
-import { newClusterId } from '../../tools/stack/services/kafka.js';
+import { newClusterId } from '../../tools/stack/services/kafka-shared.js';
 import { serverConfig } from '../../tools/stack/services/temporal-server.js';
 
 describe('stack addresses', () => {

@@ -374,6 +374,48 @@ describe('BackoffGate', () => {
   });
 });
 
+describe('BackoffGate.forget', () => {
+  it('a failing gate nothing calls any more is healthy after forget(); a waiter starts at once, and the next failure starts again from the first delay', async () => {
+    const { calls, work } = dependency();
+    const rec = recorder();
+    const gate = new BackoffGate({ initialDelayMs: 10_000, maxDelayMs: 60_000 }, rec.events);
+    track(gate.run(work('a'), new AbortController().signal));
+    await flush();
+    calls[0]!.d.reject(down());
+    await flush();
+    await advance(15_000);
+    calls[1]!.d.reject(down());
+    await flush();
+    expect(rec.backoffs).toHaveLength(2);
+    expect(rec.backoffs[1]!.delayMs).toBeGreaterThanOrEqual(10_000);
+    await advance(1_000);
+    expect(gate.failingForMs()).toBeGreaterThan(15_000);
+
+    gate.forget();
+    expect([gate.backingOff, gate.remainingMs(), gate.failingForMs()]).toEqual([false, 0, 0]);
+    // The caller that waited out the backoff starts now, long before the delay it was given.
+    await flush();
+    expect(calls).toHaveLength(3);
+    calls[2]!.d.reject(down());
+    await flush();
+    expect(rec.backoffs).toHaveLength(3);
+    expect(rec.backoffs[2]!.delayMs).toBeLessThanOrEqual(ceilOf(0, { initialDelayMs: 10_000, maxDelayMs: 60_000 }));
+    gate.forget();
+    calls.length = 0;
+    await flush();
+    calls[0]!.d.resolve('ok');
+    await flush();
+  });
+
+  it('forget() on a healthy gate changes nothing', async () => {
+    const rec = recorder();
+    const gate = new BackoffGate(DEFAULT_TRANSIENT_RETRY, rec.events);
+    gate.forget();
+    expect([gate.backingOff, gate.remainingMs(), gate.failingForMs()]).toEqual([false, 0, 0]);
+    await expect(gate.run(() => Promise.resolve(7), new AbortController().signal)).resolves.toBe(7);
+  });
+});
+
 describe('DelaySequence', () => {
   const custom: TransientRetry = { initialDelayMs: 150, maxDelayMs: 5000 };
 

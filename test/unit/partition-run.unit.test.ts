@@ -268,6 +268,45 @@ describe('PartitionRun: parking, resuming and generations', () => {
   });
 });
 
+describe('PartitionRun: a new generation while Kafka refused its writes', () => {
+  it('a commit or dead letter that failed in the old generation is forgotten with it: not parked, and resumed now', async () => {
+    const { state, ctl, gates } = setup({ commitRetry: { initialDelayMs: 20_000, maxDelayMs: 60_000 } });
+    state.beginBatch(new AbortController());
+    releases.push(gates.commit.release, gates.deadLetter.release);
+    await gates.commit.fail();
+    await gates.deadLetter.fail();
+    state.endBatch();
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(state.parkedForMs()).toBeGreaterThanOrEqual(5_000);
+    expect(ctl.c.resume).not.toHaveBeenCalled();
+
+    // The group re-forms (a rebalance after the coordinator moved): nothing of the old generation is owed any more.
+    state.resetGeneration();
+    expect([state.backingOff, state.parkedForMs()]).toEqual([false, 0]);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(ctl.c.resume).toHaveBeenCalledTimes(1);
+    expect(ctl.c.seek).not.toHaveBeenCalled();
+    // The old resume timer was replaced, not added to.
+    await vi.advanceTimersByTimeAsync(120_000);
+    expect(ctl.c.resume).toHaveBeenCalledTimes(1);
+  });
+
+  it('the delivery gate keeps backing off across a generation (a rebalance says nothing about Temporal)', async () => {
+    const { state, ctl, gates } = setup();
+    state.beginBatch(new AbortController());
+    releases.push(gates.deliver.release);
+    await gates.deliver.fail();
+    state.endBatch();
+    const remaining = gates.deliver.gate.remainingMs();
+    state.resetGeneration();
+    expect(state.backingOff).toBe(true);
+    await vi.advanceTimersByTimeAsync(remaining - 1);
+    expect(ctl.c.resume).not.toHaveBeenCalled();
+    await vi.advanceTimersByTimeAsync(1);
+    expect(ctl.c.resume).toHaveBeenCalledTimes(1);
+  });
+});
+
 /** A fetched batch of `offsets` whose commits fail while `failCommits` is true. */
 function fakeBatch(offsets: number[], state: { failCommits: boolean; commits: string[] }): PartitionBatch {
   return {

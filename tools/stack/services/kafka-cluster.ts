@@ -10,14 +10,12 @@
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Kafka, logLevel } from 'kafkajs';
-import '../../../src/kafka/request-queue-timer.js';
 import { KAFKA_CLUSTER_NODES, type KafkaNodePlan, type StackPlan } from '../addresses.js';
 import { say, StackError } from '../log.js';
 import { logsDir, serviceLog, stateDir } from '../paths.js';
 import { isAlive, procCmdline, runWithProgress, sleep, waitFor, type DaemonSpec, type PidRecord } from '../proc.js';
 import { kafkaJars, requireJava } from '../tools.js';
-import { kafkaLog4jProperties, newClusterId, readProps } from './kafka.js';
+import { kafkaLog4jProperties, newClusterId, readProps, stackKafkaClient } from './kafka-shared.js';
 import { ensureNodeNamespaces, nodeLinkCut, nodeNamespace, setNodeLink } from './kafka-node-netns.js';
 
 const dir = () => join(stateDir(), 'kafka-cluster');
@@ -187,20 +185,14 @@ export const isClusterDaemon = (rec: PidRecord): boolean => rec.command.includes
  * A short-lived admin client of the cluster, bootstrapping from every node; `retries` reconnects (each to another
  * node, chosen at random) so that one node down does not fail it.
  */
-export function clusterClient(plan: StackPlan, timeoutMs = 2000, retries = 0): Kafka {
-  return new Kafka({
-    clientId: `${plan.kafka.clientId}-stack`,
-    brokers: plan.kafka.nodes.map((n) => `${n.host}:${n.port}`),
-    logLevel: logLevel.NOTHING,
-    connectionTimeout: timeoutMs,
-    requestTimeout: 5000,
-    retry: { retries, initialRetryTime: 100, maxRetryTime: 500 },
-  });
+/** Where the stack's own client connects: every node of the stack's cluster, else the plan's brokers. */
+export function kafkaNodeBrokers(plan: StackPlan): string[] {
+  return plan.kafka.kind === 'cluster' ? plan.kafka.nodes.map((n) => `${n.host}:${n.port}`) : plan.kafka.brokers;
 }
 
 /** The ids of the brokers the cluster's metadata lists now (registered and not fenced). */
 export async function liveBrokerIds(plan: StackPlan): Promise<number[]> {
-  const admin = clusterClient(plan, 2000, 3).admin();
+  const admin = stackKafkaClient(plan, { brokers: kafkaNodeBrokers(plan), retries: 3 }).admin();
   try {
     await admin.connect();
     const { brokers } = await admin.describeCluster();
@@ -231,7 +223,7 @@ export interface PartitionPlacement {
 
 /** Leader, replicas and in-sync replicas of every partition of `topics` (as the cluster's metadata says now). */
 export async function partitionPlacement(plan: StackPlan, topics: string[]): Promise<PartitionPlacement[]> {
-  const admin = clusterClient(plan, 2000, 3).admin();
+  const admin = stackKafkaClient(plan, { brokers: kafkaNodeBrokers(plan), retries: 3 }).admin();
   try {
     await admin.connect();
     const meta = await admin.fetchTopicMetadata({ topics });
