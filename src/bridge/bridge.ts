@@ -377,11 +377,16 @@ export function createBridge(opts: BridgeOptions): Bridge {
         if (ageTimer) clearInterval(ageTimer);
         for (const p of partitions.values()) p.dispose();
         consumer.pauseAll();
+        // Each step is logged: a stop that outlasts its deadline says where it waited.
+        log.info({ batches: active.size }, 'bridge stopping: settling the running batches');
         await Promise.allSettled([...active]);
+        log.info('bridge stopping: leaving the consumer group');
         await consumer
           .disconnect()
           .catch((err: unknown) => log.warn({ err: (err as Error).message }, 'consumer disconnect failed'));
+        log.info('bridge stopping: disconnecting the dead-letter sender');
         await sender.disconnect();
+        log.info('bridge stopped');
       })();
       return stopped;
     },

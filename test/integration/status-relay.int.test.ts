@@ -216,6 +216,11 @@ describe('the status relay: crash between publish and mark-sent, several relays,
     // A long gather (the service allows up to 1 s) so that four orders shipped one after another on a loaded machine
     // all commit inside it.
     relay('f', async (rows) => void batches.push(rows.map((r) => r.orderId)), { pollMs: noPoll, gatherMs: 15_000 });
+    // The relay's first round reads at once, woken by nothing, and gathers nothing: on a loaded machine it can start
+    // while the orders below commit and take the first of them alone. One order sent first means the relay is past it,
+    // waiting to be woken, before the four commit.
+    await shipOrders(['o-9b']);
+    await sentIn(['o-9b']);
     const orders = ['o-10', 'o-11', 'o-12', 'o-13'];
     await shipOrders(orders);
     await sentIn(orders);
