@@ -116,7 +116,10 @@ export async function portOwner(
  * after `graceMs`. Whatever else is in the group is left alone.
  */
 async function stopLeftovers(pgid: number, graceMs = 5_000): Promise<void> {
-  const ours = () => groupMembers(pgid).filter((pid) => procEnv(pid, STACK_MARKER_ENV) === stateDir());
+  // Chosen once and then followed by pid: a process that is exiting no longer shows its environment while it still
+  // holds its sockets, so judging it by its environment would call the port free too soon.
+  const targets = groupMembers(pgid).filter((pid) => procEnv(pid, STACK_MARKER_ENV) === stateDir());
+  const ours = () => targets.filter(isAlive);
   const signal = (sig: NodeJS.Signals) => {
     for (const pid of ours()) {
       try {
