@@ -194,6 +194,8 @@ export async function runFailover(c: FailoverCase): Promise<FailoverResult> {
           FULFILMENT_ROLES: r,
           METRICS_PORT: String(port),
           KAFKA_CLIENT_ID: `failover-${c.name}-${n}`,
+          // 180 s instead of the default 30 s: the clean-up stops every process while nodes may still be restarting, and
+          // a stop that outlasts its deadline would exit 2 and hide the case's own result; a retire() is timed below.
           SHUTDOWN_DEADLINE_MS: '180000',
         },
         { built: true },
@@ -264,6 +266,7 @@ export async function runFailover(c: FailoverCase): Promise<FailoverResult> {
         // finished while settling (a reading taken before the stop would miss those, and "handled twice" with them).
         let figures = await figuresOf(i);
         mark(`${i.name} stopping`);
+        const stopAt = Date.now();
         const stopped = i.proc.stop();
         let exited = false;
         void stopped.finally(() => (exited = true));
@@ -272,6 +275,8 @@ export async function runFailover(c: FailoverCase): Promise<FailoverResult> {
           await new Promise((r) => setTimeout(r, 100));
         }
         expect(await stopped, `${i.name} stopped cleanly`).toBe(0);
+        // Within the service's default deadline (30 s), though this process was given 180 s.
+        expect(Date.now() - stopAt, `${i.name} stopped within 30 s`).toBeLessThan(30_000);
         mark(`${i.name} stopped`);
         instances.splice(instances.indexOf(i), 1);
         retired.push({ instance: i, figures });
