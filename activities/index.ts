@@ -39,7 +39,7 @@ import {
 } from '../src/store/order-events.js';
 import { classifySqlError } from '../src/store/sql-errors.js';
 import type { PauseBook } from '../src/store/pause-book.js';
-import { recordWait } from '../src/store/shipment-waits.js';
+import { recordWait, type WaitingFor } from '../src/store/shipment-waits.js';
 import { resolveActionId, retryActionId } from '../src/status-events/event.js';
 import type { ChangeContext } from '../src/status-events/outbox.js';
 import type { DeadLetterForm } from '../src/dlq/dead-letter.js';
@@ -52,7 +52,7 @@ export interface ActivityDeps {
   /** The topic every status change's event is published to (STATUS_TOPIC), written with it into the outbox. */
   statusTopic: string;
   logger: Logger;
-  metrics?: Pick<Metrics, 'ordersHeldFailed' | 'ordersRecallFailed'> & OutcomeMetrics;
+  metrics?: Pick<Metrics, 'ordersHeldFailed' | 'ordersRecallFailed' | 'waitsUnrecorded'> & OutcomeMetrics;
   deadLetters?: DeadLetterSink;
   /** How often the shipment activity heartbeats while it waits, milliseconds. Default 2000. */
   heartbeatMs?: number;
@@ -60,7 +60,17 @@ export interface ActivityDeps {
   shipmentBackoff?: TransientRetry;
   /** Operators' pauses of shipping (`fulfilment shipping pause`); absent, nothing is ever paused. */
   pauses?: PauseBook;
+  /**
+   * What a waiting order is told with its wait (ORDER_SHIPMENT_DEADLINE_SECONDS, ORDER_WAIT_RECHECK_SECONDS); absent,
+   * the run keeps what its start gave it and checks again after the default.
+   */
+  waits?: { deadlineSeconds: number; recheckSeconds: number };
 }
+
+/** How soon (seconds) a run whose wait the store could not record checks again by itself, at most. */
+export const UNRECORDED_WAIT_RECHECK_SECONDS = 30;
+/** Why a wait is not recorded when the store holds the order otherwise: the run is behind the store, which wins. */
+const NOT_PENDING = 'the store does not hold the order pending: no wait to record';
 
 export interface ShipInput {
   tenantId: string;
@@ -71,6 +81,8 @@ export interface ShipInput {
    * started before waits existed), an outage fails the attempt as transient, as it did.
    */
   waitOnOutage?: true;
+  /** The run has waited since then (ISO 8601) and was woken: a wait the store no longer holds is restored from it. */
+  waitingSince?: string;
   lines: OrderLine[];
   shippingAddress?: Record<string, unknown>;
   correlationId?: string;
@@ -187,6 +199,7 @@ export function createActivities(deps: ActivityDeps) {
       throw await waiting(
         input,
         `shipping paused${pause.tenantId ? ` for tenant ${pause.tenantId}` : ''} by ${pause.pausedBy} at ${pause.pausedAt.toISOString()}: ${pause.reason}`,
+        'pause',
       );
     logger.info(attemptFields(input), 'asking the warehouse to ship');
     // A local activity has no heartbeat (its workflow task is its liveness): only the activity heartbeats.
@@ -194,7 +207,8 @@ export function createActivities(deps: ActivityDeps) {
     try {
       const receipt = await permanentAsFailure(() =>
         warehouse.ship(input.key, input, ctx.cancellationSignal).catch(async (err: unknown) => {
-          if (err instanceof WarehouseOutageError && input.waitOnOutage) throw await waiting(input, err.message);
+          if (err instanceof WarehouseOutageError && input.waitOnOutage)
+            throw await waiting(input, err.message, 'outage');
           if (!(err instanceof DependencyUnavailableError)) throw err;
           throw ApplicationFailure.create({
             message: err.message,
@@ -215,21 +229,64 @@ export function createActivities(deps: ActivityDeps) {
   /**
    * The shipment waits: the warehouse is down for everyone, or shipping is paused. The wait is recorded on the order's
    * row (where the resumer finds it) and returned as a non-retryable WarehouseWaiting failure, so Temporal spends no
-   * attempt on it and the workflow waits to be woken. A store that cannot record it fails the attempt as transient.
+   * attempt on it and the workflow waits to be woken. A store that cannot record it does not spend an attempt either:
+   * the order waits all the same, unrecorded, and its run tries again by itself within 30 s — it waits for the store
+   * as the rest of the service does. A wait the store had lost (the run says it waited, the row holds no wait) is
+   * recorded again from the run's time, and counted.
    */
-  async function waiting(input: ShipInput, reason: string): Promise<ApplicationFailure> {
-    const since = await recordWait(db, input.tenantId, input.orderId, reason, Context.current().info.taskQueue);
-    logger.warn(
-      { ...attemptFields(input), reason, waitingSince: since?.toISOString() },
-      'the shipment waits for the warehouse',
-    );
-    const details: ShipmentWaitDetails = { since: (since ?? new Date()).toISOString(), reason };
+  async function waiting(input: ShipInput, reason: string, waitingFor: WaitingFor): Promise<ApplicationFailure> {
+    const unrecorded = (why: string, label: 'not-recorded' | 'not-pending'): ShipmentWaitDetails => {
+      metrics?.waitsUnrecorded.inc({ reason: label });
+      logger.warn(
+        { ...attemptFields(input), reason, unrecorded: why },
+        'the shipment waits for the warehouse; the wait is not recorded, so the order checks again by itself',
+      );
+      const soon = Math.min(deps.waits?.recheckSeconds ?? Infinity, UNRECORDED_WAIT_RECHECK_SECONDS);
+      const since = input.waitingSince ?? new Date().toISOString();
+      return { since, reason, for: waitingFor, recheckSeconds: soon, unrecorded: why.slice(0, 300) };
+    };
+    let details: ShipmentWaitDetails;
+    try {
+      details = (await recordedWait(input, reason, waitingFor)) ?? unrecorded(NOT_PENDING, 'not-pending');
+    } catch (err) {
+      details = unrecorded((err as Error).message, 'not-recorded');
+    }
+    if (deps.waits) details.deadlineSeconds = deps.waits.deadlineSeconds;
     return ApplicationFailure.create({
       type: FailureType.warehouseWaiting,
       message: `waiting for the warehouse: ${reason}`,
       nonRetryable: true,
       details: [details],
     });
+  }
+
+  /** Records the wait on the order's row; undefined when the store does not hold the order pending. */
+  async function recordedWait(
+    input: ShipInput,
+    reason: string,
+    waitingFor: WaitingFor,
+  ): Promise<ShipmentWaitDetails | undefined> {
+    const recorded = await recordWait(db, {
+      tenantId: input.tenantId,
+      orderId: input.orderId,
+      reason,
+      taskQueue: Context.current().info.taskQueue,
+      waitingFor,
+      ...(input.waitingSince !== undefined ? { runWaitingSince: input.waitingSince } : {}),
+    });
+    if (!recorded) return undefined;
+    const fields = attemptFields(input);
+    if (recorded.restored) {
+      metrics?.waitsUnrecorded.inc({ reason: 'row-lost' });
+      logger.warn(
+        { ...fields, waitingSince: input.waitingSince },
+        "a waiting order's wait was gone from the store; recorded it again",
+      );
+    }
+    const since = recorded.since.toISOString();
+    logger.warn({ ...fields, reason, waitingSince: since }, 'the shipment waits for the warehouse');
+    const recheck = deps.waits ? { recheckSeconds: deps.waits.recheckSeconds } : {};
+    return { since, reason, for: waitingFor, ...recheck };
   }
 
   /** Marks the order shipped (claim `shipped/...` first). A cancelled order is left cancelled and returned as is. */

@@ -63,6 +63,14 @@ export interface Metrics {
   workerVersion: Gauge<'deployment' | 'build_id'>;
   /** Waiting orders this worker's resumer woke, by why: `probe` (to try a warehouse not seen answering), `resume` (it answers). */
   shipmentsResumed: Counter<'reason'>;
+  /** Wake-ups the resumer could not send: reason=signal-failed (handed back, sent again), reason=run-gone (no run). */
+  wakeUpsFailed: Counter<'reason'>;
+  /**
+   * Waits a run had to record again because the store no longer held them (reason=row-lost: a restore, a manual fix),
+   * or could not record at all (reason=not-recorded: the store refused; reason=not-pending: the store holds the order
+   * otherwise); the run then checks again by itself within 30 s.
+   */
+  waitsUnrecorded: Counter<'reason'>;
   /**
    * Seconds each partition this bridge owns has been parked (paused behind a dependency's backoff) without a break; 0
    * while it flows. Compared with parkedBudget by the alert rule FulfilmentPartitionParked.
@@ -225,6 +233,18 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}): Metrics 
       name: 'fulfilment_worker_version',
       help: "This worker's version in its worker deployment (label build_id): 1 while it takes every new order (current, nothing ramping), 0 while new orders go elsewhere and it finishes the orders pinned to it; read every 2 s.",
       labelNames: ['deployment', 'build_id'],
+      registers,
+    }),
+    wakeUpsFailed: new Counter({
+      name: 'fulfilment_wake_ups_failed_total',
+      help: "Wake-ups of waiting orders this worker's resumer could not send: reason=signal-failed (Temporal refused or was unreachable; the order was handed back and is woken again), reason=run-gone (the order's run no longer exists; it waits for an operator).",
+      labelNames: ['reason'],
+      registers,
+    }),
+    waitsUnrecorded: new Counter({
+      name: 'fulfilment_waits_unrecorded_total',
+      help: "Waits of orders the store did not hold: reason=row-lost (a run found its wait gone from the store — a restore, a manual fix — and recorded it again), reason=not-recorded (the store could not record a wait), reason=not-pending (a run waits for an order the store no longer holds pending); either way the order's run checks again by itself within 30 s.",
+      labelNames: ['reason'],
       registers,
     }),
     shipmentsResumed: new Counter({

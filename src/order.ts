@@ -196,10 +196,21 @@ export const FailureType = {
   orderFailed: 'OrderFailed',
 } as const;
 
-/** What a WarehouseWaiting failure carries: when the store says the order began to wait (ISO 8601), and why. */
+/**
+ * What a WarehouseWaiting failure carries: when the store says the order began to wait (ISO 8601), and why; the
+ * fields after those come from workers that wrote them (a run reads each as absent from an earlier worker).
+ */
 export interface ShipmentWaitDetails {
   since: string;
   reason: string;
+  /** What the order waits for: the warehouse down for everyone (`outage`, also when absent) or a pause (`pause`). */
+  for?: 'outage' | 'pause';
+  /** The worker's ORDER_SHIPMENT_DEADLINE_SECONDS: how long the order may wait for a warehouse that is down. */
+  deadlineSeconds?: number;
+  /** Seconds after which the run tries again by itself if nothing woke it (ORDER_WAIT_RECHECK_SECONDS, or shorter). */
+  recheckSeconds?: number;
+  /** The store could not record the wait (no resumer knows of it): why. The run checks again by itself soon. */
+  unrecorded?: string;
 }
 
 /** The failure types no retry can fix: Temporal fails these at once. */

@@ -64,7 +64,16 @@ export function shipmentWait(err: unknown): ShipmentWaitDetails | undefined {
   if (failure?.type !== FailureType.warehouseWaiting) return undefined;
   const [details] = failure.details ?? [];
   const d = details as Partial<ShipmentWaitDetails> | undefined;
-  return typeof d?.since === 'string' && typeof d.reason === 'string'
-    ? { since: d.since, reason: d.reason }
-    : undefined;
+  if (typeof d?.since !== 'string' || typeof d.reason !== 'string') return undefined;
+  const seconds = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : undefined);
+  const deadlineSeconds = seconds(d.deadlineSeconds);
+  const recheckSeconds = seconds(d.recheckSeconds);
+  return {
+    since: d.since,
+    reason: d.reason,
+    ...(d.for === 'pause' || d.for === 'outage' ? { for: d.for } : {}),
+    ...(deadlineSeconds !== undefined ? { deadlineSeconds } : {}),
+    ...(recheckSeconds !== undefined ? { recheckSeconds } : {}),
+    ...(typeof d.unrecorded === 'string' ? { unrecorded: d.unrecorded } : {}),
+  };
 }

@@ -52,6 +52,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { OrderActivities, PlacedAndShipped, RecordedShipment, ShipInput } from '../activities/index.js';
+import type { VersionActivities } from '../activities/version-move.js';
 import { HOLD_BEFORE_RETRYING, QUICK_SHIPMENT, WAREHOUSE_ACTIVITY } from './activity-options.js';
 import {
   OrderStatusAttribute,
@@ -100,6 +101,7 @@ import {
   markShipped,
   markWaiting,
   endWait,
+  metPastDeadline,
   waitDeadline,
   needsPerson,
   noteDecision,
@@ -142,6 +144,14 @@ const quickWarehouse = proxyLocalActivities<OrderActivities>(quickShipPolicy);
 /** The placement and the shipment as one local activity (placeAndShip), under the quick shipment's policy. */
 const quickPlacement = quickWarehouse;
 
+/** The worker's answer to a version move: a local activity, so the answer is in the history. */
+const versionCheck = proxyLocalActivities<VersionActivities>({
+  startToCloseTimeout: '5 seconds',
+  retry: { maximumAttempts: 3 },
+});
+/** How long a refused version move is not asked about again (workflow time, ms). */
+const VERSION_MOVE_RECHECK_MS = 10 * 60 * 1000;
+
 /** Outcomes the workflow decides itself (duplicate, stale, foreign), reported outside the history. */
 const { outcomes } = proxySinks<OrderSinks>();
 
@@ -152,6 +162,8 @@ const HOLD = 'hold before retrying';
 const WAREHOUSE_WAIT = 'wait for the warehouse';
 /** The OrderStatus search attribute of an order whose shipment waits for the warehouse (not a status of the store). */
 const WAITING_STATUS = 'waiting';
+/** How long a waiting order waits for a wake-up before it tries again by itself, when its wait did not say (seconds). */
+const DEFAULT_RECHECK_SECONDS = 300;
 
 /**
  * The workflow: one order from its first event until it settles (and, with a linger, lingers out). Each pass handles
@@ -166,8 +178,9 @@ export async function orderFulfilmentV2(input: OrderWorkflowInput): Promise<Orde
     if (run.hasWork()) await run.drainInbox();
     const { events: _delivered, ...rest } = input;
     const next = { ...rest, carried: { state: run.state, inbox: run.inbox } };
-    // A newer version is current: a waiting order moves to it, carrying its state (upgrade on continue-as-new).
-    if (run.readyToMoveToNewVersion()) await upgradeAsNew(next);
+    // A newer version is current: a waiting order moves to it, carrying its state (upgrade on continue-as-new) — only
+    // forward, never back to an older version (a rollback) or onto a ramp (src/deployment/version-move.ts).
+    if (run.readyToMoveToNewVersion() && (await run.mayMoveForward())) await upgradeAsNew(next);
     if (run.readyToContinueAsNew()) await continueAsNew<typeof orderFulfilmentV2>(next);
     if (run.closesNow()) break;
     if (!run.settledByQuickShipment() && (await run.step()) === 'done') break;
@@ -215,6 +228,14 @@ class OrderRun implements OperatorRunPort {
   private readonly repair: boolean;
   /** True until a repair run has read the store (loadFromStore). */
   loading: boolean;
+  /**
+   * A repair run that found the order pending: an attempt of the run it replaces may still reach the warehouse, so a
+   * cancellation it records recalls the key, as one over the first run's own abandoned attempt does.
+   */
+  private inheritedAttempt = false;
+  /** When (workflow time) and why the worker last refused a version move (mayMoveForward). */
+  private moveRefusedAt?: number;
+  private moveRefusal?: string;
   /** Only a run the starter indexed (TenantId set) publishes its status, so servers without these attributes work. */
   private readonly indexed = workflowInfo().typedSearchAttributes.get(TenantIdAttribute) !== undefined;
   /** The status the search attribute holds: what the starter set (`new`; a repair, the stored status). */
@@ -284,6 +305,8 @@ class OrderRun implements OperatorRunPort {
     );
     if (detail) this.state = fromStored(this.state, detail);
     else this.state = withNote(this.state, 'loaded from the store: no such order');
+    // The run this one repairs may have left a shipment attempt in flight (a terminated run's activity runs on).
+    this.inheritedAttempt = this.state.status === 'pending' && this.state.placement !== undefined;
     this.loading = false;
   }
 
@@ -306,6 +329,28 @@ class OrderRun implements OperatorRunPort {
    */
   readyToMoveToNewVersion(): boolean {
     return workflowInfo().targetWorkerDeploymentVersionChanged && !this.hasWork();
+  }
+
+  /**
+   * Asks the worker whether the move Temporal offers goes forward (the current version newer than this run's, nothing
+   * ramping); a definite refusal (a rollback, a ramp) is noted and not asked again for VERSION_MOVE_RECHECK_MS of
+   * workflow time.
+   */
+  async mayMoveForward(): Promise<boolean> {
+    if (this.moveRefusedAt !== undefined && Date.now() - this.moveRefusedAt < VERSION_MOVE_RECHECK_MS) return false;
+    const buildId = workflowInfo().currentDeploymentVersion?.buildId;
+    let answer: { move: boolean; why: string; settled?: boolean };
+    try {
+      answer = await versionCheck.mayMoveVersion({ ...(buildId !== undefined ? { buildId } : {}) });
+    } catch (err) {
+      answer = { move: false, why: `the worker could not say (${failureReason(err)})`, settled: false };
+    }
+    if (answer.move) return true;
+    if (answer.why !== this.moveRefusal) this.state = withNote(this.state, `stays on its version: ${answer.why}`);
+    this.moveRefusal = answer.why;
+    // Asked again at the next pass when the answer may be a moment behind Temporal (nothing definite refused it).
+    if (answer.settled !== false) this.moveRefusedAt = Date.now();
+    return false;
   }
 
   /** True when an event or an accepted operator's request waits to be handled (drainInbox). */
@@ -436,40 +481,65 @@ class OrderRun implements OperatorRunPort {
 
   /**
    * The shipment met the warehouse down for everyone, or shipping paused: the order waits, without spending its
-   * attempts, until the resumer (or an operator's resume) wakes it, an event moves it, or its shipment deadline passes.
+   * attempts, until the resumer (or an operator's resume) wakes it, an event moves it, it checks again by itself
+   * (nothing woke it for the recheck time), or its shipment deadline passes. The deadline and the recheck time are
+   * the worker's that met the wait (its details), else this run's settings. A wait for an outage found past the
+   * deadline — the order's one more try at the deadline found the warehouse still down — holds the order as failed.
    */
   private waitFor(wait: ShipmentWaitDetails): void {
+    const now = Date.now();
     const since = Date.parse(wait.since);
-    const deadline = waitDeadline(Date.now(), this.settings.shipmentDeadlineSeconds ?? 0);
-    this.state = markWaiting(this.state, Number.isNaN(since) ? Date.now() : since, wait.reason, deadline);
+    const deadlineSeconds = wait.deadlineSeconds ?? this.settings.shipmentDeadlineSeconds ?? 0;
+    // Spread: orders that began to wait together check again apart (Math.random is the workflow's seeded one).
+    const recheckMs = (wait.recheckSeconds ?? DEFAULT_RECHECK_SECONDS) * 1000 * (0.8 + 0.4 * Math.random());
+    this.state = markWaiting(this.state, {
+      since: Number.isNaN(since) ? now : since,
+      reason: wait.unrecorded ? `${wait.reason} (wait not recorded: ${wait.unrecorded})` : wait.reason,
+      for: wait.for ?? 'outage',
+      deadline: waitDeadline(now, deadlineSeconds),
+      recheckAt: now + Math.round(recheckMs),
+      metAt: now,
+    });
     this.publishStatus();
   }
 
   /**
    * A waiting order: waits for a resumeShipment signal (then tries the warehouse again), an event or an operator's
-   * request (handled next; a cancellation wins at once), or its shipment deadline (then it is held as failed).
+   * request (handled next; a cancellation wins at once), its recheck time (then it tries again by itself), or its
+   * shipment deadline (then it tries once more, and is held as failed if the warehouse is still down).
    */
   private async waitForWarehouse(): Promise<void> {
     const waiting = this.state.waiting!;
-    const arrived = await this.waitForEvent(waiting.deadline, WAREHOUSE_WAIT, () => this.resumeRequested);
+    if (metPastDeadline(this.state)) {
+      await this.markFailed(
+        `waited for the warehouse since ${new Date(waiting.since).toISOString()}, past the order's shipment deadline (${new Date(this.state.shipmentDeadline!).toISOString()}): ${waiting.reason}`,
+      );
+      return this.publishStatus();
+    }
+    const wakeAt = [waiting.deadline, waiting.recheckAt].filter((t): t is number => t !== undefined);
+    const at = wakeAt.length > 0 ? Math.min(...wakeAt) : undefined;
+    const arrived = await this.waitForEvent(at, WAREHOUSE_WAIT, () => this.resumeRequested);
     if (this.resumeRequested) {
       this.closeWindow();
       this.state = endWait(this.state, 'woken: trying the warehouse again');
       return;
     }
     if (arrived) return;
-    const hours = Math.round(((this.settings.shipmentDeadlineSeconds ?? 0) / 3600) * 10) / 10;
-    await this.markFailed(
-      `waited for the warehouse since ${new Date(waiting.since).toISOString()}, past the order's shipment deadline (${hours} h after its first wait): ${waiting.reason}`,
+    const pastDeadline = waiting.deadline !== undefined && Date.now() >= waiting.deadline;
+    this.state = endWait(
+      this.state,
+      pastDeadline
+        ? 'the shipment deadline passed: trying the warehouse once more'
+        : 'nothing woke it: trying the warehouse again by itself',
     );
-    this.publishStatus();
   }
 
   /**
    * True when `event` cancelled the order while a shipment attempt it no longer follows may have reached the warehouse:
    * the order was held as failed (the store says `recall`), the placement's quick attempt gave up without knowing
    * whether the warehouse shipped (`quickShipment` 'tried', before ship() took over), or the order was waiting for
-   * the warehouse (`waited`: only runs that wait, so no earlier history meets it). The key must then be recalled
+   * the warehouse (`waited`: only runs that wait, so no earlier history meets it), or a repair run found the order
+   * pending (`inheritedAttempt`: the replaced run's attempt may be in flight). The key must then be recalled
    * (burnt), or an attempt that lands afterwards would ship a cancelled order.
    */
   private cancelledOverAnAttempt(event: OrderEvent, stored: StoredOrder, waited: boolean): boolean {
@@ -480,7 +550,7 @@ class OrderRun implements OperatorRunPort {
       this.quickShipment = undefined;
       return true;
     }
-    const abandoned = stored.recall === true || this.quickShipment === 'tried';
+    const abandoned = stored.recall === true || this.quickShipment === 'tried' || this.inheritedAttempt;
     if (!abandoned) return false;
     this.quickShipment = undefined;
     return true;
@@ -514,6 +584,7 @@ class OrderRun implements OperatorRunPort {
   private shipInput(placement: OrderPlacedData, correlationId: string | undefined): ShipInput {
     const { tenantId, orderId } = this.state;
     const waits = this.settings.shipmentDeadlineSeconds !== undefined ? { waitOnOutage: true as const } : {};
+    const since = this.state.waitingSince;
     return {
       tenantId,
       orderId,
@@ -522,6 +593,7 @@ class OrderRun implements OperatorRunPort {
       shippingAddress: placement.shippingAddress,
       correlationId,
       ...waits,
+      ...(since !== undefined ? { waitingSince: new Date(since).toISOString() } : {}),
     };
   }
 

@@ -52,10 +52,16 @@ export interface OrderState {
    */
   waiting?: ShipmentWait;
   /**
-   * Workflow time (ms) past which a waiting shipment gives up: set by the order's first wait, kept across the waits
-   * that follow (woken, it may wait again), dropped when the order leaves pending.
+   * Workflow time (ms) past which a shipment waiting for a warehouse that is down gives up: set by the order's first
+   * such wait, kept across the waits that follow (woken, it may wait again), dropped by a wait for an operator's pause
+   * (a pause's time does not count) and when the order leaves pending.
    */
   shipmentDeadline?: number;
+  /**
+   * When (the store's time, ms) the order's current spell of waits began: kept while it is woken and waits again,
+   * dropped when it leaves pending. A woken order's attempt names it, so a wait row lost meanwhile is restored.
+   */
+  waitingSince?: number;
 }
 
 /** A shipment that waits for the warehouse rather than spending its attempts. */
@@ -63,8 +69,29 @@ export interface ShipmentWait {
   /** When the order began to wait (the store's clock), ms since the epoch. */
   since: number;
   reason: string;
-  /** Workflow time (ms) past which the order is held as failed (the state's shipmentDeadline). */
+  /** What it waits for: the warehouse down for everyone, or an operator's pause (absent in earlier runs: outage). */
+  for?: 'outage' | 'pause';
+  /**
+   * Workflow time (ms) at which the order tries the warehouse once more and, finding it still down, is held as
+   * failed (the state's shipmentDeadline); none while a pause holds it.
+   */
+  deadline?: number;
+  /** Workflow time (ms) at which the order tries again by itself if nothing woke it (absent in earlier runs). */
+  recheckAt?: number;
+  /** Workflow time (ms) of the attempt that met this wait (absent in earlier runs). */
+  metAt?: number;
+}
+
+/** A wait as the shipment attempt reported it, with the times the run gave it. */
+export interface WaitReport {
+  since: number;
+  reason: string;
+  for: 'outage' | 'pause';
+  /** Workflow time (ms) of the deadline, should this wait be the order's first for an outage. */
   deadline: number;
+  recheckAt: number;
+  /** Workflow time (ms) of the attempt that met the wait. */
+  metAt: number;
 }
 
 /** What decide() makes of one event, given the order's state. */
@@ -190,14 +217,35 @@ export function markFailed(state: OrderState, reason: string): OrderState {
 }
 
 /**
- * The shipment found the warehouse down for everyone (or shipping paused): the order waits, its attempts unspent. A
- * wait that goes on keeps the time it began and its deadline; only the reason follows the latest attempt.
+ * The shipment found the warehouse down for everyone (or shipping paused): the order waits, its attempts unspent. The
+ * order's deadline is set by its first wait for an outage and kept across the waits that follow; a wait for a pause
+ * has none and drops it (the pause's time does not count; the next outage starts a new one). A wait that goes on
+ * keeps the time it began; the reason and what it waits for follow the latest attempt.
  */
-export function markWaiting(state: OrderState, since: number, reason: string, deadline: number): OrderState {
-  const shipmentDeadline = state.shipmentDeadline ?? deadline;
-  const waiting = state.waiting ? { ...state.waiting, reason } : { since, reason, deadline: shipmentDeadline };
-  const next = { ...state, waiting, shipmentDeadline };
-  return state.waiting ? next : withNote(next, `waiting for the warehouse: ${reason}`);
+export function markWaiting(state: OrderState, wait: WaitReport): OrderState {
+  const paused = wait.for === 'pause';
+  const shipmentDeadline = paused ? undefined : (state.shipmentDeadline ?? wait.deadline);
+  const waitingSince = state.waitingSince ?? wait.since;
+  const waiting: ShipmentWait = {
+    since: state.waiting?.since ?? waitingSince,
+    reason: wait.reason,
+    for: wait.for,
+    ...(shipmentDeadline !== undefined ? { deadline: shipmentDeadline } : {}),
+    recheckAt: wait.recheckAt,
+    metAt: wait.metAt,
+  };
+  const { shipmentDeadline: _dropped, ...rest } = state;
+  const next = { ...rest, waiting, waitingSince, ...(shipmentDeadline !== undefined ? { shipmentDeadline } : {}) };
+  return state.waiting ? next : withNote(next, `waiting for the warehouse: ${wait.reason}`);
+}
+
+/**
+ * True when the order's wait for an outage was met at or after its shipment deadline: the try the deadline gave it
+ * (or any later one) found the warehouse still down, and the order is to be held as failed.
+ */
+export function metPastDeadline(state: OrderState): boolean {
+  const w = state.waiting;
+  return w?.for !== 'pause' && w?.deadline !== undefined && w.metAt !== undefined && w.metAt >= w.deadline;
 }
 
 /** The order stops waiting to try the warehouse again; its shipment deadline stands. */
@@ -209,7 +257,7 @@ export function endWait(state: OrderState, note?: string): OrderState {
 
 /** The order leaves pending: no wait, no shipment deadline. */
 export function leavePending(state: OrderState): OrderState {
-  const { waiting: _waiting, shipmentDeadline: _deadline, ...rest } = state;
+  const { waiting: _waiting, shipmentDeadline: _deadline, waitingSince: _since, ...rest } = state;
   return rest;
 }
 

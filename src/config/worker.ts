@@ -14,10 +14,27 @@ export const workerSchema = {
   /** Milliseconds the warehouse circuit stays open before one probe is let through. */
   WAREHOUSE_BREAKER_HALF_OPEN_MS: positiveInt.default(10_000),
   /**
-   * How long (seconds) an order's shipment may wait for the warehouse — down for everyone (its circuit open), or
-   * shipping paused — before the order is held as failed with that reason, counted from its first wait. Default a day.
+   * How long (seconds) an order's shipment may wait for a warehouse that is down for everyone (its circuit open)
+   * before the order is held as failed with that reason, counted from its first such wait. Read by the worker whose
+   * attempt found the warehouse down, and kept by the order from then on. Time an operator's pause holds the order
+   * does not count: a pause holds its orders for as long as it is in force, and a wait after it starts the count
+   * anew. When the deadline passes, the order tries the warehouse once more and is held as failed only if that try
+   * finds it still down. Default a day.
    */
   ORDER_SHIPMENT_DEADLINE_SECONDS: positiveInt.default(86_400),
+  /**
+   * A waiting order that nothing woke for this long (seconds, ±20 % so that orders spread) tries the warehouse again
+   * by itself: the bound on a wake-up that never came (the resumer's signal lost, the order's wait row lost). A try
+   * that finds the circuit still open costs no warehouse request. Default 300.
+   */
+  ORDER_WAIT_RECHECK_SECONDS: positiveInt.default(300),
+  /**
+   * How long (seconds) a resumer's release of a waiting order holds it: an order released that neither waited again
+   * nor left `pending` within it is released — woken — again, the lease doubling with each release up to 15 minutes.
+   * Longer than a shipment attempt usually takes, so that orders trying the warehouse are rarely woken twice (which is
+   * harmless: the shipment's key). 1–3600. Default 60.
+   */
+  WAKE_LEASE_SECONDS: positiveInt.max(3600, 'a whole number of seconds from 1 to 3600').default(60),
   /**
    * While orders wait for the warehouse and this worker has not seen it answer since it failed, the shipment resumer
    * wakes the oldest waiting order once per this many seconds, as the probe: its shipment is the one request the

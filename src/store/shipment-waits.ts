@@ -13,6 +13,19 @@ export interface WaitingOrder {
   orderId: string;
   waitingSince: Date;
   waitedAt: Date;
+  /** The release's mark, exactly as the store holds it (microseconds): unreleaseWaitingOrder names it. */
+  releaseMark: string;
+}
+
+/** What an order's wait is for: the warehouse down for everyone, or an operator's pause of shipping. */
+export type WaitingFor = 'outage' | 'pause';
+
+/** What recordWait found and left. */
+export interface RecordedWait {
+  /** When the wait began (the store's clock). */
+  since: Date;
+  /** True when the run said it was already waiting but the row held no wait (lost: a restore, a manual fix). */
+  restored: boolean;
 }
 
 /** How many orders wait, since when, and how many of them an operator's pause holds. */
@@ -39,45 +52,107 @@ export interface ShippingPause {
 
 /**
  * Records that one of the order's attempts, on a worker of `taskQueue`, found the warehouse down (or shipping paused):
- * the wait begins now unless it had begun already. Returns when it began (the store's clock), or undefined when the order is no longer pending.
+ * the wait begins now unless it had begun already — or, when the run says it has waited since `runWaitingSince` and
+ * the row holds no wait (it was lost), then. Undefined when the order is not pending in the store.
  */
 export async function recordWait(
   db: Db,
-  tenantId: string,
-  orderId: string,
-  reason: string,
-  taskQueue: string,
-): Promise<Date | undefined> {
-  return inTenantTransaction(db, tenantId, async (tx) => {
-    const res = await tx.query<{ waiting_since: Date }>(
-      `UPDATE fulfilments SET waiting_since = COALESCE(waiting_since, now()), waited_at = clock_timestamp(), waiting_reason = $3,
-              waiting_task_queue = $4
-        WHERE tenant_id = $1 AND order_id = $2 AND status = 'pending'
-        RETURNING waiting_since`,
-      [tenantId, orderId, reason.slice(0, 500), taskQueue],
+  wait: {
+    tenantId: string;
+    orderId: string;
+    reason: string;
+    taskQueue: string;
+    waitingFor: WaitingFor;
+    runWaitingSince?: string;
+  },
+): Promise<RecordedWait | undefined> {
+  return inTenantTransaction(db, wait.tenantId, async (tx) => {
+    const res = await tx.query<{ waiting_since: Date; restored: boolean }>(
+      `WITH before AS (
+         SELECT tenant_id, order_id, waiting_since IS NULL AS fresh FROM fulfilments
+          WHERE tenant_id = $1 AND order_id = $2 AND status = 'pending' FOR UPDATE)
+       UPDATE fulfilments f
+          SET waiting_since = COALESCE(f.waiting_since, $6::timestamptz, now()), waited_at = clock_timestamp(),
+              waiting_reason = $3, waiting_task_queue = $4, waiting_for = $5
+         FROM before
+        WHERE f.tenant_id = before.tenant_id AND f.order_id = before.order_id
+        RETURNING f.waiting_since, before.fresh AND $6::timestamptz IS NOT NULL AS restored`,
+      [
+        wait.tenantId,
+        wait.orderId,
+        wait.reason.slice(0, 500),
+        wait.taskQueue,
+        wait.waitingFor,
+        wait.runWaitingSince ?? null,
+      ],
     );
-    return res.rows[0]?.waiting_since;
+    const row = res.rows[0];
+    return row ? { since: row.waiting_since, restored: row.restored } : undefined;
   });
 }
 
+/** How long a release holds an order before it is released again, unless it waited again (migration 009). */
+export const DEFAULT_WAKE_LEASE_SECONDS = 60;
+
 /**
- * Marks at most `max` of the oldest waiting orders released and returns them, oldest first (see the migration): of
+ * Marks at most `max` of the oldest waiting orders released and returns them, oldest first (migrations 008, 009): of
  * every tenant no pause holds; with `tenantId`, of that tenant only; with `despitePause`, the pause of exactly that
  * scope (the tenant's, or without a tenant the one for every tenant) does not hold them, any other still does; with
- * `taskQueue`, only orders whose wait a worker of that task queue recorded.
+ * `taskQueue`, only orders whose wait a worker of that task queue recorded; with `waitingFor`, only orders whose last
+ * wait was for that. An order released before is released again once its lease (`leaseSeconds`, doubling with each
+ * release, at most 15 minutes) ran out without it waiting again: a lost wake-up is sent again.
  */
 export async function releaseWaitingOrders(
   db: Db,
   max: number,
-  opts: { tenantId?: string; despitePause?: boolean; taskQueue?: string } = {},
+  opts: {
+    tenantId?: string;
+    despitePause?: boolean;
+    taskQueue?: string;
+    leaseSeconds?: number;
+    waitingFor?: WaitingFor;
+  } = {},
 ): Promise<WaitingOrder[]> {
-  const res = await db.query<{ tenant_id: string; order_id: string; waiting_since: Date; waited_at: Date }>(
-    'SELECT tenant_id, order_id, waiting_since, waited_at FROM release_waiting_orders($1, $2, $3, $4)',
-    [max, opts.tenantId ?? null, opts.despitePause ?? false, opts.taskQueue ?? null],
+  const res = await db.query<{
+    tenant_id: string;
+    order_id: string;
+    waiting_since: Date;
+    waited_at: Date;
+    release_mark: string;
+  }>(
+    `SELECT tenant_id, order_id, waiting_since, waited_at, released_at::text AS release_mark
+       FROM release_waiting_orders($1, $2, $3, $4, $5, $6)`,
+    [
+      max,
+      opts.tenantId ?? null,
+      opts.despitePause ?? false,
+      opts.taskQueue ?? null,
+      opts.leaseSeconds ?? DEFAULT_WAKE_LEASE_SECONDS,
+      opts.waitingFor ?? null,
+    ],
   );
   return res.rows
-    .map((r) => ({ tenantId: r.tenant_id, orderId: r.order_id, waitingSince: r.waiting_since, waitedAt: r.waited_at }))
+    .map((r) => ({
+      tenantId: r.tenant_id,
+      orderId: r.order_id,
+      waitingSince: r.waiting_since,
+      waitedAt: r.waited_at,
+      releaseMark: r.release_mark,
+    }))
     .sort((a, b) => a.waitingSince.getTime() - b.waitingSince.getTime());
+}
+
+/**
+ * Hands back an order whose wake-up could not be sent, so the next round releases it at once rather than after its
+ * lease; false when it was released again (or stopped waiting) meanwhile.
+ */
+export async function unreleaseWaitingOrder(db: Db, order: WaitingOrder): Promise<boolean> {
+  const res = await db.query<{ ok: boolean }>('SELECT unrelease_waiting_order($1, $2, $3::timestamptz) AS ok', [
+    order.tenantId,
+    order.orderId,
+    order.releaseMark,
+  ]);
+  return res.rows[0]?.ok === true;
 }
 
 export async function waitSummary(db: Db): Promise<WaitSummary> {

@@ -31,6 +31,8 @@ import { createPauseBook, type PauseBook } from '../store/pause-book.js';
 import { Lifecycle } from '../lifecycle.js';
 import { resolveBuildId } from '../deployment/build-id.js';
 import { takeVersionPlace, watchVersionRouting, type VersionRoutingWatch } from './version-rollout.js';
+import { describeDeployment } from '../deployment/routing.js';
+import { createVersionActivities } from '../../activities/version-move.js';
 
 /** How often the worker's state is read for a failure its run() has not reported yet, milliseconds. */
 const WATCH_MS = 500;
@@ -215,6 +217,10 @@ async function createWorker(
         minRetentionDays: config.KAFKA_RETENTION_DAYS + config.REDRIVE_WINDOW_DAYS,
       }),
       ...createStatusOutboxRetentionActivities({ db, logger: activityLogger, metrics }),
+      ...createVersionActivities({
+        readRouting: () =>
+          describeDeployment(connection.workflowService, config.TEMPORAL_NAMESPACE, version.deployment),
+      }),
       ...createActivities({
         db,
         warehouse,
@@ -223,6 +229,10 @@ async function createWorker(
         deadLetters,
         statusTopic: config.STATUS_TOPIC,
         pauses,
+        waits: {
+          deadlineSeconds: config.ORDER_SHIPMENT_DEADLINE_SECONDS,
+          recheckSeconds: config.ORDER_WAIT_RECHECK_SECONDS,
+        },
         shipmentBackoff: {
           initialDelayMs: config.WAREHOUSE_RETRY_INITIAL_MS,
           maxDelayMs: config.WAREHOUSE_RETRY_MAX_MS,
@@ -383,6 +393,7 @@ function startResumer(
     probeSeconds: config.WAREHOUSE_PROBE_SECONDS,
     perSecond: config.WAREHOUSE_RESUME_PER_SECOND,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
+    leaseSeconds: config.WAKE_LEASE_SECONDS,
     metrics,
     logger: logger.child({ component: 'shipment-resumer' }),
   });

@@ -10,16 +10,20 @@
  * - otherwise it wakes only the oldest, once per WAREHOUSE_PROBE_SECONDS: that order's shipment is the probe. If the
  *   warehouse answers, the client's circuit closes and the rest follow at the paced rate; if not, the order waits
  *   again (and stays the oldest).
- * release_waiting_orders() marks each order it hands out, so no two workers wake the same order, and an order woken
- * since its last wait is not woken again until it waits again. A resumer wakes only orders whose wait a worker of its
- * own task queue recorded: the warehouse it judges is theirs (another deployment on the same database has its own).
+ * release_waiting_orders() marks each order it hands out, so no two workers wake the same order. The mark is a lease
+ * (migration 009): an order woken since its last wait is not woken again while it tries the warehouse, but one that
+ * neither waited again nor left `pending` within WAKE_LEASE_SECONDS (doubling per release, at most 15 min) is
+ * released again — so a wake-up lost between the mark and the signal (this process killed mid-round, Temporal
+ * unreachable) is sent again. A signal that fails hands its order back at once (src/worker/wake-orders.ts) and the
+ * round goes on with the others. A resumer wakes only orders whose wait a worker of its own task queue recorded: the
+ * warehouse it judges is theirs (another deployment on the same database has its own).
  */
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { orderWorkflowId, resumeShipmentSignal } from '../../workflows/api.js';
+import type { Client } from '@temporalio/client';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { Db } from '../db.js';
 import { releaseWaitingOrders, waitSummary, type WaitSummary } from '../store/shipment-waits.js';
+import { wakeReleased } from './wake-orders.js';
 import type { WarehouseHealth } from '../warehouse/client.js';
 
 export interface ShipmentResumerOptions {
@@ -33,7 +37,12 @@ export interface ShipmentResumerOptions {
   perSecond: number;
   /** The task queue of this process's worker: only orders whose wait one of its workers recorded are woken. */
   taskQueue: string;
-  metrics: Pick<Metrics, 'ordersWaiting' | 'ordersWaitingOldest' | 'ordersWaitingPaused' | 'shipmentsResumed'>;
+  /** Seconds a release holds an order before it is released again (WAKE_LEASE_SECONDS). Default 60. */
+  leaseSeconds?: number;
+  metrics: Pick<
+    Metrics,
+    'ordersWaiting' | 'ordersWaitingOldest' | 'ordersWaitingPaused' | 'shipmentsResumed' | 'wakeUpsFailed'
+  >;
   logger: Logger;
   /** Milliseconds between rounds. Default 1000. */
   tickMs?: number;
@@ -71,24 +80,6 @@ export function startShipmentResumer(opts: ShipmentResumerOptions): ShipmentResu
   let stopped = false;
   let round: Promise<void> | undefined;
 
-  async function wake(tenantId: string, orderId: string, reason: 'probe' | 'resume'): Promise<void> {
-    try {
-      await opts.client.workflow.getHandle(orderWorkflowId(tenantId, orderId)).signal(resumeShipmentSignal);
-      metrics.shipmentsResumed.inc({ reason });
-      logger.info(
-        { tenantId, orderId, reason },
-        reason === 'probe'
-          ? 'woke the oldest waiting order to probe the warehouse'
-          : 'woke a waiting order: the warehouse answers again',
-      );
-    } catch (err) {
-      // A run that is gone (terminated by hand) cannot ship; its row stays waiting until a person looks (order show).
-      if (err instanceof WorkflowNotFoundError)
-        logger.warn({ tenantId, orderId }, "a waiting order's run is gone; it stays waiting until an operator acts");
-      else throw err;
-    }
-  }
-
   async function once(): Promise<void> {
     const summary = await waitSummary(opts.db);
     metrics.ordersWaiting.set(summary.orders);
@@ -102,8 +93,28 @@ export function startShipmentResumer(opts: ShipmentResumerOptions): ShipmentResu
     });
     if (!plan) return;
     if (plan.reason === 'probe') lastProbeAt = now;
-    const orders = await releaseWaitingOrders(opts.db, plan.wake, { taskQueue: opts.taskQueue });
-    for (const o of orders) await wake(o.tenantId, o.orderId, plan.reason);
+    const orders = await releaseWaitingOrders(opts.db, plan.wake, {
+      taskQueue: opts.taskQueue,
+      ...(opts.leaseSeconds !== undefined ? { leaseSeconds: opts.leaseSeconds } : {}),
+    });
+    if (orders.length === 0) return;
+    const tally = await wakeReleased(opts, orders, ({ tenantId, orderId }) => {
+      metrics.shipmentsResumed.inc({ reason: plan.reason });
+      logger.info(
+        { tenantId, orderId, reason: plan.reason },
+        plan.reason === 'probe'
+          ? 'woke the oldest waiting order to probe the warehouse'
+          : 'woke a waiting order: the warehouse answers again',
+      );
+    });
+    if (tally.gone.length > 0) metrics.wakeUpsFailed.inc({ reason: 'run-gone' }, tally.gone.length);
+    if (tally.failed.length > 0) {
+      metrics.wakeUpsFailed.inc({ reason: 'signal-failed' }, tally.failed.length);
+      // The round counts as failed (logged once per spell); the orders were handed back for the next one.
+      throw new Error(
+        `${tally.failed.length} of ${orders.length} wake-up(s) could not be sent and were handed back (${tally.error})`,
+      );
+    }
   }
 
   const timer = setInterval(() => {

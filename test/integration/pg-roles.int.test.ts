@@ -407,6 +407,7 @@ describe('provisioning', () => {
         '006_orders_needing_attention.sql',
         '007_status_outbox.sql',
         '008_shipment_waits.sql',
+        '009_wake_up_leases.sql',
       ]);
       expect(one.postgres.grants.granted).toEqual(
         expect.arrayContaining([

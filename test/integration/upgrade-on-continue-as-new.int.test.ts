@@ -5,10 +5,14 @@
  * changed, and it continues as new onto the current version with its state (upgrade on continue-as-new); there the
  * placement settles it. Temporal tells runs so from server 1.32 (the stack's is 1.32.0). The service's defaults: the
  * new version becomes current when its worker starts.
+ *
+ * Only forward (src/deployment/version-move.ts): after a rollback, Temporal tells the runs pinned to the newer version
+ * that their target changed too, but an order waiting there stays, and settles on the version it waited on.
  */
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { orderStatusQuery, orderWorkflowId } from '../../workflows/api.js';
+import { describeDeployment, setCurrentVersion } from '../../src/deployment/routing.js';
 import { events, scenario, waitFor, type Scenario } from '../support/harness.js';
 
 /** The changed workflow (a one-second timer before anything else): what version B runs. */
@@ -75,5 +79,58 @@ describe('upgrade on continue-as-new', () => {
     const history = await client.workflow.getHandle(orderWorkflowId(tenant, order), moved.runId).fetchHistory();
     expect(history.events?.filter((e) => e.timerStartedEventAttributes).length).toBeGreaterThanOrEqual(1);
     expect(history.events?.some((e) => e.workflowTaskFailedEventAttributes)).toBe(false);
+  });
+
+  it('after a rollback, an order waiting on the newer version stays there and settles there', async () => {
+    // The previous case left both versions running, B current (each case of this file runs in order).
+    const { client } = await s.startInstance({ roles: { worker: false, bridge: true } });
+    const tenant = s.tenant();
+    const order = 'o-waits-through-rollback';
+    const handle = client.workflow.getHandle(orderWorkflowId(tenant, order));
+    const key = `${tenant}/${order}`;
+    await s.produce([{ key, value: events.cancelled(tenant, order, { orderVersion: 2 }) }]);
+    const first = await waitFor('the order to wait on version B', async () => {
+      const d = await handle.describe();
+      return d.raw.workflowExecutionInfo?.versioningInfo?.deploymentVersion?.buildId === 'build-b' ? d : undefined;
+    });
+
+    // The operator rolls back to A (its worker still runs).
+    const deployment = s.config.TEMPORAL_TASK_QUEUE;
+    const service = client.workflowService;
+    const view = await describeDeployment(service, s.config.TEMPORAL_NAMESPACE, deployment);
+    expect(view?.current).toBe('build-b');
+    await setCurrentVersion(service, {
+      namespace: s.config.TEMPORAL_NAMESPACE,
+      deployment,
+      buildId: 'build-a',
+      identity: 'upgrade-test',
+    });
+
+    // Woken by newer cancellations until the run has been offered the move and refused it (its note says why).
+    let version = 2;
+    const notes = await waitFor(
+      'the order to refuse the move back to version A',
+      async () => {
+        const { notes } = await handle.query(orderStatusQuery);
+        if (notes.some((n) => n.startsWith('stays on its version'))) return notes;
+        version += 1;
+        await s.produce([{ key, value: events.cancelled(tenant, order, { orderVersion: version }) }]);
+        return undefined;
+      },
+      120_000,
+      2_000,
+    );
+    expect(notes.find((n) => n.startsWith('stays on its version'))).toMatch(/build-a is older than build-b/);
+    const now = await handle.describe();
+    expect(now.runId).toBe(first.runId);
+    expect(now.raw.workflowExecutionInfo?.versioningInfo?.deploymentVersion?.buildId).toBe('build-b');
+
+    await s.produce([{ key, value: events.placed(tenant, order, { orderVersion: 1 }) }]);
+    await waitFor('the order to settle cancelled', async () => (await s.row(tenant, order))?.status === 'cancelled');
+    const settled = await handle.describe();
+    expect(settled.runId).toBe(first.runId);
+    const history = await handle.fetchHistory();
+    expect(history.events?.some((e) => e.workflowTaskFailedEventAttributes)).toBe(false);
+    expect(history.events?.some((e) => e.workflowExecutionContinuedAsNewEventAttributes)).toBe(false);
   });
 });

@@ -273,10 +273,11 @@ export const retryable = (message: string, nextRetryDelayMs?: number) =>
 export const warehouseDown = (
   reason = 'warehouse circuit open: not calling /shipments until a probe succeeds',
   since = new Date(),
+  more: Omit<ShipmentWaitDetails, 'since' | 'reason'> = {},
 ) =>
   ApplicationFailure.create({
     message: `waiting for the warehouse: ${reason}`,
     type: FailureType.warehouseWaiting,
     nonRetryable: true,
-    details: [{ since: since.toISOString(), reason } satisfies ShipmentWaitDetails],
+    details: [{ since: since.toISOString(), reason, ...more } satisfies ShipmentWaitDetails],
   });

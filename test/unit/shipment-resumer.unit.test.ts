@@ -1,13 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { roundPlan, warehouseAnswers } from '../../src/worker/shipment-resumer.js';
-import {
-  endWait,
-  initialOrderState,
-  leavePending,
-  markShipped,
-  markWaiting,
-  toView,
-} from '../../workflows/order-state.js';
 
 const opts = { probeSeconds: 15, perSecond: 20, tickMs: 1000 };
 const waiting = (orders: number, paused = 0) => ({ orders, paused, oldest: new Date(0) });
@@ -46,25 +38,5 @@ describe('the shipment resumer', () => {
       wake: 1,
       reason: 'resume',
     });
-  });
-});
-
-describe('a waiting order in the state machine', () => {
-  const pending = { ...initialOrderState('acme', 'o-1'), status: 'pending' as const };
-
-  it('keeps the time its wait began and its deadline across the waits that follow a wake-up; only the reason moves', () => {
-    const first = markWaiting(pending, 1_000, 'circuit open', 86_401_000);
-    expect(toView(first)).toMatchObject({ waitingSince: new Date(1_000).toISOString(), waitingReason: 'circuit open' });
-    const woken = endWait(first, 'woken');
-    expect(toView(woken).waitingSince).toBeUndefined();
-    const again = markWaiting(woken, 50_000, 'shipping paused', 999_999_999);
-    expect(again.waiting).toEqual({ since: 50_000, reason: 'shipping paused', deadline: 86_401_000 });
-  });
-
-  it('stops waiting, and forgets the deadline, when it leaves pending', () => {
-    const w = markWaiting(pending, 1_000, 'circuit open', 5_000);
-    expect(markShipped(w, 'shp-1')).not.toHaveProperty('waiting');
-    expect(markShipped(w, 'shp-1')).not.toHaveProperty('shipmentDeadline');
-    expect(leavePending(w)).not.toHaveProperty('shipmentDeadline');
   });
 });

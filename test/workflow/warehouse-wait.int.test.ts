@@ -33,7 +33,8 @@ describe('an order whose warehouse is down for everyone', () => {
           await waitUntil(() => tries >= wake);
           await expect.poll(async () => (await o.query()).waitingSince, { timeout: 30_000 }).toBeDefined();
           if (wake === WAKES) down = false;
-          await ts.env.sleep('1 hour'); // an outage of 30 hours, against a budget of 8 attempts in about 3 minutes
+          // An outage of 30 hours, against a budget of 8 attempts in about 3 minutes; the last wake-up comes at once.
+          if (wake < WAKES) await ts.env.sleep('1 hour');
           await o.handle().signal(resumeShipmentSignal);
         }
         return o.result();
@@ -44,7 +45,9 @@ describe('an order whose warehouse is down for everyone', () => {
     expect(calls.failed).toEqual([]);
     // Not one attempt spent: every try is the first attempt of its activity (or the quick local one).
     expect(calls.ship.map((c) => c.attempt).every((a) => a === 1)).toBe(true);
-    expect(calls.ship).toHaveLength(WAKES + 1);
+    // Each hour: the wake-up, and the order's own checks every 5 minutes ± 20 % (10 to 15 an hour) that nothing woke.
+    expect(calls.ship.length).toBeGreaterThanOrEqual(WAKES * 10);
+    expect(calls.ship.length).toBeLessThanOrEqual(WAKES * 16 + 1);
     expect(out.waitingSince).toBeUndefined();
   });
 
@@ -81,11 +84,109 @@ describe('an order whose warehouse is down for everyone', () => {
       { ...defaultSettings, shipmentDeadlineSeconds: 6 * 3600 },
     );
     expect(out.status).toBe('failed');
-    expect(out.failureReason).toMatch(
-      /past the order's shipment deadline \(6 h after its first wait\): warehouse circuit open/,
-    );
-    expect(calls.ship).toHaveLength(1);
+    expect(out.failureReason).toMatch(/past the order's shipment deadline \(\S+Z\): warehouse circuit open/);
+    // Its own checks every 5 minutes ± 20 % for 6 hours, then the one more try the deadline gives it.
+    expect(calls.ship.length).toBeGreaterThanOrEqual(60);
+    expect(calls.ship.every((c) => c.attempt === 1)).toBe(true);
     expect(calls.failed).toHaveLength(1);
+  });
+
+  it('ships by itself within one check once the warehouse answers, though no wake-up ever comes', async () => {
+    let down = true;
+    let tries = 0;
+    const { out, calls } = await withOrder(
+      ts.env,
+      {
+        ship: async () => {
+          tries += 1;
+          return down ? Promise.reject(warehouseDown(undefined, undefined, { recheckSeconds: 120 })) : 'shp-1';
+        },
+      },
+      async (o) => {
+        await o.start(events.placed(o.tenantId, o.orderId));
+        await waitUntil(() => tries >= 1);
+        await ts.env.sleep('10 minutes'); // its own checks, every 2 minutes ± 20 %, find the warehouse still down
+        expect(tries).toBeGreaterThanOrEqual(4);
+        down = false;
+        return o.result();
+      },
+    );
+    expect(out.status).toBe('shipped');
+    expect(calls.ship.every((c) => c.attempt === 1)).toBe(true);
+  });
+
+  it('takes the deadline the worker that met the wait gives, not the one its start carried', async () => {
+    const { out, calls } = await withOrder(
+      ts.env,
+      { ship: async () => Promise.reject(warehouseDown(undefined, undefined, { deadlineSeconds: 3600 })) },
+      async (o) => {
+        await o.start(events.placed(o.tenantId, o.orderId));
+        return o.result();
+      },
+      { ...defaultSettings, shipmentDeadlineSeconds: 30 * 24 * 3600 },
+    );
+    expect(out.status).toBe('failed');
+    expect(out.failureReason).toMatch(/past the order's shipment deadline/);
+    // An hour of checks every 5 minutes ± 20 % and the deadline's try — not 30 days' worth.
+    expect(calls.ship.length).toBeLessThanOrEqual(17);
+  });
+
+  it('is held by a pause for longer than its deadline without failing, and ships once the pause ends', async () => {
+    let paused = true;
+    let tries = 0;
+    const pausedFor = 'shipping paused by ops at 2026-12-05T00:00:00.000Z: stock take';
+    const { out, calls } = await withOrder(
+      ts.env,
+      {
+        ship: async () => {
+          tries += 1;
+          if (tries === 1) throw warehouseDown(); // first an outage: the deadline starts
+          if (paused) throw warehouseDown(pausedFor, undefined, { for: 'pause', deadlineSeconds: 3600 });
+          return 'shp-1';
+        },
+      },
+      async (o) => {
+        await o.start(events.placed(o.tenantId, o.orderId));
+        await waitUntil(() => tries >= 1);
+        await ts.env.sleep('3 hours'); // three times the deadline: its own checks meet the pause, which holds it
+        expect(await o.query()).toMatchObject({ status: 'pending', waitingReason: pausedFor });
+        paused = false;
+        await o.handle().signal(resumeShipmentSignal);
+        return o.result();
+      },
+      { ...defaultSettings, shipmentDeadlineSeconds: 3600 },
+    );
+    expect(out.status).toBe('shipped');
+    expect(calls.failed).toEqual([]);
+  });
+
+  it('waits for the store when the wait could not be recorded, checking again by itself soon, spending no attempt', async () => {
+    let tries = 0;
+    const { out, calls } = await withOrder(
+      ts.env,
+      {
+        ship: async () => {
+          tries += 1;
+          if (tries <= 3)
+            throw warehouseDown(undefined, undefined, {
+              recheckSeconds: 30,
+              unrecorded: 'permission denied for table fulfilments',
+            });
+          return 'shp-1';
+        },
+      },
+      async (o) => {
+        await o.start(events.placed(o.tenantId, o.orderId));
+        await waitUntil(() => tries >= 1);
+        await expect
+          .poll(async () => (await o.query()).waitingReason, { timeout: 30_000 })
+          .toMatch(/wait not recorded: permission denied/);
+        return o.result();
+      },
+    );
+    expect(out.status).toBe('shipped');
+    expect(calls.ship.every((c) => c.attempt === 1)).toBe(true);
+    expect(calls.failed).toEqual([]);
   });
 
   it('still spends its bounded attempts on a failure of its own (the warehouse answers others), and is held as failed after them', async () => {

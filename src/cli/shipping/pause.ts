@@ -6,8 +6,7 @@
 import { runtimeConnection } from '../../store/connection.js';
 import { createDb, type Db } from '../../db.js';
 import { checkRuntimeRole } from '../../store/runtime-role.js';
-import { WorkflowNotFoundError } from '@temporalio/client';
-import { orderWorkflowId, resumeShipmentSignal } from '../../../workflows/api.js';
+import { wakeReleased } from '../../worker/wake-orders.js';
 import {
   pausesInForce,
   releaseWaitingOrders,
@@ -15,7 +14,7 @@ import {
   type ShippingPause,
   type WaitSummary,
 } from '../../store/shipment-waits.js';
-import type { CliContext } from '../context.js';
+import { cliLogger, type CliContext } from '../context.js';
 import { InterruptedError, NotFoundError } from '../errors.js';
 import { eprintln, println } from '../output.js';
 import { cliTemporalClient } from '../temporal-client.js';
@@ -220,8 +219,11 @@ function reportResumed(
 
 /**
  * Wakes the orders the pause of `tenantId`'s scope holds, oldest first, at most `rate` per second, while the pause
- * still holds the rest (release_waiting_orders despite that pause); each once — one that waits again (the warehouse
- * down meanwhile) is left to the workers' resumers. Returns how many it woke.
+ * still holds the rest (release_waiting_orders despite that pause, only orders whose last wait was for a pause). Every
+ * order it releases is signalled; one that waits again for an outage is left to the workers' resumers once the pause
+ * ends. A signal that fails hands its order back, and the command stops with the pause still in force: run it again.
+ * An order released by an earlier run that was killed before its signal is released again once its lease ran out —
+ * by a later run, or by the workers' resumers after the pause ended. Returns how many orders it woke.
  */
 async function wakePaused(ctx: CliContext, db: Db, tenantId: string | undefined, rate: number): Promise<number> {
   const client = await cliTemporalClient(ctx.config);
@@ -233,19 +235,20 @@ async function wakePaused(ctx: CliContext, db: Db, tenantId: string | undefined,
       if (ctx.signal?.aborted)
         throw new InterruptedError(`interrupted after waking ${woken.size} order(s); the pause is still in force`);
       const started = Date.now();
-      const batch = (await releaseWaitingOrders(db, perRound, { tenantId, despitePause: true })).filter(
-        (o) => !woken.has(`${o.tenantId}/${o.orderId}`),
-      );
+      const batch = await releaseWaitingOrders(db, perRound, {
+        tenantId,
+        despitePause: true,
+        waitingFor: 'pause',
+        leaseSeconds: ctx.config.WAKE_LEASE_SECONDS,
+      });
       if (batch.length === 0) return woken.size;
-      for (const o of batch) {
-        await client.workflow
-          .getHandle(orderWorkflowId(o.tenantId, o.orderId))
-          .signal(resumeShipmentSignal)
-          .catch((err: unknown) => {
-            if (!(err instanceof WorkflowNotFoundError)) throw err;
-          });
-        woken.add(`${o.tenantId}/${o.orderId}`);
-      }
+      const tally = await wakeReleased({ client, db, logger: ctx.logger ?? cliLogger() }, batch, (o) =>
+        woken.add(`${o.tenantId}/${o.orderId}`),
+      );
+      if (tally.failed.length > 0)
+        throw new Error(
+          `${tally.failed.length} order(s) could not be woken (${tally.error}) and were handed back, after waking ${woken.size}; the pause is still in force: run the command again`,
+        );
       eprintln(ctx.out, `resume: ${woken.size} order(s) woken`);
       const rest = roundMs - (Date.now() - started);
       if (rest > 0) await sleep(rest);
