@@ -61,6 +61,11 @@ export interface Metrics {
   shippingPauses: Gauge<string>;
   /** This worker's version: 1 while it takes every new order (current, nothing ramping), 0 while it only finishes its own. */
   workerVersion: Gauge<'deployment' | 'build_id'>;
+  /**
+   * Open runs pinned to a version of the deployment that has no live workers (no poller Temporal lists), per version;
+   * 0 for a version with pollers. Read every WORKER_VERSION_CHECK_SECONDS (src/worker/pinned-without-workers.ts).
+   */
+  ordersPinnedWithoutWorkers: Gauge<'deployment' | 'build_id'>;
   /** Waiting orders this worker's resumer woke, by why: `probe` (to try a warehouse not seen answering), `resume` (it answers). */
   shipmentsResumed: Counter<'reason'>;
   /**
@@ -224,6 +229,12 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}): Metrics 
     workerVersion: new Gauge({
       name: 'fulfilment_worker_version',
       help: "This worker's version in its worker deployment (label build_id): 1 while it takes every new order (current, nothing ramping), 0 while new orders go elsewhere and it finishes the orders pinned to it; read every 2 s.",
+      labelNames: ['deployment', 'build_id'],
+      registers,
+    }),
+    ordersPinnedWithoutWorkers: new Gauge({
+      name: 'fulfilment_orders_pinned_without_workers',
+      help: 'Open runs (orders) pinned to a version of the worker deployment (label build_id) that has no live workers: Temporal lists no poller of it, so they wait until one of its workers polls again; 0 for a version with pollers. Read every WORKER_VERSION_CHECK_SECONDS.',
       labelNames: ['deployment', 'build_id'],
       registers,
     }),

@@ -101,6 +101,11 @@ export const workerSchema = {
     .default('all-at-once'),
   /** How often (seconds) the worker counts the orders held for a person (failed, recall-failed) for the metrics. */
   WORKER_ATTENTION_POLL_SECONDS: positiveInt.default(30),
+  /**
+   * How often (seconds) the worker checks every version of its deployment for live workers and counts the open runs
+   * pinned to those without (fulfilment_orders_pinned_without_workers).
+   */
+  WORKER_VERSION_CHECK_SECONDS: positiveInt.default(30),
 };
 
 /** What this concern's variables parse to: its checks below read these. */
