@@ -61,6 +61,11 @@ export interface Metrics {
   shippingPauses: Gauge<string>;
   /** This worker's version: 1 while it takes every new order (current, nothing ramping), 0 while it only finishes its own. */
   workerVersion: Gauge<'deployment' | 'build_id'>;
+  /**
+   * Open runs pinned to a version of the deployment that has no live workers (no poller Temporal lists), per version;
+   * 0 for a version with pollers. Read every WORKER_VERSION_CHECK_SECONDS (src/worker/pinned-without-workers.ts).
+   */
+  ordersPinnedWithoutWorkers: Gauge<'deployment' | 'build_id'>;
   /** Waiting orders this worker's resumer woke, by why: `probe` (to try a warehouse not seen answering), `resume` (it answers). */
   shipmentsResumed: Counter<'reason'>;
   /** Wake-ups the resumer could not send: reason=signal-failed (handed back, sent again), reason=run-gone (no run). */
@@ -245,6 +250,12 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}): Metrics 
       name: 'fulfilment_waits_unrecorded_total',
       help: "Waits of orders the store did not hold: reason=row-lost (a run found its wait gone from the store — a restore, a manual fix — and recorded it again), reason=not-recorded (the store could not record a wait), reason=not-pending (a run waits for an order the store no longer holds pending); either way the order's run checks again by itself within 30 s.",
       labelNames: ['reason'],
+      registers,
+    }),
+    ordersPinnedWithoutWorkers: new Gauge({
+      name: 'fulfilment_orders_pinned_without_workers',
+      help: 'Open runs (orders) pinned to a version of the worker deployment (label build_id) that has no live workers: Temporal lists no poller of it, so they wait until one of its workers polls again; 0 for a version with pollers. Read every WORKER_VERSION_CHECK_SECONDS.',
+      labelNames: ['deployment', 'build_id'],
       registers,
     }),
     shipmentsResumed: new Counter({

@@ -108,16 +108,21 @@ export const workerSchema = {
    */
   WORKER_BUILD_ID: versionName.optional(),
   /**
-   * How a new version takes new orders: `all-at-once` (default) — a version that was never current becomes current
-   * when its worker starts (orders already running stay on theirs; a version rolled back from is not made current
-   * again); `manual` — only a deployment's first version becomes current by itself, later ones wait for `fulfilment
-   * deployment ramp|current`.
+   * How a new version takes new orders: `all-at-once` (default) — a version that was never current nor ramping
+   * becomes current when its first worker has finished starting, before any order ran on it (orders already running
+   * stay on theirs; a version rolled back from or ramped is not made current by its workers); `manual` — only a
+   * deployment's first version becomes current by itself, later ones wait for `fulfilment deployment ramp|current`.
    */
   WORKER_VERSION_ROLLOUT: z
     .enum(['all-at-once', 'manual'], { message: 'all-at-once or manual' })
     .default('all-at-once'),
   /** How often (seconds) the worker counts the orders held for a person (failed, recall-failed) for the metrics. */
   WORKER_ATTENTION_POLL_SECONDS: positiveInt.default(30),
+  /**
+   * How often (seconds) the worker checks every version of its deployment for live workers and counts the open runs
+   * pinned to those without (fulfilment_orders_pinned_without_workers).
+   */
+  WORKER_VERSION_CHECK_SECONDS: positiveInt.default(30),
 };
 
 /** What this concern's variables parse to: its checks below read these. */

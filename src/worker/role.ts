@@ -33,6 +33,7 @@ import { resolveBuildId } from '../deployment/build-id.js';
 import { takeVersionPlace, watchVersionRouting, type VersionRoutingWatch } from './version-rollout.js';
 import { describeDeployment } from '../deployment/routing.js';
 import { createVersionActivities } from '../../activities/version-move.js';
+import { watchPinnedWithoutWorkers } from './pinned-without-workers.js';
 
 /** How often the worker's state is read for a failure its run() has not reported yet, milliseconds. */
 const WATCH_MS = 500;
@@ -341,11 +342,12 @@ function workerVersion(config: RoleContext['config']): WorkerVersion {
  * read again every few seconds: the bridge beside it starts orders eagerly only while this version takes them all.
  */
 async function takePlace(
-  { config, logger, metrics, signal }: RoleContext,
+  ctx: RoleContext,
   connection: NativeConnection,
   version: WorkerVersion,
   life: Lifecycle,
 ): Promise<VersionRoutingWatch> {
+  const { config, logger, metrics, signal } = ctx;
   // Part of start-up: the process reports ready only once it is done.
   const identity = `${hostname()}/${process.pid}`;
   const place = await takeVersionPlace({
@@ -376,6 +378,15 @@ async function takePlace(
     onReading: (takes) => gauge.set(takes ? 1 : 0),
   });
   life.defer('deployment routing reader', () => watch.stop());
+  const stopPinned = watchPinnedWithoutWorkers({
+    client: ctx.client,
+    namespace: config.TEMPORAL_NAMESPACE,
+    deployment: version.deployment,
+    metrics,
+    logger,
+    seconds: config.WORKER_VERSION_CHECK_SECONDS,
+  });
+  life.defer('orders-pinned-without-workers gauge', stopPinned);
   return watch;
 }
 

@@ -2,9 +2,12 @@
  * A worker's place in its deployment once it polls (WORKER_VERSION_ROLLOUT). Temporal routes an order's first task
  * to the deployment's current version (or, for the ramp's share, to the ramping one), and every later task of that
  * order to the version it started on (the order workflow is pinned). A worker whose version is neither current nor
- * ramping only finishes what is pinned to it. So a starting worker makes its version current when:
- * - `all-at-once`: its version never took new runs (inactive) — a new build takes every new order the moment its
- *   first worker polls, a restart changes nothing, and a version rolled back from is not made current again;
+ * ramping only finishes what is pinned to it. So a starting worker — at the end of its start-up (src/worker/role.ts:
+ * its store, schema, schedules and workflow bundle checked, its pollers polling) — makes its version current when:
+ * - `all-at-once`: its version never took new runs (inactive: never current nor ramping) — a new build takes every
+ *   new order (but a ramp's share) once its first worker has started, before any order ran on it; a restart changes
+ *   nothing, and a version rolled back from or ramped by an operator is left as the operator routed it. Why that is
+ *   safe: docs/changing-the-workflow.md ("When exactly, and why that is safe");
  * - `manual`: the deployment has no current version (its first deploy); later versions wait for an operator
  *   (`fulfilment deployment ramp|current`).
  * The version exists in Temporal only once the worker has polled: until then, and while Temporal does not answer,

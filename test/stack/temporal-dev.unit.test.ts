@@ -76,6 +76,7 @@ describe("the stack's dev server", () => {
       '--dynamic-config-value system.enableActivityEagerExecution=true',
       '--dynamic-config-value matching.maxDeployments=100000',
       `--dynamic-config-value 'matching.PollerHistoryTTL="30s"'`,
+      `--dynamic-config-value 'matching.longPollExpirationInterval="20s"'`,
       '--ui-ip 127.0.0.1 --ui-port 8233 --ui-disable-news-fetch',
       '--log-level warn',
     ])

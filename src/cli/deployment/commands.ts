@@ -2,7 +2,7 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { runCommand, type Runner } from '../command.js';
 import * as arg from '../options.js';
-import type { DeploymentOptions } from './deployment.js';
+import type { DeploymentOptions, RoutingOptions } from './deployment.js';
 
 /** A build id as WORKER_BUILD_ID takes it: letters, digits, - and _. */
 function buildId(value: string): string {
@@ -18,6 +18,9 @@ function percent(value: string): number {
     throw new InvalidArgumentError('expected a share of new orders in percent, 0–100 (e.g. 10 or 2.5).');
   return n;
 }
+
+const FORCE =
+  'go ahead even if no worker of the version polls (refused otherwise: new orders would wait with nothing to run them)';
 
 /** Over 80 lines: one declaration per subcommand (its arguments and help) — a list, not logic. */
 export function registerDeploymentCommands(program: Command, run: Runner): void {
@@ -47,7 +50,8 @@ export function registerDeploymentCommands(program: Command, run: Runner): void 
       'make a version current: every new order starts on it from now on (orders already running stay on theirs); a ramp of that version ends with it',
     )
     .argument('<build-id>', 'the version (a worker of it must be polling)', buildId)
-    .action(async (id: string, flags: DeploymentOptions) => {
+    .option('--force', FORCE)
+    .action(async (id: string, flags: RoutingOptions) => {
       await runCommand(run, { ...flags, buildId: id }, async () => (await import('./deployment.js')).deploymentCurrent);
     });
 
@@ -69,7 +73,8 @@ export function registerDeploymentCommands(program: Command, run: Runner): void 
     .description(
       'make the version that was current before the current one current again: new orders go back to it at once; orders started on the rolled-back version finish there',
     )
-    .action(async (flags: DeploymentOptions) => {
+    .option('--force', FORCE)
+    .action(async (flags: RoutingOptions) => {
       await runCommand(run, flags, async () => (await import('./deployment.js')).deploymentRollback);
     });
 

@@ -7,7 +7,7 @@ import { hostname, userInfo } from 'node:os';
 import type { Client } from '@temporalio/client';
 import type { CliContext } from '../context.js';
 import { NotFoundError, UsageError } from '../errors.js';
-import { println } from '../output.js';
+import { eprintln, println } from '../output.js';
 import { formatTable } from '../table.js';
 import { cliTemporalClient } from '../temporal-client.js';
 import {
@@ -18,11 +18,17 @@ import {
   setRampingVersion,
   type DeploymentView,
 } from '../../deployment/routing.js';
+import { liveWorkersVerdict, pollersByVersion } from '../../deployment/live-workers.js';
 
 export interface DeploymentOptions {
   /** The deployment (default WORKER_DEPLOYMENT_NAME, else TEMPORAL_TASK_QUEUE). */
   deployment?: string;
   json?: boolean;
+}
+
+/** `current` and `rollback`: route new orders to a version even when no worker of it polls. */
+export interface RoutingOptions extends DeploymentOptions {
+  force?: boolean;
 }
 
 const identity = () => `fulfilment-cli ${userInfo().username}@${hostname()}`;
@@ -51,6 +57,28 @@ function requireVersion(t: Target, buildId: string): void {
     throw new NotFoundError(
       `no version ${buildId} in deployment ${t.deployment} (its versions: ${t.view.versions.map((v) => v.buildId).join(', ') || 'none'}); a version exists once a worker of it has polled`,
     );
+}
+
+/**
+ * Refuses (UsageError) to route new orders to a version with no live workers, unless --force; forced, says so on
+ * stderr. `command` is what the operator typed, for the override's wording.
+ */
+async function requireLiveWorkers(
+  ctx: CliContext,
+  t: Target,
+  buildId: string,
+  command: string,
+  force: boolean | undefined,
+): Promise<void> {
+  const pollers = await pollersByVersion(t.client.workflowService, t.namespace, t.deployment, [buildId]);
+  const verdict = liveWorkersVerdict({
+    deployment: t.deployment,
+    version: pollers.get(buildId) ?? { buildId, pollers: 0, taskQueues: [] },
+    command,
+    force: force === true,
+  });
+  if (!verdict.go) throw new UsageError(verdict.refusal);
+  if (verdict.warning) eprintln(ctx.out, verdict.warning);
 }
 
 const iso = (d: Date | undefined) => (d ? d.toISOString().replace(/\.\d+Z$/, 'Z') : '-');
@@ -97,13 +125,14 @@ export async function deploymentShow(ctx: CliContext, opts: DeploymentOptions): 
     println(ctx.out, line);
 }
 
-export async function deploymentCurrent(ctx: CliContext, opts: DeploymentOptions & { buildId: string }): Promise<void> {
+export async function deploymentCurrent(ctx: CliContext, opts: RoutingOptions & { buildId: string }): Promise<void> {
   const t = await target(ctx, opts);
   requireVersion(t, opts.buildId);
   if (t.view.current === opts.buildId && t.view.ramping === undefined) {
     println(ctx.out, `${opts.buildId} is current in ${t.deployment} already`);
     return;
   }
+  await requireLiveWorkers(ctx, t, opts.buildId, `fulfilment deployment current ${opts.buildId}`, opts.force);
   await setCurrentVersion(t.client.workflowService, {
     namespace: t.namespace,
     deployment: t.deployment,
@@ -139,7 +168,7 @@ export async function deploymentRamp(
   );
 }
 
-export async function deploymentRollback(ctx: CliContext, opts: DeploymentOptions): Promise<void> {
+export async function deploymentRollback(ctx: CliContext, opts: RoutingOptions): Promise<void> {
   const t = await target(ctx, opts);
   // The version most recently current before the current one: the latest to stop being current or ramping.
   const previous = t.view.versions
@@ -149,6 +178,7 @@ export async function deploymentRollback(ctx: CliContext, opts: DeploymentOption
     throw new NotFoundError(
       `no version of ${t.deployment} was current before ${t.view.current ?? 'none'}: nothing to roll back to`,
     );
+  await requireLiveWorkers(ctx, t, previous.buildId, 'fulfilment deployment rollback', opts.force);
   await setCurrentVersion(t.client.workflowService, {
     namespace: t.namespace,
     deployment: t.deployment,

@@ -239,10 +239,15 @@ export const MAX_WORKER_DEPLOYMENTS = 100_000;
 /**
  * How soon a worker version that drained can be retired (Temporal's defaults: its pollers are remembered 5 minutes,
  * and whether it drained is read every 3 minutes after a 3-minute grace): shortened on the stack so that a test can
- * retire a version it drained. A production Temporal keeps its own.
+ * retire a version it drained. A production Temporal keeps its own. An idle worker's poll is remembered from when it
+ * began, and lasts the long poll (1 minute by default): the stack's long poll is shortened below the pollers' 30 s
+ * memory, so that an idle live worker stays listed (as it does with the defaults, 1 minute against 5), and a version
+ * whose workers stopped is seen without pollers 30 s later (`fulfilment deployment current|rollback`, the
+ * fulfilment_orders_pinned_without_workers gauge: src/deployment/live-workers.ts).
  */
 export const VERSION_RETIREMENT_WAITS = {
   'matching.PollerHistoryTTL': '30s',
+  'matching.longPollExpirationInterval': '20s',
   'matching.wv.VersionDrainageStatusVisibilityGracePeriod': '10s',
   'matching.wv.VersionDrainageStatusRefreshInterval': '10s',
 } as const;
