@@ -14,6 +14,23 @@ export const workerSchema = {
   /** Milliseconds the warehouse circuit stays open before one probe is let through. */
   WAREHOUSE_BREAKER_HALF_OPEN_MS: positiveInt.default(10_000),
   /**
+   * How long (ms) one warehouse call may take; past it the call fails as a timeout, a dependency failure (the breaker
+   * and the brownout rule count it). Below the heartbeat timeout's reach: the shipment heartbeats while it waits.
+   */
+  WAREHOUSE_TIMEOUT_MS: positiveInt.default(30_000),
+  /**
+   * The brownout rule (src/warehouse/brownout.ts): a dependency failure is the warehouse's, not the order's — the order
+   * waits as in an outage instead of spending an attempt — when, over this worker's warehouse calls of the last
+   * WAREHOUSE_BROWNOUT_WINDOW_SECONDS, at least WAREHOUSE_BROWNOUT_MIN_CALLS went out, at least
+   * WAREHOUSE_BROWNOUT_FAILURE_PERCENT % failed (5xx, timeout, unreachable), and the failures were of at least
+   * WAREHOUSE_BROWNOUT_MIN_ORDERS different shipments (one order failing alone never counts as the warehouse).
+   * Defaults 30 s, 10 calls, 10 %, 3 orders.
+   */
+  WAREHOUSE_BROWNOUT_WINDOW_SECONDS: positiveInt.default(30),
+  WAREHOUSE_BROWNOUT_MIN_CALLS: positiveInt.default(10),
+  WAREHOUSE_BROWNOUT_FAILURE_PERCENT: positiveInt.max(100, 'a whole number 1–100').default(10),
+  WAREHOUSE_BROWNOUT_MIN_ORDERS: positiveInt.default(3),
+  /**
    * How long (seconds) an order's shipment may wait for the warehouse — down for everyone (its circuit open), or
    * shipping paused — before the order is held as failed with that reason, counted from its first wait. Default a day.
    */
