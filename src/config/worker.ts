@@ -15,7 +15,8 @@ export const workerSchema = {
   WAREHOUSE_BREAKER_HALF_OPEN_MS: positiveInt.default(10_000),
   /**
    * How long (ms) one warehouse call may take; past it the call fails as a timeout, a dependency failure (the breaker
-   * and the brownout rule count it). Below the heartbeat timeout's reach: the shipment heartbeats while it waits.
+   * and the brownout rule count it). The shipment heartbeats while its call is out, so a call may outlast the heartbeat
+   * timeout (20 s); keep it well under the shipment activity's start-to-close timeout (5 minutes). Default 30 s.
    */
   WAREHOUSE_TIMEOUT_MS: positiveInt.default(30_000),
   /**
