@@ -14,6 +14,24 @@ export const workerSchema = {
   /** Milliseconds the warehouse circuit stays open before one probe is let through. */
   WAREHOUSE_BREAKER_HALF_OPEN_MS: positiveInt.default(10_000),
   /**
+   * How long (ms) one warehouse call may take; past it the call fails as a timeout, a dependency failure (the breaker
+   * and the brownout rule count it). The shipment heartbeats while its call is out, so a call may outlast the heartbeat
+   * timeout (20 s); keep it well under the shipment activity's start-to-close timeout (5 minutes). Default 30 s.
+   */
+  WAREHOUSE_TIMEOUT_MS: positiveInt.default(30_000),
+  /**
+   * The brownout rule (src/warehouse/brownout.ts): a dependency failure is the warehouse's, not the order's — the order
+   * waits as in an outage instead of spending an attempt — when, over this worker's warehouse calls of the last
+   * WAREHOUSE_BROWNOUT_WINDOW_SECONDS, at least WAREHOUSE_BROWNOUT_MIN_CALLS went out, at least
+   * WAREHOUSE_BROWNOUT_FAILURE_PERCENT % failed (5xx, timeout, unreachable), and the failures were of at least
+   * WAREHOUSE_BROWNOUT_MIN_ORDERS different shipments (one order failing alone never counts as the warehouse).
+   * Defaults 30 s, 10 calls, 10 %, 3 orders.
+   */
+  WAREHOUSE_BROWNOUT_WINDOW_SECONDS: positiveInt.default(30),
+  WAREHOUSE_BROWNOUT_MIN_CALLS: positiveInt.default(10),
+  WAREHOUSE_BROWNOUT_FAILURE_PERCENT: positiveInt.max(100, 'a whole number 1–100').default(10),
+  WAREHOUSE_BROWNOUT_MIN_ORDERS: positiveInt.default(3),
+  /**
    * How long (seconds) an order's shipment may wait for a warehouse that is down for everyone (its circuit open)
    * before the order is held as failed with that reason, counted from its first such wait. Read by the worker whose
    * attempt found the warehouse down, and kept by the order from then on. Time an operator's pause holds the order

@@ -12,6 +12,12 @@
  * success closes the circuit. A dead warehouse is probed, not hammered, however many orders are retrying. A failure
  * met with the circuit open (or that left it open) is a WarehouseOutageError: the order waits instead of failing.
  *
+ * Brownouts (src/warehouse/brownout.ts): a warehouse that fails a share of everyone's calls rarely fails `failures`
+ * in a row, so the circuit stays closed. Beside the breaker the client keeps a window of its recent calls; a
+ * dependency failure met while that window says the warehouse fails for everyone (by default, over the last 30 s,
+ * ≥ 10 calls, ≥ 10 % of them failed, for ≥ 3 different shipments) is a WarehouseOutageError too. Below that rule a
+ * failure is the order's own: a DependencyUnavailableError, one of its bounded attempts. A 4xx is always the order's.
+ *
  * Tracing: each call is a CLIENT span `warehouse.<op>` (`warehouse.ship`, `warehouse.cancel`) when a tracer is given,
  * and every request carries the active trace context (`traceparent`, `tracestate`) through OpenTelemetry's
  * propagation API — with tracing off there is none, and no header is added.
@@ -25,6 +31,7 @@ import {
   ATTR_SERVER_PORT,
   ATTR_URL_FULL,
 } from '@opentelemetry/semantic-conventions';
+import { createCallWindow, type BrownoutOptions, type RecentCalls } from './brownout.js';
 import { CircuitState, ConsecutiveBreaker, circuitBreaker, handleWhen, isBrokenCircuitError } from 'cockatiel';
 import {
   DependencyUnavailableError,
@@ -66,6 +73,8 @@ export interface WarehouseHealth {
   lastAnswerAt: number;
   /** When a call last failed as a dependency failure (unreachable, timeout, 5xx, circuit open), ms; 0 before any. */
   lastFailureAt: number;
+  /** The calls of the brownout window and its verdict: whether the warehouse fails for everyone now. */
+  recent: RecentCalls;
 }
 
 export interface BreakerOptions {
@@ -83,9 +92,16 @@ export interface BreakerOptions {
  */
 export function createWarehouseClient(
   baseUrl: string,
-  opts: { timeoutMs?: number; breaker?: Partial<BreakerOptions>; tracer?: Tracer } = {},
+  opts: {
+    /** How long one call may take before it fails as a timeout (WAREHOUSE_TIMEOUT_MS). Default 30 s. */
+    timeoutMs?: number;
+    breaker?: Partial<BreakerOptions>;
+    brownout?: Partial<BrownoutOptions>;
+    tracer?: Tracer;
+  } = {},
 ): WarehouseClient {
   const timeoutMs = opts.timeoutMs ?? 30_000;
+  const window = createCallWindow(opts.brownout);
   const breaker = circuitBreaker(
     handleWhen((err) => err instanceof DependencyUnavailableError),
     {
@@ -98,7 +114,7 @@ export function createWarehouseClient(
     [CircuitState.Open]: 'open',
     [CircuitState.HalfOpen]: 'half-open',
   };
-  const seen: WarehouseHealth = { circuit: 'closed', lastAnswerAt: 0, lastFailureAt: 0 };
+  const seen: Omit<WarehouseHealth, 'recent'> = { circuit: 'closed', lastAnswerAt: 0, lastFailureAt: 0 };
   breaker.onStateChange((state) => {
     const name = names[state];
     if (!name) return;
@@ -118,14 +134,16 @@ export function createWarehouseClient(
   }
 
   /**
-   * One call through the breaker. A dependency failure is an outage (WarehouseOutageError) when the circuit was open,
-   * or is open once this call failed: the warehouse fails for every order, not for this one.
+   * One call for shipment `key` through the breaker. A dependency failure is an outage (WarehouseOutageError) when the
+   * circuit was open, is open once this call failed, or the brownout window says the warehouse fails for everyone:
+   * not for this order alone. Every call that went out (answered or failed) is recorded in the window.
    */
-  async function call(path: string, init: RequestInit, signal?: AbortSignal): Promise<Response> {
+  async function call(key: string, path: string, init: RequestInit, signal?: AbortSignal): Promise<Response> {
     const request = build(path, init);
     try {
       const res = await breaker.execute(() => send(request, path, signal));
       seen.lastAnswerAt = Date.now();
+      window.record(key, false, seen.lastAnswerAt);
       return res;
     } catch (err) {
       if (isBrokenCircuitError(err)) {
@@ -134,10 +152,17 @@ export function createWarehouseClient(
       }
       if (!(err instanceof DependencyUnavailableError)) throw err;
       seen.lastFailureAt = Date.now();
+      window.record(key, true, seen.lastFailureAt);
       if (breaker.state !== CircuitState.Closed)
         throw new WarehouseOutageError(`${err.message} (the warehouse's circuit is open: it fails for every order)`, {
           cause: err,
         });
+      const recent = window.recent(seen.lastFailureAt);
+      if (recent.unhealthy)
+        throw new WarehouseOutageError(
+          `${err.message} (the warehouse failed ${recent.failures} of its last ${recent.calls} calls in ${recent.windowMs / 1000} s, for ${recent.failingKeys} shipments: it fails for every order)`,
+          { cause: err },
+        );
       throw err;
     }
   }
@@ -145,6 +170,7 @@ export function createWarehouseClient(
   /** `call` in a `warehouse.<op>` span (with a tracer), the active trace context injected into the request's headers. */
   async function traced(
     op: string,
+    key: string,
     path: string,
     init: Omit<RequestInit, 'headers'> & { headers?: Record<string, string> },
     signal?: AbortSignal,
@@ -152,7 +178,7 @@ export function createWarehouseClient(
     const withContext = () => {
       const headers: Record<string, string> = { ...init.headers };
       propagation.inject(context.active(), headers);
-      return call(path, { ...init, headers }, signal);
+      return call(key, path, { ...init, headers }, signal);
     };
     const tracer = opts.tracer;
     if (!tracer) return withContext();
@@ -210,6 +236,7 @@ export function createWarehouseClient(
       }
       const res = await traced(
         'ship',
+        key,
         '/shipments',
         {
           method: 'POST',
@@ -227,10 +254,16 @@ export function createWarehouseClient(
       return (await res.json()) as ShipmentReceipt;
     },
     async cancel(key, signal) {
-      const res = await traced('cancel', `/shipments/${encodeURIComponent(key)}/cancel`, { method: 'POST' }, signal);
+      const res = await traced(
+        'cancel',
+        key,
+        `/shipments/${encodeURIComponent(key)}/cancel`,
+        { method: 'POST' },
+        signal,
+      );
       if (res.status >= 400) throw new WarehouseRejectedError(`warehouse refused to cancel ${key}: ${res.status}`);
       return ((await res.json()) as { existed: boolean }).existed;
     },
-    health: () => ({ ...seen }),
+    health: () => ({ ...seen, recent: window.recent() }),
   };
 }

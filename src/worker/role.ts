@@ -161,6 +161,13 @@ function createEffects({ config, logger, metrics, tracing }: RoleContext, probeD
   );
   life.defer('dead-letter producer', () => deadLetters.close());
   const warehouse = createWarehouseClient(config.WAREHOUSE_URL, {
+    timeoutMs: config.WAREHOUSE_TIMEOUT_MS,
+    brownout: {
+      windowMs: config.WAREHOUSE_BROWNOUT_WINDOW_SECONDS * 1000,
+      minCalls: config.WAREHOUSE_BROWNOUT_MIN_CALLS,
+      failurePercent: config.WAREHOUSE_BROWNOUT_FAILURE_PERCENT,
+      minFailingKeys: config.WAREHOUSE_BROWNOUT_MIN_ORDERS,
+    },
     breaker: {
       failures: config.WAREHOUSE_BREAKER_FAILURES,
       halfOpenAfterMs: config.WAREHOUSE_BREAKER_HALF_OPEN_MS,

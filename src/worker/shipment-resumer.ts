@@ -48,9 +48,15 @@ export interface ShipmentResumerOptions {
   tickMs?: number;
 }
 
-/** True when this process has seen the warehouse answer since its last failure, and its circuit is closed. */
+/**
+ * True when this process's circuit is closed and the warehouse answers: it answered since its last failure, or it
+ * answered some of the calls of the client's brownout window (a brownout: answers and failures interleave, and the
+ * last call may be either). Woken orders then retry; while the window says the warehouse fails for everyone, one whose
+ * call fails waits again, its attempts unspent, and the consecutive breaker still stops the rounds if it fails on.
+ */
 export function warehouseAnswers(h: WarehouseHealth): boolean {
-  return h.circuit === 'closed' && h.lastAnswerAt > 0 && h.lastAnswerAt >= h.lastFailureAt;
+  if (h.circuit !== 'closed' || h.lastAnswerAt === 0) return false;
+  return h.lastAnswerAt >= h.lastFailureAt || h.recent.calls > h.recent.failures;
 }
 
 /** How many orders a round wakes, and why: none, the probe (one), or a paced share. */

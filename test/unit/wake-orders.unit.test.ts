@@ -108,7 +108,14 @@ describe("the resumer's round", () => {
     const resumer = startShipmentResumer({
       db,
       client: temporal as never,
-      warehouse: { health: () => ({ circuit: 'closed', lastAnswerAt: 2, lastFailureAt: 1 }) },
+      warehouse: {
+        health: () => ({
+          circuit: 'closed',
+          lastAnswerAt: 2,
+          lastFailureAt: 1,
+          recent: { calls: 0, failures: 0, failingKeys: 0, windowMs: 30_000, unhealthy: false },
+        }),
+      },
       probeSeconds: 15,
       perSecond: 20,
       taskQueue: 'orders',

@@ -1,6 +1,15 @@
-/** The warehouse client against the real development warehouse server: what counts towards the breaker. */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DependencyUnavailableError, InvalidRequestError } from '../../src/errors.js';
+/**
+ * The warehouse client against the real development warehouse server: what counts towards the breaker, and the
+ * brownout rule — which dependency failures are the warehouse's (the order waits) and which the order's own.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import {
+  DependencyUnavailableError,
+  InvalidRequestError,
+  WarehouseOutageError,
+  WarehouseRejectedError,
+} from '../../src/errors.js';
+import { createCallWindow } from '../../src/warehouse/brownout.js';
 import { createWarehouseClient } from '../../src/warehouse/client.js';
 import { startWarehouse, type WarehouseServer } from '../../tools/warehouse/server.js';
 
@@ -42,5 +51,88 @@ describe('warehouse client', () => {
       await expect(client.ship(`k${i}`, request(`o${i}`))).rejects.toBeInstanceOf(DependencyUnavailableError);
     expect(states).toEqual(['open']);
     await expect(client.ship('k3', request('o3'))).rejects.toThrow(/circuit open/);
+  });
+});
+
+describe('the brownout rule', () => {
+  const faults = (body: object) =>
+    fetch(`${warehouse.url}/admin/faults`, { method: 'POST', body: JSON.stringify(body) }).then((r) => r.json());
+  afterEach(async () => {
+    await faults({ down: false, errorRate: 0, latencyMs: 0, rejectOrders: [] });
+  });
+  /** A client whose breaker never opens here, so that only the brownout rule judges. */
+  const client = (brownout = {}, timeoutMs?: number) =>
+    createWarehouseClient(warehouse.url, {
+      breaker: { failures: 1000, halfOpenAfterMs: 60_000 },
+      brownout,
+      ...(timeoutMs ? { timeoutMs } : {}),
+    });
+  const ship = (c: ReturnType<typeof client>, key: string) => c.ship(key, request(key));
+  /** The order's own transient failure: one of its attempts, not a wait. */
+  const own = (e: unknown) => e instanceof DependencyUnavailableError && !(e instanceof WarehouseOutageError);
+  const shipMany = async (c: ReturnType<typeof client>, prefix: string, n: number) => {
+    for (let i = 0; i < n; i += 1) await ship(c, `${prefix}-${i}`);
+  };
+
+  it("at the defaults, failures are the warehouse's once ≥ 10 % of ≥ 10 calls failed, for ≥ 3 shipments", async () => {
+    const c = client();
+    await shipMany(c, 'ok-a', 30);
+    await faults({ down: true });
+    // 1/31, 2/32, 3/33 failed: under 10 %, each failure is its order's own (an attempt spent).
+    for (const k of ['fa-1', 'fa-2', 'fa-3']) await expect(ship(c, k)).rejects.toSatisfy(own);
+    // 4/34 ≥ 10 %: the warehouse fails for everyone; the order waits.
+    await expect(ship(c, 'fa-4')).rejects.toThrow(WarehouseOutageError);
+    await expect(ship(c, 'fa-4')).rejects.toThrow(/failed 5 of its last 35 calls in 30 s, for 4 shipments/);
+    expect(c.health().recent).toMatchObject({ calls: 35, failures: 5, failingKeys: 4, unhealthy: true });
+    expect(c.health().circuit).toBe('closed');
+  });
+
+  it('needs the minimum number of calls and of failing shipments', async () => {
+    const c = client();
+    await faults({ down: true });
+    // 100 % failed, but fewer than 10 calls: too few to judge.
+    for (let i = 0; i < 9; i += 1) await expect(ship(c, `fb-${i}`)).rejects.toSatisfy(own);
+    await expect(ship(c, 'fb-9')).rejects.toThrow(WarehouseOutageError);
+
+    const alone = client();
+    await faults({ down: false });
+    await shipMany(alone, 'ok-b', 10);
+    await faults({ down: true });
+    // One order failing again and again is its own fault, whatever the share: it never makes the others wait.
+    for (let i = 0; i < 20; i += 1) await expect(ship(alone, 'fc-poison')).rejects.toSatisfy(own);
+    expect(alone.health().recent).toMatchObject({ failures: 20, failingKeys: 1, unhealthy: false });
+    await expect(ship(alone, 'fc-x')).rejects.toSatisfy(own);
+    await expect(ship(alone, 'fc-y')).rejects.toThrow(WarehouseOutageError); // a third shipment fails too
+  });
+
+  it("a refusal (4xx) is the order's in a brownout too, and counts as an answer", async () => {
+    const c = client({ minCalls: 3 });
+    await faults({ down: true });
+    for (const k of ['fd-1', 'fd-2', 'fd-3']) await ship(c, k).catch(() => undefined);
+    expect(c.health().recent.unhealthy).toBe(true);
+    await faults({ down: false, rejectOrders: ['fd-refused'] });
+    await expect(ship(c, 'fd-refused')).rejects.toBeInstanceOf(WarehouseRejectedError);
+    expect(c.health().recent).toMatchObject({ calls: 4, failures: 3 });
+  });
+
+  it('a timeout is a dependency failure: a slow warehouse is judged like one that fails', async () => {
+    const c = client({ minCalls: 3 }, 100);
+    await faults({ latencyMs: 400 });
+    for (const k of ['fe-1', 'fe-2']) await expect(ship(c, k)).rejects.toSatisfy(own);
+    await expect(ship(c, 'fe-3')).rejects.toThrow(WarehouseOutageError);
+  });
+});
+
+describe('the brownout window', () => {
+  it('forgets calls older than its length, and judges on the calls it holds', () => {
+    const w = createCallWindow({ windowMs: 30_000, minCalls: 10, failurePercent: 20, minFailingKeys: 3 });
+    for (let i = 0; i < 8; i += 1) w.record(`ok-${i}`, false, 1_000);
+    for (let i = 0; i < 2; i += 1) w.record(`f-${i}`, true, 2_000);
+    expect(w.recent(2_000)).toMatchObject({ calls: 10, failures: 2, failingKeys: 2, unhealthy: false });
+    w.record('f-2', true, 3_000); // 3/11 ≥ 20 %, 3 shipments
+    expect(w.recent(3_000)).toMatchObject({ calls: 11, failures: 3, failingKeys: 3, unhealthy: true });
+    // 30 s after the answers, only the failures remain: too few calls to judge.
+    expect(w.recent(31_000)).toMatchObject({ calls: 3, failures: 3, unhealthy: false });
+    expect(w.recent(33_000)).toMatchObject({ calls: 0, failures: 0, failingKeys: 0, unhealthy: false });
   });
 });
