@@ -71,11 +71,11 @@ export const workerSchema = {
   /** How long (seconds) a cancellation that arrived before its placement waits for it. Default 1 hour. */
   CANCEL_GRACE_SECONDS: positiveInt.default(3600),
   /**
-   * How long (seconds) an order's run stays open after it settled, to record late events in the run (a late
-   * cancellation as refused, a newer version, an operator's retry of a failed order). Default 0: the run closes in the
-   * task that settled it. A later event for a shipped or cancelled order is then refused by Temporal's id reuse policy
-   * and counted stale (the order is final: nothing an event could change); one for a failed order, whose run ends
-   * failed, starts a new run that records it. Each second of linger costs every order a timer and a workflow task.
+   * How long (seconds) an order's run stays open after it settled. Default 0: the run closes in the task that settled
+   * it. A later event gets the same recorded outcome either way — once the run has closed, the bridge records it
+   * through the store (src/bridge/late-events.ts), and one that leaves work for the order (a cancellation of a failed
+   * order, an operator's retry) is handed to a run started from the store — so a linger only keeps the status query
+   * and operator updates on the same run. Each second of linger costs every order a timer and a workflow task.
    */
   ORDER_LINGER_SECONDS: z.coerce
     .number({ invalid_type_error: 'a whole number of seconds ≥ 0' })

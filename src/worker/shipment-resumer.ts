@@ -4,9 +4,9 @@
  *
  * Every worker runs one. Each second it reads how many orders wait (the gauges), then, while some wait and no pause
  * holds them:
- * - when this process's warehouse client has seen the warehouse answer since it last failed (its circuit closed), it
- *   wakes up to WAREHOUSE_RESUME_PER_SECOND of the oldest, each with a resumeShipment signal; their shipments go out as
- *   they would have, under the same keys;
+ * - when this process's warehouse client has seen the warehouse answer since it last failed (its circuit closed) —
+ *   or, in a brownout, answered some of its recent calls — it wakes up to WAREHOUSE_RESUME_PER_SECOND of the oldest,
+ *   each with a resumeShipment signal; their shipments go out as they would have, under the same keys;
  * - otherwise it wakes only the oldest, once per WAREHOUSE_PROBE_SECONDS: that order's shipment is the probe. If the
  *   warehouse answers, the client's circuit closes and the rest follow at the paced rate; if not, the order waits
  *   again (and stays the oldest).
