@@ -12,7 +12,9 @@ import { temporalCliPath } from '../../tools/stack/index.js';
 import { orderEventSignal, orderStatusQuery, orderWorkflowId, retryShipmentUpdate } from '../../workflows/api.js';
 import { type OrderEvent } from '../../src/order.js';
 import { parseRecord } from '../../src/events/envelope.js';
-import { events, scenario, waitFor, type Scenario } from './harness.js';
+import { counter, events, scenario, waitFor, type Scenario } from './harness.js';
+import { createDb } from '../../src/db.js';
+import { runtimeConnection } from '../../src/store/connection.js';
 import type { App } from '../../src/app.js';
 
 const run = promisify(execFile);
@@ -210,6 +212,69 @@ const stories: Record<string, Story> = {
         );
       } finally {
         await fault(s, { down: false });
+      }
+      await settledAs(app, tenant, order, 'shipped');
+    },
+  },
+  'v2-checked-the-warehouse-by-itself': {
+    order: 'o-v2-checked',
+    // No probe wakes it (hourly); its own check every 3 s ± 20 % does: it finds the warehouse down, waits again, and
+    // ships at a check after the warehouse answers.
+    env: {
+      ORDER_LINGER_SECONDS: '0',
+      WAREHOUSE_BREAKER_FAILURES: '1',
+      WAREHOUSE_BREAKER_HALF_OPEN_MS: '1000',
+      WAREHOUSE_PROBE_SECONDS: '3600',
+      ORDER_WAIT_RECHECK_SECONDS: '3',
+    },
+    async drive({ app, s, tenant, order, send }) {
+      await fault(s, { down: true });
+      try {
+        await send(events.placed(tenant, order));
+        await waitFor(
+          `${order} to check by itself and wait again`,
+          async () =>
+            (await view(app, tenant, order)).notes.filter((n) => n.startsWith('nothing woke it')).length >= 2 &&
+            (await view(app, tenant, order)).waitingSince !== undefined,
+          120_000,
+          200,
+        );
+      } finally {
+        await fault(s, { down: false });
+      }
+      await settledAs(app, tenant, order, 'shipped');
+    },
+  },
+  'v2-held-by-a-pause-past-its-deadline': {
+    order: 'o-v2-paused',
+    // A deadline of 2 s and checks every 3 s: the pause holds the order through several checks, past the deadline.
+    env: { ORDER_LINGER_SECONDS: '0', ORDER_SHIPMENT_DEADLINE_SECONDS: '2', ORDER_WAIT_RECHECK_SECONDS: '3' },
+    async drive({ app, s, tenant, order, send }) {
+      const db = createDb(runtimeConnection(s.config), 1);
+      try {
+        const before = await counter(app, 'fulfilment_shipping_pauses');
+        await db.query("INSERT INTO shipping_pauses (tenant_id, paused_by, reason) VALUES ($1, 'ops', 'stock take')", [
+          tenant,
+        ]);
+        await waitFor(
+          'the worker to read the pause',
+          async () => (await counter(app, 'fulfilment_shipping_pauses')) > before,
+          30_000,
+          200,
+        );
+        await send(events.placed(tenant, order));
+        await waitFor(
+          `${order} to be held past its deadline`,
+          async () => (await view(app, tenant, order)).notes.filter((n) => n.startsWith('nothing woke it')).length >= 2,
+          120_000,
+          200,
+        );
+        await db.query(
+          "UPDATE shipping_pauses SET resumed_at = now(), resumed_by = 'ops', resume_reason = 'done' WHERE tenant_id = $1 AND resumed_at IS NULL",
+          [tenant],
+        );
+      } finally {
+        await db.end();
       }
       await settledAs(app, tenant, order, 'shipped');
     },
