@@ -32,7 +32,8 @@ const kafkaPort = {
  *   domain    activities/, src/dlq/, workflows/,              the order's effects, its workflows, and the worker
  *             src/temporal.ts, src/workflow-settings.ts        and starter settings that speak the workflows' contract
  *   adapters  src/kafka/, src/db.ts, src/store/, src/warehouse/, src/tracing/, src/events/, src/codec/, src/temporal-refusal.ts,
- *             src/status-events/ (a status change → the outbox → the relay onto Kafka)
+ *             src/status-events/ (a status change → the outbox → the relay onto Kafka), src/deployment/ (worker
+ *             versions in Temporal's deployment API)
  *   base      src/config.ts, src/config/, src/log.ts, src/metrics.ts, src/outcomes.ts, src/errors.ts, src/retry-policies.ts,
  *             src/health.ts, src/startup.ts, src/package-root.ts, src/sleep.ts, src/lifecycle.ts, src/observability.ts
  *   vocabulary src/order.ts: the order's words, importing nothing
@@ -44,6 +45,7 @@ const ROLES = ['**/worker/**', '**/bridge/**', '**/role.js', '**/provision/**', 
 const DOMAIN = ['**/activities/**', '**/dlq/**', '**/workflows/**', '**/temporal.js', '**/workflow-settings.js'];
 const ADAPTERS = [
   '**/kafka/**',
+  '**/deployment/**',
   '**/store/**',
   '**/warehouse/**',
   '**/tracing/**',
@@ -131,6 +133,7 @@ export default tseslint.config(
       'src/events/**/*.ts',
       'src/codec/**/*.ts',
       'src/status-events/**/*.ts',
+      'src/deployment/**/*.ts',
       'src/temporal-refusal.ts',
       'src/db.ts',
     ],

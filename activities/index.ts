@@ -10,7 +10,6 @@ import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { halfJitterGenerator } from 'cockatiel';
 import { SHIPMENT_BACKOFF, type TransientRetry } from '../src/retry-policies.js';
 import {
-  type OutcomeReport,
   FailureType,
   type OrderEvent,
   type OrderLine,
@@ -360,12 +359,7 @@ export function createActivities(deps: ActivityDeps) {
       }
     },
 
-    /** The warehouse call alone (ship above): the shipment of runs from before cheaper-orders. */
-    async shipOrder(input: ShipInput): Promise<string> {
-      return ship(input);
-    },
-
-    /** markShipped above: runs from before cheaper-orders, and a shipment shipAndRecordOrder could not record. */
+    /** markShipped above: a shipment shipAndRecordOrder could not record, recorded under the store's own policy. */
     async markOrderShipped(input: { tenantId: string; orderId: string; shipmentId: string }): Promise<StoredOrder> {
       return markShipped(input);
     },
@@ -530,11 +524,6 @@ export function createActivities(deps: ActivityDeps) {
       });
       metrics?.eventsProcessed.inc({ type: event.type, outcome: 'dead-lettered' });
       return form;
-    },
-
-    /** Local activity: logs an event's outcome as the workflow decided it and counts it (runs before cheaper-orders). */
-    async reportOutcome(outcome: OutcomeReport): Promise<void> {
-      report(outcome);
     },
   };
 }

@@ -1,6 +1,6 @@
 /**
  * Prometheus metrics, prefix `fulfilment_`. The names and labels are part of the external contract once
- * released (DESIGN.md §2): add, never rename. Each process (or test) makes its own registry.
+ * released (docs/observability.md lists them; dashboards and alert rules read them): add, never rename. Each process (or test) makes its own registry.
  */
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { Health } from './health.js';

@@ -52,17 +52,6 @@ export const QUICK_SHIPMENT = {
   retry: { maximumAttempts: 1 },
 } as const;
 
-/** Outcome reporting, a local activity: cheap, a few quick attempts, never holding the order up. */
-export const REPORTING_LOCAL_ACTIVITY = {
-  startToCloseTimeout: '5 seconds',
-  retry: {
-    initialInterval: '200 milliseconds',
-    backoffCoefficient: 2,
-    maximumInterval: '2 seconds',
-    maximumAttempts: 3,
-  },
-} as const;
-
 /** After an effect's own policy gave up on a transient failure, the workflow holds the order this long and tries again. */
 export const HOLD_BEFORE_RETRYING = '5 minutes';
 

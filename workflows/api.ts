@@ -111,7 +111,7 @@ export interface OrderWorkflowInput {
 }
 
 /**
- * The workflow's sinks (registered by the worker, src/app.ts): `outcomes.report` logs and counts an outcome the
+ * The workflow's sinks (registered by the worker, src/worker/role.ts through src/temporal.ts): `outcomes.report` logs and counts an outcome the
  * workflow decided itself, outside the history, and not again when the workflow is replayed.
  */
 export interface OrderSinks extends Sinks {

@@ -1,5 +1,5 @@
 /**
- * Dead letters: the DLQ contract (DESIGN.md "Dead-letter topic") and how one is written. A dead letter keeps the
+ * Dead letters: the DLQ contract (its headers: docs/cli.md "One dead letter in full") and how one is written. A dead letter keeps the
  * original key and value bytes and the original headers, plus `dlq-*` headers saying what failed, where the
  * record came from and who it belonged to (when that could be read). At-least-once like everything else: the
  * source offset is committed only after the DLQ write is acknowledged.

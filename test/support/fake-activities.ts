@@ -48,9 +48,9 @@ export interface FakeCalls {
 }
 
 export interface FakeOptions {
-  /** Decides each shipOrder attempt; default: succeed at once. */
+  /** Decides each shipment attempt; default: succeed at once. */
   ship?: (input: ShipInput, attempt: number) => Promise<string>;
-  /** The server's clock (skipped time), recorded with every shipOrder attempt. */
+  /** The server's clock (skipped time), recorded with every shipment attempt. */
   now?: () => Promise<number>;
   /** Runs before each recordOrderEvent attempt (`local`: a local activity's); a throw fails that attempt. */
   record?: (event: OrderEvent, local: boolean) => Promise<void>;
@@ -94,6 +94,18 @@ export function fakeActivities(opts: FakeOptions = {}): {
     return stored(row, effect());
   };
 
+  /** One warehouse call of the fake, as the real activities' `ship` step: recorded, then decided by `opts.ship`. */
+  async function ship(input: ShipInput): Promise<string> {
+    const info = Context.current().info;
+    calls.ship.push({
+      input,
+      attempt: info.attempt,
+      atMs: opts.now ? await opts.now() : Date.now(),
+      local: info.isLocal,
+    });
+    return opts.ship ? opts.ship(input, info.attempt) : `shp-${input.orderId}`;
+  }
+
   const activities = {
     async recordOrderEvent(event: OrderEvent): Promise<StoredOrder> {
       await opts.record?.(event, Context.current().info.isLocal);
@@ -125,16 +137,6 @@ export function fakeActivities(opts: FakeOptions = {}): {
       }
       return stored(rows.get(key)!, 'applied');
     },
-    async shipOrder(input: ShipInput): Promise<string> {
-      const info = Context.current().info;
-      calls.ship.push({
-        input,
-        attempt: info.attempt,
-        atMs: opts.now ? await opts.now() : Date.now(),
-        local: info.isLocal,
-      });
-      return opts.ship ? opts.ship(input, info.attempt) : `shp-${input.orderId}`;
-    },
     async markOrderShipped(input: { tenantId: string; orderId: string; shipmentId: string }): Promise<StoredOrder> {
       calls.shipped.push(input.shipmentId);
       const row = rows.get(keyOf(input.tenantId, input.orderId))!;
@@ -155,7 +157,7 @@ export function fakeActivities(opts: FakeOptions = {}): {
       }
     },
     async shipAndRecordOrder(input: ShipInput): Promise<{ shipmentId: string; stored: StoredOrder }> {
-      const shipmentId: string = await activities.shipOrder(input);
+      const shipmentId: string = await ship(input);
       return {
         shipmentId,
         stored: await activities.markOrderShipped({ tenantId: input.tenantId, orderId: input.orderId, shipmentId }),
@@ -248,12 +250,11 @@ export function fakeActivities(opts: FakeOptions = {}): {
       calls.deadLettered.push(refused);
       return 'whole' as const;
     },
-    async reportOutcome(): Promise<void> {},
   } satisfies OrderActivities;
   return { activities, calls, rows };
 }
 
-/** A shipOrder that heartbeats until the workflow cancels it, the way a slow warehouse call behaves. */
+/** A shipment that heartbeats until the workflow cancels it, the way a slow warehouse call behaves. */
 export function shipUntilCancelled(started: () => void) {
   return async (): Promise<string> => {
     started();
@@ -265,11 +266,11 @@ export function shipUntilCancelled(started: () => void) {
   };
 }
 
-/** A transient failure as the real shipOrder reports it (optionally with its jittered next delay). */
+/** A transient failure as the real shipment step reports it (optionally with its jittered next delay). */
 export const retryable = (message: string, nextRetryDelayMs?: number) =>
   ApplicationFailure.create({ message, type: 'DependencyUnavailableError', nextRetryDelay: nextRetryDelayMs });
 
-/** The warehouse down for everyone (or shipping paused), as the real shipOrder reports it: the order waits. */
+/** The warehouse down for everyone (or shipping paused), as the real shipment step reports it: the order waits. */
 export const warehouseDown = (
   reason = 'warehouse circuit open: not calling /shipments until a probe succeeds',
   since = new Date(),
