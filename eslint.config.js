@@ -35,7 +35,8 @@ const kafkaPort = {
  *             src/status-events/ (a status change → the outbox → the relay onto Kafka), src/deployment/ (worker
  *             versions in Temporal's deployment API)
  *   base      src/config.ts, src/config/, src/log.ts, src/metrics.ts, src/outcomes.ts, src/errors.ts, src/retry-policies.ts,
- *             src/health.ts, src/startup.ts, src/package-root.ts, src/sleep.ts, src/lifecycle.ts, src/observability.ts
+ *             src/health.ts, src/startup.ts, src/package-root.ts, src/sleep.ts, src/timeout.ts, src/lifecycle.ts,
+ *             src/observability.ts
  *   vocabulary src/order.ts: the order's words, importing nothing
  *
  * workflows/ is held tighter still (an allow-list, below): its own files, the vocabulary and the SDK's workflow side.
@@ -175,6 +176,7 @@ export default tseslint.config(
       'src/startup.ts',
       'src/package-root.ts',
       'src/sleep.ts',
+      'src/timeout.ts',
       'src/lifecycle.ts',
       'src/observability.ts',
     ],

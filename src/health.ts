@@ -4,6 +4,7 @@
  * bounded: each has a short timeout, one evaluation runs at a time, and its result is reused for `cacheMs`, so a
  * probe storm costs at most one `SELECT 1` and one Temporal RPC per `cacheMs`.
  */
+import { withTimeout } from './timeout.js';
 
 /** The outcome of one check; `reason` says why when it is not ok. */
 export interface CheckResult {
@@ -29,16 +30,6 @@ export interface HealthOptions {
   cacheMs?: number;
   /** Longest one check may take before it counts as failed, ms. Default 2000. */
   timeoutMs?: number;
-}
-
-/** A promise that rejects after `ms` (its timer never keeps the process alive). */
-export function withTimeout<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} did not answer within ${ms} ms`)), ms);
-    timer.unref();
-  });
-  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
 
 export class Health {
@@ -118,7 +109,11 @@ export class Health {
     const results = await Promise.all(
       names.map(async (name) => {
         try {
-          return await withTimeout(Promise.resolve(this.checks.get(name)!()), this.timeoutMs, `the ${name} check`);
+          return await withTimeout(
+            Promise.resolve(this.checks.get(name)!()),
+            this.timeoutMs,
+            `the ${name} check did not answer within ${this.timeoutMs} ms`,
+          );
         } catch (err) {
           return { ok: false, reason: (err as Error).message || String(err) };
         }

@@ -6,7 +6,8 @@
 import type { Client } from '@temporalio/client';
 import type { NativeConnection } from '@temporalio/worker';
 import type { Config } from './config.js';
-import { withTimeout, type CheckResult, type Health } from './health.js';
+import type { CheckResult, Health } from './health.js';
+import { withTimeout } from './timeout.js';
 import { permanentKafkaFailure } from './kafka/client.js';
 import type { Logger } from './log.js';
 import type { Metrics } from './metrics.js';
@@ -48,7 +49,7 @@ export const CHECK_TIMEOUT_MS = 1500;
 /** One readiness probe, bounded by CHECK_TIMEOUT_MS; a failure's reason names `what`. */
 export async function probeWithin(what: string, work: Promise<unknown>): Promise<CheckResult> {
   try {
-    await withTimeout(work, CHECK_TIMEOUT_MS, what);
+    await withTimeout(work, CHECK_TIMEOUT_MS, `${what} did not answer within ${CHECK_TIMEOUT_MS} ms`);
     return { ok: true };
   } catch (err) {
     const message = (err as Error).message ?? String(err);

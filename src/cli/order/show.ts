@@ -32,6 +32,7 @@ import { readDlq } from '../dlq/reader.js';
 import { header, type DlqRecord } from '../dlq/record.js';
 import { NotFoundError } from '../errors.js';
 import { println } from '../output.js';
+import { withTimeout } from '../../timeout.js';
 import { REDACTED, Redactor } from '../redact.js';
 import { formatTable, truncate } from '../table.js';
 import { cliTemporalClient } from '../temporal-client.js';
@@ -153,11 +154,7 @@ export async function orderShow(ctx: CliContext, opts: ShowOptions): Promise<Ord
 }
 
 function within<T>(ms: number, work: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms / 1000} s (--timeout)`)), ms);
-  });
-  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+  return withTimeout(work, ms, `no answer within ${ms / 1000} s (--timeout)`);
 }
 
 /** The row as the runtime role sees it with app.tenant_id set to the tenant; null when it sees none. */
