@@ -33,6 +33,7 @@ import {
 } from '../workflows/api.js';
 import { type OrderEvent } from '../src/order.js';
 import { cpuDelta, cpuSeconds, load1, procMemory } from './procs.js';
+import { sleep } from '../src/sleep.js';
 
 export type Env = Record<string, string>;
 
@@ -65,7 +66,7 @@ export interface PhaseResult {
   figures: Record<string, number>;
 }
 
-export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+export { sleep };
 
 /** A child process of the bench (bench/bridge-child.ts) reporting memory and records handled every 250 ms. */
 export interface Child {

@@ -18,6 +18,7 @@ import type { StatusEvent } from '../src/status-events/event.js';
 import { readStatusEvents } from '../src/status-events/outbox.js';
 import { describeReport, provision } from '../src/provision/index.js';
 import { installTemporalRuntime } from '../src/temporal.js';
+import { sleep } from '../src/sleep.js';
 import { orderStatusQuery, orderWorkflowId, type OrderView } from '../workflows/api.js';
 
 const run = Date.now().toString(36);
@@ -259,7 +260,7 @@ async function waitFor(probe: () => Promise<boolean>, timeoutMs = 120_000): Prom
   while (!(await probe().catch(() => false))) {
     if (Date.now() > deadline)
       throw new Error('the story did not settle within two minutes; see the logs (LOG_LEVEL=info)');
-    await new Promise((r) => setTimeout(r, 200));
+    await sleep(200);
   }
 }
 

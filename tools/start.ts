@@ -9,6 +9,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { ConfigError, loadConfig, type Config } from '../src/config.js';
 import { createLogger } from '../src/log.js';
+import { sleep } from '../src/sleep.js';
 import { describeReport, provision } from '../src/provision/index.js';
 import { repoRoot, stackDown, stackKafkaEnv, stackStatus, stackUp, type ServiceName } from './stack/index.js';
 import { announceRuntime } from './runtime.js';
@@ -23,7 +24,7 @@ async function ready(config: Config, exited: () => boolean): Promise<boolean> {
       () => false,
     );
     if (ok) return true;
-    await new Promise((r) => setTimeout(r, 250));
+    await sleep(250);
   }
   return false;
 }

@@ -25,6 +25,7 @@ import { connect } from 'node:net';
 import { delimiter, dirname, join } from 'node:path';
 import { fmtSeconds, say, StackError } from './log.js';
 import { pidFile, serviceLog, stateDir } from './paths.js';
+import { sleep } from '../../src/sleep.js';
 
 /** Environment variable every stack daemon carries, naming the state dir that started it. */
 export const STACK_MARKER_ENV = 'FULFILMENT_STACK_DIR';
@@ -301,7 +302,7 @@ export async function stopDaemon(
 // ---------------------------------------------------------------------------------------------------------------
 // polling, ports, commands
 
-export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+export { sleep };
 
 /**
  * Polls `probe` until it returns a value (not undefined) or the deadline passes. `failFast` is checked each round

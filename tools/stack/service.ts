@@ -218,7 +218,7 @@ export async function ensureUp(svc: Service, plan: StackPlan): Promise<UpResult>
       // above cannot see. Such a connection is short-lived: start the daemon again, a few times.
       if (attempt >= START_ATTEMPTS || isAlive(started.pid) || !boundElsewhere(svc)) throw e;
       say(`${svc.name}: its port was held for a moment by another process's outgoing connection; starting it again`);
-      await new Promise((r) => setTimeout(r, 1000 * attempt));
+      await sleep(1000 * attempt);
       continue;
     }
     await svc.afterReady?.(plan, false);

@@ -9,7 +9,7 @@ import type { Config } from '../../../src/config.js';
 import { connectTemporal } from '../../../src/temporal.js';
 import { ensureSearchAttributes } from '../../../src/provision/temporal.js';
 import { say, StackError } from '../log.js';
-import { waitFor } from '../proc.js';
+import { sleep, waitFor } from '../proc.js';
 import { serviceLog } from '../paths.js';
 import type { Service } from '../service.js';
 import { kindMismatch, prepareServer, serverRunsUi } from './temporal-server.js';
@@ -184,7 +184,7 @@ export async function registerSearchAttributes(
         return await withConnection(settings, (c) => ensureSearchAttributes(c, ns));
       } catch (e) {
         if (Date.now() > deadline || !transient(e)) throw e;
-        await new Promise((r) => setTimeout(r, 500));
+        await sleep(500);
         return attempt();
       }
     };
