@@ -70,14 +70,17 @@ All commands:
   order resolve     settle an order whose recall the warehouse refused (--action retry-recall | recalled-by-hand)
   shipping pause    stop shipping before a planned warehouse window (all tenants, or --tenant): orders wait, attempts
                     unspent; --dry-run first; who, when and why are recorded
-  shipping resume   end a pause: the workers wake the held orders, oldest first, paced; shipping status lists both
+  shipping resume   end a pause: the workers wake the held orders, oldest first, paced (--rate: this command does)
+  shipping status   the pauses in force and how many orders wait for the warehouse
   status tail       the status events of a tenant or an order (<tenant>[/<order>]) from the outbox, sent or waiting;
                     --follow prints new ones until SIGINT
   workflow replay   replay a run's history (from Temporal, or --file) on this checkout's workflow code;
                     nondeterminism exits 1 with the SDK's message and the event where it diverged
   workflow export   write a run's history as JSON into test/histories/ (the replay gate), or --out
   deployment show   the worker deployment's versions (one per build): current, ramping, draining; open runs of each
-  deployment ramp   send a share of new orders to a version; current: all of them; rollback: back to the previous one
+  deployment current  send every new order to a version (refused for one with no live workers unless --force)
+  deployment ramp   send a share of new orders to a version
+  deployment rollback  send new orders back to the previous version (the same refusal; waiting orders stay put)
   deployment retire remove a drained version whose workers have stopped
   lag               records behind and age of the oldest uncommitted record per group and partition (--group, --json)
   lag-exporter      serve that lag as Prometheus metrics on LAG_EXPORTER_PORT
