@@ -12,7 +12,14 @@ const root = fileURLToPath(new URL('../../', import.meta.url));
 const docs = readdirSync(join(root, 'docs'))
   .filter((f) => f.endsWith('.md'))
   .map((f) => join('docs', f));
-const pages = ['README.md', ...docs, 'tools/stack/README.md', 'src/status-events/README.md'];
+const pages = [
+  'README.md',
+  ...docs,
+  'tools/stack/README.md',
+  'src/status-events/README.md',
+  'src/warehouse/README.md',
+  'src/deployment/README.md',
+];
 
 /** GitHub's heading anchors: lower case, punctuation dropped, spaces as hyphens. */
 function anchors(markdown: string): Set<string> {
