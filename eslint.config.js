@@ -37,7 +37,8 @@ const kafkaPort = {
  *   base      src/config.ts, src/config/, src/log.ts, src/metrics.ts, src/outcomes.ts, src/errors.ts, src/retry-policies.ts,
  *             src/health.ts, src/startup.ts, src/package-root.ts, src/sleep.ts, src/timeout.ts, src/lifecycle.ts,
  *             src/observability.ts
- *   vocabulary src/order.ts: the order's words, importing nothing
+ *   vocabulary src/order.ts: the order's words, importing nothing; src/order-rules.ts: what each event does to an
+ *             order (the one table the workflow, the store and the late path consult), importing only the words
  *
  * workflows/ is held tighter still (an allow-list, below): its own files, the vocabulary and the SDK's workflow side.
  */
@@ -203,9 +204,9 @@ export default tseslint.config(
           patterns: [
             {
               regex:
-                '^(?!\\./[^/]+\\.js$|\\.\\./src/order\\.js$|\\.\\./activities/[^/]+\\.js$|@temporalio/(workflow|common)$|@temporalio/interceptors-opentelemetry/lib/workflow/index\\.js$)',
+                '^(?!\\./[^/]+\\.js$|\\.\\./src/order(-rules)?\\.js$|\\.\\./activities/[^/]+\\.js$|@temporalio/(workflow|common)$|@temporalio/interceptors-opentelemetry/lib/workflow/index\\.js$)',
               message:
-                'workflows/ imports only its own files, src/order.ts, @temporalio/workflow (and @temporalio/common), and activity types (eslint.config.js)',
+                'workflows/ imports only its own files, src/order.ts, src/order-rules.ts, @temporalio/workflow (and @temporalio/common), and activity types (eslint.config.js)',
             },
             {
               regex: '^\\.\\./activities/',
@@ -224,6 +225,22 @@ export default tseslint.config(
       'no-restricted-imports': [
         'error',
         { patterns: [{ regex: '.', message: "The order's vocabulary imports nothing (eslint.config.js)" }] },
+      ],
+    },
+  },
+  {
+    files: ['src/order-rules.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^(?!\\./order\\.js$)',
+              message: "The order's rules import only the order's words, src/order.ts (eslint.config.js)",
+            },
+          ],
+        },
       ],
     },
   },

@@ -6,10 +6,37 @@
  * both load it.
  */
 
-/** Event types the fulfilment consumer acts on; every other type is ignored and counted. */
-export const ORDER_PLACED = 'orders.OrderPlaced';
-export const ORDER_CANCELLED = 'orders.OrderCancelled';
-export type OrderEventType = typeof ORDER_PLACED | typeof ORDER_CANCELLED;
+/**
+ * The event types the fulfilment consumer acts on, each with what its `data` holds; every other type is ignored and
+ * counted. Adding a type starts here: the compiler then names each place that must handle it (docs/how-it-works.md,
+ * "Adding an event type").
+ */
+export interface OrderEventData {
+  'orders.OrderPlaced': OrderPlacedData;
+  'orders.OrderCancelled': OrderCancelledData;
+}
+export type OrderEventType = keyof OrderEventData;
+export const ORDER_PLACED = 'orders.OrderPlaced' satisfies OrderEventType;
+export const ORDER_CANCELLED = 'orders.OrderCancelled' satisfies OrderEventType;
+
+/** What each handled type is called in words (notes, reasons); also the set the edge looks a record's type up in. */
+const EVENT_NOUNS = {
+  [ORDER_PLACED]: 'placement',
+  [ORDER_CANCELLED]: 'cancellation',
+} satisfies Record<OrderEventType, string>;
+
+/** The handled types, in the order they are listed above. */
+export const ORDER_EVENT_TYPES = Object.keys(EVENT_NOUNS) as readonly OrderEventType[];
+
+/** True when `type` names an event type this service acts on. */
+export function isOrderEventType(type: unknown): type is OrderEventType {
+  return typeof type === 'string' && Object.hasOwn(EVENT_NOUNS, type);
+}
+
+/** The handled type in words: `placement`, `cancellation`. */
+export function eventNoun(type: OrderEventType): string {
+  return EVENT_NOUNS[type];
+}
 
 /** Consumer name under which every effect is claimed in `processed_events`. */
 export const CONSUMER_NAME = 'fulfilment';
@@ -50,10 +77,11 @@ interface EventBase {
   origin?: EventOrigin;
 }
 
+/** A validated event of one type. */
+export type OrderEventOf<T extends OrderEventType> = EventBase & { type: T; data: OrderEventData[T] };
+
 /** A validated order event as the bridge hands it to the workflow: unknown fields already dropped. */
-export type OrderEvent =
-  | (EventBase & { type: typeof ORDER_PLACED; data: OrderPlacedData })
-  | (EventBase & { type: typeof ORDER_CANCELLED; data: OrderCancelledData });
+export type OrderEvent = { [T in OrderEventType]: OrderEventOf<T> }[OrderEventType];
 
 /** The ids every log line about an event carries (with its attempt): which event, of which order, in which chain. */
 export function eventIds(

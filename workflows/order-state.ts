@@ -12,14 +12,15 @@
  */
 import { type OrderView } from './api.js';
 import {
-  ORDER_CANCELLED,
   ORDER_PLACED,
+  eventNoun,
   type OrderEvent,
   type OrderPlacedData,
   type OrderStatus,
   type StoredOrder,
   type StoredOrderDetail,
 } from '../src/order.js';
+import { orderTransition, versionRelation, type OrderPosition, type OrderTransition } from '../src/order-rules.js';
 
 export interface OrderState {
   tenantId: string;
@@ -102,10 +103,8 @@ export type Decision =
   | { kind: 'stale'; reason: string }
   /** The event names another tenant or order than this workflow's; refused. */
   | { kind: 'foreign' }
-  /** Record the placement; `asCancelled` when a tombstone is waiting for it. */
-  | { kind: 'record-placement'; asCancelled: boolean }
-  /** Record the cancellation; `phase` says what it meets. */
-  | { kind: 'record-cancellation'; phase: 'before-placement' | 'before-shipment' | 'after-shipment' | 'after-end' };
+  /** Record the event through the store, which applies `transition` (the order's rules: src/order-rules.ts). */
+  | { kind: 'record'; transition: Exclude<OrderTransition, 'duplicate' | 'stale'> };
 
 const MAX_NOTES = 50;
 export const DEFAULT_REMEMBERED_EVENT_IDS = 1000;
@@ -123,38 +122,34 @@ export function initialOrderState(tenantId: string, orderId: string): OrderState
   };
 }
 
-/** Decides what an incoming event means for the order. Pure; does not change `state`. */
+/**
+ * Where the order stands in the rules' terms (src/order-rules.ts), as the store would say: no record yet, a tombstone
+ * (cancelled before any placement: awaiting it, or its grace window over), or its status.
+ */
+export function positionOf(state: OrderState): OrderPosition {
+  switch (state.status) {
+    case 'new':
+      return 'none';
+    case 'awaiting-placement':
+      return 'tombstone';
+    case 'cancelled':
+      return state.placement ? 'cancelled' : 'tombstone';
+    default:
+      return state.status;
+  }
+}
+
+/** Decides what an incoming event means for the order, as the order's rules say. Pure; does not change `state`. */
 export function decide(state: OrderState, event: OrderEvent): Decision {
   if (event.tenantId !== state.tenantId || event.orderId !== state.orderId) return { kind: 'foreign' };
   if (state.seenEventIds.includes(event.eventId)) return { kind: 'duplicate' };
-
-  if (event.type === ORDER_PLACED) {
-    if (state.status === 'new') return { kind: 'record-placement', asCancelled: false };
-    if (state.status === 'awaiting-placement') return { kind: 'record-placement', asCancelled: true };
-    if (event.orderVersion <= state.orderVersion) {
-      return { kind: 'stale', reason: `placement v${event.orderVersion} is not newer than v${state.orderVersion}` };
-    }
-    return { kind: 'record-placement', asCancelled: state.status === 'cancelled' || state.status === 'recall-failed' };
+  const relation = versionRelation(event.orderVersion, state.orderVersion);
+  const transition = orderTransition(positionOf(state), event.type, relation);
+  if (transition === 'stale' || transition === 'duplicate') {
+    const what = eventNoun(event.type);
+    return { kind: 'stale', reason: `${what} v${event.orderVersion} is not newer than v${state.orderVersion}` };
   }
-
-  if (event.type === ORDER_CANCELLED) {
-    if (state.status === 'new') return { kind: 'record-cancellation', phase: 'before-placement' };
-    if (event.orderVersion <= state.orderVersion) {
-      return { kind: 'stale', reason: `cancellation v${event.orderVersion} is not newer than v${state.orderVersion}` };
-    }
-    switch (state.status) {
-      case 'awaiting-placement':
-        return { kind: 'record-cancellation', phase: 'before-placement' };
-      case 'pending':
-        return { kind: 'record-cancellation', phase: 'before-shipment' };
-      case 'shipped':
-        return { kind: 'record-cancellation', phase: 'after-shipment' };
-      default:
-        return { kind: 'record-cancellation', phase: 'after-end' };
-    }
-  }
-  // OrderEvent is a closed union; the bridge never routes other types here.
-  return { kind: 'stale', reason: 'unsupported event type' };
+  return { kind: 'record', transition };
 }
 
 /** Remembers that the event was decided on, and counts it. Call once per non-duplicate decision. */
@@ -342,11 +337,10 @@ export function needsPerson(state: OrderState): boolean {
   return state.status === 'failed' || state.status === 'recall-failed';
 }
 
-/** A cancellation waiting in the inbox that would stop a shipment in flight. */
+/** An event waiting in the inbox that would stop a shipment in flight: a newer cancellation of a pending order. */
 export function cancelsShipment(state: OrderState, event: OrderEvent): boolean {
-  if (event.type !== ORDER_CANCELLED) return false;
   const d = decide(state, event);
-  return d.kind === 'record-cancellation' && d.phase === 'before-shipment';
+  return state.status === 'pending' && d.kind === 'record' && d.transition === 'cancel';
 }
 
 export function toView(state: OrderState): OrderView {

@@ -13,7 +13,7 @@
 import type { z } from 'zod';
 import { MalformedEventError } from '../errors.js';
 import { headerString } from '../kafka/records.js';
-import { ORDER_CANCELLED, ORDER_PLACED, type OrderEvent, type EventOrigin, type OrderEventType } from '../order.js';
+import { ORDER_PLACED, isOrderEventType, type OrderEvent, type EventOrigin, type OrderEventType } from '../order.js';
 import {
   TOKEN_EXPECTED,
   cap,
@@ -149,7 +149,7 @@ function nestingDepth(root: unknown): number {
  */
 function unknownType(obj: Record<string, unknown>): ParsedRecord | undefined {
   const { type } = obj;
-  if (typeof type !== 'string' || type === '' || type === ORDER_PLACED || type === ORDER_CANCELLED) return undefined;
+  if (typeof type !== 'string' || type === '' || isOrderEventType(type)) return undefined;
   return {
     kind: 'unknown-type',
     type: sanitize(type, 200),
@@ -161,7 +161,7 @@ function unknownType(obj: Record<string, unknown>): ParsedRecord | undefined {
 /** The record's type once unknownType has passed it: a handled type, or malformed. */
 function handledType(obj: Record<string, unknown>): OrderEventType {
   const { type } = obj;
-  if (type === ORDER_PLACED || type === ORDER_CANCELLED) return type;
+  if (isOrderEventType(type)) return type;
   if (type === undefined) return fail('field type: is required', 'type');
   return fail(`field type: expected ${TYPE_EXPECTED}, got ${describe(type)}`, 'type');
 }

@@ -10,6 +10,7 @@
  * to pick the schema (envelope.ts). The rules themselves are shared by every version (rules.ts).
  */
 import { z } from 'zod';
+import { ORDER_CANCELLED, ORDER_PLACED, type OrderEventType } from '../order.js';
 import { AN_OBJECT, cancellationReason, envelopeFields, orderLines, shippingAddress, text } from './rules.js';
 
 export const placedDataV1 = z.object(
@@ -21,9 +22,11 @@ export const cancelledDataV1 = z.object({ reason: cancellationReason }, AN_OBJEC
 
 export const schemaV1 = {
   version: 1,
-  placed: z.object({ ...envelopeFields, data: placedDataV1 }),
-  cancelled: z.object({ ...envelopeFields, data: cancelledDataV1 }),
+  types: {
+    [ORDER_PLACED]: z.object({ ...envelopeFields, data: placedDataV1 }),
+    [ORDER_CANCELLED]: z.object({ ...envelopeFields, data: cancelledDataV1 }),
+  } satisfies Record<OrderEventType, z.AnyZodObject>,
 } as const;
 
-export type PlacedV1 = z.output<typeof schemaV1.placed>;
-export type CancelledV1 = z.output<typeof schemaV1.cancelled>;
+/** A version 1 record of each type, as its schema validated it. */
+export type RecordsV1 = { [T in OrderEventType]: z.output<(typeof schemaV1.types)[T]> };

@@ -13,6 +13,7 @@
  * the safe correlation id, the address limits) holds for version 2 alike.
  */
 import { z } from 'zod';
+import { ORDER_CANCELLED, ORDER_PLACED, type OrderEventType } from '../order.js';
 import { AN_OBJECT, envelopeFields, orderLines } from './rules.js';
 import { cancelledDataV1, placedDataV1 } from './schema-v1.js';
 
@@ -30,9 +31,11 @@ export const placedDataV2 = z.object(
 
 export const schemaV2 = {
   version: 2,
-  placed: z.object({ ...envelopeFields, data: placedDataV2 }),
-  cancelled: z.object({ ...envelopeFields, data: cancelledDataV1 }),
+  types: {
+    [ORDER_PLACED]: z.object({ ...envelopeFields, data: placedDataV2 }),
+    [ORDER_CANCELLED]: z.object({ ...envelopeFields, data: cancelledDataV1 }),
+  } satisfies Record<OrderEventType, z.AnyZodObject>,
 } as const;
 
-export type PlacedV2 = z.output<typeof schemaV2.placed>;
-export type CancelledV2 = z.output<typeof schemaV2.cancelled>;
+/** A version 2 record of each type, as its schema validated it. */
+export type RecordsV2 = { [T in OrderEventType]: z.output<(typeof schemaV2.types)[T]> };

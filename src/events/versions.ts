@@ -8,17 +8,16 @@
  * version for as long as producers may still send it (and the DLQ may still hold it).
  */
 import { z } from 'zod';
-import { ORDER_CANCELLED, ORDER_PLACED, type OrderEventType } from '../order.js';
+import { ORDER_EVENT_TYPES, type OrderEventType } from '../order.js';
 import { schemaV1 } from './schema-v1.js';
 import { schemaV2 } from './schema-v2.js';
-import { upcastV1, upcastV2, type CancelledModel, type PlacedModel, type Upcaster } from './upcast.js';
+import { upcastV1, upcastV2, type ModelOf, type Upcaster } from './upcast.js';
 
 /** Validates `input` against `schema`, throwing MalformedEventError naming the first field that fails. */
 export type Check = <T extends z.ZodTypeAny>(schema: T, input: Record<string, unknown>) => z.output<T>;
 
 /** A record read by its version and upcast: the internal model less what the parser adds (schemaVersion, origin). */
-export type UpcastEvent =
-  ({ type: typeof ORDER_PLACED } & PlacedModel) | ({ type: typeof ORDER_CANCELLED } & CancelledModel);
+export type UpcastEvent = { [T in OrderEventType]: { type: T } & ModelOf<T> }[OrderEventType];
 
 export interface SchemaVersion {
   readonly version: number;
@@ -31,32 +30,35 @@ export interface SchemaVersion {
   read(record: Record<string, unknown>, type: OrderEventType, check: Check): UpcastEvent;
 }
 
-/** One version: the whole record of each type (`type` and `schemaVersion` excepted), and its upcaster. */
-interface Definition<P extends z.AnyZodObject, C extends z.AnyZodObject> {
+/** One version: the whole record of each type (`type` and `schemaVersion` excepted), keyed by the type. */
+interface Definition {
   version: number;
-  placed: P;
-  cancelled: C;
+  types: Readonly<Record<OrderEventType, z.AnyZodObject>>;
 }
 
-function defineSchemaVersion<P extends z.AnyZodObject, C extends z.AnyZodObject>(
-  schema: Definition<P, C>,
-  upcast: Upcaster<z.output<P>, z.output<C>>,
-): SchemaVersion {
-  const top = (s: z.AnyZodObject) => new Set(['type', 'schemaVersion', ...Object.keys(s.shape)]);
+/** The records a definition's schemas validate, by type: what its upcaster takes. */
+type RecordsOf<D extends Definition> = { [T in OrderEventType]: z.output<D['types'][T]> };
+
+function defineSchemaVersion<D extends Definition>(schema: D, upcast: Upcaster<RecordsOf<D>>): SchemaVersion {
+  const top = (s: z.AnyZodObject) => ['type', 'schemaVersion', ...Object.keys(s.shape)];
   const data = (s: z.AnyZodObject) => {
     const d: unknown = s.shape.data;
     return new Set(d instanceof z.ZodObject ? Object.keys(d.shape as z.ZodRawShape) : []);
   };
+  const byType = {} as Record<OrderEventType, ReadonlySet<string>>;
+  for (const t of ORDER_EVENT_TYPES) byType[t] = data(schema.types[t]);
+  // Each type's record goes through that type's upcaster: the pairing TypeScript cannot follow through an index.
+  const readAs = <T extends OrderEventType>(type: T, record: Record<string, unknown>, check: Check) => {
+    const upcaster = upcast[type] as (validated: unknown) => ModelOf<T>;
+    return { type, ...upcaster(check(schema.types[type], record)) };
+  };
   return {
     version: schema.version,
     fields: {
-      top: new Set([...top(schema.placed), ...top(schema.cancelled)]),
-      data: { [ORDER_PLACED]: data(schema.placed), [ORDER_CANCELLED]: data(schema.cancelled) },
+      top: new Set(ORDER_EVENT_TYPES.flatMap((t) => top(schema.types[t]))),
+      data: byType,
     },
-    read: (record, type, check) =>
-      type === ORDER_PLACED
-        ? { type, ...upcast.placed(check(schema.placed, record)) }
-        : { type, ...upcast.cancelled(check(schema.cancelled, record)) },
+    read: (record, type, check) => readAs(type, record, check) as UpcastEvent,
   };
 }
 

@@ -8,16 +8,20 @@
  * transaction (recordStatusChange, after the row's lock: so one order's outbox rows follow its commit order). A writer
  * passes the change's context: where the event goes and what made it.
  */
-import type {
-  FulfilmentRow,
-  OrderCancelledData,
-  OrderLine,
-  OrderPlacedData,
-  RecallResolution,
-  StoredOrder,
-  StoredOrderDetail,
-  StoredStatus,
+import {
+  ORDER_CANCELLED,
+  ORDER_PLACED,
+  type FulfilmentRow,
+  type OrderCancelledData,
+  type OrderEventType,
+  type OrderLine,
+  type OrderPlacedData,
+  type RecallResolution,
+  type StoredOrder,
+  type StoredOrderDetail,
+  type StoredStatus,
 } from '../order.js';
+import { orderTransition, versionRelation, type OrderPosition, type OrderTransition } from '../order-rules.js';
 import type { Tx } from '../db.js';
 import { recordStatusChange, type ChangeContext } from '../status-events/outbox.js';
 
@@ -82,9 +86,30 @@ export async function loadOrderDetail(
   };
 }
 
+/** Where the row puts the order in the rules' terms (src/order-rules.ts): none, a tombstone, or its status. */
+export function positionOf(row: Pick<FulfilmentRow, 'status' | 'placed_at'> | undefined): OrderPosition {
+  if (!row) return 'none';
+  return row.placed_at === null && row.status === 'cancelled' ? 'tombstone' : row.status;
+}
+
+/** What the order's rules say `e` of `type` does to the locked `row`. */
+export function transitionFor(
+  row: Pick<FulfilmentRow, 'status' | 'placed_at' | 'order_version'> | undefined,
+  type: OrderEventType,
+  e: Pick<EventRef, 'orderVersion'>,
+): OrderTransition {
+  return orderTransition(positionOf(row), type, versionRelation(e.orderVersion, row?.order_version ?? 0));
+}
+
+/** A transition the rules never give an event of this type here: a broken invariant, not a refusal. */
+function impossible(row: FulfilmentRow | undefined, what: string, transition: OrderTransition): never {
+  throw new Error(`${what} of ${row ? `a ${positionOf(row)} order` : 'no order'} cannot be ${transition}`);
+}
+
 /**
- * Records a placement: a new pending row, the data of a placement a tombstone waited for, or a newer version. The
- * placement's correlation id becomes the order's.
+ * Records a placement as the order's rules say (orderTransition): a new pending row, the data of a placement a
+ * tombstone waited for, or a newer version (a pending order takes its lines). The placement's correlation id becomes
+ * the order's.
  */
 export async function recordPlacement(
   tx: Tx,
@@ -95,7 +120,9 @@ export async function recordPlacement(
   const row = await lockFulfilment(tx, e.tenantId, e.orderId);
   const placementFields = [data.customerId, JSON.stringify(data.lines), JSON.stringify(data.shippingAddress ?? null)];
   const correlationId = change.correlationId ?? null;
+  const transition = transitionFor(row, ORDER_PLACED, e);
   if (!row) {
+    if (transition !== 'place') return impossible(row, 'a placement', transition);
     return insert(
       tx,
       change,
@@ -105,31 +132,41 @@ export async function recordPlacement(
       [e.tenantId, e.orderId, e.orderVersion, ...placementFields, e.eventId, correlationId],
     );
   }
-  if (row.placed_at === null) {
-    // The tombstone's placement: keep it cancelled, fill in what was ordered.
-    return update(
-      tx,
-      row,
-      change,
-      `customer_id = $3, lines = $4, shipping_address = $5, placed_at = now(),
-       order_version = GREATEST(order_version, $6), last_event_id = $7, correlation_id = COALESCE($8, correlation_id)`,
-      [...placementFields, e.orderVersion, e.eventId, correlationId],
-    );
+  switch (transition) {
+    case 'stale':
+      return toStored(row, 'stale');
+    case 'join-tombstone':
+      // Guard: only a row still without its placement takes one.
+      return update(
+        tx,
+        row,
+        change,
+        `customer_id = $3, lines = $4, shipping_address = $5, placed_at = now(),
+         order_version = GREATEST(order_version, $6), last_event_id = $7, correlation_id = COALESCE($8, correlation_id)`,
+        [...placementFields, e.orderVersion, e.eventId, correlationId],
+      );
+    case 'amend':
+      // Guard: only a pending order takes the newer placement's lines; any other keeps what it shipped or cancelled.
+      return update(
+        tx,
+        row,
+        change,
+        `customer_id = CASE WHEN status = 'pending' THEN $3 ELSE customer_id END,
+         lines = CASE WHEN status = 'pending' THEN $4::jsonb ELSE lines END,
+         shipping_address = CASE WHEN status = 'pending' THEN $5::jsonb ELSE shipping_address END,
+         order_version = $6, last_event_id = $7, correlation_id = COALESCE($8, correlation_id)`,
+        [...placementFields, e.orderVersion, e.eventId, correlationId],
+      );
+    default:
+      return impossible(row, 'a placement', transition);
   }
-  if (row.order_version >= e.orderVersion) return toStored(row, 'stale');
-  return update(
-    tx,
-    row,
-    change,
-    `customer_id = CASE WHEN status = 'pending' THEN $3 ELSE customer_id END,
-     lines = CASE WHEN status = 'pending' THEN $4::jsonb ELSE lines END,
-     shipping_address = CASE WHEN status = 'pending' THEN $5::jsonb ELSE shipping_address END,
-     order_version = $6, last_event_id = $7, correlation_id = COALESCE($8, correlation_id)`,
-    [...placementFields, e.orderVersion, e.eventId, correlationId],
-  );
 }
 
-/** Records a cancellation: a tombstone when nothing was placed, a refusal after shipment, else cancelled. */
+/**
+ * Records a cancellation as the order's rules say (orderTransition): a tombstone when nothing was placed, a refusal
+ * after shipment, the version noted on an order held for its recall, else cancelled — with a recall when the order
+ * was held as failed.
+ */
 export async function recordCancellation(
   tx: Tx,
   e: EventRef,
@@ -137,7 +174,9 @@ export async function recordCancellation(
   change: ChangeContext,
 ): Promise<StoredOrder> {
   const row = await lockFulfilment(tx, e.tenantId, e.orderId);
+  const transition = transitionFor(row, ORDER_CANCELLED, e);
   if (!row) {
+    if (transition !== 'tombstone') return impossible(row, 'a cancellation', transition);
     return insert(
       tx,
       change,
@@ -147,26 +186,23 @@ export async function recordCancellation(
       [e.tenantId, e.orderId, e.orderVersion, e.eventId, change.correlationId ?? null],
     );
   }
-  if (row.order_version >= e.orderVersion) return toStored(row, 'stale');
-  if (row.status === 'shipped') {
-    return update(tx, row, change, 'cancel_refused_at = now(), order_version = $3, last_event_id = $4', [
-      e.orderVersion,
-      e.eventId,
-    ]);
+  const versionOnly = 'order_version = $3, last_event_id = $4';
+  const params = [e.orderVersion, e.eventId];
+  const cancel = `status = 'cancelled', cancelled_at = COALESCE(cancelled_at, now()), ${versionOnly}`;
+  switch (transition) {
+    case 'stale':
+      return toStored(row, 'stale');
+    case 'refuse':
+      return update(tx, row, change, `cancel_refused_at = now(), ${versionOnly}`, params);
+    case 'note-version':
+      return update(tx, row, change, versionOnly, params);
+    case 'cancel':
+      return update(tx, row, change, cancel, params);
+    case 'cancel-and-recall':
+      return { ...(await update(tx, row, change, cancel, params)), recall: true };
+    default:
+      return impossible(row, 'a cancellation', transition);
   }
-  // Cancelled already, its shipment not recalled: it stays held for a person (newer version noted).
-  if (row.status === 'recall-failed') {
-    return update(tx, row, change, 'order_version = $3, last_event_id = $4', [e.orderVersion, e.eventId]);
-  }
-  const stored = await update(
-    tx,
-    row,
-    change,
-    "status = 'cancelled', cancelled_at = COALESCE(cancelled_at, now()), order_version = $3, last_event_id = $4",
-    [e.orderVersion, e.eventId],
-  );
-  // A failed order's shipment was attempted (an abandoned attempt may have reached the warehouse): recall it.
-  return row.status === 'failed' ? { ...stored, recall: true } : stored;
 }
 
 /** Moves a pending order to shipped; any other status is left as it is and returned. */

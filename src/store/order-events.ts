@@ -8,12 +8,30 @@
  * the order — a placement with no row to ship, a row still pending, a cancellation of a failed order (its shipment
  * must be recalled) — is handed back untouched (nothing claimed), and the caller starts a run for it.
  */
-import { CONSUMER_NAME, ORDER_PLACED, type OrderEvent, type StoredOrder, type FulfilmentRow } from '../order.js';
+import {
+  CONSUMER_NAME,
+  ORDER_CANCELLED,
+  ORDER_PLACED,
+  type FulfilmentRow,
+  type OrderEvent,
+  type OrderEventOf,
+  type OrderEventType,
+  type StoredOrder,
+} from '../order.js';
+import { runNeeded } from '../order-rules.js';
 import { isSafeToken } from '../events/rules.js';
 import { currentTraceHeaders, TRACEPARENT } from '../tracing/propagation.js';
 import { inTenantTransaction, type Db, type Tx } from '../db.js';
-import { lockFulfilment, readFulfilment, recordCancellation, recordPlacement, toStored } from './fulfilments.js';
-import { claim } from './processed-events.js';
+import {
+  lockFulfilment,
+  positionOf,
+  readFulfilment,
+  recordCancellation,
+  recordPlacement,
+  toStored,
+  transitionFor,
+} from './fulfilments.js';
+import { claim, isClaimed } from './processed-events.js';
 import { classifySqlError } from './sql-errors.js';
 import type { ChangeContext } from '../status-events/outbox.js';
 
@@ -80,12 +98,20 @@ function causeOf(event: OrderEvent): ChangeCause {
   };
 }
 
-/** The event's effect on the locked row: a placement or a cancellation, as the store's rules say. */
-function effectOf(event: OrderEvent): (tx: Tx, change: ChangeContext) => Promise<StoredOrder> {
-  return (tx, change) =>
-    event.type === ORDER_PLACED
-      ? recordPlacement(tx, event, event.data, change)
-      : recordCancellation(tx, event, event.data, change);
+/** Each event type's effect on its order's row, as the order's rules say (src/order-rules.ts): one per handled type. */
+const EFFECTS: {
+  readonly [T in OrderEventType]: (tx: Tx, event: OrderEventOf<T>, change: ChangeContext) => Promise<StoredOrder>;
+} = {
+  [ORDER_PLACED]: (tx, event, change) => recordPlacement(tx, event, event.data, change),
+  [ORDER_CANCELLED]: (tx, event, change) => recordCancellation(tx, event, event.data, change),
+};
+
+/** The event's effect on its order's row. */
+function effectOf<T extends OrderEventType>(
+  event: OrderEventOf<T>,
+): (tx: Tx, change: ChangeContext) => Promise<StoredOrder> {
+  const effect = EFFECTS[event.type] as (tx: Tx, event: OrderEventOf<T>, change: ChangeContext) => Promise<StoredOrder>;
+  return (tx, change) => effect(tx, event, change);
 }
 
 /** Records a placement or cancellation: claim the event id, compare versions, write the row — one transaction. */
@@ -98,21 +124,24 @@ export type LateRecord = { kind: 'recorded'; stored: StoredOrder } | { kind: 'ne
 
 /**
  * Why `event` needs a run of its order when no run is open, given the order's row (locked); undefined when recording
- * it through the store is all there is to do. Pure.
+ * it through the store is all there is to do. Pure: the order's rules decide (runNeeded in src/order-rules.ts).
  */
 export function lateEventNeedsRun(
-  row: Pick<FulfilmentRow, 'status' | 'order_version'> | undefined,
+  row: Pick<FulfilmentRow, 'status' | 'order_version' | 'placed_at'> | undefined,
   event: Pick<OrderEvent, 'type' | 'orderVersion'>,
+  seen = false,
 ): string | undefined {
-  if (!row)
-    return event.type === ORDER_PLACED
-      ? 'a placement of an order the store does not hold: it must be shipped'
-      : undefined;
-  if (row.status === 'pending') return 'the store holds the order pending with no run: it must be shipped';
-  if (row.status === 'failed' && event.type !== ORDER_PLACED && event.orderVersion > row.order_version) {
-    return 'a cancellation of a failed order: its shipment must be recalled';
-  }
-  return undefined;
+  return runNeeded(positionOf(row), seen ? 'duplicate' : transitionFor(row, event.type, event));
+}
+
+/**
+ * Why `event` needs a run, given the order's locked row and, only when the rules would start one, whether its id was
+ * recorded before (then it is a duplicate, and only an order left pending still needs its run).
+ */
+async function needsRun(tx: Tx, row: FulfilmentRow | undefined, event: OrderEvent): Promise<string | undefined> {
+  const reason = lateEventNeedsRun(row, event);
+  if (reason === undefined || !(await isClaimed(tx, CONSUMER_NAME, event.tenantId, event.eventId))) return reason;
+  return lateEventNeedsRun(row, event, true);
 }
 
 /**
@@ -123,7 +152,7 @@ export function lateEventNeedsRun(
 export function recordLateEvent(target: StoreTarget, event: OrderEvent): Promise<LateRecord> {
   const { tenantId, orderId } = event;
   return inTenantTransaction(target.db, tenantId, async (tx): Promise<LateRecord> => {
-    const reason = lateEventNeedsRun(await lockFulfilment(tx, tenantId, orderId), event);
+    const reason = await needsRun(tx, await lockFulfilment(tx, tenantId, orderId), event);
     if (reason !== undefined) return { kind: 'needs-run', reason };
     return {
       kind: 'recorded',

@@ -18,6 +18,15 @@ export async function claim(tx: Tx, consumer: string, tenantId: string, key: str
   return inserted.rowCount === 1;
 }
 
+/** True when `key` was claimed for `consumer` already; claims nothing. */
+export async function isClaimed(tx: Tx, consumer: string, tenantId: string, key: string): Promise<boolean> {
+  const found = await tx.query(
+    'SELECT 1 FROM processed_events WHERE consumer = $1 AND tenant_id = $2 AND event_id = $3',
+    [consumer, tenantId, key],
+  );
+  return (found.rowCount ?? 0) > 0;
+}
+
 /**
  * Deletes ledger rows older than `retentionDays` for one tenant. Call only with a retention longer than
  * Kafka retention plus the redelivery window, or redelivered events would apply twice.

@@ -7,13 +7,13 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { OrderActivities, PlacedAndShipped, RefusedEvent, ShipInput } from '../../activities/index.js';
 import {
   FailureType,
-  ORDER_PLACED,
   type OrderEvent,
   type RecallResolution,
   type ShipmentWaitDetails,
   type StoredOrderDetail,
 } from '../../src/order.js';
 import type { StoredOrder } from '../../src/order.js';
+import { orderTransition, versionRelation } from '../../src/order-rules.js';
 
 export interface FakeRow {
   status: StoredOrder['status'];
@@ -116,24 +116,36 @@ export function fakeActivities(opts: FakeOptions = {}): {
       const row = rows.get(key);
       if (claimed.has(event.eventId)) return stored(row!, 'duplicate');
       claimed.add(event.eventId);
-      if (event.type === ORDER_PLACED) {
-        if (!row)
-          rows.set(key, { status: 'pending', orderVersion: event.orderVersion, placed: true, cancelRefused: false });
-        else if (!row.placed)
-          Object.assign(row, { placed: true, orderVersion: Math.max(row.orderVersion, event.orderVersion) });
-        else if (row.orderVersion >= event.orderVersion) return stored(row, 'stale');
-        else row.orderVersion = event.orderVersion;
-      } else if (!row) {
-        rows.set(key, { status: 'cancelled', orderVersion: event.orderVersion, placed: false, cancelRefused: false });
-      } else if (row.orderVersion >= event.orderVersion) {
-        return stored(row, 'stale');
-      } else if (row.status === 'shipped') {
-        Object.assign(row, { cancelRefused: true, orderVersion: event.orderVersion });
-      } else {
-        // As the store does: cancelling a failed order asks the run to recall its shipment key.
-        const wasFailed = row.status === 'failed';
-        Object.assign(row, { status: 'cancelled', orderVersion: event.orderVersion });
-        if (wasFailed) return { ...stored(row, 'applied'), recall: true };
+      // The order's rules decide, as in the store (src/store/fulfilments.ts); only the row's writes are the fake's own.
+      const position = !row ? 'none' : !row.placed && row.status === 'cancelled' ? 'tombstone' : row.status;
+      const relation = versionRelation(event.orderVersion, row?.orderVersion ?? 0);
+      const version = { orderVersion: event.orderVersion };
+      switch (orderTransition(position, event.type, relation)) {
+        case 'place':
+          rows.set(key, { status: 'pending', ...version, placed: true, cancelRefused: false });
+          break;
+        case 'tombstone':
+          rows.set(key, { status: 'cancelled', ...version, placed: false, cancelRefused: false });
+          break;
+        case 'join-tombstone':
+          Object.assign(row!, { placed: true, orderVersion: Math.max(row!.orderVersion, event.orderVersion) });
+          break;
+        case 'amend':
+        case 'note-version':
+          Object.assign(row!, version);
+          break;
+        case 'refuse':
+          Object.assign(row!, { cancelRefused: true, ...version });
+          break;
+        case 'cancel':
+          Object.assign(row!, { status: 'cancelled', ...version });
+          break;
+        case 'cancel-and-recall':
+          Object.assign(row!, { status: 'cancelled', ...version });
+          return { ...stored(row!, 'applied'), recall: true };
+        case 'stale':
+        case 'duplicate':
+          return stored(row!, 'stale');
       }
       return stored(rows.get(key)!, 'applied');
     },

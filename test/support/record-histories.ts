@@ -68,6 +68,23 @@ const stories: Record<string, Story> = {
       await send(events.cancelled(tenant, order, { orderVersion: 2 }));
     },
   },
+  'tombstone-expired-then-an-older-placement-joins': {
+    order: 'o-expired-joined',
+    env: { CANCEL_GRACE_SECONDS: '1', ORDER_LINGER_SECONDS: '20' },
+    // The grace window ends, the run lingers, and a placement older than the cancellation arrives: the tombstone takes
+    // its data and the order stays cancelled (the rules' join-tombstone), as the store and the late path do too.
+    async drive({ app, tenant, order, send }) {
+      await send(events.cancelled(tenant, order, { orderVersion: 2 }));
+      await settledAs(app, tenant, order, 'cancelled');
+      await send(events.placed(tenant, order, { orderVersion: 1 }), true);
+      await waitFor(
+        `${order}: the placement recorded`,
+        async () => (await view(app, tenant, order)).appliedEvents === 2,
+        120_000,
+        100,
+      );
+    },
+  },
   'cancelled-during-shipment-compensated': { order: 'o-compensated', drive: (ctx) => cancelDuringShipment(ctx) },
   'held-as-failed-then-retried': {
     order: 'o-retried',

@@ -54,6 +54,11 @@ describe('imports point down the layers', () => {
       'an adapter serves the layers above it',
     ],
     ['src/order.ts', "import type { Metrics } from './metrics.js';", "The order's vocabulary imports nothing"],
+    [
+      'src/order-rules.ts',
+      "import type { Metrics } from './metrics.js';",
+      "The order's rules import only the order's words",
+    ],
     ['workflows/order-state.ts', "import { sleep } from '../src/sleep.js';", 'workflows/ imports only its own files'],
     ['workflows/store-effects.ts', "import type { Db } from '../src/db.js';", 'workflows/ imports only its own files'],
     [

@@ -167,6 +167,7 @@ describe('what needs a run when the order has none open (lateEventNeedsRun)', ()
     ['a placement of a cancelled order', { status: 'cancelled', order_version: 1 }, place, false],
     ['a cancellation of a recall-failed order', { status: 'recall-failed', order_version: 1 }, cancel, false],
   ] as const)('%s → %s', (_what, row, event, needsRun) => {
-    expect(lateEventNeedsRun(row, event) !== undefined).toBe(needsRun);
+    const placed = row ? { ...row, placed_at: new Date(0) } : undefined;
+    expect(lateEventNeedsRun(placed, event) !== undefined).toBe(needsRun);
   });
 });
