@@ -35,14 +35,12 @@
  * the order failed → pending (claim `retry/<tenant>/<order>/<n>`), and the order ships again under the same key.
  */
 import {
-  ActivityCancellationType,
   ApplicationFailure,
   CancellationScope,
   condition,
   continueAsNew,
   isCancellation,
   makeContinueAsNewFunc,
-  proxyActivities,
   proxyLocalActivities,
   proxySinks,
   setHandler,
@@ -51,9 +49,9 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { OrderActivities, PlacedAndShipped, RecordedShipment, ShipInput } from '../activities/index.js';
+import type { PlacedAndShipped, RecordedShipment } from '../activities/index.js';
 import type { VersionActivities } from '../activities/version-move.js';
-import { HOLD_BEFORE_RETRYING, QUICK_SHIPMENT, WAREHOUSE_ACTIVITY } from './activity-options.js';
+import { HOLD_BEFORE_RETRYING } from './activity-options.js';
 import {
   OrderStatusAttribute,
   TenantIdAttribute,
@@ -71,12 +69,10 @@ import {
 } from './api.js';
 import {
   FailureType,
-  NON_RETRYABLE_FAILURES,
   ORDER_CANCELLED,
   ORDER_PLACED,
   shipmentKey,
   type OrderEvent,
-  type OrderPlacedData,
   type ShipmentWaitDetails,
   type StoredOrder,
 } from '../src/order.js';
@@ -90,59 +86,22 @@ import {
 } from './operator-actions.js';
 import {
   applyStored,
-  cancelsShipment,
   decide,
   expireTombstone,
   fromStored,
   initialOrderState,
   isSettled,
-  markFailed,
-  markRecallFailed,
-  markShipped,
-  markWaiting,
-  endWait,
-  metPastDeadline,
-  waitDeadline,
   needsPerson,
   noteDecision,
-  recallFailuresOf,
   retriesOf,
   toView,
   withNote,
   type OrderState,
 } from './order-state.js';
-import {
-  failureReason,
-  failureType,
-  isNonRetryable,
-  quickThenDurable,
-  shipmentWait,
-  unrecordedShipmentId,
-} from './failures.js';
+import { failureReason, failureType, isNonRetryable } from './failures.js';
 import { store, storeEffect } from './store-effects.js';
-
-const nonRetryable = { nonRetryableErrorTypes: [...NON_RETRYABLE_FAILURES] };
-
-/**
- * The warehouse call as an activity: long-running, heartbeating, bounded retries; exhausted attempts hold the order
- * as failed. A cancellation waits until the activity has stopped, so nothing records the shipment behind it.
- */
-const warehousePolicy = {
-  ...WAREHOUSE_ACTIVITY,
-  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-  retry: { ...WAREHOUSE_ACTIVITY.retry, ...nonRetryable },
-};
-const warehouse = proxyActivities<OrderActivities>(warehousePolicy);
-
-/** The quick shipment: the same activity, local, inside the workflow task, for as long as QUICK_SHIPMENT allows. */
-const quickShipPolicy = {
-  ...QUICK_SHIPMENT,
-  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-  retry: { ...QUICK_SHIPMENT.retry, ...nonRetryable },
-};
-const quickWarehouse = proxyLocalActivities<OrderActivities>(quickShipPolicy);
-/** The placement and the shipment as one local activity (placeAndShip), under the quick shipment's policy. */
-const quickPlacement = quickWarehouse;
+import * as shipment from './order-shipment.js';
+import type { ShipmentRunPort } from './order-shipment.js';
 
 /** The worker's answer to a version move: a local activity, so the answer is in the history. */
 const versionCheck = proxyLocalActivities<VersionActivities>({
@@ -159,11 +118,8 @@ const { outcomes } = proxySinks<OrderSinks>();
 const GRACE_WINDOW = 'cancellation grace window';
 const LINGER = 'linger for late events';
 const HOLD = 'hold before retrying';
-const WAREHOUSE_WAIT = 'wait for the warehouse';
 /** The OrderStatus search attribute of an order whose shipment waits for the warehouse (not a status of the store). */
 const WAITING_STATUS = 'waiting';
-/** How long a waiting order waits for a wake-up before it tries again by itself, when its wait did not say (seconds). */
-const DEFAULT_RECHECK_SECONDS = 300;
 
 /**
  * The workflow: one order from its first event until it settles (and, with a linger, lingers out). Each pass handles
@@ -218,12 +174,12 @@ function endedUnsettled(view: OrderView): string {
 }
 
 /** One run of an order's workflow: its state, its inbox of events, and one method per step. */
-class OrderRun implements OperatorRunPort {
+class OrderRun implements OperatorRunPort, ShipmentRunPort {
   state: OrderState;
   readonly inbox: OrderEvent[];
   /** Accepted operator requests, oldest first; the head stays until applied. Never carried (handlers wait). */
   readonly requests: PendingRequest[] = [];
-  private readonly settings: OrderWorkflowInput['settings'];
+  readonly settings: OrderWorkflowInput['settings'];
   /** A repair run (input.repair): it starts from the store's row; `loading` until that is read. */
   private readonly repair: boolean;
   /** True until a repair run has read the store (loadFromStore). */
@@ -245,14 +201,14 @@ class OrderRun implements OperatorRunPort {
    * and recorded, to settle from; or 'tried' when it asked the warehouse and did not ship, so ship() goes straight to
    * the heartbeating activity.
    */
-  private quickShipment?: RecordedShipment | 'tried';
+  quickShipment?: RecordedShipment | 'tried';
   /** The settled status the linger deadline was counted for (lingerDeadline). */
   private lingerFor?: string;
   /**
    * A resumeShipment signal arrived since the current shipment attempt began: an attempt that comes back waiting
    * tries again at once (the resumer woke the order while the attempt was failing, or to probe the warehouse).
    */
-  private resumeRequested = false;
+  resumeRequested = false;
   /** The one timer of the grace or linger window in progress, kept while events arrive. */
   private window?: { deadline: number; summary: string; scope: CancellationScope; passed: boolean };
 
@@ -386,7 +342,7 @@ class OrderRun implements OperatorRunPort {
     if (quick.stored.status !== 'shipped') return false;
     this.closeWindow();
     this.quickShipment = undefined;
-    this.settleShipped(quick);
+    shipment.settleShipped(this, quick);
     return true;
   }
 
@@ -405,10 +361,10 @@ class OrderRun implements OperatorRunPort {
         this.publishStatus();
       }
     } else if (state.status === 'pending' && state.waiting) {
-      await this.waitForWarehouse();
+      await shipment.waitForWarehouse(this);
     } else if (state.status === 'pending') {
       this.closeWindow();
-      await this.ship();
+      await shipment.ship(this);
     } else if (isSettled(state)) {
       const deadline = this.lingerDeadline();
       if (deadline === undefined || !(await this.waitForEvent(deadline, LINGER))) return 'done';
@@ -480,61 +436,6 @@ class OrderRun implements OperatorRunPort {
   }
 
   /**
-   * The shipment met the warehouse down for everyone, or shipping paused: the order waits, without spending its
-   * attempts, until the resumer (or an operator's resume) wakes it, an event moves it, it checks again by itself
-   * (nothing woke it for the recheck time), or its shipment deadline passes. The deadline and the recheck time are
-   * the worker's that met the wait (its details), else this run's settings. A wait for an outage found past the
-   * deadline — the order's one more try at the deadline found the warehouse still down — holds the order as failed.
-   */
-  private waitFor(wait: ShipmentWaitDetails): void {
-    const now = Date.now();
-    const since = Date.parse(wait.since);
-    const deadlineSeconds = wait.deadlineSeconds ?? this.settings.shipmentDeadlineSeconds ?? 0;
-    // Spread: orders that began to wait together check again apart (Math.random is the workflow's seeded one).
-    const recheckMs = (wait.recheckSeconds ?? DEFAULT_RECHECK_SECONDS) * 1000 * (0.8 + 0.4 * Math.random());
-    this.state = markWaiting(this.state, {
-      since: Number.isNaN(since) ? now : since,
-      reason: wait.unrecorded ? `${wait.reason} (wait not recorded: ${wait.unrecorded})` : wait.reason,
-      for: wait.for ?? 'outage',
-      deadline: waitDeadline(now, deadlineSeconds),
-      recheckAt: now + Math.round(recheckMs),
-      metAt: now,
-    });
-    this.publishStatus();
-  }
-
-  /**
-   * A waiting order: waits for a resumeShipment signal (then tries the warehouse again), an event or an operator's
-   * request (handled next; a cancellation wins at once), its recheck time (then it tries again by itself), or its
-   * shipment deadline (then it tries once more, and is held as failed if the warehouse is still down).
-   */
-  private async waitForWarehouse(): Promise<void> {
-    const waiting = this.state.waiting!;
-    if (metPastDeadline(this.state)) {
-      await this.markFailed(
-        `waited for the warehouse since ${new Date(waiting.since).toISOString()}, past the order's shipment deadline (${new Date(this.state.shipmentDeadline!).toISOString()}): ${waiting.reason}`,
-      );
-      return this.publishStatus();
-    }
-    const wakeAt = [waiting.deadline, waiting.recheckAt].filter((t): t is number => t !== undefined);
-    const at = wakeAt.length > 0 ? Math.min(...wakeAt) : undefined;
-    const arrived = await this.waitForEvent(at, WAREHOUSE_WAIT, () => this.resumeRequested);
-    if (this.resumeRequested) {
-      this.closeWindow();
-      this.state = endWait(this.state, 'woken: trying the warehouse again');
-      return;
-    }
-    if (arrived) return;
-    const pastDeadline = waiting.deadline !== undefined && Date.now() >= waiting.deadline;
-    this.state = endWait(
-      this.state,
-      pastDeadline
-        ? 'the shipment deadline passed: trying the warehouse once more'
-        : 'nothing woke it: trying the warehouse again by itself',
-    );
-  }
-
-  /**
    * True when `event` cancelled the order while a shipment attempt it no longer follows may have reached the warehouse:
    * the order was held as failed (the store says `recall`), the placement's quick attempt gave up without knowing
    * whether the warehouse shipped (`quickShipment` 'tried', before ship() took over), or the order was waiting for
@@ -557,47 +458,6 @@ class OrderRun implements OperatorRunPort {
   }
 
   /**
-   * The quick path of an order's first placement: placeAndShip as a local activity, which records the placement and,
-   * when the store holds the order pending, ships it and records the shipment — the whole order in one marker. A
-   * refusal of the record is thrown; when the quick attempt gave up otherwise (a slow warehouse, a store restart), the
-   * answer is undefined and the order takes the durable path: the record as an activity if need be, then ship().
-   */
-  private async placeAndShip(
-    event: Extract<OrderEvent, { type: typeof ORDER_PLACED }>,
-  ): Promise<PlacedAndShipped | undefined> {
-    const input = this.shipInput(event.data, event.correlationId);
-    try {
-      return await quickPlacement.placeAndShip.executeWithOptions(
-        {
-          ...quickShipPolicy,
-          summary: `record event ${event.type.replace(/^orders\./, '')} v${event.orderVersion} and ship via warehouse`,
-        },
-        [event, input],
-      );
-    } catch (err) {
-      if (isNonRetryable(err) || isCancellation(err)) throw err;
-      return undefined;
-    }
-  }
-
-  /** What the warehouse is asked to ship for this order (the placement's lines and address, under the order's key). */
-  private shipInput(placement: OrderPlacedData, correlationId: string | undefined): ShipInput {
-    const { tenantId, orderId } = this.state;
-    const waits = this.settings.shipmentDeadlineSeconds !== undefined ? { waitOnOutage: true as const } : {};
-    const since = this.state.waitingSince;
-    return {
-      tenantId,
-      orderId,
-      key: shipmentKey(tenantId, orderId),
-      lines: placement.lines,
-      shippingAddress: placement.shippingAddress,
-      correlationId,
-      ...waits,
-      ...(since !== undefined ? { waitingSince: new Date(since).toISOString() } : {}),
-    };
-  }
-
-  /**
    * The store refused the event for good (a value it cannot hold, a business refusal): the order goes on without
    * it, and the event joins the DLQ with the reason, where operators see every unprocessable event.
    */
@@ -612,166 +472,33 @@ class OrderRun implements OperatorRunPort {
     }
   }
 
-  /**
-   * Ships the order and records the shipment: the quick local attempt first, the heartbeating activity when it gave
-   * up. While the activity is in flight, events that cannot stop it are handled; a cancellation stops it (waiting
-   * until it has stopped), is recorded, and the shipment is recalled.
-   */
-  async ship(): Promise<void> {
-    const input = this.shipInput(this.state.placement!, this.state.correlationId);
-    const { key } = input;
-    // Shipped and recorded already by the placement's quick path (placeAndShip): settled from its answer.
-    const quick = this.quickShipment;
-    this.quickShipment = undefined;
-    if (quick !== undefined && quick !== 'tried') return this.settleShipment(key, undefined, quick, undefined);
-    this.resumeRequested = false;
-    const scope = new CancellationScope();
-    let settled = false;
-    let recorded: RecordedShipment | undefined;
-    let failure: unknown;
-    const shipping = scope
-      .run(async () => {
-        const durable = () =>
-          warehouse.shipAndRecordOrder.executeWithOptions({ ...warehousePolicy, summary: 'ship via warehouse' }, [
-            input,
-          ]);
-        recorded =
-          quick === 'tried'
-            ? await durable()
-            : await quickThenDurable(
-                () =>
-                  quickWarehouse.shipAndRecordOrder.executeWithOptions(
-                    { ...quickShipPolicy, summary: 'ship via warehouse' },
-                    [input],
-                  ),
-                durable,
-              );
-      })
-      .catch((err: unknown) => void (failure = err))
-      .finally(() => void (settled = true));
+  // The warehouse steps (order-shipment.ts) that handle() takes, and the operator's appliers (OperatorRunPort).
 
-    let cancelledBy: OrderEvent | undefined;
-    while (!settled && !cancelledBy) {
-      await condition(() => settled || this.inbox.length > 0);
-      while (!settled && this.inbox.length > 0) {
-        if (cancelsShipment(this.state, this.inbox[0]!)) {
-          cancelledBy = this.inbox.shift();
-          scope.cancel();
-          break;
-        }
-        await this.handle(this.inbox.shift()!);
-      }
-    }
-    await shipping;
-    await this.settleShipment(key, cancelledBy, recorded, failure);
+  /** The quick path of an order's first placement: its record and shipment in one local activity. */
+  private placeAndShip(
+    event: Extract<OrderEvent, { type: typeof ORDER_PLACED }>,
+  ): Promise<PlacedAndShipped | undefined> {
+    return shipment.placeAndShip(this, event);
   }
 
-  /**
-   * What the shipment left. Recorded as shipped: the order is shipped, and a cancellation that arrived meanwhile is
-   * a late one, recorded and refused by the store like any other. A cancellation otherwise is recorded and the
-   * shipment recalled; a store that holds the order otherwise wins and the shipment is recalled; a shipment the
-   * store did not record is recorded through the store's own policy; a warehouse that gave up holds the order as
-   * failed.
-   */
-  private async settleShipment(
-    key: string,
-    cancelledBy: OrderEvent | undefined,
-    recorded: RecordedShipment | undefined,
-    failure: unknown,
-  ): Promise<void> {
-    if (recorded?.stored.status === 'shipped') {
-      this.settleShipped(recorded);
-      if (cancelledBy) await this.handle(cancelledBy);
-      return;
-    }
-    if (cancelledBy) {
-      await this.handle(cancelledBy);
-      await this.compensate(key);
-      return;
-    }
-    const unrecorded = unrecordedShipmentId(failure);
-    const wait = shipmentWait(failure);
-    if (wait) {
-      this.waitFor(wait);
-      return;
-    }
-    if (recorded) {
-      this.state = {
-        ...this.state,
-        status: recorded.stored.status === 'pending' ? 'cancelled' : recorded.stored.status,
-      };
-      await this.compensate(key);
-    } else if (unrecorded !== undefined) await this.markShipped(unrecorded, key);
-    else if (!isCancellation(failure)) await this.markFailed(failureReason(failure));
-    this.publishStatus();
+  /** The shipment met the warehouse down for everyone, or shipping paused: the order waits. */
+  private waitFor(wait: ShipmentWaitDetails): void {
+    shipment.waitFor(this, wait);
   }
 
-  /** Records the shipment; when the store refuses (cancelled underneath us) the store wins and it is recalled. */
-  private async markShipped(shipmentId: string, key: string): Promise<void> {
-    const { tenantId, orderId } = this.state;
-    const stored = await this.durably('mark shipped', () =>
-      storeEffect('markOrderShipped', 'record shipped', { tenantId, orderId, shipmentId }),
-    );
-    if (stored.status === 'shipped') {
-      this.state = markShipped(this.state, shipmentId);
-      return;
-    }
-    this.state = { ...this.state, status: stored.status === 'pending' ? 'cancelled' : stored.status };
-    await this.compensate(key);
+  /** Recalls the shipment made under `key`; a recall refused for good holds the order as recall-failed. */
+  compensate(key: string): Promise<void> {
+    return shipment.compensate(this, key);
   }
 
-  /** Holds the order as failed with the reason once the warehouse gave up; after retry n the claim is per retry. */
-  private async markFailed(reason: string): Promise<void> {
-    const { tenantId, orderId } = this.state;
-    const retry = retriesOf(this.state);
-    await this.durably('mark failed', () =>
-      storeEffect('markOrderFailed', 'record failed', { tenantId, orderId, reason, ...(retry > 0 ? { retry } : {}) }),
-    );
-    this.state = markFailed(this.state, reason);
+  /** Recalls the shipment under `key`: undefined when done, else the warehouse's refusal. */
+  recall(key: string): Promise<string | undefined> {
+    return shipment.recall(this, key);
   }
 
-  /**
-   * Compensation: recalls the shipment made under `key`; the warehouse burns the key, so nothing ships after. A recall
-   * the warehouse refuses for good holds the order as recall-failed, for a person to resolve.
-   */
-  async compensate(key: string): Promise<void> {
-    const refusal = await this.recall(key);
-    if (refusal !== undefined) await this.holdRecallFailed(refusal);
-  }
-
-  /** Recalls the shipment under `key`: undefined when done, else the warehouse's refusal (a non-retryable failure). */
-  async recall(key: string): Promise<string | undefined> {
-    let existed: boolean;
-    try {
-      existed = await this.durably('recall shipment', () =>
-        warehouse.recallShipment.executeWithOptions({ ...warehousePolicy, summary: 'recall shipment' }, [{ key }]),
-      );
-    } catch (err) {
-      if (!isNonRetryable(err)) throw err;
-      return failureReason(err);
-    }
-    this.state = withNote(
-      this.state,
-      existed ? `compensated: shipment ${key} recalled` : `compensated: shipment ${key} blocked before it shipped`,
-    );
-    return undefined;
-  }
-
-  /** Records the order recall-failed with the warehouse's refusal (claim per refusal); the store's answer wins. */
-  async holdRecallFailed(reason: string): Promise<void> {
-    const { tenantId, orderId } = this.state;
-    const attempt = recallFailuresOf(this.state) + 1;
-    const stored = await this.durably('record recall refused', () =>
-      storeEffect('markRecallFailed', 'record recall refused', { tenantId, orderId, reason, attempt }),
-    );
-    this.state =
-      stored.status === 'recall-failed'
-        ? markRecallFailed(this.state, reason, attempt)
-        : withNote(
-            { ...this.state, status: stored.status },
-            `recall refused (${reason}); the store holds the order as ${stored.status}`,
-          );
-    this.publishStatus();
+  /** Records the order recall-failed with the warehouse's refusal. */
+  holdRecallFailed(reason: string): Promise<void> {
+    return shipment.holdRecallFailed(this, reason);
   }
 
   /**
@@ -813,11 +540,7 @@ class OrderRun implements OperatorRunPort {
    * Waits until an event (or an accepted retry) arrives or `deadline` (workflow time, ms) passes; true when one
    * arrived. The window's one timer keeps running across the events that arrive in it.
    */
-  private async waitForEvent(
-    deadline?: number,
-    summary?: string,
-    woken: () => boolean = () => false,
-  ): Promise<boolean> {
+  async waitForEvent(deadline?: number, summary?: string, woken: () => boolean = () => false): Promise<boolean> {
     const arrived = () => this.inbox.length > 0 || this.requests.length > 0 || woken();
     if (deadline === undefined) {
       await condition(arrived);
@@ -843,14 +566,8 @@ class OrderRun implements OperatorRunPort {
     return false;
   }
 
-  /** The shipment recorded as shipped: the order is shipped. */
-  private settleShipped(recorded: RecordedShipment): void {
-    this.state = markShipped(this.state, recorded.shipmentId);
-    this.publishStatus();
-  }
-
   /** Cancels the window's timer when the order left the status it was for. */
-  private closeWindow(): void {
+  closeWindow(): void {
     if (this.window && !this.window.passed) this.window.scope.cancel();
     this.window = undefined;
   }
