@@ -19,6 +19,7 @@ const pages = [
   'src/status-events/README.md',
   'src/warehouse/README.md',
   'src/deployment/README.md',
+  'src/store/RETENTION.md',
 ];
 
 /** GitHub's heading anchors: lower case, punctuation dropped, spaces as hyphens. */
