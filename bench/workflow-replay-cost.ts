@@ -7,7 +7,7 @@
  * so two builds of the workflow code compare on a busy machine when run alternately: `--workflows` points at another
  * checkout's workflows/index.ts.
  *
- *   npx tsx bench/workflow-replay-cost.ts [--history test/histories/v2-shipped-in-one-task.json] [--runs 600] [--workflows PATH]
+ *   npx tsx bench/workflow-replay-cost.ts [--history test/histories/shipped-in-one-task.json] [--runs 600] [--workflows PATH]
  */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -18,7 +18,7 @@ import { workflowCodeOptions } from '../src/temporal.js';
 
 const { values: args } = parseArgs({
   options: {
-    history: { type: 'string', default: 'test/histories/v2-shipped-in-one-task.json' },
+    history: { type: 'string', default: 'test/histories/shipped-in-one-task.json' },
     runs: { type: 'string', default: '600' },
     workflows: { type: 'string', default: 'workflows/index.ts' },
   },

@@ -2,8 +2,6 @@
  * Prometheus metrics, prefix `fulfilment_`. The names and labels are part of the external contract once
  * released (docs/observability.md lists them; dashboards and alert rules read them): add, never rename. Each process (or test) makes its own registry.
  */
-import { createServer, type Server, type ServerResponse } from 'node:http';
-import type { Health } from './health.js';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /**
@@ -345,46 +343,6 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}): Metrics 
       registers,
     }),
   };
-}
-
-/**
- * Serves GET /metrics on `port` (loopback unless `host` says otherwise), and with `health` also GET /livez and
- * GET /readyz: JSON bodies, 200 when live/ready, 503 with each check and its reason when not.
- */
-export async function serveMetrics(
-  registry: Registry,
-  port: number,
-  host = '127.0.0.1',
-  health?: Health,
-): Promise<Server> {
-  const json = (res: ServerResponse, ok: boolean, body: unknown) =>
-    res
-      .writeHead(ok ? 200 : 503, { 'content-type': 'application/json', 'cache-control': 'no-store' })
-      .end(`${JSON.stringify(body)}\n`);
-  const server = createServer((req, res) => {
-    const path = (req.url ?? '').split('?')[0];
-    if (path === '/metrics') {
-      registry.metrics().then(
-        (body) => res.writeHead(200, { 'content-type': registry.contentType }).end(body),
-        (err: unknown) => res.writeHead(500).end(String(err)),
-      );
-    } else if (health && path === '/livez') {
-      const live = health.liveness();
-      json(res, live.live, live);
-    } else if (health && path === '/readyz') {
-      health.readiness().then(
-        (r) => json(res, r.ready, r),
-        (err: unknown) => json(res, false, { ready: false, error: String(err) }),
-      );
-    } else {
-      res.writeHead(404).end();
-    }
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => resolve());
-  });
-  return server;
 }
 
 /** Current total of a metric in `registry` over the samples whose labels match `labels` (0 when never set). */

@@ -84,7 +84,7 @@ export type WorkflowCodeOptions = Pick<
 >;
 
 /**
- * The options every Worker that runs this service's workflows is created with (src/worker/role.ts) and every replay of
+ * The options every Worker that runs this service's workflows is created with (src/worker/temporal-worker.ts) and every replay of
  * their histories runs with (`fulfilment workflow replay`, the replay gate over test/histories/): the bundle and
  * whatever shapes how the workflow code runs or reads its payloads (interceptors, sinks, data converter, plugins)
  * belong here, in one place, so a replay decides exactly as the worker does.

@@ -10,7 +10,7 @@ import type { Server } from 'node:http';
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { Health } from '../health.js';
 import type { Logger } from '../log.js';
-import { serveMetrics } from '../metrics.js';
+import { serveMetrics } from '../observability.js';
 import { connectLagReader, oldestAgeSeconds, position, type LagReport } from './lag.js';
 import type { Kafka } from '../kafka/client.js';
 import { sleep } from '../sleep.js';

@@ -145,14 +145,14 @@ const stories: Record<string, Story> = {
     },
   },
   // The stories' instance runs both roles: runs start eagerly, events in their input.
-  'v2-shipped-in-one-task': {
+  'shipped-in-one-task': {
     order: 'o-v2',
     env: { ORDER_LINGER_SECONDS: '0' },
     async drive({ send, tenant, order }) {
       await send(events.placed(tenant, order));
     },
   },
-  'v2-burst-in-one-signal-while-lingering': {
+  'burst-in-one-signal-while-lingering': {
     order: 'o-v2-burst',
     env: { ORDER_LINGER_SECONDS: '4' },
     async drive({ app, tenant, order, send, sendTogether }) {
@@ -173,7 +173,7 @@ const stories: Record<string, Story> = {
       );
     },
   },
-  'v2-cancel-before-placement': {
+  'cancel-before-placement-closed-at-once': {
     order: 'o-v2-tombstone',
     env: { CANCEL_GRACE_SECONDS: '600', ORDER_LINGER_SECONDS: '0' },
     async drive({ app, tenant, order, send }) {
@@ -182,12 +182,12 @@ const stories: Record<string, Story> = {
       await send(events.placed(tenant, order, { orderVersion: 1 }));
     },
   },
-  'v2-cancelled-during-shipment': {
+  'cancelled-during-shipment': {
     order: 'o-v2-compensated',
     env: { ORDER_LINGER_SECONDS: '0' },
     drive: (ctx) => cancelDuringShipment(ctx),
   },
-  'v2-held-as-failed': {
+  'held-as-failed': {
     order: 'o-v2-failed',
     env: { ORDER_LINGER_SECONDS: '0' },
     async drive({ s, tenant, order, send }) {
@@ -205,7 +205,7 @@ const stories: Record<string, Story> = {
       }
     },
   },
-  'v2-waited-out-warehouse-outage': {
+  'waited-out-warehouse-outage': {
     order: 'o-v2-waited',
     // The breaker opens at the first failure and the resumer probes every 2 s: the wait is seconds long.
     env: {
@@ -233,7 +233,7 @@ const stories: Record<string, Story> = {
       await settledAs(app, tenant, order, 'shipped');
     },
   },
-  'v2-checked-the-warehouse-by-itself': {
+  'checked-the-warehouse-by-itself': {
     order: 'o-v2-checked',
     // No probe wakes it (hourly); its own check every 3 s ± 20 % does: it finds the warehouse down, waits again, and
     // ships at a check after the warehouse answers.
@@ -262,7 +262,7 @@ const stories: Record<string, Story> = {
       await settledAs(app, tenant, order, 'shipped');
     },
   },
-  'v2-held-by-a-pause-past-its-deadline': {
+  'held-by-a-pause-past-its-deadline': {
     order: 'o-v2-paused',
     // A deadline of 2 s and checks every 3 s: the pause holds the order through several checks, past the deadline.
     env: { ORDER_LINGER_SECONDS: '0', ORDER_SHIPMENT_DEADLINE_SECONDS: '2', ORDER_WAIT_RECHECK_SECONDS: '3' },
@@ -296,7 +296,7 @@ const stories: Record<string, Story> = {
       await settledAs(app, tenant, order, 'shipped');
     },
   },
-  'v2-continued-as-new': {
+  'continued-as-new-while-awaiting-placement': {
     order: 'o-v2-continued',
     env: { ORDER_CONTINUE_AS_NEW_AFTER_EVENTS: '10', ORDER_LINGER_SECONDS: '0', CANCEL_GRACE_SECONDS: '600' },
     async drive({ app, tenant, order, send }) {
@@ -324,7 +324,7 @@ const stories: Record<string, Story> = {
       throw new Error('the run did not continue as new');
     },
   },
-  'v2-failed-then-late-cancel-from-store': {
+  'failed-then-late-cancel-from-store': {
     order: 'o-v2-failed-late',
     env: { ORDER_LINGER_SECONDS: '0' },
     async drive({ s, app, tenant, order, send }) {

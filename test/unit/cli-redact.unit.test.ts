@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { redriveHeaders } from '../../src/cli/dlq/redrive.js';
+import { redriveHeaders } from '../../src/cli/dlq/redriven-record.js';
 import { displayText, escapeBytes, Redactor, REDACTED, viewPayload } from '../../src/cli/redact.js';
 
 const placed = {

@@ -1,7 +1,8 @@
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Health } from '../../src/health.js';
-import { createMetrics, serveMetrics } from '../../src/metrics.js';
+import { createMetrics } from '../../src/metrics.js';
+import { serveMetrics } from '../../src/observability.js';
 
 describe('readiness checks', () => {
   it('is not ready while starting, with what start-up waits for and its last error', async () => {

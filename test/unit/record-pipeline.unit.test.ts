@@ -289,7 +289,7 @@ describe('record pipeline', () => {
 
 describe('record pipeline: a redriven record that fails again continues its history', () => {
   const firstFailure = '2026-01-05T08:00:00.000Z';
-  /** The headers `dlq redrive` adds to a record it sends back (src/cli/dlq/redrive.ts redriveHeaders). */
+  /** The headers `dlq redrive` adds to a record it sends back (src/cli/dlq/redriven-record.ts redriveHeaders). */
   const history = (attempts: string, first = firstFailure, from = '0:3') => ({
     'dlq-redrive-attempts': attempts,
     'dlq-first-failure-at': first,

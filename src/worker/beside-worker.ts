@@ -1,0 +1,65 @@
+/**
+ * What runs beside the Temporal worker in the same process, each stopped after the worker has drained: the shipment
+ * resumer (wakes orders waiting for the warehouse) and the status relay with its lag gauge.
+ */
+import type { Db } from '../db.js';
+import { createKafka } from '../kafka/client.js';
+import { createSender } from '../kafka/sender.js';
+import type { Lifecycle } from '../lifecycle.js';
+import type { RoleContext } from '../role.js';
+import { watchStatusRelayLag } from '../status-events/relay-lag.js';
+import { startStatusRelay } from '../status-events/relay.js';
+import { runtimeConnection } from '../store/connection.js';
+import type { WarehouseClient } from '../warehouse/client.js';
+import { startShipmentResumer } from './shipment-resumer.js';
+
+/** Wakes orders waiting for the warehouse: one probe at a time while it is down, paced once it answers. */
+export function startResumer(
+  { config, logger, metrics, client }: RoleContext,
+  probeDb: Db,
+  warehouse: WarehouseClient,
+  life: Lifecycle,
+): void {
+  const resumer = startShipmentResumer({
+    db: probeDb,
+    client,
+    warehouse,
+    probeSeconds: config.WAREHOUSE_PROBE_SECONDS,
+    perSecond: config.WAREHOUSE_RESUME_PER_SECOND,
+    taskQueue: config.TEMPORAL_TASK_QUEUE,
+    leaseSeconds: config.WAKE_LEASE_SECONDS,
+    metrics,
+    logger: logger.child({ component: 'shipment-resumer' }),
+  });
+  life.defer('shipment resumer', () => resumer.stop());
+}
+
+/**
+ * The status relay (src/status-events/relay.ts) of STATUS_TOPIC and its lag gauge (read on the probe's pool): it
+ * publishes the outbox, and is never part of readiness, so Kafka being down leaves the input side's health alone
+ * (the lag metric and its alert tell of it).
+ */
+export function startRelay({ config, logger, metrics, tracing }: RoleContext, probeDb: Db, life: Lifecycle): void {
+  const relayLogger = logger.child({ component: 'status-relay' });
+  const sender = createSender(
+    createKafka(config, relayLogger, { clientId: `${config.KAFKA_CLIENT_ID}-status-relay` }),
+    { idempotent: true },
+  );
+  life.defer('status relay producer', () => sender.disconnect());
+  const relay = startStatusRelay({
+    connection: runtimeConnection(config),
+    topic: config.STATUS_TOPIC,
+    sender,
+    batch: config.STATUS_RELAY_BATCH,
+    pollMs: config.STATUS_RELAY_POLL_MS,
+    gatherMs: config.STATUS_RELAY_GATHER_MS,
+    logger: relayLogger,
+    metrics,
+    ...(tracing ? { tracer: tracing.tracer } : {}),
+  });
+  life.defer('status relay', () => relay.stop());
+  life.defer(
+    'status relay lag gauge',
+    watchStatusRelayLag(probeDb, config.STATUS_TOPIC, metrics, relayLogger, config.STATUS_RELAY_POLL_MS),
+  );
+}
