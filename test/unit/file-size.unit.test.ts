@@ -13,10 +13,8 @@ const LIMIT = 400;
 
 /** Files allowed over the limit for now, and why; each must still be over it (else drop it here). */
 const EXCEPTIONS: Record<string, string> = {
-  // Being split by a change of its own; not to be touched beside it.
-  'workflows/order-fulfilment.ts': 'the order workflow, being split by another change',
-  // Changed by other work in flight; its split waits for that to land.
-  'activities/index.ts': "the order's activities, changed by other work in flight",
+  // The order's run: a class whose step methods share its state; its warehouse half and operator actions are apart.
+  'workflows/order-fulfilment.ts': "the order's run",
 };
 
 /** Lines of a file as `wc -l` counts them. */
