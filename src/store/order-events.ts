@@ -104,6 +104,9 @@ export interface LateBatch {
   needsRun?: string;
 }
 
+/** What lateEventNeedsRun looks at in the order's row. */
+type RowState = Pick<FulfilmentRow, 'status' | 'order_version'>;
+
 /**
  * Why `event` needs a run of its order when no run is open, given the order's row (locked); undefined when recording
  * it through the store is all there is to do. Pure.
@@ -139,12 +142,14 @@ export function recordLateEvents(target: StoreTarget, events: readonly OrderEven
   const { tenantId, orderId } = events[0]!;
   return inTenantTransaction(target.db, tenantId, async (tx): Promise<LateBatch> => {
     const recorded: LateBatch['recorded'] = [];
-    let row = await lockFulfilment(tx, tenantId, orderId);
+    let row: RowState | undefined = await lockFulfilment(tx, tenantId, orderId);
     for (const event of events) {
       const needsRun = lateEventNeedsRun(row, event);
       if (needsRun !== undefined) return { recorded, needsRun };
-      recorded.push({ event, stored: await recordOneLate(tx, target, event) });
-      row = await readFulfilment(tx, tenantId, orderId);
+      const stored = await recordOneLate(tx, target, event);
+      recorded.push({ event, stored });
+      // The row as this event left it: every answer of the effect (or of a duplicate claim) is read from the row.
+      row = { status: stored.status, order_version: stored.orderVersion };
     }
     return { recorded };
   }).catch((err: unknown) => {
