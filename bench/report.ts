@@ -405,6 +405,17 @@ export function figures(runs: KindRun[]): Figure[] {
         ),
     },
     {
+      name: 'orders behind the storm on its partition ÷ on the others (median shipped)',
+      target: '≤ 2',
+      cell: (run) =>
+        ratio(
+          run,
+          fig('burst', 'othersOnBurstPartitionMedianSeconds'),
+          fig('burst', 'othersElsewhereMedianSeconds'),
+          (a, b) => `${fmt(a)} ÷ ${fmt(b)} s`,
+        ),
+    },
+    {
       name: 'worker RSS per cached run / peak while shipping the backlog',
       target: 'measured, bounded by WORKER_MAX_CACHED_WORKFLOWS',
       cell: (run) => {

@@ -1,20 +1,22 @@
 /**
- * The late path as an order starter takes it (order-starter.ts): an event whose order's run has closed is recorded
- * through the store (src/store/order-events.ts recordLateEvent), and the outcome the store decided is reported like
- * any other (logged and counted, src/outcomes.ts), or the event is handed back because it needs a run.
+ * The late path as an order starter takes it (order-starter.ts): events whose order's run has closed — one order's,
+ * as the bridge delivers them together — are recorded through the store in one transaction
+ * (src/store/order-events.ts recordLateEvents), and the outcome the store decided for each is reported like any other
+ * (logged and counted, src/outcomes.ts) once that transaction has committed; the events from the first that needs a
+ * run on are handed back.
  */
 import type { OutcomeReport } from '../order.js';
-import { recordLateEvent, type StoreTarget } from '../store/order-events.js';
+import { recordLateEvents, type StoreTarget } from '../store/order-events.js';
 import type { LateEventRecorder } from './order-starter.js';
 
 export function createLateEventRecorder(
   target: StoreTarget,
   report?: (outcome: OutcomeReport) => void,
 ): LateEventRecorder {
-  return async (event) => {
-    const record = await recordLateEvent(target, event);
-    if (record.kind === 'recorded')
-      report?.({ event, outcome: record.stored.outcome, layer: 'store', detail: "its order's run had closed" });
-    return record;
+  return async (events) => {
+    const batch = await recordLateEvents(target, events);
+    for (const { event, stored } of batch.recorded)
+      report?.({ event, outcome: stored.outcome, layer: 'store', detail: "its order's run had closed" });
+    return batch;
   };
 }

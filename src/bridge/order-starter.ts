@@ -26,7 +26,7 @@ import {
 } from '../../workflows/api.js';
 import { type OrderEvent } from '../order.js';
 import type { orderFulfilmentV2 } from '../../workflows/order-fulfilment.js';
-import type { LateRecord } from '../store/order-events.js';
+import type { LateBatch } from '../store/order-events.js';
 import { classifyDeliveryFailure as classify } from './delivery-failures.js';
 
 export { EventRejectedByTemporalError } from './delivery-failures.js';
@@ -43,10 +43,10 @@ export interface OrderStarter {
 }
 
 /**
- * Records an event whose order's run has closed (src/store/order-events.ts recordLateEvent, with its outcome logged
- * and counted), or answers that it needs a run.
+ * Records events of one order whose run has closed (oldest first) in one store transaction
+ * (src/store/order-events.ts recordLateEvents, each outcome logged and counted), up to the first that needs a run.
  */
-export type LateEventRecorder = (event: OrderEvent) => Promise<LateRecord>;
+export type LateEventRecorder = (events: readonly OrderEvent[]) => Promise<LateBatch>;
 
 export interface OrderStarterOptions {
   /**
@@ -180,16 +180,15 @@ export function createOrderStarter(
     }
   }
 
-  /** The late path: each event recorded through the store, in order, until one needs a run; it and the rest go to one. */
+  /**
+   * The late path: the events recorded through the store in one transaction, in order, until one needs a run; it and
+   * the rest go to one.
+   */
   async function recordLate(events: readonly OrderEvent[]): Promise<StartOutcome> {
-    for (const [i, event] of events.entries()) {
-      const record = await late(event);
-      if (record.kind === 'needs-run') {
-        await startFromStore(events.slice(i), record.reason);
-        return 'accepted';
-      }
-    }
-    return 'recorded-late';
+    const { recorded, needsRun } = await late(events);
+    if (needsRun === undefined) return 'recorded-late';
+    await startFromStore(events.slice(recorded.length), needsRun);
+    return 'accepted';
   }
 
   const eager = typeof opts.eager === 'function' ? opts.eager : () => opts.eager === true;

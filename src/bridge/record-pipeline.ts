@@ -155,9 +155,9 @@ export type OrderEventRecord = RecordInPartition & { classified: Extract<Classif
 
 /**
  * Steps 3–5 for one order's events queued together in its lane (lanes.ts groups them; one record is a group of
- * one): the hint per event, then one delivery carrying every event it did not skip. When Temporal refuses such a
- * delivery for good, each event is delivered on its own, so only the one at fault is dead-lettered. The outcomes
- * are the records', in their order.
+ * one): the hint per event, then one delivery carrying every event it did not skip. When Temporal, or the store on
+ * the late path (which then wrote nothing of the delivery), refuses such a delivery for good, each event is delivered
+ * on its own, so only the one at fault is dead-lettered. The outcomes are the records', in their order.
  */
 export async function processOrderEvents(
   rs: readonly OrderEventRecord[],
@@ -187,7 +187,7 @@ export async function processOrderEvents(
   else if (delivery) {
     deps.log.info(
       { partition: fresh[0]!.partition, events: fresh.length, err: delivery.error.message },
-      'Temporal refused events delivered together; delivering each on its own',
+      'events delivered together were refused for good; delivering each on its own',
     );
     for (const r of fresh) {
       const alone = await deliver([r], deps, ctx);

@@ -2,7 +2,7 @@
  * The order's rules agree wherever they are applied. Every case — where the order stands × the event's type × how its
  * version compares (older, the same, newer, or its id seen before) — goes through the table (src/order-rules.ts) and
  * the three places that decide: the workflow's decide() (an order's state at that position), the store on the real
- * PostgreSQL (recordOrderEvent on a row put at that position), and the late path (recordLateEvent on another such row,
+ * PostgreSQL (recordOrderEvent on a row put at that position), and the late path (recordLateEvents on another such row,
  * no run open). What the store did is read from the row before and after, not from the table, so a change to its SQL
  * that drifts from the rules fails here; the late path must leave for a run exactly the cases the rules say need one,
  * and record the rest as the store does. The table of every case is printed.
@@ -40,7 +40,7 @@ import {
   recordRecallFailed,
   recordShipped,
 } from '../../src/store/fulfilments.js';
-import { recordLateEvent, recordOrderEvent, type StoreTarget } from '../../src/store/order-events.js';
+import { recordLateEvents, recordOrderEvent, type StoreTarget } from '../../src/store/order-events.js';
 import { claim } from '../../src/store/processed-events.js';
 import { decide, initialOrderState, type OrderState } from '../../workflows/order-state.js';
 
@@ -172,13 +172,13 @@ async function storeSays(c: Case): Promise<OrderTransition | string> {
 
 async function latePathSays(c: Case): Promise<OrderTransition | string> {
   const { orderId, event, before } = await prepare(c, 'late');
-  const record = await recordLateEvent(target, event);
+  const record = await recordLateEvents(target, [event]);
   const after = await read(orderId);
-  if (record.kind === 'needs-run') {
+  if (record.needsRun !== undefined) {
     // Left for a run: nothing written.
     return JSON.stringify(after) === JSON.stringify(before) ? 'needs a run' : '? needs a run, yet wrote the row';
   }
-  return observed(c.type, before, after!, record.stored);
+  return observed(c.type, before, after!, record.recorded[0]!.stored);
 }
 
 describe("the order's rules", () => {

@@ -7,8 +7,7 @@ import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/c
 import { WorkflowIdReusePolicy, WorkflowNotFoundError } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
 import { createOrderStarter, type LateEventRecorder } from '../../src/bridge/order-starter.js';
-import type { LateRecord } from '../../src/store/order-events.js';
-import { lateEventNeedsRun } from '../../src/store/order-events.js';
+import { lateEventNeedsRun, type LateBatch } from '../../src/store/order-events.js';
 import { orderEventSignal, type OrderWorkflowInput } from '../../workflows/api.js';
 import { type OrderEvent } from '../../src/order.js';
 import { events } from '../support/events.js';
@@ -19,7 +18,7 @@ interface Calls {
   start: { input: OrderWorkflowInput; reuse: unknown }[];
   signal: unknown[];
   signalWithStart: { input: OrderWorkflowInput; reuse: unknown; signalArgs: unknown[] }[];
-  late: OrderEvent[];
+  late: OrderEvent[][];
 }
 
 /** A client whose start, signal and signal-with-start answer as `answers` says, recording every call. */
@@ -56,17 +55,32 @@ function fakeClient(
   return { workflow, connection } as unknown as Client;
 }
 
-function setUp(answers: Parameters<typeof fakeClient>[0], lateAnswer: (e: OrderEvent) => LateRecord, eager: boolean) {
+/** What the store answers for one event of a late burst: recorded with this outcome, or it needs a run (why). */
+type LateAnswer =
+  { kind: 'recorded'; stored: LateBatch['recorded'][number]['stored'] } | { kind: 'needs-run'; reason: string };
+
+/** A late path that answers each event of a burst as `lateAnswer` says, stopping at the first that needs a run. */
+function lateBatch(events: readonly OrderEvent[], lateAnswer: (e: OrderEvent) => LateAnswer): LateBatch {
+  const recorded: LateBatch['recorded'] = [];
+  for (const event of events) {
+    const answer = lateAnswer(event);
+    if (answer.kind === 'needs-run') return { recorded, needsRun: answer.reason };
+    recorded.push({ event, stored: answer.stored });
+  }
+  return { recorded };
+}
+
+function setUp(answers: Parameters<typeof fakeClient>[0], lateAnswer: (e: OrderEvent) => LateAnswer, eager: boolean) {
   const calls: Calls = { start: [], signal: [], signalWithStart: [], late: [] };
-  const late: LateEventRecorder = async (e) => {
-    calls.late.push(e);
-    return lateAnswer(e);
+  const late: LateEventRecorder = async (events) => {
+    calls.late.push([...events]);
+    return lateBatch(events, lateAnswer);
   };
   const starter = createOrderStarter(fakeClient(answers, calls), 'orders', settings, late, { eager });
   return { starter, calls };
 }
 
-const recorded = (): LateRecord => ({
+const recorded = (): LateAnswer => ({
   kind: 'recorded',
   stored: { outcome: 'applied', status: 'shipped', orderVersion: 2, placed: true, cancelRefused: true },
 });
@@ -79,7 +93,7 @@ describe('the eager start → signal race', () => {
     expect(await starter.deliver([e])).toBe('recorded-late');
     expect(calls.start).toHaveLength(1);
     expect(calls.signal).toEqual([e]);
-    expect(calls.late).toEqual([e]);
+    expect(calls.late).toEqual([[e]]);
     expect(calls.start[0]!.reuse).toBe(WorkflowIdReusePolicy.REJECT_DUPLICATE);
   });
 
@@ -106,7 +120,7 @@ describe('the eager start → signal race', () => {
 });
 
 describe('the late path after signal-with-start', () => {
-  it('a closed run refuses the start; each event of a burst is recorded, in order, until one needs a run, which takes it and the rest', async () => {
+  it('a closed run refuses the start; the burst goes to the store in one call, which records its events, in order, until one needs a run, which takes it and the rest', async () => {
     const placed = events.placed('acme', 'o1', { orderVersion: 3 }) as OrderEvent;
     const dup = cancellation();
     const cancel = events.cancelled('acme', 'o1', { orderVersion: 4 }) as OrderEvent;
@@ -116,12 +130,33 @@ describe('the late path after signal-with-start', () => {
       false,
     );
     expect(await starter.deliver([dup, placed, cancel])).toBe('accepted');
-    expect(calls.late).toEqual([dup, placed, cancel]);
+    expect(calls.late).toEqual([[dup, placed, cancel]]);
     expect(calls.signalWithStart.map((c) => c.reuse)).toEqual([
       WorkflowIdReusePolicy.REJECT_DUPLICATE,
       WorkflowIdReusePolicy.ALLOW_DUPLICATE,
     ]);
     expect(calls.signalWithStart[1]!.signalArgs).toEqual([cancel]);
+  });
+
+  it('a burst whose event k needs a run: the ones before it recorded, k and every one after it handed to one run, in order', async () => {
+    const burst = [1, 2, 3, 4, 5].map((v) => events.cancelled('acme', 'o1', { orderVersion: v }) as OrderEvent);
+    const { starter, calls } = setUp(
+      { signalWithStart: ['closed', 'ok'] },
+      (e) => (e === burst[2] ? { kind: 'needs-run', reason: 'the store holds the order pending' } : recorded()),
+      false,
+    );
+    expect(await starter.deliver(burst)).toBe('accepted');
+    expect(calls.late).toEqual([burst]);
+    expect(calls.signalWithStart).toHaveLength(2);
+    expect(calls.signalWithStart[1]!.signalArgs).toEqual([burst.slice(2)]);
+  });
+
+  it('a burst of which nothing needs a run: recorded late in one call, no run started', async () => {
+    const burst = [1, 2, 3].map((v) => events.cancelled('acme', 'o1', { orderVersion: v }) as OrderEvent);
+    const { starter, calls } = setUp({ signalWithStart: ['closed'] }, recorded, false);
+    expect(await starter.deliver(burst)).toBe('recorded-late');
+    expect(calls.late).toEqual([burst]);
+    expect(calls.signalWithStart).toHaveLength(1);
   });
 
   it('a failure of the store on the late path is thrown as it came (transient: the partition parks), nothing recorded as done', async () => {
