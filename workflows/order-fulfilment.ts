@@ -36,8 +36,6 @@
  */
 import {
   ApplicationFailure,
-  CancellationScope,
-  condition,
   continueAsNew,
   isCancellation,
   makeContinueAsNewFunc,
@@ -54,21 +52,16 @@ import {
   TenantIdAttribute,
   orderEventSignal,
   orderStatusQuery,
-  resolveRecallUpdate,
   resumeShipmentSignal,
-  retryShipmentUpdate,
   signalledEvents,
   type OrderView,
   type OrderWorkflowInput,
-  type ResolveRecallResult,
-  type RetryShipmentResult,
 } from './api.js';
 import { FailureType, ORDER_PLACED, type OrderEvent, type ShipmentWaitDetails } from '../src/order.js';
 import {
   applyResolve,
   applyRetry,
-  validateResolve,
-  validateRetry,
+  setRequestHandlers,
   type OperatorRunPort,
   type PendingRequest,
 } from './operator-actions.js';
@@ -89,6 +82,8 @@ import * as shipment from './order-shipment.js';
 import type { ShipmentRunPort } from './order-shipment.js';
 import * as events from './event-handling.js';
 import type { EventRunPort } from './event-handling.js';
+import * as eventWindow from './event-window.js';
+import type { EventWindow, WindowRunPort } from './event-window.js';
 import * as versionMove from './version-move.js';
 import type { VersionMoveRunPort } from './version-move.js';
 
@@ -152,7 +147,7 @@ function endedUnsettled(view: OrderView): string {
 }
 
 /** One run of an order's workflow: its state, its inbox of events, and one method per step. */
-class OrderRun implements OperatorRunPort, ShipmentRunPort, EventRunPort, VersionMoveRunPort {
+class OrderRun implements OperatorRunPort, ShipmentRunPort, EventRunPort, VersionMoveRunPort, WindowRunPort {
   state: OrderState;
   readonly inbox: OrderEvent[];
   /** Accepted operator requests, oldest first; the head stays until applied. Never carried (handlers wait). */
@@ -188,7 +183,7 @@ class OrderRun implements OperatorRunPort, ShipmentRunPort, EventRunPort, Versio
    */
   resumeRequested = false;
   /** The one timer of the grace or linger window in progress, kept while events arrive. */
-  private window?: { deadline: number; summary: string; scope: CancellationScope; passed: boolean };
+  window?: EventWindow;
 
   constructor(input: OrderWorkflowInput) {
     this.settings = input.settings;
@@ -204,31 +199,8 @@ class OrderRun implements OperatorRunPort, ShipmentRunPort, EventRunPort, Versio
     });
     setHandler(orderStatusQuery, () => toView(this.state));
     setHandler(resumeShipmentSignal, () => void (this.resumeRequested = true));
-    // Handlers only enqueue: the main loop applies a request between events, and the handler returns its answer.
-    const ctx = () => ({ loading: this.loading, queued: this.requests.length });
-    setHandler(
-      retryShipmentUpdate,
-      (request) => this.queue<RetryShipmentResult>({ kind: 'retry', request }, FailureType.retryRefused),
-      {
-        validator: (request) => validateRetry(this.state, request, ctx()),
-      },
-    );
-    setHandler(
-      resolveRecallUpdate,
-      (request) => this.queue<ResolveRecallResult>({ kind: 'resolve', request }, FailureType.resolveRefused),
-      {
-        validator: (request) => validateResolve(this.state, request, ctx()),
-      },
-    );
-  }
-
-  /** Queues an accepted request for the main loop and waits for its answer (a refusal fails the update). */
-  private async queue<R>(pending: PendingRequest, refusedType: string): Promise<R> {
-    this.requests.push(pending);
-    await condition(() => pending.result !== undefined || pending.refusal !== undefined);
-    if (pending.refusal !== undefined)
-      throw ApplicationFailure.create({ type: refusedType, message: pending.refusal, nonRetryable: true });
-    return pending.result as R;
+    // The operator's updates (operator-actions.ts): validated, then queued for the main loop.
+    setRequestHandlers(this);
   }
 
   /** A repair run reads the order from the store first; the operator's request then meets what the store holds. */
@@ -343,7 +315,7 @@ class OrderRun implements OperatorRunPort, ShipmentRunPort, EventRunPort, Versio
     return this.state.lingerEndsAt;
   }
 
-  /** Decides what one event means and records it through the store, whose answer becomes the state (event-handling.ts). */
+  /** Decides what one event means and records it through the store, whose answer is the state (event-handling.ts). */
   handle(event: OrderEvent): Promise<void> {
     return events.handle(this, event);
   }
@@ -410,39 +382,13 @@ class OrderRun implements OperatorRunPort, ShipmentRunPort, EventRunPort, Versio
     this.publishedStatus = status;
   }
 
-  /**
-   * Waits until an event (or an accepted retry) arrives or `deadline` (workflow time, ms) passes; true when one
-   * arrived. The window's one timer keeps running across the events that arrive in it.
-   */
-  async waitForEvent(deadline?: number, summary?: string, woken: () => boolean = () => false): Promise<boolean> {
-    const arrived = () => this.inbox.length > 0 || this.requests.length > 0 || woken();
-    if (deadline === undefined) {
-      await condition(arrived);
-      return true;
-    }
-    if (this.window?.deadline !== deadline || this.window.summary !== summary) {
-      this.closeWindow();
-      const remaining = deadline - Date.now();
-      if (remaining <= 0) return false;
-      const window = { deadline, summary: summary ?? 'wait', scope: new CancellationScope(), passed: false };
-      window.scope
-        .run(() => sleep(remaining, { summary }))
-        .then(
-          () => void (window.passed = true),
-          () => undefined,
-        );
-      this.window = window;
-    }
-    const window = this.window!;
-    await condition(() => arrived() || window.passed);
-    if (arrived()) return true;
-    this.window = undefined;
-    return false;
+  /** Waits until an event or an accepted request arrives or `deadline` passes; true when one did (event-window.ts). */
+  waitForEvent(deadline?: number, summary?: string, woken?: () => boolean): Promise<boolean> {
+    return eventWindow.waitForEvent(this, deadline, summary, woken);
   }
 
   /** Cancels the window's timer when the order left the status it was for. */
   closeWindow(): void {
-    if (this.window && !this.window.passed) this.window.scope.cancel();
-    this.window = undefined;
+    eventWindow.closeWindow(this);
   }
 }
