@@ -8,7 +8,6 @@
  */
 import { CancellationScope, condition, sleep } from '@temporalio/workflow';
 import type { OrderEvent } from '../src/order.js';
-import type { PendingRequest } from './operator-actions.js';
 
 /** The one timer of the window in progress: until when, what the Web UI calls it, and whether it passed. */
 export interface EventWindow {
@@ -21,7 +20,8 @@ export interface EventWindow {
 /** What the wait for an event needs of the run. */
 export interface WindowRunPort {
   readonly inbox: OrderEvent[];
-  readonly requests: PendingRequest[];
+  /** Accepted operator's requests not yet applied: here, only whether one waits. */
+  readonly requests: readonly unknown[];
   /** The one timer of the grace or linger window in progress, kept while events arrive. */
   window?: EventWindow;
 }
