@@ -5,13 +5,17 @@
  * so a request that raced an event (a late cancellation) is refused by the store rather than acted on.
  * Deterministic code only (bundled into the sandbox).
  */
+import { ApplicationFailure, condition, setHandler } from '@temporalio/workflow';
 import {
+  resolveRecallUpdate,
+  retryShipmentUpdate,
   type ResolveRecallRequest,
   type ResolveRecallResult,
   type RetryShipmentRequest,
   type RetryShipmentResult,
 } from './api.js';
 import {
+  FailureType,
   RECALL_RESOLUTIONS,
   operatorProblem,
   retryReasonProblem,
@@ -35,9 +39,13 @@ export type PendingRequest =
   | { kind: 'retry'; request: RetryShipmentRequest; result?: RetryShipmentResult; refusal?: string }
   | { kind: 'resolve'; request: ResolveRecallRequest; result?: ResolveRecallResult; refusal?: string };
 
-/** What the appliers need of the run. */
+/** What the update handlers and the appliers need of the run. */
 export interface OperatorRunPort {
   state: OrderState;
+  /** Accepted operator requests, oldest first; the head stays until applied. */
+  readonly requests: PendingRequest[];
+  /** True until a repair run has read the store. */
+  readonly loading: boolean;
   durably<T>(what: string, effect: () => Promise<T>): Promise<T>;
   publishStatus(): void;
   /** Recalls the order's shipment; the warehouse's refusal when it refused for good, else undefined. */
@@ -52,6 +60,38 @@ export interface ValidationContext {
   loading: boolean;
   /** Requests accepted and not yet applied. */
   queued: number;
+}
+
+/**
+ * Sets the run's handlers of an operator's updates (retryShipment, resolveRecall): the validator refuses without a
+ * trace, an accepted request is queued for the main loop, and the handler answers once it was applied.
+ */
+export function setRequestHandlers(run: OperatorRunPort): void {
+  // Handlers only enqueue: the main loop applies a request between events, and the handler returns its answer.
+  const ctx = () => ({ loading: run.loading, queued: run.requests.length });
+  setHandler(
+    retryShipmentUpdate,
+    (request) => queue<RetryShipmentResult>(run, { kind: 'retry', request }, FailureType.retryRefused),
+    {
+      validator: (request) => validateRetry(run.state, request, ctx()),
+    },
+  );
+  setHandler(
+    resolveRecallUpdate,
+    (request) => queue<ResolveRecallResult>(run, { kind: 'resolve', request }, FailureType.resolveRefused),
+    {
+      validator: (request) => validateResolve(run.state, request, ctx()),
+    },
+  );
+}
+
+/** Queues an accepted request for the main loop and waits for its answer (a refusal fails the update). */
+async function queue<R>(run: OperatorRunPort, pending: PendingRequest, refusedType: string): Promise<R> {
+  run.requests.push(pending);
+  await condition(() => pending.result !== undefined || pending.refusal !== undefined);
+  if (pending.refusal !== undefined)
+    throw ApplicationFailure.create({ type: refusedType, message: pending.refusal, nonRetryable: true });
+  return pending.result as R;
 }
 
 function requestProblem(request: { reason?: unknown; by?: unknown } | undefined): string | undefined {

@@ -36,13 +36,9 @@
  */
 import {
   ApplicationFailure,
-  CancellationScope,
-  condition,
   continueAsNew,
   isCancellation,
   makeContinueAsNewFunc,
-  proxyLocalActivities,
-  proxySinks,
   setHandler,
   setWorkflowOptions,
   sleep,
@@ -50,69 +46,46 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { PlacedAndShipped, RecordedShipment } from '../activities/index.js';
-import type { VersionActivities } from '../activities/version-move.js';
 import { HOLD_BEFORE_RETRYING } from './activity-options.js';
 import {
   OrderStatusAttribute,
   TenantIdAttribute,
   orderEventSignal,
   orderStatusQuery,
-  resolveRecallUpdate,
   resumeShipmentSignal,
-  retryShipmentUpdate,
   signalledEvents,
-  type OrderSinks,
   type OrderView,
   type OrderWorkflowInput,
-  type ResolveRecallResult,
-  type RetryShipmentResult,
 } from './api.js';
-import {
-  FailureType,
-  ORDER_CANCELLED,
-  ORDER_PLACED,
-  shipmentKey,
-  type OrderEvent,
-  type ShipmentWaitDetails,
-  type StoredOrder,
-} from '../src/order.js';
+import { FailureType, ORDER_PLACED, type OrderEvent, type ShipmentWaitDetails } from '../src/order.js';
 import {
   applyResolve,
   applyRetry,
-  validateResolve,
-  validateRetry,
+  setRequestHandlers,
   type OperatorRunPort,
   type PendingRequest,
 } from './operator-actions.js';
 import {
-  applyStored,
-  decide,
   expireTombstone,
   fromStored,
   initialOrderState,
   isSettled,
   needsPerson,
-  noteDecision,
   retriesOf,
   toView,
   withNote,
   type OrderState,
 } from './order-state.js';
-import { failureReason, failureType, isNonRetryable } from './failures.js';
-import { store, storeEffect } from './store-effects.js';
+import { failureReason, isNonRetryable } from './failures.js';
+import { storeEffect } from './store-effects.js';
 import * as shipment from './order-shipment.js';
 import type { ShipmentRunPort } from './order-shipment.js';
-
-/** The worker's answer to a version move: a local activity, so the answer is in the history. */
-const versionCheck = proxyLocalActivities<VersionActivities>({
-  startToCloseTimeout: '5 seconds',
-  retry: { maximumAttempts: 3 },
-});
-/** How long a refused version move is not asked about again (workflow time, ms). */
-const VERSION_MOVE_RECHECK_MS = 10 * 60 * 1000;
-
-/** Outcomes the workflow decides itself (duplicate, stale, foreign), reported outside the history. */
-const { outcomes } = proxySinks<OrderSinks>();
+import * as events from './event-handling.js';
+import type { EventRunPort } from './event-handling.js';
+import * as eventWindow from './event-window.js';
+import type { EventWindow, WindowRunPort } from './event-window.js';
+import * as versionMove from './version-move.js';
+import type { VersionMoveRunPort } from './version-move.js';
 
 /** What the Web UI's Event History says for each timer (user metadata). */
 const GRACE_WINDOW = 'cancellation grace window';
@@ -174,7 +147,7 @@ function endedUnsettled(view: OrderView): string {
 }
 
 /** One run of an order's workflow: its state, its inbox of events, and one method per step. */
-class OrderRun implements OperatorRunPort, ShipmentRunPort {
+class OrderRun implements OperatorRunPort, ShipmentRunPort, EventRunPort, VersionMoveRunPort, WindowRunPort {
   state: OrderState;
   readonly inbox: OrderEvent[];
   /** Accepted operator requests, oldest first; the head stays until applied. Never carried (handlers wait). */
@@ -188,10 +161,10 @@ class OrderRun implements OperatorRunPort, ShipmentRunPort {
    * A repair run that found the order pending: an attempt of the run it replaces may still reach the warehouse, so a
    * cancellation it records recalls the key, as one over the first run's own abandoned attempt does.
    */
-  private inheritedAttempt = false;
+  inheritedAttempt = false;
   /** When (workflow time) and why the worker last refused a version move (mayMoveForward). */
-  private moveRefusedAt?: number;
-  private moveRefusal?: string;
+  moveRefusedAt?: number;
+  moveRefusal?: string;
   /** Only a run the starter indexed (TenantId set) publishes its status, so servers without these attributes work. */
   private readonly indexed = workflowInfo().typedSearchAttributes.get(TenantIdAttribute) !== undefined;
   /** The status the search attribute holds: what the starter set (`new`; a repair, the stored status). */
@@ -210,7 +183,7 @@ class OrderRun implements OperatorRunPort, ShipmentRunPort {
    */
   resumeRequested = false;
   /** The one timer of the grace or linger window in progress, kept while events arrive. */
-  private window?: { deadline: number; summary: string; scope: CancellationScope; passed: boolean };
+  window?: EventWindow;
 
   constructor(input: OrderWorkflowInput) {
     this.settings = input.settings;
@@ -226,31 +199,8 @@ class OrderRun implements OperatorRunPort, ShipmentRunPort {
     });
     setHandler(orderStatusQuery, () => toView(this.state));
     setHandler(resumeShipmentSignal, () => void (this.resumeRequested = true));
-    // Handlers only enqueue: the main loop applies a request between events, and the handler returns its answer.
-    const ctx = () => ({ loading: this.loading, queued: this.requests.length });
-    setHandler(
-      retryShipmentUpdate,
-      (request) => this.queue<RetryShipmentResult>({ kind: 'retry', request }, FailureType.retryRefused),
-      {
-        validator: (request) => validateRetry(this.state, request, ctx()),
-      },
-    );
-    setHandler(
-      resolveRecallUpdate,
-      (request) => this.queue<ResolveRecallResult>({ kind: 'resolve', request }, FailureType.resolveRefused),
-      {
-        validator: (request) => validateResolve(this.state, request, ctx()),
-      },
-    );
-  }
-
-  /** Queues an accepted request for the main loop and waits for its answer (a refusal fails the update). */
-  private async queue<R>(pending: PendingRequest, refusedType: string): Promise<R> {
-    this.requests.push(pending);
-    await condition(() => pending.result !== undefined || pending.refusal !== undefined);
-    if (pending.refusal !== undefined)
-      throw ApplicationFailure.create({ type: refusedType, message: pending.refusal, nonRetryable: true });
-    return pending.result as R;
+    // The operator's updates (operator-actions.ts): validated, then queued for the main loop.
+    setRequestHandlers(this);
   }
 
   /** A repair run reads the order from the store first; the operator's request then meets what the store holds. */
@@ -277,36 +227,14 @@ class OrderRun implements OperatorRunPort, ShipmentRunPort {
     return long && !this.hasWork();
   }
 
-  /**
-   * True when Temporal says a newer worker version is current than the one this run is pinned to (servers from 1.32;
-   * earlier ones never say so), and nothing is waiting to be handled: checked between steps, so an order that waits
-   * — for its placement, the warehouse, a hold — moves to the new code when it next wakes, and one that goes well
-   * simply finishes where it started.
-   */
+  /** True when a newer worker version is current and nothing is waiting to be handled (version-move.ts). */
   readyToMoveToNewVersion(): boolean {
-    return workflowInfo().targetWorkerDeploymentVersionChanged && !this.hasWork();
+    return versionMove.readyToMoveToNewVersion(this);
   }
 
-  /**
-   * Asks the worker whether the move Temporal offers goes forward (the current version newer than this run's, nothing
-   * ramping); a definite refusal (a rollback, a ramp) is noted and not asked again for VERSION_MOVE_RECHECK_MS of
-   * workflow time.
-   */
-  async mayMoveForward(): Promise<boolean> {
-    if (this.moveRefusedAt !== undefined && Date.now() - this.moveRefusedAt < VERSION_MOVE_RECHECK_MS) return false;
-    const buildId = workflowInfo().currentDeploymentVersion?.buildId;
-    let answer: { move: boolean; why: string; settled?: boolean };
-    try {
-      answer = await versionCheck.mayMoveVersion({ ...(buildId !== undefined ? { buildId } : {}) });
-    } catch (err) {
-      answer = { move: false, why: `the worker could not say (${failureReason(err)})`, settled: false };
-    }
-    if (answer.move) return true;
-    if (answer.why !== this.moveRefusal) this.state = withNote(this.state, `stays on its version: ${answer.why}`);
-    this.moveRefusal = answer.why;
-    // Asked again at the next pass when the answer may be a moment behind Temporal (nothing definite refused it).
-    if (answer.settled !== false) this.moveRefusedAt = Date.now();
-    return false;
+  /** Asks the worker whether the move Temporal offers goes forward; a definite refusal is noted (version-move.ts). */
+  mayMoveForward(): Promise<boolean> {
+    return versionMove.mayMoveForward(this);
   }
 
   /** True when an event or an accepted operator's request waits to be handled (drainInbox). */
@@ -387,102 +315,20 @@ class OrderRun implements OperatorRunPort, ShipmentRunPort {
     return this.state.lingerEndsAt;
   }
 
-  /** Decides what one event means and records it through the store, whose answer becomes the state. */
-  async handle(event: OrderEvent): Promise<void> {
-    const decision = decide(this.state, event);
-    const remember = this.settings.rememberEventIds;
-    if (decision.kind === 'duplicate' || decision.kind === 'stale' || decision.kind === 'foreign') {
-      this.state = noteDecision(this.state, event, decision, remember);
-      const detail =
-        decision.kind === 'stale'
-          ? decision.reason
-          : decision.kind === 'foreign'
-            ? 'event names another order'
-            : undefined;
-      return this.report(event, decision.kind === 'duplicate' ? 'duplicate' : 'stale', detail);
-    }
-    let stored: StoredOrder;
-    const waited = this.state.waiting !== undefined;
-    try {
-      const summary = `record event ${event.type.replace(/^orders\./, '')} v${event.orderVersion}`;
-      // An order's first placement with nothing behind it: recorded and shipped in one local activity (placeAndShip).
-      const quick = event.type === ORDER_PLACED && this.state.status === 'new' && !this.hasWork();
-      const placed = quick ? await this.placeAndShip(event) : undefined;
-      // The recording activity reports the store's outcome itself, once its transaction committed.
-      stored =
-        placed?.stored ??
-        (await this.durably(`record ${event.eventId}`, () =>
-          storeEffect('recordOrderEvent', summary, event, { reportOutcome: true }),
-        ));
-      // Shipped with it; or tried and not shipped, or not known (it ran out of time, most likely on a slow warehouse):
-      // the quick attempt is spent, and ship() goes to the heartbeating activity.
-      if (quick)
-        this.quickShipment = placed?.shipped ?? (stored.status === 'pending' && stored.placed ? 'tried' : undefined);
-      if (placed?.waiting) this.waitFor(placed.waiting);
-    } catch (err) {
-      this.state = withNote(
-        noteDecision(this.state, event, { kind: 'stale', reason: 'refused' }, remember),
-        `refused ${event.eventId}: ${failureReason(err)}`,
-      );
-      return this.refuse(event, err);
-    }
-    this.state = applyStored(noteDecision(this.state, event, decision, remember), event, stored);
-    if (this.state.status === 'awaiting-placement' && this.state.graceEndsAt === undefined) {
-      this.state = { ...this.state, graceEndsAt: Date.now() + this.settings.cancelGraceSeconds * 1000 };
-    }
-    this.publishStatus();
-    if (this.cancelledOverAnAttempt(event, stored, waited))
-      await this.compensate(shipmentKey(this.state.tenantId, this.state.orderId));
-  }
-
-  /**
-   * True when `event` cancelled the order while a shipment attempt it no longer follows may have reached the warehouse:
-   * the order was held as failed (the store says `recall`), the placement's quick attempt gave up without knowing
-   * whether the warehouse shipped (`quickShipment` 'tried', before ship() took over), or the order was waiting for
-   * the warehouse (`waited`: only runs that wait, so no earlier history meets it), or a repair run found the order
-   * pending (`inheritedAttempt`: the replaced run's attempt may be in flight). The key must then be recalled
-   * (burnt), or an attempt that lands afterwards would ship a cancelled order.
-   */
-  private cancelledOverAnAttempt(event: OrderEvent, stored: StoredOrder, waited: boolean): boolean {
-    if (event.type !== ORDER_CANCELLED || stored.outcome !== 'applied' || this.state.status !== 'cancelled')
-      return false;
-    // A waiting order's attempts may have reached the warehouse before it judged itself down (its runs all recall).
-    if (waited) {
-      this.quickShipment = undefined;
-      return true;
-    }
-    const abandoned = stored.recall === true || this.quickShipment === 'tried' || this.inheritedAttempt;
-    if (!abandoned) return false;
-    this.quickShipment = undefined;
-    return true;
-  }
-
-  /**
-   * The store refused the event for good (a value it cannot hold, a business refusal): the order goes on without
-   * it, and the event joins the DLQ with the reason, where operators see every unprocessable event.
-   */
-  private async refuse(event: OrderEvent, err: unknown): Promise<void> {
-    const error = { name: failureType(err), message: failureReason(err) };
-    const refusedAt = new Date(Date.now()).toISOString();
-    try {
-      await this.durably(`dead-letter ${event.eventId}`, () => store.deadLetterEvent({ event, error, refusedAt }));
-    } catch (dlqErr) {
-      this.state = withNote(this.state, `dead-letter ${event.eventId} refused: ${failureReason(dlqErr)}`);
-      return this.report(event, 'refused', failureReason(err));
-    }
+  /** Decides what one event means and records it through the store, whose answer is the state (event-handling.ts). */
+  handle(event: OrderEvent): Promise<void> {
+    return events.handle(this, event);
   }
 
   // The warehouse steps (order-shipment.ts) that handle() takes, and the operator's appliers (OperatorRunPort).
 
   /** The quick path of an order's first placement: its record and shipment in one local activity. */
-  private placeAndShip(
-    event: Extract<OrderEvent, { type: typeof ORDER_PLACED }>,
-  ): Promise<PlacedAndShipped | undefined> {
+  placeAndShip(event: Extract<OrderEvent, { type: typeof ORDER_PLACED }>): Promise<PlacedAndShipped | undefined> {
     return shipment.placeAndShip(this, event);
   }
 
   /** The shipment met the warehouse down for everyone, or shipping paused: the order waits. */
-  private waitFor(wait: ShipmentWaitDetails): void {
+  waitFor(wait: ShipmentWaitDetails): void {
     shipment.waitFor(this, wait);
   }
 
@@ -536,50 +382,13 @@ class OrderRun implements OperatorRunPort, ShipmentRunPort {
     this.publishedStatus = status;
   }
 
-  /**
-   * Waits until an event (or an accepted retry) arrives or `deadline` (workflow time, ms) passes; true when one
-   * arrived. The window's one timer keeps running across the events that arrive in it.
-   */
-  async waitForEvent(deadline?: number, summary?: string, woken: () => boolean = () => false): Promise<boolean> {
-    const arrived = () => this.inbox.length > 0 || this.requests.length > 0 || woken();
-    if (deadline === undefined) {
-      await condition(arrived);
-      return true;
-    }
-    if (this.window?.deadline !== deadline || this.window.summary !== summary) {
-      this.closeWindow();
-      const remaining = deadline - Date.now();
-      if (remaining <= 0) return false;
-      const window = { deadline, summary: summary ?? 'wait', scope: new CancellationScope(), passed: false };
-      window.scope
-        .run(() => sleep(remaining, { summary }))
-        .then(
-          () => void (window.passed = true),
-          () => undefined,
-        );
-      this.window = window;
-    }
-    const window = this.window!;
-    await condition(() => arrived() || window.passed);
-    if (arrived()) return true;
-    this.window = undefined;
-    return false;
+  /** Waits until an event or an accepted request arrives or `deadline` passes; true when one did (event-window.ts). */
+  waitForEvent(deadline?: number, summary?: string, woken?: () => boolean): Promise<boolean> {
+    return eventWindow.waitForEvent(this, deadline, summary, woken);
   }
 
   /** Cancels the window's timer when the order left the status it was for. */
   closeWindow(): void {
-    if (this.window && !this.window.passed) this.window.scope.cancel();
-    this.window = undefined;
-  }
-
-  /** Logs and counts an outcome the workflow decided itself, through the worker's sink (not again on replay). */
-  private report(event: OrderEvent, outcome: 'duplicate' | 'stale' | 'refused', detail?: string): void {
-    const { eventId, type, tenantId, orderId, orderVersion, correlationId, occurredAt } = event;
-    outcomes.report({
-      event: { eventId, type, tenantId, orderId, orderVersion, correlationId, occurredAt },
-      outcome,
-      layer: 'workflow',
-      detail,
-    });
+    eventWindow.closeWindow(this);
   }
 }

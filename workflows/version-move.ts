@@ -1,0 +1,62 @@
+/**
+ * An order's run moving to a newer worker version (orderFulfilmentV2, order-fulfilment.ts): the run is pinned, and
+ * when Temporal says another version is current, a waiting order asks the worker whether the move goes forward (a
+ * local activity, so the answer is in the history) and, if so, continues as new on it with its state. Only forward:
+ * never back to an older version (a rollback) or onto a ramp (src/deployment/version-move.ts). Each step is a function
+ * over the run (VersionMoveRunPort), taken by its main loop; a change here is a change of the workflow, held by the
+ * replay gate (docs/changing-the-workflow.md). Deterministic code only (bundled into the sandbox).
+ */
+import { proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
+import type { VersionActivities } from '../activities/version-move.js';
+import { withNote, type OrderState } from './order-state.js';
+import { failureReason } from './failures.js';
+
+/** What a version move needs of the run. */
+export interface VersionMoveRunPort {
+  state: OrderState;
+  /** When (workflow time) and why the worker last refused a version move (mayMoveForward). */
+  moveRefusedAt?: number;
+  moveRefusal?: string;
+  /** True when an event or an accepted operator's request waits to be handled. */
+  hasWork(): boolean;
+}
+
+/** The worker's answer to a version move: a local activity, so the answer is in the history. */
+const versionCheck = proxyLocalActivities<VersionActivities>({
+  startToCloseTimeout: '5 seconds',
+  retry: { maximumAttempts: 3 },
+});
+/** How long a refused version move is not asked about again (workflow time, ms). */
+const VERSION_MOVE_RECHECK_MS = 10 * 60 * 1000;
+
+/**
+ * True when Temporal says a newer worker version is current than the one this run is pinned to (servers from 1.32;
+ * earlier ones never say so), and nothing is waiting to be handled: checked between steps, so an order that waits
+ * — for its placement, the warehouse, a hold — moves to the new code when it next wakes, and one that goes well
+ * simply finishes where it started.
+ */
+export function readyToMoveToNewVersion(run: VersionMoveRunPort): boolean {
+  return workflowInfo().targetWorkerDeploymentVersionChanged && !run.hasWork();
+}
+
+/**
+ * Asks the worker whether the move Temporal offers goes forward (the current version newer than this run's, nothing
+ * ramping); a definite refusal (a rollback, a ramp) is noted and not asked again for VERSION_MOVE_RECHECK_MS of
+ * workflow time.
+ */
+export async function mayMoveForward(run: VersionMoveRunPort): Promise<boolean> {
+  if (run.moveRefusedAt !== undefined && Date.now() - run.moveRefusedAt < VERSION_MOVE_RECHECK_MS) return false;
+  const buildId = workflowInfo().currentDeploymentVersion?.buildId;
+  let answer: { move: boolean; why: string; settled?: boolean };
+  try {
+    answer = await versionCheck.mayMoveVersion({ ...(buildId !== undefined ? { buildId } : {}) });
+  } catch (err) {
+    answer = { move: false, why: `the worker could not say (${failureReason(err)})`, settled: false };
+  }
+  if (answer.move) return true;
+  if (answer.why !== run.moveRefusal) run.state = withNote(run.state, `stays on its version: ${answer.why}`);
+  run.moveRefusal = answer.why;
+  // Asked again at the next pass when the answer may be a moment behind Temporal (nothing definite refused it).
+  if (answer.settled !== false) run.moveRefusedAt = Date.now();
+  return false;
+}
