@@ -112,6 +112,20 @@ export async function portOwner(
 }
 
 /**
+ * The port's owner once a leftover was stopped: a socket of a process that has just exited can still answer for a
+ * moment with no process holding it, so an owner without a pid is asked again, for up to 10 s, until the port is free
+ * or names who holds it.
+ */
+async function portOwnerAfterStop(p: PortUse): Promise<Awaited<ReturnType<typeof portOwner>>> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const owner = await portOwner(p);
+    if (owner.kind !== 'foreign' || owner.pid !== undefined || Date.now() >= deadline) return owner;
+    await sleep(100);
+  }
+}
+
+/**
  * Stops the processes of group `pgid` that this stack started (they carry its state dir): SIGTERM, then SIGKILL
  * after `graceMs`. Whatever else is in the group is left alone.
  */
@@ -184,7 +198,7 @@ export async function ensureUp(svc: Service, plan: StackPlan): Promise<UpResult>
         `${svc.name}: port ${p.host}:${p.port} (${p.label}) is held by pid ${owner.pid} (${owner.cmd}), left by an earlier run of this stack: stopping it`,
       );
       await stopLeftovers(owner.pgid);
-      owner = await portOwner(p);
+      owner = await portOwnerAfterStop(p);
     }
     if (owner.kind === 'free') continue;
     if (owner.kind === 'stack' && svc.shareable !== false) {
