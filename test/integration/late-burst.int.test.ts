@@ -245,6 +245,9 @@ describe('a burst of late events: one store transaction, an outcome per event', 
       const burst = [cancel(tenant, 'o2', 2), cancel(tenant, 'o2', 3), bad, cancel(tenant, 'o2', 4)];
 
       await s.produce(burst.map((e) => ({ key: 'o2', partition: 0, value: e })));
+      // Canaries behind it on every partition (the scenario's topic has 3): each ships while the burst is refused.
+      const canaries = [0, 1, 2].map((p) => `canary-${p}`);
+      await s.produce(canaries.map((id, p) => ({ key: id, partition: p, value: events.placed(tenant, id) })));
 
       const dead = await waitFor(
         'the unstorable event dead-lettered',
@@ -252,6 +255,10 @@ describe('a burst of late events: one store transaction, an outcome per event', 
         90_000,
       );
       expect(dead.headers['dlq-error-class']).toBe('UnstorableEventError');
+      await waitFor('the canaries on every partition shipped', async () =>
+        (await Promise.all(canaries.map((id) => s.row(tenant, id)))).every((r) => r?.status === 'shipped'),
+      );
+      // Nothing left retrying: the group commits past the burst and the canaries on every partition.
       await waitFor('the group to commit the burst', () =>
         caughtUp(s.admin, s.config.CONSUMER_GROUP, s.config.ORDERS_TOPIC),
       );

@@ -70,6 +70,7 @@ const stories: Record<string, Story> = {
   },
   'tombstone-expired-then-an-older-placement-joins': {
     order: 'o-expired-joined',
+    // Grace 1 s, so the tombstone expires at once; linger 20 s, so the run is still open when the placement comes.
     env: { CANCEL_GRACE_SECONDS: '1', ORDER_LINGER_SECONDS: '20' },
     // The grace window ends, the run lingers, and a placement older than the cancellation arrives: the tombstone takes
     // its data and the order stays cancelled (the rules' join-tombstone), as the store and the late path do too.
