@@ -54,6 +54,8 @@ export interface Metrics {
    */
   ordersWaiting: Gauge<string>;
   ordersWaitingPaused: Gauge<string>;
+  /** Of the waiting orders, those set aside because the resumer found their run gone (migration 010). */
+  ordersWaitingRunGone: Gauge<string>;
   ordersWaitingOldest: Gauge<string>;
   /** Pauses of shipping in force (`fulfilment shipping pause`), as this worker last read them (every 2 s). */
   shippingPauses: Gauge<string>;
@@ -222,6 +224,11 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}): Metrics 
       help: "Of the waiting orders, those an operator's pause holds (`fulfilment shipping pause`), at the last poll.",
       registers,
     }),
+    ordersWaitingRunGone: new Gauge({
+      name: 'fulfilment_orders_waiting_run_gone',
+      help: 'Of the waiting orders, those whose run the resumer found gone (terminated or deleted by hand): no wake-up reaches them; `fulfilment order retry` starts a run from the store. At the last poll.',
+      registers,
+    }),
     ordersWaitingOldest: new Gauge({
       name: 'fulfilment_orders_waiting_oldest_seconds',
       help: 'Seconds the oldest waiting order has waited for the warehouse (0 when none), at the last poll.',
@@ -240,7 +247,7 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}): Metrics 
     }),
     wakeUpsFailed: new Counter({
       name: 'fulfilment_wake_ups_failed_total',
-      help: "Wake-ups of waiting orders this worker's resumer could not send: reason=signal-failed (Temporal refused or was unreachable; the order was handed back and is woken again), reason=run-gone (the order's run no longer exists; it waits for an operator).",
+      help: "Wake-ups of waiting orders this worker's resumer could not send: reason=signal-failed (Temporal refused or was unreachable; the order was handed back and is woken again), reason=run-gone (the order's run no longer exists; it is set aside, counted by fulfilment_orders_waiting_run_gone, until an operator repairs it).",
       labelNames: ['reason'],
       registers,
     }),

@@ -48,7 +48,8 @@ export const workerSchema = {
   ORDER_WAIT_RECHECK_SECONDS: positiveInt.default(300),
   /**
    * How long (seconds) a resumer's release of a waiting order holds it: an order released that neither waited again
-   * nor left `pending` within it is released — woken — again, the lease doubling with each release up to 15 minutes.
+   * nor left `pending` within it is released — woken — again, the lease doubling with each release up to 15 minutes
+   * (migration 010); a value above 900 is honoured as it is, undoubled.
    * Longer than a shipment attempt usually takes, so that orders trying the warehouse are rarely woken twice (which is
    * harmless: the shipment's key). 1–3600. Default 60.
    */

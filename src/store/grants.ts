@@ -9,8 +9,8 @@
  * (the worker waits for the schema its code needs); calls prune_processed_events (ledger retention, the one way to
  * delete ledger rows), orders_needing_attention (counts of held orders over every tenant, for the metrics) and the
  * status relay's functions of migration 007 (the one way to read, mark and prune outbox rows across tenants), and
- * migration 008's orders_waiting_summary and 009's release_waiting_orders and unrelease_waiting_order (counts of orders
- * waiting for the warehouse, and the resumers' wake-ups across tenants); reads, inserts and updates shipping_pauses
+ * migration 008's orders_waiting_summary, 009's release_waiting_orders and unrelease_waiting_order and 010's
+ * mark_waiting_order_run_gone (counts of orders waiting for the warehouse, and the resumers' wake-ups across tenants); reads, inserts and updates shipping_pauses
  * (`fulfilment shipping pause`).
  * Nothing else: no DELETE, TRUNCATE, REFERENCES or TRIGGER, no ownership.
  */
@@ -41,6 +41,7 @@ export const RUNTIME_PRIVILEGES: { tables: Record<string, TablePrivilege[]>; fun
     'orders_waiting_summary()',
     'release_waiting_orders(integer, text, boolean, text, integer, text)',
     'unrelease_waiting_order(text, text, timestamp with time zone)',
+    'mark_waiting_order_run_gone(text, text, timestamp with time zone)',
   ],
 };
 

@@ -28,11 +28,13 @@ export interface RecordedWait {
   restored: boolean;
 }
 
-/** How many orders wait, since when, and how many of them an operator's pause holds. */
+/** How many orders wait, since when, how many of them an operator's pause holds, and how many have no run to wake. */
 export interface WaitSummary {
   orders: number;
   oldest: Date | undefined;
   paused: number;
+  /** Set aside because the resumer found their run gone (migration 010): no wake-up reaches them until repaired. */
+  runGone: number;
 }
 
 /** An operator's pause of shipping, in force or ended. */
@@ -100,7 +102,8 @@ export const DEFAULT_WAKE_LEASE_SECONDS = 60;
  * scope (the tenant's, or without a tenant the one for every tenant) does not hold them, any other still does; with
  * `taskQueue`, only orders whose wait a worker of that task queue recorded; with `waitingFor`, only orders whose last
  * wait was for that. An order released before is released again once its lease (`leaseSeconds`, doubling with each
- * release, at most 15 minutes) ran out without it waiting again: a lost wake-up is sent again.
+ * release, at most 15 minutes or `leaseSeconds` when longer: migration 010) ran out without it waiting again: a lost
+ * wake-up is sent again. An order set aside because its run is gone (markWaitingOrderRunGone) is not.
  */
 export async function releaseWaitingOrders(
   db: Db,
@@ -147,7 +150,25 @@ export async function releaseWaitingOrders(
  * lease; false when it was released again (or stopped waiting) meanwhile.
  */
 export async function unreleaseWaitingOrder(db: Db, order: WaitingOrder): Promise<boolean> {
-  const res = await db.query<{ ok: boolean }>('SELECT unrelease_waiting_order($1, $2, $3::timestamptz) AS ok', [
+  return actOnRelease(db, 'unrelease_waiting_order', order);
+}
+
+/**
+ * Sets aside an order the resumer released but found no run to wake (terminated or deleted by hand): it is not released
+ * again until a run of it waits again or it leaves `pending` (migration 010). False when it was released again (or
+ * stopped waiting) meanwhile.
+ */
+export async function markWaitingOrderRunGone(db: Db, order: WaitingOrder): Promise<boolean> {
+  return actOnRelease(db, 'mark_waiting_order_run_gone', order);
+}
+
+/** Calls the store's function `fn` on the order's release, named by its exact mark; true when it acted. */
+async function actOnRelease(
+  db: Db,
+  fn: 'unrelease_waiting_order' | 'mark_waiting_order_run_gone',
+  order: WaitingOrder,
+): Promise<boolean> {
+  const res = await db.query<{ ok: boolean }>(`SELECT ${fn}($1, $2, $3::timestamptz) AS ok`, [
     order.tenantId,
     order.orderId,
     order.releaseMark,
@@ -157,11 +178,16 @@ export async function unreleaseWaitingOrder(db: Db, order: WaitingOrder): Promis
 
 export async function waitSummary(db: Db): Promise<WaitSummary> {
   const row = (
-    await db.query<{ orders: string; oldest: Date | null; paused: string }>(
-      'SELECT orders, oldest, paused FROM orders_waiting_summary()',
+    await db.query<{ orders: string; oldest: Date | null; paused: string; run_gone: string }>(
+      'SELECT orders, oldest, paused, run_gone FROM orders_waiting_summary()',
     )
   ).rows[0];
-  return { orders: Number(row?.orders ?? 0), oldest: row?.oldest ?? undefined, paused: Number(row?.paused ?? 0) };
+  return {
+    orders: Number(row?.orders ?? 0),
+    oldest: row?.oldest ?? undefined,
+    paused: Number(row?.paused ?? 0),
+    runGone: Number(row?.run_gone ?? 0),
+  };
 }
 
 type PauseRow = {

@@ -41,7 +41,12 @@ export interface ShipmentResumerOptions {
   leaseSeconds?: number;
   metrics: Pick<
     Metrics,
-    'ordersWaiting' | 'ordersWaitingOldest' | 'ordersWaitingPaused' | 'shipmentsResumed' | 'wakeUpsFailed'
+    | 'ordersWaiting'
+    | 'ordersWaitingOldest'
+    | 'ordersWaitingPaused'
+    | 'ordersWaitingRunGone'
+    | 'shipmentsResumed'
+    | 'wakeUpsFailed'
   >;
   logger: Logger;
   /** Milliseconds between rounds. Default 1000. */
@@ -90,6 +95,7 @@ export function startShipmentResumer(opts: ShipmentResumerOptions): ShipmentResu
     const summary = await waitSummary(opts.db);
     metrics.ordersWaiting.set(summary.orders);
     metrics.ordersWaitingPaused.set(summary.paused);
+    metrics.ordersWaitingRunGone.set(summary.runGone);
     metrics.ordersWaitingOldest.set(summary.oldest ? Math.max(0, (Date.now() - summary.oldest.getTime()) / 1000) : 0);
     const now = Date.now();
     const plan = roundPlan(summary, warehouseAnswers(opts.warehouse.health()), now, lastProbeAt, {

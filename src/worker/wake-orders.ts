@@ -9,13 +9,16 @@ import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { orderWorkflowId, resumeShipmentSignal } from '../../workflows/api.js';
 import type { Db } from '../db.js';
 import type { Logger } from '../log.js';
-import { unreleaseWaitingOrder, type WaitingOrder } from '../store/shipment-waits.js';
+import { markWaitingOrderRunGone, unreleaseWaitingOrder, type WaitingOrder } from '../store/shipment-waits.js';
 
 /** What a batch of wake-ups came to. */
 export interface WakeTally {
   /** Orders whose run received the signal. */
   woken: WaitingOrder[];
-  /** Orders with no run to wake (terminated by hand): they stay waiting until an operator acts (`order show`). */
+  /**
+   * Orders with no run to wake (terminated or deleted by hand): set aside in the store, so no round releases them again
+   * until a run of theirs waits again (`fulfilment order retry` starts one from the store) or they leave pending.
+   */
   gone: WaitingOrder[];
   /** Orders whose signal failed, each handed back (or left to its lease); the first failure's message. */
   failed: WaitingOrder[];
@@ -43,10 +46,7 @@ export async function wakeReleased(
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) {
         tally.gone.push(order);
-        deps.logger.warn(
-          { tenantId: order.tenantId, orderId: order.orderId },
-          "a waiting order's run is gone; it stays waiting until an operator acts (fulfilment order show)",
-        );
+        await setAside(deps, order);
         continue;
       }
       tally.failed.push(order);
@@ -55,6 +55,26 @@ export async function wakeReleased(
     }
   }
   return tally;
+}
+
+/**
+ * Sets aside an order whose run is gone, so it is not released every lease for ever; if the store refuses, its lease
+ * brings it back to the next round, which tries again.
+ */
+async function setAside(deps: WakeDeps, order: WaitingOrder): Promise<void> {
+  const fields = { tenantId: order.tenantId, orderId: order.orderId };
+  try {
+    await markWaitingOrderRunGone(deps.db, order);
+    deps.logger.warn(
+      fields,
+      "a waiting order's run is gone: it is set aside (fulfilment_orders_waiting_run_gone) until an operator repairs it with `fulfilment order retry`",
+    );
+  } catch (err) {
+    deps.logger.warn(
+      { ...fields, err: (err as Error).message },
+      "a waiting order's run is gone and could not be set aside; it is released again once its lease runs out",
+    );
+  }
 }
 
 /** Unreleases an order whose signal failed; if the store refuses too, its lease brings it back. */

@@ -408,6 +408,7 @@ describe('provisioning', () => {
         '007_status_outbox.sql',
         '008_shipment_waits.sql',
         '009_wake_up_leases.sql',
+        '010_wake_up_lease_bound.sql',
       ]);
       expect(one.postgres.grants.granted).toEqual(
         expect.arrayContaining([

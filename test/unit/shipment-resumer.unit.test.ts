@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { roundPlan, warehouseAnswers } from '../../src/worker/shipment-resumer.js';
 
 const opts = { probeSeconds: 15, perSecond: 20, tickMs: 1000 };
-const waiting = (orders: number, paused = 0) => ({ orders, paused, oldest: new Date(0) });
+const waiting = (orders: number, paused = 0) => ({ orders, paused, runGone: 0, oldest: new Date(0) });
 
 describe('the shipment resumer', () => {
   /** The brownout window's figures: `calls` went out lately, `failures` of them failed. */

@@ -2,7 +2,7 @@
  * The resumer's release → signal → error path, without a stack: the store's release and hand-back and Temporal's
  * signal are stand-ins here (the stack tests run the real ones, test/integration/wake-ups.int.test.ts). What is held:
  * a failed signal does not end the batch, hands its order back naming the release's exact mark, and fails the round
- * (counted); a run that is gone is counted and not handed back; a hand-back the store refuses is left to the lease.
+ * (counted); a run that is gone is counted, set aside and not handed back; a hand-back the store refuses is left to the lease.
  */
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
@@ -45,12 +45,12 @@ function store(handBack: boolean | Error = true, released: WaitingOrder[] = []) 
   const db = {
     query: async (sql: string, values: unknown[] = []) => {
       queries.push({ sql, values });
-      if (sql.includes('unrelease_waiting_order')) {
+      if (sql.includes('unrelease_waiting_order') || sql.includes('mark_waiting_order_run_gone')) {
         if (handBack instanceof Error) throw handBack;
         return { rows: [{ ok: handBack }] };
       }
       if (sql.includes('orders_waiting_summary'))
-        return { rows: [{ orders: String(released.length), oldest: new Date(0), paused: '0' }] };
+        return { rows: [{ orders: String(released.length), oldest: new Date(0), paused: '0', run_gone: '0' }] };
       if (sql.includes('release_waiting_orders')) {
         const rows = released.splice(0).map((o) => ({
           tenant_id: o.tenantId,
@@ -80,13 +80,16 @@ describe('waking released orders', () => {
     expect(handBacks.map((q) => q.values)).toEqual([['acme', 'o-2', order(2).releaseMark]]);
   });
 
-  it('does not hand back an order whose run is gone: it is counted apart', async () => {
+  it('does not hand back an order whose run is gone: it is counted apart and set aside under its release mark', async () => {
     const gone = new WorkflowNotFoundError('not found', 'order/acme/o-1', undefined);
     const { db, queries } = store();
     const tally = await wakeReleased({ client: client({ 'o-1': gone }) as never, db, logger }, [order(1)]);
     expect(tally.gone.map((o) => o.orderId)).toEqual(['o-1']);
     expect(tally.failed).toEqual([]);
-    expect(queries).toEqual([]);
+    expect(queries.filter((q) => q.sql.includes('unrelease_waiting_order'))).toEqual([]);
+    expect(queries.filter((q) => q.sql.includes('mark_waiting_order_run_gone')).map((q) => q.values)).toEqual([
+      ['acme', 'o-1', order(1).releaseMark],
+    ]);
   });
 
   it('survives a hand-back the store refuses: the order is left to its lease, the rest still woken', async () => {

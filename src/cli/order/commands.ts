@@ -39,7 +39,8 @@ export function registerOrderCommands(program: Command, run: Runner): void {
     .command('retry')
     .description(
       "re-drive orders held as failed: one (<tenant/order>) or a tenant's (--tenant, --status failed, --since); whether its run is open or closed " +
-        '(a repair run then loads it from the store), it goes back to pending and ships again under the same key, so at most one shipment',
+        '(a repair run then loads it from the store), it goes back to pending and ships again under the same key, so at most one shipment; ' +
+        'a pending order whose run is gone (terminated by hand) gets a run from the store that ships it',
     )
     .argument(
       '[tenant/order]',

@@ -66,33 +66,14 @@ export async function updateOrderRun<Ret, Args extends [unknown]>(
   request: { update: UpdateDefinition<Ret, Args>; args: Args; updateId: string; what: string; by: string },
 ): Promise<UpdateOutcome<Ret>> {
   const { tenantId, orderId } = order;
-  const workflowId = orderWorkflowId(tenantId, orderId);
-  const before = await client.workflow
-    .getHandle(workflowId)
-    .describe()
-    .then((d) => d.runId)
-    .catch((err: unknown) => {
-      if (err instanceof WorkflowNotFoundError) return undefined;
-      throw err;
-    });
-  const input: OrderWorkflowInput = { tenantId, orderId, settings: workflowSettings(config), repair: true };
-  const start = new WithStartWorkflowOperation<typeof orderFulfilmentV2>(ORDER_WORKFLOW_TYPE, {
-    workflowId,
-    taskQueue: config.TEMPORAL_TASK_QUEUE,
-    args: [input],
-    workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
-    workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
-    staticSummary: `order ${tenantId}/${orderId} (repair)`,
-    staticDetails: [
+  const before = (await latestRun(client, order))?.runId;
+  const start = new WithStartWorkflowOperation<typeof orderFulfilmentV2>(
+    ORDER_WORKFLOW_TYPE,
+    repairRunOptions(config, order, [
       `Repair run of order \`${tenantId}/${orderId}\`, started by \`fulfilment ${request.what}\` (by ${request.by}) after its run closed.`,
       `It loads the order from the store (held as ${order.status}) and applies the operator's request to it.`,
-    ].join('\n'),
-    typedSearchAttributes: [
-      { key: TenantIdAttribute, value: tenantId },
-      { key: OrderIdAttribute, value: orderId },
-      { key: OrderStatusAttribute, value: order.status },
-    ],
-  });
+    ]),
+  );
   try {
     const result = await client.workflow.executeUpdateWithStart(request.update, {
       args: request.args,
@@ -112,6 +93,60 @@ export async function updateOrderRun<Ret, Args extends [unknown]>(
   }
 }
 
+/** The order's latest run as Temporal describes it, or undefined when it has none. */
+async function latestRun(client: Client, order: { tenantId: string; orderId: string }) {
+  return client.workflow
+    .getHandle(orderWorkflowId(order.tenantId, order.orderId))
+    .describe()
+    .catch((err: unknown) => {
+      if (err instanceof WorkflowNotFoundError) return undefined;
+      throw err;
+    });
+}
+
+/** How a repair run of `order` is started: from the store, under the order's workflow id, with `details` for the Web UI. */
+function repairRunOptions(config: Config, order: HeldOrderRef, details: string[]) {
+  const { tenantId, orderId } = order;
+  const input: OrderWorkflowInput = { tenantId, orderId, settings: workflowSettings(config), repair: true };
+  return {
+    workflowId: orderWorkflowId(tenantId, orderId),
+    taskQueue: config.TEMPORAL_TASK_QUEUE,
+    args: [input] as [OrderWorkflowInput],
+    workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
+    workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
+    staticSummary: `order ${tenantId}/${orderId} (repair)`,
+    staticDetails: details.join('\n'),
+    typedSearchAttributes: [
+      { key: TenantIdAttribute, value: tenantId },
+      { key: OrderIdAttribute, value: orderId },
+      { key: OrderStatusAttribute, value: order.status },
+    ],
+  };
+}
+
+/**
+ * Starts a repair run for a `pending` order whose run is gone (terminated or deleted by hand while it waited): the run
+ * loads the order from the store and ships it under its one key. An open run is left as it is (`open run`): it owns
+ * the order. The run id that holds the order now is returned.
+ */
+export async function restartPendingOrder(
+  client: Client,
+  config: Config,
+  order: HeldOrderRef,
+  by: string,
+): Promise<{ via: UpdateOutcome<unknown>['via']; runId: string }> {
+  const open = await latestRun(client, order);
+  if (open?.status.name === 'RUNNING') return { via: 'open run', runId: open.runId };
+  const handle = await client.workflow.start<typeof orderFulfilmentV2>(
+    ORDER_WORKFLOW_TYPE,
+    repairRunOptions(config, order, [
+      `Repair run of order \`${order.tenantId}/${order.orderId}\`, started by \`fulfilment order retry\` (by ${by}): the store holds it pending and no run of it was open.`,
+      'It loads the order from the store and ships it under its one warehouse key.',
+    ]),
+  );
+  return { via: 'repair run', runId: handle.firstExecutionRunId };
+}
+
 /**
  * Sends `update` to the order's run only if one is open (no repair run): for an order the store does not hold for a
  * person, so that a repeated request id is answered by the run that applied it, and anything else is refused by its
@@ -124,10 +159,7 @@ export async function updateOpenRun<Ret, Args extends [unknown]>(
   closedRefusal: string,
 ): Promise<UpdateOutcome<Ret>> {
   const handle = client.workflow.getHandle(orderWorkflowId(order.tenantId, order.orderId));
-  const description = await handle.describe().catch((err: unknown) => {
-    if (err instanceof WorkflowNotFoundError) return undefined;
-    throw err;
-  });
+  const description = await latestRun(client, order);
   if (description?.status.name !== 'RUNNING') throw new OperatorRequestRefusedError(closedRefusal);
   try {
     const result = await handle.executeUpdate(request.update, { args: request.args, updateId: request.updateId });

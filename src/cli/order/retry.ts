@@ -26,9 +26,15 @@ import { NotFoundError } from '../errors.js';
 import { println } from '../output.js';
 import { cliTemporalClient } from '../temporal-client.js';
 import { readOrderRow, withStore } from './held-orders.js';
-import { answerWithin, updateOpenRun, updateOrderRun, type UpdateOutcome } from './operator-update.js';
+import {
+  answerWithin,
+  restartPendingOrder,
+  updateOpenRun,
+  updateOrderRun,
+  type UpdateOutcome,
+} from './operator-update.js';
 import { checkRetryOptions, defaultOperator, DEFAULT_RETRY_TIMEOUT_SECONDS, type RetryOptions } from './options.js';
-import type { FulfilmentRow } from '../../order.js';
+import { shipmentKey, type FulfilmentRow } from '../../order.js';
 
 export { checkRetryOptions, type RetryOptions } from './options.js';
 export { OperatorRequestRefusedError as RetryRefusedError } from './operator-update.js';
@@ -37,8 +43,11 @@ export interface RetrySummary {
   workflowId: string;
   tenantId: string;
   orderId: string;
-  /** `retried`: this command applied the retry; `already-applied`: the update id had been applied before. */
-  outcome: 'retried' | 'already-applied';
+  /**
+   * `retried`: this command applied the retry; `already-applied`: the update id had been applied before; `restarted`:
+   * the order is pending with no open run (terminated or deleted by hand), and a run from the store now ships it.
+   */
+  outcome: 'retried' | 'already-applied' | 'restarted';
   /** The run that applied it: the order's open run, or a repair run started because its run had closed. */
   via: UpdateOutcome<unknown>['via'];
   updateId: string;
@@ -90,6 +99,10 @@ export async function retryHeldOrder(
   request: Pick<RetryOptions, 'reason' | 'requestId'> & { by: string },
 ): Promise<RetrySummary> {
   const order = { tenantId: row.tenant_id, orderId: row.order_id };
+  if (row.status === 'pending') {
+    const restarted = await restartPendingOrder(client, config, { ...order, status: row.status }, request.by);
+    if (restarted.via === 'repair run') return restartSummary(row, request, restarted.via);
+  }
   const updateId = request.requestId ?? derivedUpdateId(row.retry_count + 1, request.reason);
   const args: [RetryShipmentRequest] = [{ reason: request.reason, by: request.by }];
   const update = { update: retryShipmentUpdate, args, updateId, what: 'order retry', by: request.by };
@@ -114,6 +127,29 @@ export async function retryHeldOrder(
   };
 }
 
+/** What `order retry` did to a pending order with no open run: started a run from the store that ships it. */
+function restartSummary(
+  row: FulfilmentRow,
+  request: Pick<RetryOptions, 'reason'> & { by: string },
+  via: RetrySummary['via'],
+): RetrySummary {
+  return {
+    workflowId: orderWorkflowId(row.tenant_id, row.order_id),
+    tenantId: row.tenant_id,
+    orderId: row.order_id,
+    outcome: 'restarted',
+    via,
+    updateId: '-',
+    retry: row.retry_count,
+    status: 'pending',
+    reason: request.reason,
+    by: request.by,
+    clearedFailure: null,
+    retriedAt: new Date().toISOString(),
+    shipmentKey: shipmentKey(row.tenant_id, row.order_id),
+  };
+}
+
 function notFailedClosed(row: FulfilmentRow): string {
   const hint =
     row.status === 'recall-failed' ? ' (its recall was refused: resolve it with `fulfilment order resolve`)' : '';
@@ -124,7 +160,11 @@ export function describeRetry(s: RetrySummary): string[] {
   const head =
     s.outcome === 'retried'
       ? `retried ${s.tenantId}/${s.orderId} (retry ${s.retry}, ${s.via}): failed → ${s.status}; shipping again under ${s.shipmentKey}`
-      : `already applied: request ${s.updateId} was retry ${s.retry} of ${s.tenantId}/${s.orderId} at ${s.retriedAt}; nothing changed now`;
+      : s.outcome === 'restarted'
+        ? `restarted ${s.tenantId}/${s.orderId} (${s.via}): pending with no run; shipping under ${s.shipmentKey}`
+        : `already applied: request ${s.updateId} was retry ${s.retry} of ${s.tenantId}/${s.orderId} at ${s.retriedAt}; nothing changed now`;
+  if (s.outcome === 'restarted')
+    return [head, `  reason    ${s.reason}`, `  by        ${s.by ?? '-'}`, `  at        ${s.retriedAt}`];
   return [
     head,
     `  reason    ${s.reason}`,
