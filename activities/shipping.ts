@@ -128,6 +128,18 @@ async function shipAndRecord(deps: ActivityDeps, records: Records, input: ShipIn
   }
 }
 
+/**
+ * What the warehouse is asked to ship: the lines and address the store holds (its answer's placement), which differ
+ * from the event's when the store kept an order's lines (an event not newer than the row's, e.g. a redelivered earlier
+ * placement meeting a row left pending). An answer without a placement (none recorded) leaves `input` as it is.
+ */
+function storedLines(input: ShipInput, stored: StoredOrder): ShipInput {
+  if (!stored.placement) return input;
+  const { shippingAddress: _event, ...rest } = input;
+  const { lines, shippingAddress } = stored.placement;
+  return { ...rest, lines, ...(shippingAddress ? { shippingAddress } : {}) };
+}
+
 /** The shipping activities, recording through `records` (the recording activities). */
 export function createShippingActivities(deps: ActivityDeps, records: Records) {
   const { logger } = deps;
@@ -144,7 +156,7 @@ export function createShippingActivities(deps: ActivityDeps, records: Records) {
       const stored = await records.recordOrderEvent(event, { reportOutcome: true });
       if (stored.status !== 'pending' || !stored.placed) return { stored };
       try {
-        return { stored, shipped: await shipAndRecord(deps, records, input) };
+        return { stored, shipped: await shipAndRecord(deps, records, storedLines(input, stored)) };
       } catch (err) {
         if (err instanceof ApplicationFailure && err.type === FailureType.warehouseWaiting)
           return { stored, waiting: err.details![0] as ShipmentWaitDetails };

@@ -83,6 +83,65 @@ const ORDER_RULES = {
   },
 } satisfies Record<OrderEventType, Rule>;
 
+/**
+ * What a transition does to the order — the one description of its effect, which the store writes
+ * (src/store/fulfilments.ts), the workflows' in-memory store mirrors and the agreement test observes on both sides.
+ */
+export interface OrderEffect {
+  /** False for a transition that changes nothing (a duplicate, a stale event): the row is not touched. */
+  writes: boolean;
+  /** The order's status afterwards: as it was, or the one named. */
+  status: 'keep' | 'pending' | 'cancelled';
+  /** The event's placement (customer, lines, address) becomes the order's: what a shipment of it ships. */
+  takesPlacement: boolean;
+  /** The order's version afterwards: as it was, the event's, or the higher of the two. */
+  version: 'keep' | 'event' | 'max';
+  /** The refusal of a cancellation (the order shipped) is noted on the order. */
+  notesRefusal: boolean;
+  /** The shipment the order's earlier attempts may have made is recalled (its key burnt). */
+  recalls: boolean;
+}
+
+const UNCHANGED: OrderEffect = {
+  writes: false,
+  status: 'keep',
+  takesPlacement: false,
+  version: 'keep',
+  notesRefusal: false,
+  recalls: false,
+};
+const VERSION_ONLY: OrderEffect = { ...UNCHANGED, writes: true, version: 'event' };
+
+/** What `transition` does to an order at `position`. */
+export function transitionEffect(position: OrderPosition, transition: OrderTransition): OrderEffect {
+  switch (transition) {
+    case 'duplicate':
+    case 'stale':
+      return UNCHANGED;
+    case 'place':
+      return { ...VERSION_ONLY, status: 'pending', takesPlacement: true };
+    case 'join-tombstone':
+      return { ...VERSION_ONLY, takesPlacement: true, version: 'max' };
+    case 'amend':
+      // Only a pending order takes the newer lines: any other keeps what it shipped, cancelled or holds for a person.
+      return { ...VERSION_ONLY, takesPlacement: position === 'pending' };
+    case 'tombstone':
+    case 'cancel':
+      return { ...VERSION_ONLY, status: 'cancelled' };
+    case 'cancel-and-recall':
+      return { ...VERSION_ONLY, status: 'cancelled', recalls: true };
+    case 'refuse':
+      return { ...VERSION_ONLY, notesRefusal: true };
+    case 'note-version':
+      return VERSION_ONLY;
+  }
+}
+
+/** True for an event type that cancels an order: the rules cancel a pending order on a newer one. */
+export function cancelsOrder(type: OrderEventType): boolean {
+  return orderTransition('pending', type, 'newer') === 'cancel';
+}
+
 /** The relation of an event's version to the order's. */
 export function versionRelation(eventVersion: number, orderVersion: number): VersionRelation {
   return eventVersion > orderVersion ? 'newer' : eventVersion === orderVersion ? 'same' : 'older';

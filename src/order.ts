@@ -121,6 +121,12 @@ export interface StoredOrder {
   placed: boolean;
   cancelRefused: boolean;
   /**
+   * The placement as the store holds it after the change (customer, lines, address): what a shipment of the order
+   * ships, whatever the event carried (a newer placement of an order that is not pending changes only its version).
+   * Absent for a tombstone, and in answers recorded by builds before it was carried (a run then keeps what it had).
+   */
+  placement?: OrderPlacedData;
+  /**
    * This change cancelled an order that was held as failed: its shipment was attempted and may have reached the
    * warehouse, so the run recalls (burns) the order's shipment key. Absent otherwise.
    */

@@ -11,11 +11,12 @@
 import { proxySinks } from '@temporalio/workflow';
 import type { PlacedAndShipped, RecordedShipment } from '../activities/index.js';
 import type { OrderSinks, OrderWorkflowInput } from './api.js';
+import { cancelsOrder } from '../src/order-rules.js';
 import {
-  ORDER_CANCELLED,
   ORDER_PLACED,
   shipmentKey,
   type OrderEvent,
+  type OrderEventOf,
   type ShipmentWaitDetails,
   type StoredOrder,
 } from '../src/order.js';
@@ -65,8 +66,9 @@ export async function handle(run: EventRunPort, event: OrderEvent): Promise<void
   try {
     const summary = `record event ${event.type.replace(/^orders\./, '')} v${event.orderVersion}`;
     // An order's first placement with nothing behind it: recorded and shipped in one local activity (placeAndShip).
-    const quick = event.type === ORDER_PLACED && run.state.status === 'new' && !run.hasWork();
-    const placed = quick ? await run.placeAndShip(event) : undefined;
+    // The rules give `place` to a placement only (src/order-rules.ts).
+    const quick = decision.transition === 'place' && !run.hasWork();
+    const placed = quick ? await run.placeAndShip(event as OrderEventOf<typeof ORDER_PLACED>) : undefined;
     // The recording activity reports the store's outcome itself, once its transaction committed.
     stored =
       placed?.stored ??
@@ -103,7 +105,7 @@ export async function handle(run: EventRunPort, event: OrderEvent): Promise<void
  * (burnt), or an attempt that lands afterwards would ship a cancelled order.
  */
 function cancelledOverAnAttempt(run: EventRunPort, event: OrderEvent, stored: StoredOrder, waited: boolean): boolean {
-  if (event.type !== ORDER_CANCELLED || stored.outcome !== 'applied' || run.state.status !== 'cancelled') return false;
+  if (!cancelsOrder(event.type) || stored.outcome !== 'applied' || run.state.status !== 'cancelled') return false;
   // A waiting order's attempts may have reached the warehouse before it judged itself down (its runs all recall).
   if (waited) {
     run.quickShipment = undefined;

@@ -8,7 +8,8 @@
  *   cancellation arrived before the placement;
  * - an event whose orderVersion is not newer than the order's changes nothing (stale), except the placement
  *   a tombstone is waiting for;
- * - the store is the source of truth: after every recorded effect the state takes the row the store returned.
+ * - the store is the source of truth: after every recorded effect the state takes the row the store returned,
+ *   its placement (what a shipment ships) included.
  */
 import { type OrderView } from './api.js';
 import {
@@ -183,7 +184,9 @@ export function applyStored(state: OrderState, event: OrderEvent, stored: Stored
   if (stored.outcome === 'applied') counters.applied += 1;
   else if (stored.outcome === 'duplicate') counters.duplicates += 1;
   else counters.stale += 1;
-  const placement = event.type === ORDER_PLACED ? event.data : state.placement;
+  // The store's placement is what ships (an amend of an order that is not pending keeps its lines); an answer recorded
+  // by a build that did not carry it leaves the run as it was then.
+  const placement = stored.placement ?? (event.type === ORDER_PLACED ? event.data : state.placement);
   const correlationId =
     event.type === ORDER_PLACED ? (event.correlationId ?? state.correlationId) : state.correlationId;
   const next: OrderState = {

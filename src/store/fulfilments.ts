@@ -21,7 +21,13 @@ import {
   type StoredOrderDetail,
   type StoredStatus,
 } from '../order.js';
-import { orderTransition, versionRelation, type OrderPosition, type OrderTransition } from '../order-rules.js';
+import {
+  orderTransition,
+  transitionEffect,
+  versionRelation,
+  type OrderPosition,
+  type OrderTransition,
+} from '../order-rules.js';
 import type { Tx } from '../db.js';
 import { recordStatusChange, type ChangeContext } from '../status-events/outbox.js';
 
@@ -49,12 +55,26 @@ export async function readFulfilment(tx: Tx, tenantId: string, orderId: string):
 }
 
 export function toStored(row: FulfilmentRow, outcome: StoredOrder['outcome']): StoredOrder {
+  const placement = placementOf(row);
   return {
     outcome,
     status: row.status,
     orderVersion: row.order_version,
     placed: row.placed_at !== null,
     cancelRefused: row.cancel_refused_at !== null,
+    ...(placement ? { placement } : {}),
+  };
+}
+
+/** The placement the row holds (what a shipment of the order ships), or undefined before any placement. */
+export function placementOf(
+  row: Pick<FulfilmentRow, 'placed_at' | 'customer_id' | 'lines' | 'shipping_address'>,
+): OrderPlacedData | undefined {
+  if (row.placed_at === null) return undefined;
+  return {
+    customerId: row.customer_id ?? '',
+    lines: (row.lines ?? []) as OrderLine[],
+    ...(row.shipping_address ? { shippingAddress: row.shipping_address as Record<string, unknown> } : {}),
   };
 }
 
@@ -66,14 +86,7 @@ export async function loadOrderDetail(
 ): Promise<StoredOrderDetail | undefined> {
   const row = await readFulfilment(tx, tenantId, orderId);
   if (!row) return undefined;
-  const placement: OrderPlacedData | undefined =
-    row.placed_at === null
-      ? undefined
-      : {
-          customerId: row.customer_id ?? '',
-          lines: (row.lines ?? []) as OrderLine[],
-          ...(row.shipping_address ? { shippingAddress: row.shipping_address as Record<string, unknown> } : {}),
-        };
+  const placement = placementOf(row);
   return {
     status: row.status,
     orderVersion: row.order_version,
@@ -145,18 +158,26 @@ export async function recordPlacement(
          order_version = GREATEST(order_version, $6), last_event_id = $7, correlation_id = COALESCE($8, correlation_id)`,
         [...placementFields, e.orderVersion, e.eventId, correlationId],
       );
-    case 'amend':
-      // Guard: only a pending order takes the newer placement's lines; any other keeps what it shipped or cancelled.
+    case 'amend': {
+      // The rules say whether the order takes the newer lines (a pending one) or only its version (any other).
+      const version = [e.orderVersion, e.eventId, correlationId];
+      if (!transitionEffect(positionOf(row), transition).takesPlacement)
+        return update(
+          tx,
+          row,
+          change,
+          'order_version = $3, last_event_id = $4, correlation_id = COALESCE($5, correlation_id)',
+          version,
+        );
       return update(
         tx,
         row,
         change,
-        `customer_id = CASE WHEN status = 'pending' THEN $3 ELSE customer_id END,
-         lines = CASE WHEN status = 'pending' THEN $4::jsonb ELSE lines END,
-         shipping_address = CASE WHEN status = 'pending' THEN $5::jsonb ELSE shipping_address END,
+        `customer_id = $3, lines = $4::jsonb, shipping_address = $5::jsonb,
          order_version = $6, last_event_id = $7, correlation_id = COALESCE($8, correlation_id)`,
-        [...placementFields, e.orderVersion, e.eventId, correlationId],
+        [...placementFields, ...version],
       );
+    }
     default:
       return impossible(row, 'a placement', transition);
   }

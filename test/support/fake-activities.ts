@@ -1,24 +1,30 @@
 /**
- * In-memory activities for workflow tests on the time-skipping server: they keep rows the way the store
- * would (same transitions, simplified) and record every call, so tests can assert what the workflow did.
+ * In-memory activities for workflow tests on the time-skipping server: they keep rows the way the store would — the
+ * order's rules decide each event's transition and its effect (src/order-rules.ts transitionEffect), and the answers
+ * carry what the store's carry, the placement included — and record every call, so tests can assert what the workflow
+ * did. test/integration/order-rules-agree.int.test.ts holds this store to the real one, case by case.
  */
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { OrderActivities, PlacedAndShipped, RefusedEvent, ShipInput } from '../../activities/index.js';
 import {
   FailureType,
+  ORDER_PLACED,
   type OrderEvent,
+  type OrderPlacedData,
   type RecallResolution,
   type ShipmentWaitDetails,
   type StoredOrderDetail,
 } from '../../src/order.js';
 import type { StoredOrder } from '../../src/order.js';
-import { orderTransition, versionRelation } from '../../src/order-rules.js';
+import { orderTransition, transitionEffect, versionRelation, type OrderEffect } from '../../src/order-rules.js';
 
 export interface FakeRow {
   status: StoredOrder['status'];
   orderVersion: number;
   placed: boolean;
+  /** The placement the row holds (what a shipment ships); a row set up without one ships DEFAULT_PLACEMENT. */
+  placement?: OrderPlacedData;
   cancelRefused: boolean;
   retries?: number;
   recallFailures?: number;
@@ -60,10 +66,34 @@ export interface FakeOptions {
   recall?: (key: string, call: number) => Promise<boolean>;
 }
 
+/** The placement of a row a test set up as placed without naming one. */
+export const DEFAULT_PLACEMENT: OrderPlacedData = { customerId: 'c-1', lines: [{ sku: 'sku-1', quantity: 1 }] };
+
+/** The row `effect` (the rules' description of a transition) leaves, from `row` (undefined: none) and `event`. */
+export function applyEffect(row: FakeRow | undefined, event: OrderEvent, effect: OrderEffect): FakeRow {
+  const version = row?.orderVersion ?? 0;
+  const placement = effect.takesPlacement && event.type === ORDER_PLACED ? event.data : row?.placement;
+  return {
+    ...row,
+    status: effect.status === 'keep' ? row!.status : effect.status,
+    orderVersion:
+      effect.version === 'keep'
+        ? version
+        : effect.version === 'max'
+          ? Math.max(version, event.orderVersion)
+          : event.orderVersion,
+    placed: (row?.placed ?? false) || effect.takesPlacement,
+    ...(placement ? { placement } : {}),
+    cancelRefused: (row?.cancelRefused ?? false) || effect.notesRefusal,
+  };
+}
+
 export function fakeActivities(opts: FakeOptions = {}): {
   activities: OrderActivities;
   calls: FakeCalls;
   rows: Map<string, FakeRow>;
+  /** Event ids (and other claim keys) the fake store has recorded: a test may claim one before its event arrives. */
+  claimed: Set<string>;
 } {
   const rows = new Map<string, FakeRow>();
   const claimed = new Set<string>();
@@ -86,6 +116,7 @@ export function fakeActivities(opts: FakeOptions = {}): {
     orderVersion: row.orderVersion,
     placed: row.placed,
     cancelRefused: row.cancelRefused,
+    ...(row.placed ? { placement: row.placement ?? DEFAULT_PLACEMENT } : {}),
   });
   /** Claims `key` once: the effect runs on the first claim; later ones answer duplicate. */
   const claimOnce = (key: string, row: FakeRow, effect: () => StoredOrder['outcome']): StoredOrder => {
@@ -116,38 +147,14 @@ export function fakeActivities(opts: FakeOptions = {}): {
       const row = rows.get(key);
       if (claimed.has(event.eventId)) return stored(row!, 'duplicate');
       claimed.add(event.eventId);
-      // The order's rules decide, as in the store (src/store/fulfilments.ts); only the row's writes are the fake's own.
+      // The order's rules decide the transition and what it does, as in the store (src/store/fulfilments.ts).
       const position = !row ? 'none' : !row.placed && row.status === 'cancelled' ? 'tombstone' : row.status;
       const relation = versionRelation(event.orderVersion, row?.orderVersion ?? 0);
-      const version = { orderVersion: event.orderVersion };
-      switch (orderTransition(position, event.type, relation)) {
-        case 'place':
-          rows.set(key, { status: 'pending', ...version, placed: true, cancelRefused: false });
-          break;
-        case 'tombstone':
-          rows.set(key, { status: 'cancelled', ...version, placed: false, cancelRefused: false });
-          break;
-        case 'join-tombstone':
-          Object.assign(row!, { placed: true, orderVersion: Math.max(row!.orderVersion, event.orderVersion) });
-          break;
-        case 'amend':
-        case 'note-version':
-          Object.assign(row!, version);
-          break;
-        case 'refuse':
-          Object.assign(row!, { cancelRefused: true, ...version });
-          break;
-        case 'cancel':
-          Object.assign(row!, { status: 'cancelled', ...version });
-          break;
-        case 'cancel-and-recall':
-          Object.assign(row!, { status: 'cancelled', ...version });
-          return { ...stored(row!, 'applied'), recall: true };
-        case 'stale':
-        case 'duplicate':
-          return stored(row!, 'stale');
-      }
-      return stored(rows.get(key)!, 'applied');
+      const effect = transitionEffect(position, orderTransition(position, event.type, relation));
+      if (!effect.writes) return stored(row!, 'stale');
+      const next = applyEffect(row, event, effect);
+      rows.set(key, row ? Object.assign(row, next) : next);
+      return { ...stored(next, 'applied'), ...(effect.recalls ? { recall: true as const } : {}) };
     },
     async markOrderShipped(input: { tenantId: string; orderId: string; shipmentId: string }): Promise<StoredOrder> {
       calls.shipped.push(input.shipmentId);
@@ -178,7 +185,9 @@ export function fakeActivities(opts: FakeOptions = {}): {
     async markOrderFailed(input: { tenantId: string; orderId: string; reason: string }): Promise<StoredOrder> {
       calls.failed.push(input.reason);
       const row = rows.get(keyOf(input.tenantId, input.orderId))!;
-      if (row.status === 'pending') Object.assign(row, { status: 'failed', failureReason: input.reason });
+      // As the store: only a pending order moves to failed; any other is answered stale, as it is.
+      if (row.status !== 'pending') return stored(row, 'stale');
+      Object.assign(row, { status: 'failed', failureReason: input.reason });
       return stored(row, 'applied');
     },
     async reopenFailedOrder(input: {
@@ -209,7 +218,7 @@ export function fakeActivities(opts: FakeOptions = {}): {
       return {
         status: row.status,
         orderVersion: row.orderVersion,
-        ...(row.placed ? { placement: { customerId: 'c-1', lines: [{ sku: 'sku-1', quantity: 1 }] } } : {}),
+        ...(row.placed ? { placement: row.placement ?? DEFAULT_PLACEMENT } : {}),
         ...(row.failureReason ? { failureReason: row.failureReason } : {}),
         retries: row.retries ?? 0,
         recallFailures: row.recallFailures ?? 0,
@@ -263,7 +272,7 @@ export function fakeActivities(opts: FakeOptions = {}): {
       return 'whole' as const;
     },
   } satisfies OrderActivities;
-  return { activities, calls, rows };
+  return { activities, calls, rows, claimed };
 }
 
 /** A shipment that heartbeats until the workflow cancels it, the way a slow warehouse call behaves. */
