@@ -10,8 +10,9 @@ export interface ConnectedSender extends RecordSender {
   disconnect(): Promise<void>;
   /**
    * Gives up on the current producer and its connections: the next send makes and connects a new one; the old one is
-   * disconnected in the background, and nothing waits for that. For a caller whose send never finished (a kafkajs
-   * request neither answered nor failed); the sender does it itself when the broker refuses the producer's state.
+   * disconnected in the background, now and again once its sends have ended, and nothing waits for that. For a caller
+   * whose send never finished (a kafkajs request neither answered nor failed); the sender does it itself after a
+   * failed send (see createSender).
    */
   replace(): void;
   /** Sends one record like `send`; resolves with where it was written, undefined when the broker's answer names no offset. */
@@ -23,6 +24,66 @@ export interface SenderOptions {
   idempotent?: boolean;
 }
 
+/** One producer of a sender, from its making until it is given up. */
+interface Generation {
+  producer: Producer;
+  connected: Promise<void> | undefined;
+  /** Sends on it that have not ended. */
+  sending: number;
+  givenUp: boolean;
+}
+
+function newGeneration(kafka: Kafka, idempotent: boolean): Generation {
+  const producer = kafka.producer({
+    allowAutoTopicCreation: false,
+    maxInFlightRequests: 1,
+    idempotent,
+    retry: {
+      retries: KAFKA_RETRY.requests,
+      initialRetryTime: KAFKA_RETRY.initialRetryTime,
+      maxRetryTime: KAFKA_RETRY.maxRetryTime,
+    },
+    createPartitioner: Partitioners.DefaultPartitioner,
+  });
+  return { producer, connected: undefined, sending: 0, givenUp: false };
+}
+
+async function connectGeneration(g: Generation): Promise<void> {
+  g.connected ??= g.producer.connect().catch((err: unknown) => {
+    g.connected = undefined;
+    throw err;
+  });
+  await g.connected;
+}
+
+/** Disconnects the producer once it has connected, in the background; a failure to is of no interest. */
+function disconnectGeneration(g: Generation): void {
+  if (g.connected) void g.connected.then(() => g.producer.disconnect()).catch(() => undefined);
+}
+
+/**
+ * Gives `g` up: disconnected now, and again once its last send has ended. A kafkajs send whose producer is
+ * disconnected under it reconnects the producer to retry (its retrier connects a cluster it finds disconnected), and
+ * those connections would stay open for good.
+ */
+function giveUp(g: Generation): void {
+  if (g.givenUp) return;
+  g.givenUp = true;
+  disconnectGeneration(g);
+}
+
+/** Sends through `g`, counted among its sends until it ends. */
+async function sendThrough(g: Generation, topic: string, messages: OutgoingRecord[]) {
+  g.sending += 1;
+  try {
+    await connectGeneration(g);
+    return await g.producer.send({ topic, acks: -1, messages });
+  } finally {
+    g.sending -= 1;
+    if (g.givenUp && g.sending === 0) disconnectGeneration(g);
+  }
+}
+
 /**
  * One request in flight at a time, so records sent to one partition keep their order; kafkajs's own retries of a
  * request are short (KAFKA_RETRY.requests) so that an outage reaches the caller's backoff. After a failed send the next
@@ -30,50 +91,31 @@ export interface SenderOptions {
  * idempotent state (producerStateLost): kafkajs would refuse every later send of the old one the same way.
  */
 export function createSender(kafka: Kafka, opts: SenderOptions = {}): ConnectedSender {
-  let producer: Producer | undefined;
-  let connected: Promise<void> | undefined;
-  const connect = async (): Promise<Producer> => {
-    producer ??= kafka.producer({
-      allowAutoTopicCreation: false,
-      maxInFlightRequests: 1,
-      idempotent: opts.idempotent ?? false,
-      retry: {
-        retries: KAFKA_RETRY.requests,
-        initialRetryTime: KAFKA_RETRY.initialRetryTime,
-        maxRetryTime: KAFKA_RETRY.maxRetryTime,
-      },
-      createPartitioner: Partitioners.DefaultPartitioner,
-    });
-    const p = producer;
-    connected ??= p.connect().catch((err: unknown) => {
-      connected = undefined;
-      throw err;
-    });
-    await connected;
-    return p;
-  };
+  let current: Generation | undefined;
+  const generation = () => (current ??= newGeneration(kafka, opts.idempotent ?? false));
   const replace = () => {
-    const [old, oldConnected] = [producer, connected];
-    producer = undefined;
-    connected = undefined;
-    if (old && oldConnected) void oldConnected.then(() => old.disconnect()).catch(() => undefined);
+    if (current) giveUp(current);
+    current = undefined;
   };
   /**
    * Sends; after a failed send an idempotent producer is replaced before the error goes on. A failed send may still
    * have been written (its leader died after taking it), yet kafkajs hands its sequence numbers to the next send: the
    * broker would then take that send for a duplicate of the failed one and acknowledge it without writing it. A new
    * producer starts new sequences. Any producer whose idempotent state the broker no longer accepts is replaced too.
+   * Only the producer the send went through is replaced: one that is not current any more was given up already, and
+   * its successor is none of this send's business.
    */
   const produce = async (topic: string, messages: OutgoingRecord[]) => {
+    const g = generation();
     try {
-      return await (await connect()).send({ topic, acks: -1, messages });
+      return await sendThrough(g, topic, messages);
     } catch (err) {
-      if (opts.idempotent || producerStateLost(err)) replace();
+      if ((opts.idempotent || producerStateLost(err)) && current === g) replace();
       throw err;
     }
   };
   return {
-    connect: async () => void (await connect()),
+    connect: () => connectGeneration(generation()),
     async send(topic: string, records: OutgoingRecord[]) {
       await produce(topic, records);
     },
@@ -84,7 +126,8 @@ export function createSender(kafka: Kafka, opts: SenderOptions = {}): ConnectedS
     },
     replace,
     async disconnect() {
-      if (connected) await connected.then(() => producer?.disconnect()).catch(() => undefined);
+      const g = current;
+      if (g?.connected) await g.connected.then(() => g.producer.disconnect()).catch(() => undefined);
     },
   };
 }
