@@ -3,6 +3,7 @@ import { Partitioners, type Kafka, type Producer } from 'kafkajs';
 import { KAFKA_RETRY } from '../retry-policies.js';
 import { producerStateLost } from './failures.js';
 import type { OutgoingRecord, RecordPosition, RecordSender } from './records.js';
+import { createTurns } from './turns.js';
 
 export interface ConnectedSender extends RecordSender {
   /** Connects now (start-up); later sends reuse the connection. */
@@ -31,6 +32,8 @@ interface Generation {
   /** Sends on it that have not ended. */
   sending: number;
   givenUp: boolean;
+  /** Ends the turns of the sends on it (an idempotent sender's), called when it is given up. */
+  endTurns: Set<() => void>;
 }
 
 function newGeneration(kafka: Kafka, idempotent: boolean): Generation {
@@ -45,7 +48,7 @@ function newGeneration(kafka: Kafka, idempotent: boolean): Generation {
     },
     createPartitioner: Partitioners.DefaultPartitioner,
   });
-  return { producer, connected: undefined, sending: 0, givenUp: false };
+  return { producer, connected: undefined, sending: 0, givenUp: false, endTurns: new Set() };
 }
 
 async function connectGeneration(g: Generation): Promise<void> {
@@ -64,11 +67,13 @@ function disconnectGeneration(g: Generation): void {
 /**
  * Gives `g` up: disconnected now, and again once its last send has ended. A kafkajs send whose producer is
  * disconnected under it reconnects the producer to retry (its retrier connects a cluster it finds disconnected), and
- * those connections would stay open for good.
+ * those connections would stay open for good. The turns of its sends end: the sends waiting go to the next producer.
  */
 function giveUp(g: Generation): void {
   if (g.givenUp) return;
   g.givenUp = true;
+  for (const end of g.endTurns) end();
+  g.endTurns.clear();
   disconnectGeneration(g);
 }
 
@@ -85,13 +90,20 @@ async function sendThrough(g: Generation, topic: string, messages: OutgoingRecor
 }
 
 /**
- * One request in flight at a time, so records sent to one partition keep their order; kafkajs's own retries of a
- * request are short (KAFKA_RETRY.requests) so that an outage reaches the caller's backoff. After a failed send the next
- * goes through a new producer when this one is idempotent (see `produce`), or when the broker refused the producer's
- * idempotent state (producerStateLost): kafkajs would refuse every later send of the old one the same way.
+ * One request in flight at a time per connection; kafkajs's own retries of a request are short (KAFKA_RETRY.requests)
+ * so that an outage reaches the caller's backoff. After a failed send the next goes through a new producer when this
+ * one is idempotent (see `produce`), or when the broker refused the producer's idempotent state (producerStateLost):
+ * kafkajs would refuse every later send of the old one the same way.
+ *
+ * The sends of an idempotent sender take turns, in the order they were called: each starts when the one before it has
+ * ended or its producer was given up. kafkajs numbers a send's records when its request goes out and takes the numbers
+ * back when the request fails, to reuse them on its retry; a send started meanwhile would get them instead, and the
+ * broker, which may have written the failed request after all, would take that send for its duplicate and acknowledge
+ * it unwritten. Sends at once also went out in no particular order. A sender that is not idempotent sends at once.
  */
 export function createSender(kafka: Kafka, opts: SenderOptions = {}): ConnectedSender {
   let current: Generation | undefined;
+  const turns = opts.idempotent ? createTurns() : undefined;
   const generation = () => (current ??= newGeneration(kafka, opts.idempotent ?? false));
   const replace = () => {
     if (current) giveUp(current);
@@ -106,12 +118,19 @@ export function createSender(kafka: Kafka, opts: SenderOptions = {}): ConnectedS
    * its successor is none of this send's business.
    */
   const produce = async (topic: string, messages: OutgoingRecord[]) => {
+    const endTurn = await turns?.take();
     const g = generation();
+    if (endTurn) g.endTurns.add(endTurn);
     try {
       return await sendThrough(g, topic, messages);
     } catch (err) {
       if ((opts.idempotent || producerStateLost(err)) && current === g) replace();
       throw err;
+    } finally {
+      if (endTurn) {
+        g.endTurns.delete(endTurn);
+        endTurn();
+      }
     }
   };
   return {

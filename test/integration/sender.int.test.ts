@@ -1,7 +1,8 @@
 /**
  * The sender (src/kafka/sender.ts) on the real broker, its connections held in hand (test/support/kafka-sockets.ts):
  * a send given up while its answer never comes leaves no connection open once it ends, whatever kafkajs's retries did
- * meanwhile; when it finally fails, the producer that replaced it goes on.
+ * meanwhile; when it finally fails, the producer that replaced it goes on; and two sends at once on the idempotent
+ * sender each write their record once, in call order, even when an answer is lost.
  */
 import type { Kafka, ProducerConfig } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,7 +12,7 @@ import { kafkaSockets, type KafkaSockets } from '../support/kafka-sockets.js';
 import { scenario, waitFor, type Scenario, type TopicWatch } from '../support/harness.js';
 import { track } from '../support/promises.js';
 
-describe('the sender: producers given up', () => {
+describe('the sender: producers given up, sends at once', () => {
   let s: Scenario;
   const topics: string[] = [];
   const watches: TopicWatch[] = [];
@@ -55,13 +56,18 @@ describe('the sender: producers given up', () => {
     return made;
   };
   const record = (value: string) => ({ key: 'k', value });
-
-  it('a send given up while its answer never comes: once it ends, no connection of its producer is left open', async () => {
-    const t = await ownTopic('given-up');
-    const net = kafkaSockets(s.config, `sender-it-given-up-${s.suffix}`);
+  /** A topic and an idempotent sender on a client of their own: one record sent, then the broker's answers held. */
+  async function answersHeld(name: string) {
+    const t = await ownTopic(name);
+    const net = kafkaSockets(s.config, `sender-it-${name}-${s.suffix}`);
     const send = sender(net.kafka);
     await send.send(t.topic, [record('before')]);
     net.holdAnswers();
+    return { t, net, send };
+  }
+
+  it('a send given up while its answer never comes: once it ends, no connection of its producer is left open', async () => {
+    const { t, net, send } = await answersHeld('given-up');
     const given = track(send.send(t.topic, [record('given up')]));
     await waitFor('the broker to write the record whose answer is held', () => t.has('given up'));
     // As the status relay does at its deadline.
@@ -102,5 +108,18 @@ describe('the sender: producers given up', () => {
       third: 0,
     });
     expect(await t.all()).toEqual(['first', 'given up', 'second', 'third']);
+  });
+
+  it('two sends at once on the idempotent sender: each record is written once, in order, though an answer was lost', async () => {
+    const { t, net, send } = await answersHeld('at-once');
+    const one = track(send.send(t.topic, [record('one')]));
+    const two = track(send.send(t.topic, [record('two')]));
+    await waitFor('the broker to write a record of the two, its answer held', () => t.values().length > 1);
+    // The answer is lost with its connection; the network is back for the retries.
+    net.cut();
+    net.restore();
+    await waitFor('both sends to end', () => one.state !== 'pending' && two.state !== 'pending', 120_000);
+    expect([one.state, two.state]).toEqual(['fulfilled', 'fulfilled']);
+    expect(await t.all()).toEqual(['before', 'one', 'two']);
   });
 });
