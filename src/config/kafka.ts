@@ -65,8 +65,9 @@ export const kafkaSchema = {
   /** Partitions provisioning gives the orders topic (creating it, or growing it when it has fewer). */
   ORDERS_TOPIC_PARTITIONS: positiveInt.default(6),
   /**
-   * Replication factor `fulfilment provision` gives the topics it creates; unset: the broker's own
-   * default.replication.factor (3 on managed clusters, 1 on the local stack). Never changes an existing topic.
+   * Replication factor `fulfilment provision` gives the topics it creates, and `dlq redrive` the redrive log; unset:
+   * the broker's own default.replication.factor (3 on managed clusters, 1 on the local stack). Never changes an
+   * existing topic.
    */
   KAFKA_REPLICATION_FACTOR: z.coerce
     .number({ invalid_type_error: 'a whole number of replicas ≥ 1' })

@@ -36,10 +36,13 @@ export interface TopicAdmin {
   setGroupOffsets(group: string, topic: string, offsets: Map<number, bigint>): Promise<void>;
   deleteGroup(group: string): Promise<void>;
   /**
-   * Creates `topic` unless it exists (replication: the broker default); `config` holds topic-level settings such as
-   * `cleanup.policy`. True when this call created it.
+   * Creates `topic` unless it exists, with `replicationFactor` replicas (unset: the brokers' default); `config` holds
+   * topic-level settings such as `cleanup.policy`. True when this call created it.
    */
-  createTopic(topic: string, opts: { partitions: number; config?: Record<string, string> }): Promise<boolean>;
+  createTopic(
+    topic: string,
+    opts: { partitions: number; replicationFactor?: number; config?: Record<string, string> },
+  ): Promise<boolean>;
   /**
    * Deletes, in every partition named, the records below its offset (Kafka's DeleteRecords): the partition's log
    * start moves up to that offset. Kafka can delete only such a prefix of a partition, never records in between.
@@ -90,6 +93,8 @@ export async function connectAdmin(kafka: Kafka): Promise<TopicAdmin> {
         {
           topic,
           numPartitions: opts.partitions,
+          // -1: the brokers' default.replication.factor.
+          replicationFactor: opts.replicationFactor ?? -1,
           configEntries: Object.entries(opts.config ?? {}).map(([name, value]) => ({ name, value })),
         },
       ]),

@@ -1,7 +1,8 @@
 /**
  * The redrive log: which dead letters have been redriven, so a repeated `dlq redrive` skips them (unless
- * `--again`). It is a compacted Kafka topic next to the DLQ, `<DLQ_TOPIC>.redrives` (one partition), created by the
- * first redrive that sends something, written and read through the Kafka port like the DLQ itself.
+ * `--again`). It is a compacted Kafka topic next to the DLQ, `<DLQ_TOPIC>.redrives` (one partition,
+ * KAFKA_REPLICATION_FACTOR replicas), created by the first redrive that sends something, written and read through the
+ * Kafka port like the DLQ itself.
  *
  * Rules:
  * - a record's key is the dead letter's origin (copies.ts originKey: the same origin for every copy), or its DLQ
@@ -75,12 +76,33 @@ export async function readRedriveLog(
   return entries;
 }
 
-/** Creates the redrive log topic unless it exists: compacted, one partition, so entries of one key stay in order. */
-export async function ensureRedriveLog(kafka: Kafka, topic: string): Promise<void> {
+/**
+ * Creates the redrive log topic unless it exists: compacted, one partition, so entries of one key stay in order, and
+ * `replicationFactor` replicas (KAFKA_REPLICATION_FACTOR, as provisioning gives the service's topics; unset: the
+ * brokers' default). A factor the brokers refuse fails it, naming what they said.
+ */
+export async function ensureRedriveLog(kafka: Kafka, topic: string, replicationFactor?: number): Promise<void> {
   await withAdmin(kafka, async (admin) => {
-    if (!(await admin.topicExists(topic)))
-      await admin.createTopic(topic, { partitions: 1, config: { 'cleanup.policy': 'compact' } });
+    if (await admin.topicExists(topic)) return;
+    try {
+      await admin.createTopic(topic, {
+        partitions: 1,
+        ...(replicationFactor !== undefined ? { replicationFactor } : {}),
+        config: { 'cleanup.policy': 'compact' },
+      });
+    } catch (err) {
+      const replicas = replicationFactor ?? "the brokers' default number of";
+      throw new Error(`the redrive log ${topic} could not be created with ${replicas} replicas: ${reasons(err)}`, {
+        cause: err,
+      });
+    }
   });
+}
+
+/** What the brokers said: each topic's error of a refused creation (kafkajs gathers them), or the error's message. */
+function reasons(err: unknown): string {
+  const { errors, message } = err as { errors?: { message?: string; type?: string }[]; message?: string };
+  return errors?.length ? errors.map((e) => `${e.message} (${e.type})`).join('; ') : String(message ?? err);
 }
 
 export async function recordRedrive(

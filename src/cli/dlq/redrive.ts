@@ -160,7 +160,7 @@ async function run(ctx: CliContext, opts: DlqRedriveOptions, p: RunPlan): Promis
 
 /** Sends the plan at ≤ rate per second on an idempotent producer, recording each redrive in the redrive log. */
 async function sendPlan(
-  { out }: CliContext,
+  { config, out }: CliContext,
   kafka: ReturnType<typeof cliKafka>,
   opts: DlqRedriveOptions,
   p: RunPlan,
@@ -170,7 +170,7 @@ async function sendPlan(
   const { target, result } = p;
   if (!(await withAdmin(kafka, (admin) => admin.topicExists(target))))
     throw new NotFoundError(`topic ${target} (ORDERS_TOPIC) does not exist on the brokers`);
-  await ensureRedriveLog(kafka, p.redriveLogTopic);
+  await ensureRedriveLog(kafka, p.redriveLogTopic, config.KAFKA_REPLICATION_FACTOR);
   // Idempotent: a retried request never writes a second copy.
   const sender = createSender(kafka, { idempotent: true });
   const bucket = TokenBucket.perSecond(p.rate, opts.clock);
