@@ -26,36 +26,15 @@ import { delimiter, dirname, join } from 'node:path';
 import { fmtSeconds, say, StackError } from './log.js';
 import { pidFile, serviceLog, stateDir } from './paths.js';
 import { sleep } from '../../src/sleep.js';
+import { identityOf, isAlive, procStat, signalProcess, stillRuns, type ProcessIdentity } from './process-identity.js';
+
+export { identityOf, isAlive, procStat, signalProcess, stillRuns, type ProcessIdentity };
 
 /** Environment variable every stack daemon carries, naming the state dir that started it. */
 export const STACK_MARKER_ENV = 'FULFILMENT_STACK_DIR';
 
 // ---------------------------------------------------------------------------------------------------------------
 // /proc helpers
-
-interface ProcStat {
-  state: string;
-  pgrp: number;
-  startTime: string;
-}
-
-export function procStat(pid: number): ProcStat | undefined {
-  try {
-    const raw = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // comm (field 2) may contain spaces and parentheses; fields after the last ')' are well-formed.
-    const rest = raw.slice(raw.lastIndexOf(')') + 2).split(' ');
-    // rest[0] = field 3 (state), rest[2] = field 5 (pgrp), rest[19] = field 22 (starttime)
-    return { state: rest[0] ?? '?', pgrp: Number(rest[2]), startTime: rest[19] ?? '' };
-  } catch {
-    return undefined;
-  }
-}
-
-/** Alive = exists and is not a zombie (a container without an init may keep unreaped zombies around). */
-export function isAlive(pid: number): boolean {
-  const st = procStat(pid);
-  return st !== undefined && st.state !== 'Z' && st.state !== 'X';
-}
 
 export function procCmdline(pid: number): string {
   try {
@@ -174,8 +153,8 @@ export function removePidFile(service: string): void {
 }
 
 /**
- * The running process this stack started for `service`, or undefined. A pid file whose process is gone, or whose
- * pid now belongs to another process (start time differs), is stale and removed.
+ * The running process this stack started for `service`, or undefined. A pid file whose process is gone, whose pid
+ * now belongs to another process (start time differs), or that holds no start time to tell, is stale and removed.
  */
 export function runningDaemon(service: string): PidRecord | undefined {
   const rec = readPidFile(service);
@@ -183,10 +162,7 @@ export function runningDaemon(service: string): PidRecord | undefined {
     if (existsSync(pidFile(service))) removePidFile(service);
     return undefined;
   }
-  const st = procStat(rec.pid);
-  const same =
-    st !== undefined && st.state !== 'Z' && st.state !== 'X' && (!rec.startTime || st.startTime === rec.startTime);
-  if (!same) {
+  if (!stillRuns(rec)) {
     removePidFile(service);
     return undefined;
   }
@@ -254,17 +230,35 @@ export function spawnDaemon(spec: DaemonSpec): PidRecord {
   return rec;
 }
 
-function signalGroup(pgid: number, sig: NodeJS.Signals): void {
-  try {
-    process.kill(-pgid, sig);
-  } catch {
-    /* group gone */
-  }
+/**
+ * A daemon's processes, each followed by its identity: the leader by the start time its pid file holds; the other
+ * members of its process group once seen while the leader ran (its group is then its own), or carrying this stack's
+ * marker. `running()` lists those still running; a pid given again to another process is never among them.
+ */
+function daemonProcesses(rec: PidRecord): { leader: ProcessIdentity; running(): ProcessIdentity[] } {
+  const leader = { pid: rec.pid, startTime: rec.startTime };
+  const members = new Map<string, ProcessIdentity>();
+  return {
+    leader,
+    running() {
+      const leaderBefore = stillRuns(leader);
+      const pids = groupMembers(rec.pgid);
+      // The leader ran throughout the listing: its pid (the group's id) was not given again meanwhile.
+      const groupIsOurs = leaderBefore && stillRuns(leader);
+      for (const pid of pids) {
+        const id = identityOf(pid);
+        if (id && (groupIsOurs || procEnv(pid, STACK_MARKER_ENV) === stateDir()))
+          members.set(`${id.pid}/${id.startTime}`, id);
+      }
+      return [leader, ...members.values()].filter(stillRuns);
+    },
+  };
 }
 
 /**
  * Stops a daemon this stack started: `signal` to the leader, wait up to `graceMs` for the leader and its process
- * group, then SIGKILL the group. Removes the pid file. Never signals anything but the recorded group.
+ * group, then SIGKILL what is left. Removes the pid file. Signals only the processes it started (by pid and start
+ * time, see daemonProcesses), never a later process that was given one of their pids.
  */
 export async function stopDaemon(
   service: string,
@@ -273,27 +267,31 @@ export async function stopDaemon(
 ): Promise<boolean> {
   const rec = runningDaemon(service);
   if (!rec) return false;
-  try {
-    process.kill(rec.pid, signal);
-  } catch {
-    /* already gone */
-  }
+  const daemon = daemonProcesses(rec);
+  daemon.running();
+  signalProcess(daemon.leader, signal);
   const deadline = Date.now() + graceMs;
   let notified = false;
   while (Date.now() < deadline) {
-    if (!isAlive(rec.pid) && groupMembers(rec.pgid).length === 0) break;
-    if (!isAlive(rec.pid)) signalGroup(rec.pgid, 'SIGTERM'); // leader gone: tell leftovers too
+    const left = daemon.running();
+    if (left.length === 0) break;
+    // Leader gone: tell the leftovers too.
+    if (!stillRuns(daemon.leader)) for (const p of left) signalProcess(p, 'SIGTERM');
     if (!notified && Date.now() > deadline - graceMs + 5000) {
       say(`${service}: waiting for pid ${rec.pid} to exit...`);
       notified = true;
     }
     await sleep(100);
   }
-  if (isAlive(rec.pid) || groupMembers(rec.pgid).length > 0) {
+  if (daemon.running().length > 0) {
     say(`${service}: did not exit within ${fmtSeconds(graceMs)}, sending SIGKILL to process group ${rec.pgid}`);
-    signalGroup(rec.pgid, 'SIGKILL');
     const killDeadline = Date.now() + 10_000;
-    while (Date.now() < killDeadline && (isAlive(rec.pid) || groupMembers(rec.pgid).length > 0)) await sleep(100);
+    for (;;) {
+      const left = daemon.running();
+      for (const p of left) signalProcess(p, 'SIGKILL');
+      if (left.length === 0 || Date.now() >= killDeadline) break;
+      await sleep(100);
+    }
   }
   removePidFile(service);
   return true;

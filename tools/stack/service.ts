@@ -5,7 +5,7 @@ import { StackError, say } from './log.js';
 import { stateDir } from './paths.js';
 import {
   groupMembers,
-  isAlive,
+  identityOf,
   listeningPid,
   procStat,
   sleep,
@@ -13,7 +13,9 @@ import {
   procCmdline,
   procEnv,
   runningDaemon,
+  signalProcess,
   spawnDaemon,
+  stillRuns,
   stopDaemon,
   STACK_MARKER_ENV,
   tailFile,
@@ -127,22 +129,17 @@ async function portOwnerAfterStop(p: PortUse): Promise<Awaited<ReturnType<typeof
 
 /**
  * Stops the processes of group `pgid` that this stack started (they carry its state dir): SIGTERM, then SIGKILL
- * after `graceMs`. Whatever else is in the group is left alone.
+ * after `graceMs`. Whatever else is in the group is left alone, and so is a process later given one of their pids.
  */
-async function stopLeftovers(pgid: number, graceMs = 5_000): Promise<void> {
-  // Chosen once and then followed by pid: a process that is exiting no longer shows its environment while it still
-  // holds its sockets, so judging it by its environment would call the port free too soon.
-  const targets = groupMembers(pgid).filter((pid) => procEnv(pid, STACK_MARKER_ENV) === stateDir());
-  const ours = () => targets.filter(isAlive);
-  const signal = (sig: NodeJS.Signals) => {
-    for (const pid of ours()) {
-      try {
-        process.kill(pid, sig);
-      } catch {
-        /* gone */
-      }
-    }
-  };
+export async function stopLeftovers(pgid: number, graceMs = 5_000): Promise<void> {
+  // Chosen once and then followed by pid and start time: a process that is exiting no longer shows its environment
+  // while it still holds its sockets, so judging it by its environment would call the port free too soon.
+  const targets = groupMembers(pgid)
+    .filter((pid) => procEnv(pid, STACK_MARKER_ENV) === stateDir())
+    .map(identityOf)
+    .filter((p) => p !== undefined);
+  const ours = () => targets.filter(stillRuns);
+  const signal = (sig: NodeJS.Signals) => ours().forEach((p) => signalProcess(p, sig));
   signal('SIGTERM');
   const deadline = Date.now() + graceMs;
   while (ours().length > 0 && Date.now() < deadline) await sleep(100);
@@ -230,7 +227,7 @@ export async function ensureUp(svc: Service, plan: StackPlan): Promise<UpResult>
       // Nothing listens on the port, yet the daemon could not bind it: an outgoing connection of another process
       // (the other services starting beside it) was given that port as its ephemeral local port, which the check
       // above cannot see. Such a connection is short-lived: start the daemon again, a few times.
-      if (attempt >= START_ATTEMPTS || isAlive(started.pid) || !boundElsewhere(svc)) throw e;
+      if (attempt >= START_ATTEMPTS || stillRuns(started) || !boundElsewhere(svc)) throw e;
       say(`${svc.name}: its port was held for a moment by another process's outgoing connection; starting it again`);
       await sleep(1000 * attempt);
       continue;
@@ -257,7 +254,7 @@ async function waitReady(svc: Service, plan: StackPlan, rec: PidRecord): Promise
       svc.readyTimeoutMs,
       async () => ((await svc.ready(plan)) ? true : undefined),
       () => {
-        if (!isAlive(rec.pid)) throw new StackError(`${svc.name} (pid ${rec.pid}) exited during start-up`);
+        if (!stillRuns(rec)) throw new StackError(`${svc.name} (pid ${rec.pid}) exited during start-up`);
       },
     );
   } catch (e) {

@@ -13,7 +13,18 @@ import { join } from 'node:path';
 import { KAFKA_CLUSTER_NODES, type KafkaNodePlan, type StackPlan } from '../addresses.js';
 import { say, StackError } from '../log.js';
 import { logsDir, serviceLog, stateDir } from '../paths.js';
-import { isAlive, procCmdline, runWithProgress, sleep, waitFor, type DaemonSpec, type PidRecord } from '../proc.js';
+import {
+  identityOf,
+  isAlive,
+  procCmdline,
+  runWithProgress,
+  signalProcess,
+  sleep,
+  stillRuns,
+  waitFor,
+  type DaemonSpec,
+  type PidRecord,
+} from '../proc.js';
 import { kafkaJars, requireJava } from '../tools.js';
 import { kafkaLog4jProperties, newClusterId, readProps, stackKafkaClient } from './kafka-shared.js';
 import { ensureNodeNamespaces, nodeLinkCut, nodeNamespace, setNodeLink } from './kafka-node-netns.js';
@@ -326,13 +337,16 @@ export async function kafkaNode(plan: StackPlan, action: NodeAction, id: number)
   writeFileSync(heldFile(id), `${action} ${new Date().toISOString()}\n`);
   const pid = nodePid(id);
   if (!pid) return say(`kafka: node ${id} is not running; it stays down until \`kafka-node start ${id}\``);
-  process.kill(pid, action === 'kill' ? 'SIGKILL' : 'SIGTERM');
+  // Followed by pid and start time: a pid given again to another process once the node exited is never signalled.
+  const node = identityOf(pid);
+  if (!node) return say(`kafka: node ${id} is not running; it stays down until \`kafka-node start ${id}\``);
+  signalProcess(node, action === 'kill' ? 'SIGKILL' : 'SIGTERM');
   const deadline = Date.now() + 60_000;
-  while (isAlive(pid) && Date.now() < deadline) await sleep(50);
-  if (isAlive(pid)) {
+  while (stillRuns(node) && Date.now() < deadline) await sleep(50);
+  if (stillRuns(node)) {
     say(`kafka: node ${id} (pid ${pid}) did not stop within 60 s: SIGKILL`);
-    process.kill(pid, 'SIGKILL');
-    while (isAlive(pid)) await sleep(50);
+    signalProcess(node, 'SIGKILL');
+    while (stillRuns(node)) await sleep(50);
   }
   say(`kafka: node ${id} (pid ${pid}) ${action === 'kill' ? 'killed' : 'stopped'}`);
 }
