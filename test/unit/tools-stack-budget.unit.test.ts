@@ -14,8 +14,12 @@ import { describe, expect, it } from 'vitest';
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const STACK = 'tools/stack';
 
-/** Lines of tools/stack's .ts and .go files when this budget was set (wc -l). */
-const TOTAL_AT_BUDGET = 5201;
+/**
+ * Lines of tools/stack's .ts and .go files when this budget was set (wc -l). Raised from 5201 (5215 in use) by 156 for
+ * safety, not scope: every process the stack signals is followed by pid and start time (process-identity.ts), the
+ * cached Temporal CLI is checked on use, and an offline pip fetch says the package index is unreachable (pip.ts).
+ */
+const TOTAL_AT_BUDGET = 5371;
 /** What the whole may grow by before someone decides: about 2 %. */
 const TOTAL_MARGIN = 100;
 /** What each held part may grow by. */

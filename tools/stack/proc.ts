@@ -532,20 +532,23 @@ function safeMtime(p: string): number {
 }
 
 /**
- * A folder of the cache made once: when `bin` (a file inside `dir`) is missing, under the lock `lock`, `fill` writes
- * the folder's content into a temporary folder beside `dir`, which is then renamed into place, so a run killed half
- * way leaves nothing half-done. Resolves to `bin`.
+ * A folder of the cache made once: when `bin` (a file inside `dir`) is missing, or `valid` (when given) finds it is not
+ * what it should be, under the lock `lock`, `fill` writes the folder's content into a temporary folder beside `dir`,
+ * which is then renamed into place, so a run killed half way leaves nothing half-done (and a failed fill leaves the
+ * folder as it was). Resolves to `bin`.
  */
 export async function cachedFolder(o: {
   dir: string;
   bin: string;
   lock: string;
   what: string;
+  valid?(bin: string): boolean;
   fill(tmp: string): Promise<void>;
 }): Promise<string> {
-  if (existsSync(o.bin)) return o.bin;
+  const ready = () => existsSync(o.bin) && (o.valid?.(o.bin) ?? true);
+  if (ready()) return o.bin;
   return withLock(o.lock, o.what, async () => {
-    if (existsSync(o.bin)) return o.bin;
+    if (ready()) return o.bin;
     const tmp = `${o.dir}.tmp-${process.pid}`;
     rmSync(tmp, { recursive: true, force: true });
     mkdirSync(tmp, { recursive: true });

