@@ -18,6 +18,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { repoRoot, stackKafkaEnv } from './stack/index.js';
+import { OWN_GROUP, stopProcessGroup } from './process-group.js';
 import { announceRuntime } from './runtime.js';
 
 const node = process.execPath;
@@ -37,13 +38,14 @@ interface Run {
 function run(
   command: string,
   args: string[],
-  opts: { env?: NodeJS.ProcessEnv; prefix?: string; started?: (child: ChildProcess) => void } = {},
+  opts: { env?: NodeJS.ProcessEnv; prefix?: string; started?: (child: ChildProcess) => void; ownGroup?: boolean } = {},
 ): Promise<Run> {
   return new Promise((resolve) => {
     const child = spawn(command, args, {
       cwd: repoRoot,
       env: opts.env ?? process.env,
       stdio: ['ignore', 'pipe', 'pipe'],
+      ...(opts.ownGroup ? OWN_GROUP : {}),
     });
     opts.started?.(child);
     let counts: Run['counts'];
@@ -83,13 +85,20 @@ function outageNamespace(): string | undefined {
   return spawnSync('ip', ['netns', 'exec', name, 'ip', 'link', 'set', 'lo', 'up']).status === 0 ? name : undefined;
 }
 
-/** The background builds' process, stopped when the run ends before they do. */
+/**
+ * The background builds' process, in a process group of its own: when the run ends before they do (or is
+ * interrupted), the group is stopped, the builds' own children (Go's compilers, apt-get, pip) with it.
+ */
 let buildsChild: ChildProcess | undefined;
+
+const stopBuilds = async (): Promise<void> => {
+  if (buildsChild) await stopProcessGroup(buildsChild);
+};
 
 /** tools/test-builds.ts in the background at a low priority: the suite's own processes come first. */
 function startBuilds(): Promise<Run> {
   const script = ['--import', 'tsx', join(repoRoot, 'tools', 'test-builds.ts')];
-  const opts = { prefix: '[builds] ', started: (c: ChildProcess) => void (buildsChild = c) };
+  const opts = { prefix: '[builds] ', started: (c: ChildProcess) => void (buildsChild = c), ownGroup: true };
   return spawnSync('nice', ['-n', '15', 'true']).status === 0
     ? run('nice', ['-n', '15', node, ...script], opts)
     : run(node, script, opts);
@@ -196,13 +205,22 @@ function closingCount(results: Run[]): number {
   return results.some((r) => r.code !== 0) ? 1 : 0;
 }
 
+// Out of the terminal's process group, the builds no longer get its Ctrl-C: an interrupted run stops them itself.
+for (const [signal, code] of [
+  ['SIGINT', 130],
+  ['SIGTERM', 143],
+  ['SIGHUP', 129],
+] as const)
+  process.once(signal, () => void stopBuilds().finally(() => process.exit(code)));
+
 main().then(
-  (code) => {
-    if (buildsChild && buildsChild.exitCode === null) buildsChild.kill('SIGTERM');
+  async (code) => {
+    await stopBuilds();
     process.exit(code);
   },
-  (err: unknown) => {
+  async (err: unknown) => {
     process.stderr.write(`${(err as Error).stack ?? String(err)}\n`);
+    await stopBuilds();
     process.exit(1);
   },
 );

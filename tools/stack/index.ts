@@ -46,7 +46,7 @@ export { StackError } from './log.js';
 // the repository, a lock per checkout, Go-built tools.
 export { fmtSeconds, say } from './log.js';
 export { cacheDir } from './paths.js';
-export { cachedFolder, runQuick, withLock } from './proc.js';
+export { cachedFolder, groupMembers, runQuick, withLock } from './proc.js';
 export { goInstalledTool, goModuleDir } from './tools.js';
 
 export interface StackInfo {
