@@ -10,8 +10,8 @@
  *   npx tsx tools/deploy/promtool.ts test rules deploy/prometheus/rules.test.yml   # runs promtool with those args
  */
 import { spawnSync } from 'node:child_process';
-import { readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { cachedFolder, cacheDir, fmtSeconds, goInstalledTool, runQuick, say, StackError } from '../stack/index.js';
 
@@ -23,6 +23,51 @@ export const PROMTOOL_DEBIAN_PACKAGE = 'prometheus';
  * tagged v0.3xx.y): the newest first, older ones if it does not build with the machine's Go.
  */
 export const PROMTOOL_TAGS = ['v0.316.0', 'v0.315.1', 'v0.314.0'];
+
+/**
+ * The oldest promtool the rules and their unit tests are known to pass on: bookworm's package (they also pass on 2.53
+ * and 3.5). Which release a machine gets is not pinned — Debian's candidate, or the first tag above that builds — so
+ * it is stated instead: `promtoolPath()` says which it uses, and refuses one older than this.
+ */
+export const PROMTOOL_OLDEST = '2.42.0';
+
+/**
+ * The release of promtool `bin`: what `promtool --version` reports ("promtool, version 2.42.0+ds (branch: …)" →
+ * "2.42.0"); a Go build, whose binary reports none, is the release of the module tag it was built from (its
+ * `<cache>/bin/promtool.version`: v0.316.0 is Prometheus 3.16.0).
+ */
+export function promtoolVersion(bin: string): string | undefined {
+  const reported = /\bversion (\d+\.\d+\.\d+)/.exec(runQuick(bin, ['--version']).output)?.[1];
+  if (reported) return reported;
+  try {
+    const tag =
+      readFileSync(join(dirname(bin), 'promtool.version'), 'utf8')
+        .split(' ')[0]
+        ?.trim() ?? '';
+    const m = /^v0\.(\d)(\d\d)\.(\d+)$/.exec(tag);
+    return m ? `${m[1]}.${Number(m[2])}.${m[3]}` : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** True when release `a` (x.y.z) is older than `b`. */
+export function olderThan(a: string, b: string): boolean {
+  const [x, y] = [a, b].map((v) => v.split('.').map(Number));
+  for (let i = 0; i < 3; i += 1) if ((x?.[i] ?? 0) !== (y?.[i] ?? 0)) return (x?.[i] ?? 0) < (y?.[i] ?? 0);
+  return false;
+}
+
+/** Says which promtool is used, and refuses one older than PROMTOOL_OLDEST. */
+export function statedPromtool(bin: string): string {
+  const version = promtoolVersion(bin);
+  if (version && olderThan(version, PROMTOOL_OLDEST))
+    throw new StackError(
+      `promtool ${version} (${bin}) is older than ${PROMTOOL_OLDEST}, the oldest the alert rules are known to pass on`,
+    );
+  say(`promtool ${version ?? '(its build does not report a version)'}: ${bin}`);
+  return bin;
+}
 
 const aptAvailable = (): boolean =>
   runQuick('apt-get', ['--version']).status === 0 && runQuick('dpkg', ['--version']).status === 0;
@@ -70,16 +115,21 @@ async function debianPromtool(): Promise<string> {
   });
 }
 
-/** promtool: Debian's where apt is at hand, else the cached Go build (first run only, a few minutes). */
-export function promtoolPath(): Promise<string> {
-  if (aptAvailable() && process.getuid?.() === 0) return debianPromtool();
-  return goInstalledTool({
-    name: 'promtool',
-    pkg: 'github.com/prometheus/prometheus/cmd/promtool',
-    tags: PROMTOOL_TAGS,
-    expected: '~3-8 min',
-    versioned: true,
-  });
+/**
+ * promtool: Debian's where apt is at hand, else the cached Go build (first run only, a few minutes); which release it
+ * is, is said (see PROMTOOL_OLDEST).
+ */
+export async function promtoolPath(): Promise<string> {
+  if (aptAvailable() && process.getuid?.() === 0) return statedPromtool(await debianPromtool());
+  return statedPromtool(
+    await goInstalledTool({
+      name: 'promtool',
+      pkg: 'github.com/prometheus/prometheus/cmd/promtool',
+      tags: PROMTOOL_TAGS,
+      expected: '~3-8 min',
+      versioned: true,
+    }),
+  );
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
