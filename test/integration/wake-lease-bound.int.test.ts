@@ -22,11 +22,18 @@ import { cliOf } from '../support/operator.js';
 
 let s: Scenario;
 let db: Db;
+/** Tenants whose orders this file made wait: their waits end with it, so no other file's count of waiting orders (every
+ * tenant's, read by the workers' resumers) meets them. */
+const waitingTenants = new Set<string>();
 beforeAll(async () => {
   s = await scenario('wake-lease');
   db = createDb(runtimeConnection(s.config), 2);
 });
 afterAll(async () => {
+  for (const tenant of waitingTenants)
+    await inTenantTransaction(db, tenant, (tx) =>
+      tx.query("UPDATE fulfilments SET status = 'cancelled' WHERE tenant_id = $1 AND status = 'pending'", [tenant]),
+    );
   await db?.end();
   await s?.close();
 });
@@ -39,6 +46,7 @@ interface WaitRow {
 
 /** A pending, placed order of `tenant` that waits for the warehouse, as a long outage leaves it. */
 async function waitingOrder(tenant: string, orderId: string, w: WaitRow = {}): Promise<void> {
+  waitingTenants.add(tenant);
   await inTenantTransaction(db, tenant, async (tx) => {
     await tx.query(
       `INSERT INTO fulfilments (tenant_id, order_id, order_version, status, customer_id, lines, placed_at,
