@@ -79,7 +79,7 @@ All commands:
   workflow export   write a run's history as JSON into test/histories/ (the replay gate), or --out
   deployment show   the worker deployment's versions (one per build): current, ramping, draining; open runs of each
   deployment current  send every new order to a version (refused for one with no live workers unless --force)
-  deployment ramp   send a share of new orders to a version
+  deployment ramp   send a share of new orders to a version (the same refusal)
   deployment rollback  send new orders back to the previous version (the same refusal; waiting orders stay put)
   deployment retire remove a drained version whose workers have stopped
   lag               records behind and age of the oldest uncommitted record per group and partition (--group, --json)

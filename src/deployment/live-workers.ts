@@ -5,7 +5,7 @@
  * after its last poll (5 minutes by default; an idle worker polls again at least every minute, the long poll's
  * length), so a version whose workers stopped still counts as live for up to that long.
  *
- * `fulfilment deployment current|rollback` refuse a version without any (src/cli/deployment/deployment.ts), and the
+ * `fulfilment deployment current|ramp|rollback` refuse a version without any (src/cli/deployment/deployment.ts), and the
  * worker counts the open orders pinned to such a version (src/worker/pinned-without-workers.ts).
  */
 import proto from '@temporalio/proto';
@@ -83,7 +83,7 @@ export async function pollersByVersion(
   );
 }
 
-/** What `deployment current|rollback` may do with a version, given its pollers: go, or refuse and say why. */
+/** What `deployment current|ramp|rollback` may do with a version, given its pollers: go, or refuse and say why. */
 export type LiveWorkersVerdict = { go: true; warning?: string } | { go: false; refusal: string };
 
 /**

@@ -20,6 +20,8 @@ export interface VersionView {
   createdAt?: Date;
   /** When it first became current or ramping (none: never). */
   firstActivatedAt?: Date;
+  /** When it last became current (none: never current; a canary that only ramped has none). */
+  lastCurrentAt?: Date;
   /** When it last stopped being current or ramping. */
   lastDeactivatedAt?: Date;
 }
@@ -75,9 +77,11 @@ export async function describeDeployment(
       const view: VersionView = { buildId: v.deploymentVersion?.buildId ?? v.version ?? '', status };
       const createdAt = toDate(v.createTime);
       const firstActivatedAt = toDate(v.firstActivationTime);
+      const lastCurrentAt = toDate(v.lastCurrentTime);
       const lastDeactivatedAt = toDate(v.lastDeactivationTime);
       if (createdAt) view.createdAt = createdAt;
       if (firstActivatedAt) view.firstActivatedAt = firstActivatedAt;
+      if (lastCurrentAt) view.lastCurrentAt = lastCurrentAt;
       if (lastDeactivatedAt) view.lastDeactivatedAt = lastDeactivatedAt;
       return view;
     })
@@ -98,6 +102,17 @@ export interface RoutingChange {
   identity: string;
   /** From the reading the change was decided on: refused if the routing changed since. */
   conflictToken?: Uint8Array;
+}
+
+/**
+ * The version `rollback` makes current again: of the versions that were ever current, the one most recently made
+ * current before the current one (undefined: none). A version that only ramped (a canary whose ramp was aborted) was
+ * never current and is never the target, however recently it stopped ramping.
+ */
+export function rollbackTarget(view: Pick<DeploymentView, 'current' | 'versions'>): VersionView | undefined {
+  return view.versions
+    .filter((v) => v.buildId !== view.current && v.lastCurrentAt !== undefined)
+    .sort((a, b) => b.lastCurrentAt!.getTime() - a.lastCurrentAt!.getTime())[0];
 }
 
 /** Makes `buildId` the current version: every new run of the deployment starts on it (but the ramp's share). */

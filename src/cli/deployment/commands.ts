@@ -57,11 +57,12 @@ export function registerDeploymentCommands(program: Command, run: Runner): void 
 
   named(deployment.command('ramp'))
     .description(
-      'send a share of new orders to a version that is not current (the rest to the current one); 0 keeps it ramping at none',
+      'send a share of new orders to a version that is not current (the rest to the current one); 0 keeps it ramping at none (the only share a version without live workers takes unforced)',
     )
     .argument('<build-id>', 'the version (a worker of it must be polling)', buildId)
     .argument('<percent>', 'the share of new orders, 0–100', percent)
-    .action(async (id: string, share: number, flags: DeploymentOptions) => {
+    .option('--force', FORCE)
+    .action(async (id: string, share: number, flags: RoutingOptions) => {
       await runCommand(
         run,
         { ...flags, buildId: id, percent: share },
@@ -71,7 +72,7 @@ export function registerDeploymentCommands(program: Command, run: Runner): void 
 
   named(deployment.command('rollback'))
     .description(
-      'make the version that was current before the current one current again: new orders go back to it at once; orders started on the rolled-back version finish there',
+      'make the version that was current before the current one current again (never a version that only ramped): new orders go back to it at once; orders started on the rolled-back version finish there',
     )
     .option('--force', FORCE)
     .action(async (flags: RoutingOptions) => {

@@ -14,6 +14,7 @@ import {
   describeDeployment,
   openRunsByVersion,
   retireVersion,
+  rollbackTarget,
   setCurrentVersion,
   setRampingVersion,
   type DeploymentView,
@@ -26,7 +27,7 @@ export interface DeploymentOptions {
   json?: boolean;
 }
 
-/** `current` and `rollback`: route new orders to a version even when no worker of it polls. */
+/** `current`, `ramp` and `rollback`: route new orders to a version even when no worker of it polls. */
 export interface RoutingOptions extends DeploymentOptions {
   force?: boolean;
 }
@@ -60,7 +61,7 @@ function requireVersion(t: Target, buildId: string): void {
 }
 
 /**
- * Refuses (UsageError) to route new orders to a version with no live workers, unless --force; forced, says so on
+ * Refuses (UsageError) to route new orders (all, or a ramp's share) to a version with no live workers, unless --force; forced, says so on
  * stderr. `command` is what the operator typed, for the override's wording.
  */
 async function requireLiveWorkers(
@@ -146,14 +147,19 @@ export async function deploymentCurrent(ctx: CliContext, opts: RoutingOptions & 
   );
 }
 
+/** A share of none sends no order to the version, so only a share above none needs its workers. */
 export async function deploymentRamp(
   ctx: CliContext,
-  opts: DeploymentOptions & { buildId: string; percent: number },
+  opts: RoutingOptions & { buildId: string; percent: number },
 ): Promise<void> {
   const t = await target(ctx, opts);
   requireVersion(t, opts.buildId);
   if (t.view.current === opts.buildId)
     throw new UsageError(`${opts.buildId} is the current version of ${t.deployment}: ramp another one`);
+  if (opts.percent > 0) {
+    const command = `fulfilment deployment ramp ${opts.buildId} ${opts.percent}`;
+    await requireLiveWorkers(ctx, t, opts.buildId, command, opts.force);
+  }
   await setRampingVersion(t.client.workflowService, {
     namespace: t.namespace,
     deployment: t.deployment,
@@ -170,10 +176,7 @@ export async function deploymentRamp(
 
 export async function deploymentRollback(ctx: CliContext, opts: RoutingOptions): Promise<void> {
   const t = await target(ctx, opts);
-  // The version most recently current before the current one: the latest to stop being current or ramping.
-  const previous = t.view.versions
-    .filter((v) => v.buildId !== t.view.current && v.lastDeactivatedAt !== undefined)
-    .sort((a, b) => b.lastDeactivatedAt!.getTime() - a.lastDeactivatedAt!.getTime())[0];
+  const previous = rollbackTarget(t.view);
   if (!previous)
     throw new NotFoundError(
       `no version of ${t.deployment} was current before ${t.view.current ?? 'none'}: nothing to roll back to`,
