@@ -2,9 +2,11 @@
  * The operators' pauses of shipping as one worker sees them: read from shipping_pauses every `refreshMs` (2 s by
  * default) in the background, so that a shipment attempt costs no query of its own. A pause therefore takes hold
  * within that time; `fulfilment shipping pause` says so. A read that fails keeps the last pauses read (none before
- * the first) and is reported once per failing spell.
+ * the first) and is reported once per failing spell. Each read first ends the pauses whose resume (`--rate`) stopped
+ * holding them (src/store/pause-releases.ts), so that the resumers wake what those held.
  */
 import type { Db } from '../db.js';
+import { endLapsedReleases, type LapsedRelease } from './pause-releases.js';
 import { pauseFor, pausesInForce, type ShippingPause } from './shipment-waits.js';
 
 export interface PauseBook {
@@ -21,12 +23,18 @@ export function createPauseBook(
     refreshMs?: number;
     onRead?: (pauses: readonly ShippingPause[]) => void;
     onReadFailed?: (err: Error) => void;
+    /** Told of each pause this reader ended because its resume stopped holding it. */
+    onLapsedRelease?: (ended: LapsedRelease) => void;
   } = {},
 ): PauseBook {
   let pauses: ShippingPause[] = [];
   let failing = false;
+  const readEnding = async () => {
+    for (const ended of await endLapsedReleases(db)) opts.onLapsedRelease?.(ended);
+    return pausesInForce(db);
+  };
   const read = () =>
-    pausesInForce(db).then(
+    readEnding().then(
       (now) => {
         pauses = now;
         failing = false;

@@ -47,6 +47,8 @@ export interface ShippingPause {
   reason: string;
   /** `shipping resume --rate` under way: shipments go out, only that command wakes the orders the pause held. */
   releasingAt?: Date;
+  /** Until when the running resume holds the release (renewed each round); past it, the pause is ended for it. */
+  releasingUntil?: Date;
   resumedAt?: Date;
   resumedBy?: string;
   resumeReason?: string;
@@ -197,6 +199,7 @@ type PauseRow = {
   paused_by: string;
   reason: string;
   releasing_at: Date | null;
+  releasing_until: Date | null;
   resumed_at: Date | null;
   resumed_by: string | null;
   resume_reason: string | null;
@@ -210,6 +213,7 @@ function toPause(r: PauseRow): ShippingPause {
     pausedBy: r.paused_by,
     reason: r.reason,
     ...(r.releasing_at ? { releasingAt: r.releasing_at } : {}),
+    ...(r.releasing_until ? { releasingUntil: r.releasing_until } : {}),
     ...(r.resumed_at
       ? { resumedAt: r.resumed_at, resumedBy: r.resumed_by ?? undefined, resumeReason: r.resume_reason ?? undefined }
       : {}),

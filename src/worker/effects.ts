@@ -57,6 +57,11 @@ export function createEffects(
         { component: 'activities', err: err.message },
         'could not read the shipping pauses; keeping the last ones read',
       ),
+    onLapsedRelease: (ended) =>
+      logger.warn(
+        { component: 'activities', pauseId: ended.id, tenantId: ended.tenantId ?? null, until: ended.releasingUntil },
+        'ended a pause whose `shipping resume --rate` stopped before ending it; the resumers wake what it held',
+      ),
   });
   life.defer('shipping pauses reader', () => pauses.stop());
   return { deadLetters, warehouse, pauses };

@@ -13,18 +13,16 @@
  * deadline, checked many times, within the test's time; the breaker half-opens after 2 s and the resumer probes every
  * 3 s (defaults 10 s and 15 s), so that recovery starts within seconds.
  */
-import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDb, inTenantTransaction, type Db } from '../../src/db.js';
+import { createDb, type Db } from '../../src/db.js';
 import { runtimeConnection } from '../../src/store/connection.js';
 import { pausesInForce } from '../../src/store/shipment-waits.js';
 import { events, scenario, waitFor, type Scenario } from '../support/harness.js';
 import { cliOf, faultsOf } from '../support/operator.js';
+import { endLeftoverPauses, orderRows, resumeKilledOnceItWakes, untilPauseHolds } from '../support/shipping-pause.js';
 
 const ORDERS = 40;
 const DEADLINE_S = 30;
-const CLI = fileURLToPath(new URL('../../bin/fulfilment.mjs', import.meta.url));
 
 let s: Scenario;
 let db: Db;
@@ -40,47 +38,20 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await faultsOf(s)({ down: false }).catch(() => undefined);
-  // A pause a failed run left in force would hold nothing else (its tenant is this file's), but it would count.
-  await db
-    ?.query(
-      "UPDATE shipping_pauses SET resumed_at = now(), resumed_by = 'test', resume_reason = 'test over' WHERE resumed_at IS NULL AND tenant_id LIKE $1",
-      [`%${s.suffix}%`],
-    )
-    .catch(() => undefined);
+  await endLeftoverPauses(db, s);
   await db?.end();
   await s?.close();
 });
 
 async function tally(tenant: string) {
-  return inTenantTransaction(db, tenant, async (tx) => {
-    const rows = (
-      await tx.query<{ status: string; waiting_for: string | null; waiting_since: Date | null }>(
-        "SELECT status, waiting_for, waiting_since FROM fulfilments WHERE tenant_id = $1 AND order_id LIKE 'o-%'",
-        [tenant],
-      )
-    ).rows;
-    const waiting = rows.filter((r) => r.status === 'pending' && r.waiting_since);
-    return {
-      paused: waiting.filter((r) => r.waiting_for === 'pause').length,
-      outage: waiting.filter((r) => r.waiting_for === 'outage').length,
-      shipped: rows.filter((r) => r.status === 'shipped').length,
-      failed: rows.filter((r) => r.status === 'failed').length,
-    };
-  });
-}
-
-/** `fulfilment shipping resume …` in a process of its own, as an operator runs it; resolves with it once it said `text`. */
-function resumeProcess(args: string[], text: string) {
-  const child = spawn(process.execPath, [CLI, 'shipping', 'resume', ...args], {
-    env: s.env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let said = '';
-  child.stdout.on('data', (c: Buffer) => (said += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (said += c.toString()));
-  const exited = new Promise<number | string>((r) => child.on('close', (code, sig) => r(code ?? sig ?? 'unknown')));
-  const heard = waitFor(`the resume to say "${text}"`, () => said.includes(text), 120_000);
-  return { child, exited, heard, said: () => said };
+  const rows = await orderRows(db, tenant);
+  const waiting = rows.filter((r) => r.status === 'pending' && r.waiting_since);
+  return {
+    paused: waiting.filter((r) => r.waiting_for === 'pause').length,
+    outage: waiting.filter((r) => r.waiting_for === 'outage').length,
+    shipped: rows.filter((r) => r.status === 'shipped').length,
+    failed: rows.filter((r) => r.status === 'failed').length,
+  };
 }
 
 describe('a pause and its resume', () => {
@@ -90,23 +61,7 @@ describe('a pause and its resume', () => {
     const tenant = s.tenant('held');
     expect((await cli('shipping', 'pause', '--tenant', tenant, '--reason', 'stock take', '--by', 'ops')).code).toBe(0);
     const pausedAt = Date.now();
-    // The workers read the pauses every 2 s: probe orders until one waits for this pause (those before it ship).
-    let probes = 0;
-    await waitFor(
-      'the worker to hold the tenant’s orders',
-      async () => {
-        probes += 1;
-        const id = `probe-${probes}`;
-        await s.produce([{ key: `${tenant}/${id}`, value: events.placed(tenant, id) }]);
-        const row = await waitFor(`${id} to wait or ship`, async () => {
-          const r = await s.row(tenant, id);
-          return r && (r.waiting_since || r.status !== 'pending') ? r : undefined;
-        });
-        return row.waiting_since ? true : undefined;
-      },
-      120_000,
-      0,
-    );
+    await untilPauseHolds(s, tenant);
     await s.produce(
       Array.from({ length: ORDERS }, (_, i) => ({ key: `${tenant}/o-${i}`, value: events.placed(tenant, `o-${i}`) })),
     );
@@ -125,13 +80,7 @@ describe('a pause and its resume', () => {
     expect(await tally(tenant)).toMatchObject({ paused: ORDERS, failed: 0, shipped: 0 });
 
     // The resume is killed part-way: the pause stays in force, being released.
-    const first = resumeProcess(
-      ['--tenant', tenant, '--reason', 'done', '--by', 'ops', '--rate', '2'],
-      'order(s) woken',
-    );
-    await first.heard;
-    first.child.kill('SIGKILL');
-    expect(await first.exited).toBe('SIGKILL');
+    const firstSaid = await resumeKilledOnceItWakes(s, tenant, 2);
     const pause = (await pausesInForce(db)).find((p) => p.tenantId === tenant);
     expect(pause?.releasingAt).toBeDefined();
 
@@ -170,7 +119,7 @@ describe('a pause and its resume', () => {
     expect(shipments.filter((x) => x.status !== 'dispatched')).toEqual([]);
     console.log(
       `[shipping-resume] ${ORDERS} orders held ${((Date.now() - pausedAt) / 1000).toFixed(0)} s by a pause (deadline ` +
-        `${DEADLINE_S} s), none failed; the first resume was killed after: ${first.said().trim().split('\n').at(-1)}; ` +
+        `${DEADLINE_S} s), none failed; the first resume was killed after: ${firstSaid.trim().split('\n').at(-1)}; ` +
         `after the second (warehouse down): ${afterResume.paused} waiting for the pause, ${afterResume.outage} for the ` +
         `outage, ${afterResume.shipped} shipped; all ${ORDERS} shipped once`,
     );

@@ -19,6 +19,7 @@ import { InterruptedError, NotFoundError } from '../errors.js';
 import { eprintln, println } from '../output.js';
 import { cliTemporalClient } from '../temporal-client.js';
 import { DEFAULT_PAUSE_REFRESH_MS } from '../../store/pause-book.js';
+import { endLapsedReleases, holdRelease } from '../../store/pause-releases.js';
 import { defaultOperator } from '../order/options.js';
 import { sleep } from '../../sleep.js';
 
@@ -37,8 +38,11 @@ export interface ShippingChangeOptions {
 const scopeOf = (tenantId: string | undefined) => (tenantId ? `tenant ${tenantId}` : 'every tenant');
 
 function describePause(p: ShippingPause): string {
+  const until = p.releasingUntil
+    ? `; if it stopped, the pause ends at ${p.releasingUntil.toISOString()} unless run again`
+    : '';
   const releasing = p.releasingAt
-    ? ` (being resumed since ${p.releasingAt.toISOString()}: shipments go out, its orders are woken by \`shipping resume --rate\`; run it again if it stopped)`
+    ? ` (being resumed since ${p.releasingAt.toISOString()}: shipments go out, its orders are woken by \`shipping resume --rate\`${until})`
     : '';
   return `${scopeOf(p.tenantId)}: paused by ${p.pausedBy} at ${p.pausedAt.toISOString()}: ${p.reason}${releasing}`;
 }
@@ -48,10 +52,12 @@ function describeWaits(w: WaitSummary): string {
   return `${w.orders} order(s) wait for the warehouse, the oldest since ${w.oldest?.toISOString() ?? '?'}; a pause holds ${w.paused} of them`;
 }
 
+/** Runs `work` on the store as the runtime role, once the pauses whose resume stopped holding them are ended. */
 async function withDb<T>(ctx: CliContext, work: (db: Db) => Promise<T>): Promise<T> {
   const db = createDb(runtimeConnection(ctx.config), 1);
   try {
     await checkRuntimeRole(db);
+    await endLapsedReleases(db);
     return await work(db);
   } finally {
     await db.end().catch(() => undefined);
@@ -159,9 +165,28 @@ function reportDryResume(ctx: CliContext, opts: ShippingChangeOptions, pause: Pa
 }
 
 /**
+ * How long one hold of the release lasts: renewed at the start of each round, so it outlasts a round (its pacing and
+ * its signals) many times over; a command that stops holds the pause at most this long after its last round.
+ */
+export function releaseLeaseSeconds(rate: number): number {
+  const roundSeconds = Math.max(1, Math.round(rate)) / rate;
+  return Math.ceil(RELEASE_LEASE_BASE_SECONDS + 3 * roundSeconds);
+}
+const RELEASE_LEASE_BASE_SECONDS = 30;
+
+/** Holds (or renews) the release of `pause` for `rate`'s lease; stops the command if the pause ended meanwhile. */
+async function renewRelease(db: Db, pause: Pause, rate: number, woken: number): Promise<void> {
+  if ((await holdRelease(db, pause.id, releaseLeaseSeconds(rate))) === undefined)
+    throw new NotFoundError(
+      `the pause of ${scopeOf(pause.tenantId)} was ended meanwhile (by someone else, or because this command held it too long without a round) after waking ${woken} order(s): the workers' resumers wake the rest`,
+    );
+}
+
+/**
  * Lets shipments go out again (the workers stop holding them within DEFAULT_PAUSE_REFRESH_MS), then wakes the pause's
  * orders at `rate`: only this command wakes them. An order woken before its worker read the pauses would find the
- * pause still holding it and wait again, hence the wait first.
+ * pause still holding it and wait again, hence the wait first. The release is a lease renewed each round
+ * (src/store/pause-releases.ts): if the command stops for good, the pause ends once it runs out.
  */
 async function wakeBeforeResuming(
   ctx: CliContext,
@@ -170,16 +195,13 @@ async function wakeBeforeResuming(
   tenantId: string | undefined,
   rate: number,
 ): Promise<number> {
-  await db.query(
-    'UPDATE shipping_pauses SET releasing_at = COALESCE(releasing_at, now()) WHERE id = $1 AND resumed_at IS NULL',
-    [pause.id],
-  );
+  await renewRelease(db, pause, rate, 0);
   eprintln(
     ctx.out,
     `resume: shipments go out again within ${DEFAULT_PAUSE_REFRESH_MS / 1000} s; waking the pause's orders at ≤ ${rate}/s after that`,
   );
   await sleep(DEFAULT_PAUSE_REFRESH_MS + 500);
-  return wakePaused(ctx, db, tenantId, rate);
+  return wakePaused(ctx, db, { pause, tenantId, rate });
 }
 
 /** Records the pause ended (who, why, when); refused when someone else ended it meanwhile. */
@@ -221,11 +243,16 @@ function reportResumed(
  * Wakes the orders the pause of `tenantId`'s scope holds, oldest first, at most `rate` per second, while the pause
  * still holds the rest (release_waiting_orders despite that pause, only orders whose last wait was for a pause). Every
  * order it releases is signalled; one that waits again for an outage is left to the workers' resumers once the pause
- * ends. A signal that fails hands its order back, and the command stops with the pause still in force: run it again.
- * An order released by an earlier run that was killed before its signal is released again once its lease ran out —
- * by a later run, or by the workers' resumers after the pause ended. Returns how many orders it woke.
+ * ends. A signal that fails hands its order back, and the command stops with the pause still in force: run it again
+ * (or the pause ends when the release's lease runs out). An order released by an earlier run that was killed before
+ * its signal is released again once its lease ran out — by a later run, or by the workers' resumers after the pause
+ * ended. Each round renews the release. Returns how many orders it woke.
  */
-async function wakePaused(ctx: CliContext, db: Db, tenantId: string | undefined, rate: number): Promise<number> {
+async function wakePaused(
+  ctx: CliContext,
+  db: Db,
+  { pause, tenantId, rate }: { pause: Pause; tenantId: string | undefined; rate: number },
+): Promise<number> {
   const client = await cliTemporalClient(ctx.config);
   const woken = new Set<string>();
   try {
@@ -233,8 +260,11 @@ async function wakePaused(ctx: CliContext, db: Db, tenantId: string | undefined,
     const roundMs = (perRound / rate) * 1000;
     for (;;) {
       if (ctx.signal?.aborted)
-        throw new InterruptedError(`interrupted after waking ${woken.size} order(s); the pause is still in force`);
+        throw new InterruptedError(
+          `interrupted after waking ${woken.size} order(s); the pause is still in force, being resumed: run the command again, or it ends when the release's lease runs out`,
+        );
       const started = Date.now();
+      await renewRelease(db, pause, rate, woken.size);
       const batch = await releaseWaitingOrders(db, perRound, {
         tenantId,
         despitePause: true,
