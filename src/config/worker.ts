@@ -22,9 +22,10 @@ export const workerSchema = {
   /**
    * The brownout rule (src/warehouse/brownout.ts): a dependency failure is the warehouse's, not the order's — the order
    * waits as in an outage instead of spending an attempt — when, over this worker's warehouse calls of the last
-   * WAREHOUSE_BROWNOUT_WINDOW_SECONDS, at least WAREHOUSE_BROWNOUT_MIN_CALLS went out, at least
-   * WAREHOUSE_BROWNOUT_FAILURE_PERCENT % failed (5xx, timeout, unreachable), and the failures were of at least
-   * WAREHOUSE_BROWNOUT_MIN_ORDERS different shipments (one order failing alone never counts as the warehouse).
+   * WAREHOUSE_BROWNOUT_WINDOW_SECONDS (or its last WAREHOUSE_BROWNOUT_MIN_CALLS however old, when the window holds
+   * fewer), at least WAREHOUSE_BROWNOUT_FAILURE_PERCENT % failed (5xx, timeout, unreachable), and the failures were of
+   * at least WAREHOUSE_BROWNOUT_MIN_ORDERS different shipments (one order failing alone never counts as the
+   * warehouse); and before the worker has made WAREHOUSE_BROWNOUT_MIN_CALLS calls (too few to judge on).
    * Defaults 30 s, 10 calls, 10 %, 3 orders.
    */
   WAREHOUSE_BROWNOUT_WINDOW_SECONDS: positiveInt.default(30),

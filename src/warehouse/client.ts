@@ -15,8 +15,9 @@
  * Brownouts (src/warehouse/brownout.ts): a warehouse that fails a share of everyone's calls rarely fails `failures`
  * in a row, so the circuit stays closed. Beside the breaker the client keeps a window of its recent calls; a
  * dependency failure met while that window says the warehouse fails for everyone (by default, over the last 30 s,
- * ≥ 10 calls, ≥ 10 % of them failed, for ≥ 3 different shipments) is a WarehouseOutageError too. Below that rule a
- * failure is the order's own: a DependencyUnavailableError, one of its bounded attempts. A 4xx is always the order's.
+ * ≥ 10 calls — the last 10 however old at low traffic —, ≥ 10 % of them failed, for ≥ 3 different shipments) is a
+ * WarehouseOutageError too, and so is one met before the process has made 10 calls (too few to judge on). Otherwise
+ * a failure is the order's own: a DependencyUnavailableError, one of its bounded attempts. A 4xx is always the order's.
  *
  * Tracing: each call is a CLIENT span `warehouse.<op>` (`warehouse.ship`, `warehouse.cancel`) when a tracer is given,
  * and every request carries the active trace context (`traceparent`, `tracestate`) through OpenTelemetry's
@@ -135,8 +136,8 @@ export function createWarehouseClient(
 
   /**
    * One call for shipment `key` through the breaker. A dependency failure is an outage (WarehouseOutageError) when the
-   * circuit was open, is open once this call failed, or the brownout window says the warehouse fails for everyone:
-   * not for this order alone. Every call that went out (answered or failed) is recorded in the window.
+   * circuit was open, is open once this call failed, or the brownout window says the warehouse fails for everyone —
+   * or cannot judge yet (too few calls): not for this order alone. Every call that went out (answered or failed) is recorded in the window.
    */
   async function call(key: string, path: string, init: RequestInit, signal?: AbortSignal): Promise<Response> {
     const request = build(path, init);
@@ -160,7 +161,12 @@ export function createWarehouseClient(
       const recent = window.recent(seen.lastFailureAt);
       if (recent.unhealthy)
         throw new WarehouseOutageError(
-          `${err.message} (the warehouse failed ${recent.failures} of its last ${recent.calls} calls in ${recent.windowMs / 1000} s, for ${recent.failingKeys} shipments: it fails for every order)`,
+          `${err.message} (the warehouse failed ${recent.failures} of its last ${recent.calls} calls in ${Math.round(recent.windowMs / 1000)} s, for ${recent.failingKeys} shipments: it fails for every order)`,
+          { cause: err },
+        );
+      if (!recent.judged)
+        throw new WarehouseOutageError(
+          `${err.message} (only ${recent.calls} call(s) to the warehouse so far, too few to tell whether it fails for every order: the order waits)`,
           { cause: err },
         );
       throw err;

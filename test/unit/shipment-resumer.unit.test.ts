@@ -11,6 +11,7 @@ describe('the shipment resumer', () => {
     failures,
     failingKeys: failures,
     windowMs: 30_000,
+    judged: calls >= 10,
     unhealthy: calls >= 10 && failures * 10 >= calls,
   });
   const health = (

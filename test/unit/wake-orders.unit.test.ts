@@ -116,7 +116,7 @@ describe("the resumer's round", () => {
           circuit: 'closed',
           lastAnswerAt: 2,
           lastFailureAt: 1,
-          recent: { calls: 0, failures: 0, failingKeys: 0, windowMs: 30_000, unhealthy: false },
+          recent: { calls: 0, failures: 0, failingKeys: 0, windowMs: 30_000, judged: false, unhealthy: false },
         }),
       },
       probeSeconds: 15,

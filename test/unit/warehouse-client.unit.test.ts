@@ -87,12 +87,12 @@ describe('the brownout rule', () => {
     expect(c.health().circuit).toBe('closed');
   });
 
-  it('needs the minimum number of calls and of failing shipments', async () => {
+  it('needs the minimum number of calls and of failing shipments; before those calls a failure waits', async () => {
     const c = client();
     await faults({ down: true });
-    // 100 % failed, but fewer than 10 calls: too few to judge.
-    for (let i = 0; i < 9; i += 1) await expect(ship(c, `fb-${i}`)).rejects.toSatisfy(own);
-    await expect(ship(c, 'fb-9')).rejects.toThrow(WarehouseOutageError);
+    // Fewer than 10 calls so far: too few to tell the warehouse's failure from the order's, so the order waits.
+    for (let i = 0; i < 9; i += 1) await expect(ship(c, `fb-${i}`)).rejects.toThrow(/too few to tell/);
+    await expect(ship(c, 'fb-9')).rejects.toThrow(/failed 10 of its last 10 calls/);
 
     const alone = client();
     await faults({ down: false });
@@ -117,6 +117,7 @@ describe('the brownout rule', () => {
 
   it('a timeout is a dependency failure: a slow warehouse is judged like one that fails', async () => {
     const c = client({ minCalls: 3 }, 100);
+    await shipMany(c, 'ok-e', 3);
     await faults({ latencyMs: 400 });
     for (const k of ['fe-1', 'fe-2']) await expect(ship(c, k)).rejects.toSatisfy(own);
     await expect(ship(c, 'fe-3')).rejects.toThrow(WarehouseOutageError);
@@ -124,15 +125,19 @@ describe('the brownout rule', () => {
 });
 
 describe('the brownout window', () => {
-  it('forgets calls older than its length, and judges on the calls it holds', () => {
+  it('forgets calls older than its length, but always judges on the last minimum number of calls', () => {
     const w = createCallWindow({ windowMs: 30_000, minCalls: 10, failurePercent: 20, minFailingKeys: 3 });
+    expect(w.recent(0)).toMatchObject({ calls: 0, judged: false, unhealthy: false });
     for (let i = 0; i < 8; i += 1) w.record(`ok-${i}`, false, 1_000);
     for (let i = 0; i < 2; i += 1) w.record(`f-${i}`, true, 2_000);
-    expect(w.recent(2_000)).toMatchObject({ calls: 10, failures: 2, failingKeys: 2, unhealthy: false });
+    expect(w.recent(2_000)).toMatchObject({ calls: 10, failures: 2, failingKeys: 2, judged: true, unhealthy: false });
     w.record('f-2', true, 3_000); // 3/11 ≥ 20 %, 3 shipments
     expect(w.recent(3_000)).toMatchObject({ calls: 11, failures: 3, failingKeys: 3, unhealthy: true });
-    // 30 s after the answers, only the failures remain: too few calls to judge.
-    expect(w.recent(31_000)).toMatchObject({ calls: 3, failures: 3, unhealthy: false });
-    expect(w.recent(33_000)).toMatchObject({ calls: 0, failures: 0, failingKeys: 0, unhealthy: false });
+    // Past 30 s the oldest answer is forgotten, but the last 10 calls stay, however old: 3 of 10 failed.
+    expect(w.recent(31_000)).toMatchObject({ calls: 10, failures: 3, windowMs: 30_000, unhealthy: true });
+    expect(w.recent(600_000)).toMatchObject({ calls: 10, failures: 3, windowMs: 599_000, unhealthy: true });
+    // New answers push the old failures out.
+    for (let i = 0; i < 10; i += 1) w.record(`ok-late-${i}`, false, 601_000);
+    expect(w.recent(601_000)).toMatchObject({ calls: 10, failures: 0, windowMs: 30_000, unhealthy: false });
   });
 });
