@@ -164,15 +164,16 @@ function reportDryResume(ctx: CliContext, opts: ShippingChangeOptions, pause: Pa
   );
 }
 
+const RELEASE_LEASE_BASE_SECONDS = 30;
+
 /**
  * How long one hold of the release lasts: renewed at the start of each round, so it outlasts a round (its pacing and
  * its signals) many times over; a command that stops holds the pause at most this long after its last round.
  */
-export function releaseLeaseSeconds(rate: number): number {
+function releaseLeaseSeconds(rate: number): number {
   const roundSeconds = Math.max(1, Math.round(rate)) / rate;
   return Math.ceil(RELEASE_LEASE_BASE_SECONDS + 3 * roundSeconds);
 }
-const RELEASE_LEASE_BASE_SECONDS = 30;
 
 /** Holds (or renews) the release of `pause` for `rate`'s lease; stops the command if the pause ended meanwhile. */
 async function renewRelease(db: Db, pause: Pause, rate: number, woken: number): Promise<void> {
