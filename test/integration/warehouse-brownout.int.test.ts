@@ -16,6 +16,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import { PacedProducer, counter, events, scenario, tenantRows, waitFor, type Scenario } from '../support/harness.js';
+import { idsByStatus, untilTenantSettled } from '../support/tenant-outcomes.js';
 import { createDb, type Db } from '../../src/db.js';
 import { runtimeConnection } from '../../src/store/connection.js';
 
@@ -120,22 +121,9 @@ describe('a warehouse brownout', () => {
 
       await faults({ errorRate: 0, latencyMs: 0 });
       const clearAt = Date.now();
-      await waitFor(
-        'every order to settle after the fault ended',
-        async () => {
-          const rows = await tenantRows(db, tenant);
-          return rows.length === count && rows.every((r) => r.status !== 'pending');
-        },
-        120_000,
-        250,
-      );
+      const rows = await untilTenantSettled(db, tenant, count, 'every order to settle after the fault ended', 120_000);
       const settledAt = Date.now();
-      const rows = await tenantRows(db, tenant);
-      const byStatus = (status: string) =>
-        rows
-          .filter((r) => r.status === status)
-          .map((r) => r.order_id)
-          .sort();
+      const byStatus = idsByStatus(rows);
       const after = await stats();
       const requests = after.shipmentRequests - before.stats.shipmentRequests;
       const failedRequests = after.failedRequests - before.stats.failedRequests;

@@ -13,6 +13,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import { PacedProducer, counter, events, scenario, tenantRows, waitFor, type Scenario } from '../support/harness.js';
+import { idsByStatus } from '../support/tenant-outcomes.js';
 import { createDb } from '../../src/db.js';
 import { runtimeConnection } from '../../src/store/connection.js';
 import { OrderStatusAttribute, orderStatusQuery, orderWorkflowId } from '../../workflows/api.js';
@@ -143,11 +144,7 @@ describe('a warehouse outage', () => {
       // The paced rate over any 5 s: a round's wake-ups may land in the next second, so one second alone can hold two.
       const peak5s = Math.max(0, ...afterUp.map((t) => afterUp.filter((u) => u >= t && u < t + 5_000).length));
       const rows = await tenantRows(db, tenant);
-      const byStatus = (status: string) =>
-        rows
-          .filter((r) => r.status === status)
-          .map((r) => r.order_id)
-          .sort();
+      const byStatus = idsByStatus(rows);
       console.log(
         `[warehouse outage] ${count} orders at ${RATE}/s over a ${(outageMs / 1000).toFixed(0)} s outage (${(outageMs / OLD_BUDGET_MS).toFixed(1)} × an order's retry budget); ` +
           `${waitingAtEnd} waiting at its end, the oldest for ${oldestWait.toFixed(0)} s; the warehouse got ${whileDown.length} shipment requests while down ` +
