@@ -1,5 +1,5 @@
 /**
- * A pause being resumed by `fulfilment shipping resume --rate` (migration 010_pause_release_lease.sql): the command
+ * A pause being resumed by `fulfilment shipping resume --rate` (migration 011_pause_release_lease.sql): the command
  * holds the release as a lease it renews each round, and a release whose lease ran out — the command killed, or
  * stopped and not run again — is ended by whoever reads the pauses next (each worker every 2 s, and the CLI), so that
  * the workers' resumers wake the orders it still held. Every time is the store's clock.

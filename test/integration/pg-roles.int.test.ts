@@ -409,6 +409,7 @@ describe('provisioning', () => {
         '008_shipment_waits.sql',
         '009_wake_up_leases.sql',
         '010_wake_up_lease_bound.sql',
+        '011_pause_release_lease.sql',
       ]);
       expect(one.postgres.grants.granted).toEqual(
         expect.arrayContaining([
