@@ -1,10 +1,10 @@
-import { BaseSequencer, type TestSpecification } from 'vitest/node';
 import { defineConfig } from 'vitest/config';
 
 // Unit tests (pure, no services) and integration tests on the real local stack, at most two files at a time on
 // the 2-core machines this targets. Outage tests stop and restart the stack's services, so they run one file at a
-// time and, in one run with the others, last; `npm test` (tools/test.ts) gives them a stack of their own in a
-// network namespace where it can, and runs them beside the others.
+// time, in any order (each brings back what it stopped; `--sequence.shuffle` runs them so), and, in one run with the
+// others, last; `npm test` (tools/test.ts) gives them a stack of their own in a network namespace where it can, and
+// runs them beside the others.
 
 /**
  * Tests of what must be compiled first (tools/test-builds.ts: the TLS Temporal's server, kubeconform, kustomize,
@@ -18,22 +18,8 @@ const NEEDS_BUILDS = [
   'test/stack/temporal-tls.int.test.ts',
 ];
 
-/**
- * Files in vitest's own order (slowest or largest first), but the outage test that SIGKILLs the stack's Temporal last:
- * a file started seconds after the dev server came back from that kill has been seen to fetch nothing for 120 s
- * (test/outage/owed-commit.int.test.ts, 2 of 7 runs right after it, 0 of 3 on its own), not yet explained.
- */
-class CrashLast extends BaseSequencer {
-  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
-    const sorted = await super.sort(files);
-    const last = (f: TestSpecification) => f.moduleId.endsWith('temporal-crash.int.test.ts');
-    return [...sorted.filter((f) => !last(f)), ...sorted.filter(last)];
-  }
-}
-
 export default defineConfig({
   test: {
-    sequence: { sequencer: CrashLast },
     pool: 'forks',
     reporters: ['default', './test/support/summary-reporter.ts'],
     maxWorkers: 2,
