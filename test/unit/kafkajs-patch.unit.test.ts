@@ -1,10 +1,11 @@
 /**
  * patches/kafkajs+2.2.4.patch is applied on install (package.json's postinstall runs patch-package): kafkajs's
- * producer tracks a send's answers per partition (test/failover/producer.int.test.ts proves what that changes on the
- * three-node cluster), and a stopping consumer's fetchers no longer spin (found stopping a bridge while a broker was
- * down: the process ran at 100 % of a core and never exited, its shutdown deadline's timer starved), and a consumer
- * stopped while its brokers change (a node fenced) finishes stopping (found scaling a bridge in while a leader moved: it
- * waited out its shutdown deadline). An upgrade of kafkajs makes this fail, so the patch gets a look rather than
+ * producer tracks a send's answers per partition (test/unit/kafkajs-producer-retry.unit.test.ts shows what that
+ * changes on a scripted cluster, every run; test/failover/producer.int.test.ts on the three-node cluster), and a
+ * stopping consumer's fetchers no longer spin (found stopping a bridge while a broker was down: the process ran at
+ * 100 % of a core and never exited, its shutdown deadline's timer starved), and a consumer stopped while its brokers
+ * change (a node fenced) finishes stopping (found scaling a bridge in while a leader moved: it waited out its shutdown
+ * deadline). An upgrade of kafkajs makes this fail, so the patch gets a look rather than
  * silently lapsing.
  */
 import { readFileSync } from 'node:fs';
