@@ -5,18 +5,20 @@
  * their own with a second stack on the same ports (state in `.stack-outage/`); elsewhere, or with
  * FULFILMENT_TEST_NETNS=0, after the others, one file at a time. The failover tests, which kill nodes of the
  * three-node Kafka (STACK_KAFKA=cluster), follow the outage tests in that namespace on a stack of their own
- * (`.stack-failover/`); without a namespace they are not run (the run says so). Extra arguments go to one plain
- * `vitest run`.
+ * (`.stack-failover/`); without a namespace they are not run, and the closing count says so: their tests are counted
+ * as skipped and the lane is named on that line. Extra arguments go to one plain `vitest run`.
  *
  * What only some tests need and must be compiled (tools/test-builds.ts: the TLS Temporal's server, the manifest
  * checks' tools) is made beside everything else from the start, niced, its lines prefixed `[builds]`; those tests
  * (the vitest project `needs-builds`) run once it is done and the unit and integration tests have finished.
  *
- * The last line is the closing count of everything that ran: `tests: N passed, N failed[, N skipped]`.
+ * The last line is the closing count of everything that ran (tools/closing-count.ts): `tests: N passed, N failed[, N
+ * skipped]`, followed by ` (failover: N not run, no network namespace)` when that lane could not run.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
+import { closingCount, notRunProject, type Run } from './closing-count.js';
 import { repoRoot, stackKafkaEnv } from './stack/index.js';
 import { OWN_GROUP, stopProcessGroup } from './process-group.js';
 import { announceRuntime } from './runtime.js';
@@ -26,13 +28,6 @@ const vitest = join(repoRoot, 'node_modules', 'vitest', 'vitest.mjs');
 const stackCli = join(repoRoot, 'tools', 'stack', 'cli.ts');
 const fulfilmentCli = join(repoRoot, 'bin', 'fulfilment.mjs');
 const SUMMARY = /^tests: (\d+) passed, (\d+) failed(?:, (\d+) skipped)?$/;
-
-interface Run {
-  code: number;
-  counts?: { passed: number; failed: number; skipped: number };
-  /** The reporter's `failed: …` lines, as printed (with the run's prefix). */
-  failures: string[];
-}
 
 /** Runs a command, echoing its output (each line prefixed when `prefix` is set), and reads its closing count. */
 function run(
@@ -136,7 +131,12 @@ async function main(): Promise<number> {
       '[test] outage tests run after the others (no network namespace here); the failover tests need one: not run\n',
     );
     const all = run(node, [vitest, 'run', '--project', 'unit', '--project', 'int', '--project', 'outage']);
-    return closingCount([await all, await afterBuilds(all)]);
+    // Listed once the others are done (collecting the files takes a few seconds): counted as skipped, and named.
+    return close([
+      await all,
+      await afterBuilds(all),
+      notRunProject(vitest, repoRoot, 'failover', 'no network namespace'),
+    ]);
   }
   process.stdout.write(
     `[test] outage tests, then failover tests, run beside the others, in network namespace ${ns} with stacks of their own\n`,
@@ -170,7 +170,14 @@ async function main(): Promise<number> {
   })();
   const rest = run(node, [vitest, 'run', '--project', 'unit', '--project', 'int']);
   const [restRun, laneRuns, buildRuns] = await Promise.all([rest, lanes, afterBuilds(rest)]);
-  return closingCount([restRun, ...laneRuns, buildRuns]);
+  return close([restRun, ...laneRuns, buildRuns]);
+}
+
+/** Prints the closing count of several runs; their exit code. */
+function close(results: Run[]): number {
+  const { text, code } = closingCount(results);
+  process.stdout.write(text);
+  return code;
 }
 
 /**
@@ -186,23 +193,6 @@ function failoverEnv(): NodeJS.ProcessEnv {
   };
   delete env.KAFKA_BROKERS;
   return { ...env, ...stackKafkaEnv(env) };
-}
-
-/** One closing count over several vitest runs, every failure named again, and the exit code. */
-function closingCount(results: Run[]): number {
-  const total = { passed: 0, failed: 0, skipped: 0 };
-  for (const r of results) {
-    total.passed += r.counts?.passed ?? 0;
-    total.failed += r.counts?.failed ?? (r.code === 0 ? 0 : 1);
-    total.skipped += r.counts?.skipped ?? 0;
-  }
-  // The two runs' output is interleaved and the one that ended first scrolled away: name every failure again here.
-  const failures = results.flatMap((r) => r.failures);
-  if (failures.length > 0) process.stdout.write(`\n${failures.join('\n')}\n`);
-  process.stdout.write(
-    `\ntests: ${total.passed} passed, ${total.failed} failed${total.skipped ? `, ${total.skipped} skipped` : ''}\n`,
-  );
-  return results.some((r) => r.code !== 0) ? 1 : 0;
 }
 
 // Out of the terminal's process group, the builds no longer get its Ctrl-C: an interrupted run stops them itself.
