@@ -4,12 +4,16 @@
  * worker) — while a stream of orders flows: placements, exact copies delivered again on another partition,
  * cancellations that come before their placement, cancellations right after it, and a poison record now and then.
  * A third of the stream is produced before the fault, a third while it holds, the rest once it is undone. Then, with
- * no process restarted by anyone, the service must have lost nothing, shipped nothing twice, shipped no cancelled
- * order, dead-lettered only the poison, published every status change, and consumed the topic to its end.
+ * no process restarted by anyone, every record produced must be on the topic, and the service must have lost nothing
+ * (every cancellation's event id in the store's ledger, recorded or refused), asked the warehouse to ship only under
+ * each order's one key and never for an order cancelled first, recalled what it shipped of a cancelled order,
+ * dead-lettered only the poison, published every status change, and consumed the topic to its end
+ * (test/failover/what-was-sent.ts reads the warehouse's request log, the ledger and the topic).
  *
  * Measured per case: the stall (the fault → the first order shipped that was produced after it), the slowest order
- * (produced → shipped), and the records the bridges handled more than once (redeliveries, absorbed by the event-id
- * dedupe). Printed as `[failover:<case>] {...}`.
+ * (produced → shipped), the records the bridges handled more than once (redeliveries, absorbed by the event-id
+ * dedupe) and the shipment requests sent again under a key already sent (absorbed by the warehouse's idempotency).
+ * Printed as `[failover:<case>] {...}`.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -32,6 +36,7 @@ import {
 } from '../support/harness.js';
 import { freePort, scrape } from '../support/processes.js';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
+import { missingFromTopic, sentPerOrder, shipmentReplays, unclaimed } from './what-was-sent.js';
 
 export type Shape = 'combined' | 'split';
 const PARTITIONS = 6;
@@ -89,6 +94,8 @@ export interface FailoverResult {
   caughtUpAfterMs: number;
   /** Records the bridges finished more than once (handed to Temporal again, absorbed by the event-id dedupe). */
   handledTwice: number;
+  /** Shipment requests beyond the first per order (the warehouse's request log), absorbed by its idempotency key. */
+  shipmentReplays: number;
   duplicatesSuppressed: Record<string, number>;
   /** Chunks the test producer had to send again. */
   producerRetries: number;
@@ -105,11 +112,20 @@ interface Rec {
   orderId?: string;
 }
 
-/** The stream: ORDERS orders of every kind over two tenants, and a poison record every POISON_EVERY records. */
-function stream(tenants: string[]): { records: Rec[]; kindOf: Map<string, Kind>; poison: string[] } {
+/**
+ * The stream: ORDERS orders of every kind over two tenants, and a poison record every POISON_EVERY records; with the
+ * event ids the store must claim, per tenant (every cancellation, and the placement of every order that ships).
+ */
+function stream(tenants: string[]): {
+  records: Rec[];
+  kindOf: Map<string, Kind>;
+  poison: string[];
+  mustClaim: Map<string, string[]>;
+} {
   const records: Rec[] = [];
   const kindOf = new Map<string, Kind>();
   const poison: string[] = [];
+  const mustClaim = new Map<string, string[]>(tenants.map((t) => [t, []]));
   const push = (r: Rec) => {
     records.push(r);
     if (records.length % POISON_EVERY === 0) {
@@ -131,8 +147,9 @@ function stream(tenants: string[]): { records: Rec[]; kindOf: Map<string, Kind>;
     // An exact copy on a partition of its own choosing: most likely another bridge's.
     if (kind === 'copied') push({ key: ref, value: placed, partition: i % PARTITIONS, orderId: ref });
     if (kind === 'cancelled-after') push({ key: ref, value: cancelled, orderId: ref });
+    mustClaim.get(tenant)!.push(kind === 'plain' || kind === 'copied' ? placed.eventId : cancelled.eventId);
   }
-  return { records, kindOf, poison };
+  return { records, kindOf, poison, mustClaim };
 }
 
 /**
@@ -219,7 +236,7 @@ export async function runFailover(c: FailoverCase): Promise<FailoverResult> {
     status = await s.watchTopic(topics.status);
     const watched = status;
     const tenants = [s.tenant('a'), s.tenant('b')];
-    const { records, kindOf, poison } = stream(tenants);
+    const { records, kindOf, poison, mustClaim } = stream(tenants);
     const ackedAt = new Map<string, number>();
     let faultStarted!: () => void;
     let faultEnded!: () => void;
@@ -328,24 +345,39 @@ export async function runFailover(c: FailoverCase): Promise<FailoverResult> {
     );
     const shipments = (await Promise.all(tenants.map((t) => s.shipments(t)))).flat();
     const shipmentsOf = (ref: string) => shipments.filter((sh) => `${sh.tenantId}/${sh.orderId}` === ref);
+    // What the service asked of the warehouse, by order: the warehouse's store keeps one shipment per key whatever it
+    // was sent, so only its request log shows a request made twice, or made at all for an order that must not ship.
+    const sent = sentPerOrder(s.warehouse.requests(), kindOf.keys());
     expect(rows.size, 'one row per order: none lost').toBe(ORDERS);
     for (const [ref, kind] of kindOf) {
       const row = rows.get(ref);
-      const mine = shipmentsOf(ref);
-      expect(mine.length, `${ref} (${kind}) shipped at most once`).toBeLessThanOrEqual(1);
-      const dispatched = mine.filter((sh) => sh.status === 'dispatched');
+      const asked = sent.get(ref)!;
+      const dispatched = shipmentsOf(ref).filter((sh) => sh.status === 'dispatched');
       if (kind === 'plain' || kind === 'copied') {
         expect(row?.status, `${ref} (${kind})`).toBe('shipped');
+        expect(asked.ship, `${ref} (${kind}) shipment requests`).toBeGreaterThanOrEqual(1);
         expect(dispatched, `${ref} (${kind}) has its shipment`).toHaveLength(1);
       } else if (kind === 'cancelled-first') {
         expect(row?.status, `${ref} (${kind})`).toBe('cancelled');
-        expect(mine, `${ref} (${kind}) was never sent to the warehouse`).toEqual([]);
+        expect(asked.ship, `${ref} (${kind}) was never sent to the warehouse`).toBe(0);
       } else {
-        // Cancelled right after its placement: cancelled (any shipment recalled), or its cancellation came too late.
+        // Cancelled right after its placement: cancelled (any shipment recalled), or its cancellation came too late
+        // and was refused — either way in the ledger (below), never lost.
         expect(['shipped', 'cancelled'], `${ref} (${kind})`).toContain(row?.status);
         expect(dispatched.length, `${ref} (${kind}) ${row?.status}`).toBe(row?.status === 'shipped' ? 1 : 0);
+        if (row?.status === 'cancelled' && asked.ship > 0)
+          expect(asked.recall, `${ref} (${kind}) shipped, then cancelled: its recall sent`).toBeGreaterThanOrEqual(1);
       }
     }
+    expect(await unclaimed(db, mustClaim), "events the store's ledger does not hold").toEqual([]);
+    // Every record the test produced is on the orders topic (a chunk the producer sent again may be there twice).
+    expect(
+      missingFromTopic(
+        records.map((r) => asBytes(r.value)),
+        await readWhole(s.kafka, topics.orders),
+      ),
+      'records produced but not on the topic',
+    ).toEqual([]);
     // Only the poison was dead-lettered, each poison record at least once.
     const dead = await readWhole(s.kafka, topics.dlq);
     expect(
@@ -408,6 +440,7 @@ export async function runFailover(c: FailoverCase): Promise<FailoverResult> {
       slowestOrderMs: Math.max(...[...kindOf.keys()].map((ref) => endOf(ref) - (ackedAt.get(ref) ?? 0))),
       caughtUpAfterMs: caughtUpAt - endedAt,
       handledTwice: finished - recordsOnTopic,
+      shipmentReplays: shipmentReplays(sent),
       duplicatesSuppressed: suppressed,
       producerRetries: producer.failedSends,
     };

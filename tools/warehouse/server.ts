@@ -58,7 +58,7 @@ export interface ReceivedRequest {
 }
 
 /** How many received requests are remembered. */
-const REQUEST_LOG_SIZE = 1000;
+export const REQUEST_LOG_SIZE = 1000;
 
 export interface WarehouseServer {
   server: Server;
