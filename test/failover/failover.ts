@@ -47,7 +47,7 @@ const SETTLE_MS = 300_000;
  * What docs/resilience.md states every case stays within ("Measured"): the fault → the first order produced after it
  * shipped (the stall), and the fault undone → the group's commits at the end of the topic (caught up). A kill costs
  * the 9-s session timeout before anything moves, and a consumer's retry budget is about 34 s; the slowest measured
- * were 16.2 s and 17.9 s. The bounds leave a loaded machine room, and fail a case that stalls for minutes.
+ * were 26.7 s and 32.0 s. The bounds leave a loaded machine room, and fail a case that stalls for minutes.
  */
 export const STALL_BOUND_MS = 60_000;
 export const CAUGHT_UP_BOUND_MS = 60_000;
