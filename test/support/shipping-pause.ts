@@ -53,11 +53,23 @@ export async function endLeftoverPauses(db: Db | undefined, s: Pick<Scenario, 's
     .catch(() => undefined);
 }
 
-/** The rows of `tenant`'s orders named `o-…` (not the probes): status and wait. */
+/**
+ * The rows of `tenant`'s orders named `o-…` (not the probes): status, wait, when it shipped, and the mark of its last
+ * release (`released_at` as the store's text, as releaseWaitingOrders returns it; a release since changes it).
+ */
 export async function orderRows(db: Db, tenant: string) {
   return inTenantTransaction(db, tenant, async (tx) => {
-    const found = await tx.query<{ status: string; waiting_for: string | null; waiting_since: Date | null }>(
-      "SELECT status, waiting_for, waiting_since FROM fulfilments WHERE tenant_id = $1 AND order_id LIKE 'o-%'",
+    const found = await tx.query<{
+      order_id: string;
+      status: string;
+      waiting_for: string | null;
+      waiting_since: Date | null;
+      waited_at: Date | null;
+      shipped_at: Date | null;
+      release_mark: string | null;
+    }>(
+      `SELECT order_id, status, waiting_for, waiting_since, waited_at, shipped_at, released_at::text AS release_mark
+         FROM fulfilments WHERE tenant_id = $1 AND order_id LIKE 'o-%'`,
       [tenant],
     );
     return found.rows;
