@@ -86,8 +86,6 @@ export interface FailoverCase {
   fault(ctx: FaultContext, started: () => void, ended: () => void): Promise<void>;
   /** Checks made while the fault holds (called after `started`, before the fault is undone), if any. */
   during?(ctx: FaultContext): Promise<void>;
-  /** More environment for every process of the service (e.g. where to export traces). */
-  env?: Record<string, string>;
 }
 
 export interface FailoverResult {
@@ -224,7 +222,6 @@ export async function runFailover(c: FailoverCase): Promise<FailoverResult> {
           // 180 s instead of the default 30 s: the clean-up stops every process while nodes may still be restarting, and
           // a stop that outlasts its deadline would exit 2 and hide the case's own result; a retire() is timed below.
           SHUTDOWN_DEADLINE_MS: '180000',
-          ...c.env,
         },
         { built: true },
       );
