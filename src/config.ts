@@ -2,7 +2,7 @@
  * The one place that reads the environment. Every variable is validated here, so a bad value fails at start-up with a
  * message naming the variable and what was expected, never later at first use. The variables are declared by concern
  * in src/config/ — the service, Kafka, Temporal, PostgreSQL, the worker, status events out, the bridge, tracing,
- * encryption, the CLI's servers — each with its own checks over several of its variables; loadConfig reads them all
+ * encryption, the CLI's servers, tenants' weights — each with its own checks over several of its variables; loadConfig reads them all
  * and reports every problem at once.
  */
 import { z } from 'zod';
@@ -14,6 +14,7 @@ import { kafkaSchema, kafkaSecurityProblems } from './config/kafka.js';
 import { databaseProblems, ledgerRetentionProblems, postgresSchema } from './config/postgres.js';
 import { processSchema } from './config/process.js';
 import { statusSchema } from './config/status.js';
+import { tenantsSchema } from './config/tenants.js';
 import { temporalSchema, temporalSettings, type TemporalSettings } from './config/temporal-settings.js';
 import { tracingProblems, tracingSchema } from './config/tracing.js';
 import { workerSchema, workerTuningProblems } from './config/worker.js';
@@ -47,6 +48,7 @@ export const configSchema = {
   ...encryptionSchema,
   ...cliSchema,
   ...tracingSchema,
+  ...tenantsSchema,
 };
 
 /** Each concern's checks over several of its variables (src/config/*.ts). */
