@@ -73,6 +73,11 @@ export interface FaultContext {
   retire(instance: Instance): Promise<void>;
   /** Records of the stream acknowledged so far (of `records`). */
   produced(): number;
+  /**
+   * Orders (`<tenant>/<order>`) the case placed itself, outside the stream, of a tenant of its own: each must ship,
+   * under its one key, like the stream's plain orders.
+   */
+  placedAlso(refs: string[]): void;
   records: number;
 }
 
@@ -86,6 +91,8 @@ export interface FailoverCase {
   fault(ctx: FaultContext, started: () => void, ended: () => void): Promise<void>;
   /** Checks made while the fault holds (called after `started`, before the fault is undone), if any. */
   during?(ctx: FaultContext): Promise<void>;
+  /** More environment for every process of the service (e.g. where to export traces). */
+  env?: Record<string, string>;
 }
 
 export interface FailoverResult {
@@ -222,6 +229,7 @@ export async function runFailover(c: FailoverCase): Promise<FailoverResult> {
           // 180 s instead of the default 30 s: the clean-up stops every process while nodes may still be restarting, and
           // a stop that outlasts its deadline would exit 2 and hide the case's own result; a retire() is timed below.
           SHUTDOWN_DEADLINE_MS: '180000',
+          ...c.env,
         },
         { built: true },
       );
@@ -246,6 +254,7 @@ export async function runFailover(c: FailoverCase): Promise<FailoverResult> {
     const tenants = [s.tenant('a'), s.tenant('b')];
     const { records, kindOf, poison, mustClaim } = stream(tenants);
     const ackedAt = new Map<string, number>();
+    const placedAlso = new Set<string>();
     let faultStarted!: () => void;
     let faultEnded!: () => void;
     const started = new Promise<void>((r) => (faultStarted = r));
@@ -308,6 +317,7 @@ export async function runFailover(c: FailoverCase): Promise<FailoverResult> {
       },
       produced: () => producer.produced,
       records: records.length,
+      placedAlso: (refs) => refs.forEach((ref) => placedAlso.add(ref)),
     };
     await waitFor('the first third of the stream produced', () => producer.produced >= third, SETTLE_MS, 100);
     await c.fault(
@@ -356,7 +366,7 @@ export async function runFailover(c: FailoverCase): Promise<FailoverResult> {
     const shipmentsOf = (ref: string) => shipments.filter((sh) => `${sh.tenantId}/${sh.orderId}` === ref);
     // What the service asked of the warehouse, by order: the warehouse's store keeps one shipment per key whatever it
     // was sent, so only its request log shows a request made twice, or made at all for an order that must not ship.
-    const sent = sentPerOrder(s.warehouse.requests(), kindOf.keys());
+    const sent = sentPerOrder(s.warehouse.requests(), [...kindOf.keys(), ...placedAlso]);
     expect(rows.size, 'one row per order: none lost').toBe(ORDERS);
     for (const [ref, kind] of kindOf) {
       const row = rows.get(ref);
@@ -377,6 +387,16 @@ export async function runFailover(c: FailoverCase): Promise<FailoverResult> {
         if (row?.status === 'cancelled' && asked.ship > 0)
           expect(asked.recall, `${ref} (${kind}) shipped, then cancelled: its recall sent`).toBeGreaterThanOrEqual(1);
       }
+    }
+    for (const ref of placedAlso) {
+      const [tenant, order] = ref.split('/') as [string, string];
+      await waitFor(
+        `${ref} (placed by the case) shipped`,
+        async () => (await s.row(tenant, order))?.status === 'shipped',
+        SETTLE_MS,
+        250,
+      );
+      expect(sent.get(ref)!.ship, `${ref} (placed by the case) shipment requests`).toBeGreaterThanOrEqual(1);
     }
     // A row settles before its order's last event is handled (a cancellation refused once the order shipped is
     // claimed after): waited for, and the ones never claimed named.

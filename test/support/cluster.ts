@@ -65,6 +65,24 @@ export async function coordinatorOf(groupId: string): Promise<number> {
 /** Faults or restores a node as an operator would (`npm run stack -- kafka-node <action> <id>`). */
 export const node = (action: NodeAction, id: number): Promise<void> => stackKafkaNode(action, id);
 
+/**
+ * Freezes node `id`'s JVM (SIGSTOP): its connections stay open and nothing is answered, so a request sent to it stays
+ * in flight until the node is killed (a kill ends a frozen process) or thawed. Returns the thaw, for a case that ends
+ * early: a frozen node counts as running, and restoreNodes() would leave it so.
+ */
+export async function freeze(id: number): Promise<() => void> {
+  const pid = (await clusterNodes(clusterPlan())).find((n) => n.id === id && n.state === 'running')?.pid;
+  if (!pid) throw new Error(`node ${id} is not running: nothing to freeze`);
+  process.kill(pid, 'SIGSTOP');
+  return () => {
+    try {
+      process.kill(pid, 'SIGCONT');
+    } catch {
+      // Gone already (killed): nothing to thaw.
+    }
+  };
+}
+
 /** Starts every node that is not running (a case's clean-up, whatever it left). */
 export async function restoreNodes(): Promise<void> {
   for (const n of await clusterNodes(clusterPlan())) if (n.state !== 'running') await node('start', n.id);

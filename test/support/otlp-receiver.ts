@@ -16,6 +16,9 @@ export interface ReceivedSpan {
   serviceName?: string;
   attributes: Record<string, unknown>;
   status?: { code?: number; message?: string };
+  /** When the span started and ended, ms since the epoch. */
+  startMs: number;
+  endMs: number;
 }
 
 export interface OtlpReceiver {
@@ -61,6 +64,9 @@ interface ExportRequest {
         kind: number;
         attributes?: { key: string; value?: AnyValue }[];
         status?: { code?: number; message?: string };
+        /** Nanoseconds since the epoch, as a decimal string. */
+        startTimeUnixNano?: string;
+        endTimeUnixNano?: string;
       }[];
     }[];
   }[];
@@ -92,6 +98,8 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
               serviceName,
               attributes: attributes(s.attributes),
               status: s.status,
+              startMs: Number(BigInt(s.startTimeUnixNano ?? '0') / 1_000_000n),
+              endMs: Number(BigInt(s.endTimeUnixNano ?? '0') / 1_000_000n),
             });
           }
         }
