@@ -116,9 +116,11 @@ describe('the brownout rule', () => {
   });
 
   it('a timeout is a dependency failure: a slow warehouse is judged like one that fails', async () => {
-    const c = client({ minCalls: 3 }, 100);
+    // A 1-s timeout, and answers 5 s late once slow: the healthy calls before must fit in the timeout on a loaded
+    // machine too (at 100 ms, one did not, with the load at 30 on two cores).
+    const c = client({ minCalls: 3 }, 1_000);
     await shipMany(c, 'ok-e', 3);
-    await faults({ latencyMs: 400 });
+    await faults({ latencyMs: 5_000 });
     for (const k of ['fe-1', 'fe-2']) await expect(ship(c, k)).rejects.toSatisfy(own);
     await expect(ship(c, 'fe-3')).rejects.toThrow(WarehouseOutageError);
   });
