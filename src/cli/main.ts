@@ -3,7 +3,7 @@
  * show one order, re-drive an order held as failed, replay and export workflow histories, provision what the
  * service needs.
  * Each command family registers itself from its folder (dlq/commands.ts, redeliver/command.ts, order/commands.ts,
- * status/commands.ts, shipping/commands.ts, workflow/commands.ts, deployment/commands.ts, lag/commands.ts, codec/command.ts, provision/command.ts). Options are validated before
+ * status/commands.ts, shipping/commands.ts, tenant/commands.ts, workflow/commands.ts, deployment/commands.ts, lag/commands.ts, codec/command.ts, provision/command.ts). Options are validated before
  * anything is read or changed; bad input exits 2 with a message naming the option: each action checks its options
  * first (commander's parsers in options.ts, then each family's checks across options) and only then imports its
  * command module — and with it kafkajs, Temporal or pg. Nothing the registrations import loads those, so `--help` and
@@ -30,6 +30,7 @@ import { registerProvisionCommand } from './provision/command.js';
 import { registerRedeliverCommand } from './redeliver/command.js';
 import { registerShippingCommands } from './shipping/commands.js';
 import { registerStatusCommands } from './status/commands.js';
+import { registerTenantCommands } from './tenant/commands.js';
 import { registerWorkflowCommands } from './workflow/commands.js';
 
 /** The command families, in the order --help lists them; each registers its commands from its own folder. */
@@ -38,6 +39,7 @@ const COMMANDS: ((program: Command, run: Runner) => void)[] = [
   registerRedeliverCommand,
   registerOrderCommands,
   registerShippingCommands,
+  registerTenantCommands,
   registerStatusCommands,
   registerWorkflowCommands,
   registerDeploymentCommands,
@@ -72,6 +74,8 @@ All commands:
                     unspent; --dry-run first; who, when and why are recorded
   shipping resume   end a pause: the workers wake the held orders, oldest first, paced (--rate: this command does)
   shipping status   the pauses in force and how many orders wait for the warehouse
+  tenant show       one tenant: its weight and share among the tenants with open runs, its orders not settled
+                    (pending, waiting, failed; the oldest's age), its open runs, whether shipping is paused for it
   status tail       the status events of a tenant or an order (<tenant>[/<order>]) from the outbox, sent or waiting;
                     --follow prints new ones until SIGINT
   workflow replay   replay a run's history (from Temporal, or --file) on this checkout's workflow code;

@@ -131,7 +131,9 @@ export interface ShowOptions extends OrderRef {
   json?: boolean;
 }
 
-const TENANT_EXPECTED = 'a tenant id: 1–64 of A–Z a–z 0–9 . _ : - starting with a letter or digit (e.g. acme-eu)';
+/** What a tenant argument or option accepts, for error messages. */
+export const TENANT_EXPECTED =
+  'a tenant id: 1–64 of A–Z a–z 0–9 . _ : - starting with a letter or digit (e.g. acme-eu)';
 const ORDER_EXPECTED =
   '<tenant>/<order>, each 1–64 of A–Z a–z 0–9 . _ : - starting with a letter or digit (e.g. acme-eu/o-1008)';
 

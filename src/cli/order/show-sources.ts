@@ -17,7 +17,7 @@ import { groupCopies, summarizeCopies, type DeadLetterSummary } from '../dlq/cop
 import { readDlq } from '../dlq/reader.js';
 import { header, type DlqRecord } from '../dlq/record.js';
 import { cliKafka } from '../kafka.js';
-import { cliTemporalClient } from '../temporal-client.js';
+import { cliTemporalClientWithin } from '../temporal-client.js';
 import type { WarehouseShipment, WorkflowPart } from './show-result.js';
 
 /** `work`, or a failure naming --timeout when it has not settled within `ms`. */
@@ -52,17 +52,7 @@ export async function readWorkflow(
   const workflowId = orderWorkflowId(tenantId, orderId);
   let client: Client | undefined;
   try {
-    const connecting = cliTemporalClient(config);
-    try {
-      client = await within(timeoutMs, connecting);
-    } catch (err) {
-      // A connection that arrives after the deadline is closed when it does.
-      void connecting.then(
-        (late) => late.connection.close(),
-        () => undefined,
-      );
-      throw err;
-    }
+    client = await cliTemporalClientWithin(config, timeoutMs);
     const handle = client.workflow.getHandle(workflowId);
     let d: Awaited<ReturnType<typeof handle.describe>>;
     try {
