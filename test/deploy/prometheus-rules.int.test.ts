@@ -1,7 +1,8 @@
 /**
  * deploy/prometheus/rules.yml with Prometheus's own tools: `promtool check rules` (syntax, PromQL, templates) and
  * `promtool test rules deploy/prometheus/rules.test.yml` (each alert fires on its situation and not beside it).
- * A copy of the tests with one expectation changed must fail, so a runner that passed anything would fail here.
+ * A copy of the tests with one expectation changed must fail, so a runner that passed anything would fail here; so must
+ * the tests against a copy of the rules whose tenant alert no longer asks for another tenant to flow.
  * Needs no stack: tools/deploy/promtool.ts fetches promtool the first time (Debian's `prometheus` package where apt is
  * at hand, else a Go build; this file's setup does when it is missing). Its release is not pinned but stated: the run
  * prints it, and it must be at least PROMTOOL_OLDEST.
@@ -67,5 +68,17 @@ describe('deploy/prometheus rules under promtool', () => {
     const r = await run(['test', 'rules', 'rules.test.yml'], scratch);
     expect(r.code).not.toBe(0);
     expect(r.output).toContain('FulfilmentOrdersHeldFailed');
+  });
+
+  it("fails the tenant alert's tests when the rule no longer asks for another tenant to flow", async () => {
+    const rules = readFileSync(join(rulesDir, 'rules.yml'), 'utf8');
+    // `and on () count(<tenants flowing>) > 0` becomes `or`: a tenant behind fires whatever the others do.
+    const broken = rules.replace(/(> 300\n\s+)and on \(\)(\n\s+count\()/, '$1or on ()$2');
+    expect(broken).not.toBe(rules);
+    writeFileSync(join(scratch, 'rules.yml'), broken);
+    copyFileSync(join(rulesDir, 'rules.test.yml'), join(scratch, 'rules.test.yml'));
+    const r = await run(['test', 'rules', 'rules.test.yml'], scratch);
+    expect(r.code).not.toBe(0);
+    expect(r.output).toMatch(/alertname: FulfilmentTenantStarved, time: 16m/);
   });
 });
