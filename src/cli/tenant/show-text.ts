@@ -52,6 +52,12 @@ function pauseText(p: ShippingPause | null, known: boolean): string {
   return `${scope} by ${p.pausedBy} at ${iso(p.pausedAt)}: ${p.reason}${resuming}`;
 }
 
+/** The tenants with work the line does not name: `rest` listed, and more not looked for past MAX_TENANTS_FOUND. */
+function unnamed(rest: number, more = false): string {
+  if (rest > 0) return `, and ${rest}${more ? '+' : ''} more`;
+  return more ? ', and more' : '';
+}
+
 export function describeTenant(r: TenantShowResult): string[] {
   const rows = [
     ['weight', num(r.weight), r.weightFrom],
@@ -72,9 +78,7 @@ export function describeTenant(r: TenantShowResult): string[] {
   if (competing.length > 0) {
     const named = competing.slice(0, TENANTS_NAMED).map((c) => `${c.tenantId} (${num(c.weight)})`);
     const rest = competing.length - named.length;
-    const more =
-      rest > 0 || r.share?.moreTenants ? `, and ${rest > 0 ? rest : ''}${r.share?.moreTenants ? '+' : ''} more` : '';
-    lines.push(`other tenants with open runs (weight): ${named.join(', ')}${more}`);
+    lines.push(`other tenants with open runs (weight): ${named.join(', ')}${unnamed(rest, r.share?.moreTenants)}`);
   }
   return lines;
 }
