@@ -6,8 +6,9 @@
  *   POST /shipments              Idempotency-Key header required; same key → same shipment, never a second one
  *   POST /shipments/:key/cancel  recall a shipment (compensation); an unknown key is burned so it never ships
  *   GET  /shipments?tenantId=…   list shipments
- *   GET  /admin/stats            request counts; POST /admin/faults {errorRate, latencyMs, down, rejectOrders,
- *                                refuseRecalls}
+ *   GET  /admin/stats            request counts, and the shipment requests in flight now and at most, in all and
+ *                                by tenant; POST /admin/faults {errorRate, latencyMs, down, rejectOrders,
+ *                                refuseRecalls, tenants: {<tenantId>: {errorRate, latencyMs, down}}}
  *   GET  /admin/requests         the last 1000 shipment and cancel requests: method, path, idempotency key, the
  *                                W3C trace context headers they carried (`traceparent`, `tracestate`), when each
  *                                arrived and whether the warehouse was down then (`whileDown`)
@@ -43,6 +44,21 @@ export interface Faults {
    * the last segment of the key (`ship/<tenant>/<order>`). Nothing is recorded for a refused recall.
    */
   refuseRecalls: string[];
+  /**
+   * Faults of one tenant's shipment requests (the body's `tenantId`), each field in place of the one above for that
+   * tenant: e.g. `{ "acme": { "latencyMs": 5000 } }` slows acme's shipments alone. Replaced whole by each POST.
+   */
+  tenants: Record<string, TenantFaults>;
+}
+
+/** The faults that can be aimed at one tenant. */
+export type TenantFaults = Partial<Pick<Faults, 'errorRate' | 'latencyMs' | 'down'>>;
+
+/** Shipment requests being answered (from arrival to the response's end or the client's hang-up): now and at most. */
+export interface InFlight {
+  now: number;
+  max: number;
+  byTenant: Record<string, { now: number; max: number }>;
 }
 
 /** One shipment or cancel request as received, with the trace context it carried (tests assert propagation). */
@@ -88,8 +104,28 @@ export async function startWarehouse(opts: {
     shipments.set(s.key, s);
     if (opts.dataFile) appendFileSync(opts.dataFile, `${JSON.stringify(s)}\n`);
   };
-  const faults: Faults = { errorRate: 0, latencyMs: 0, down: false, rejectOrders: [], refuseRecalls: [] };
+  const faults: Faults = {
+    errorRate: 0,
+    latencyMs: 0,
+    down: false,
+    rejectOrders: [],
+    refuseRecalls: [],
+    tenants: {},
+  };
   const stats = { shipmentRequests: 0, failedRequests: 0, requestTimes: [] as number[] };
+  const inFlight: InFlight = { now: 0, max: 0, byTenant: {} };
+  /** Counts a shipment request of `tenant` in flight until its response ends or its client hangs up. */
+  const track = (tenant: string, res: ServerResponse) => {
+    const t = (inFlight.byTenant[tenant] ??= { now: 0, max: 0 });
+    inFlight.now += 1;
+    t.now += 1;
+    inFlight.max = Math.max(inFlight.max, inFlight.now);
+    t.max = Math.max(t.max, t.now);
+    res.once('close', () => {
+      inFlight.now -= 1;
+      t.now -= 1;
+    });
+  };
   const received: ReceivedRequest[] = [];
   const header = (req: IncomingMessage, name: string) => {
     const v = req.headers[name];
@@ -121,6 +157,7 @@ export async function startWarehouse(opts: {
         shipmentRequests: stats.shipmentRequests,
         failedRequests: stats.failedRequests,
         requestTimes: stats.requestTimes,
+        inFlight,
       });
     }
     if (req.method === 'POST' && path === '/admin/faults') {
@@ -144,8 +181,11 @@ export async function startWarehouse(opts: {
       // The request is read whole before any delay: one the client gives up on while the warehouse is slow is still
       // processed, as a real warehouse that already has the order would.
       const text = await readBody(req);
-      if (faults.latencyMs > 0) await new Promise((r) => setTimeout(r, faults.latencyMs));
-      if (faults.down || Math.random() < faults.errorRate) {
+      const tenantId = tenantOf(text);
+      track(tenantId ?? '', res);
+      const f = { ...faults, ...(tenantId !== undefined ? faults.tenants[tenantId] : undefined) };
+      if (f.latencyMs > 0) await new Promise((r) => setTimeout(r, f.latencyMs));
+      if (f.down || Math.random() < f.errorRate) {
         stats.failedRequests += 1;
         return send(res, 503, { error: 'warehouse unavailable (injected fault)' });
       }
@@ -219,11 +259,33 @@ export async function startWarehouse(opts: {
   };
 }
 
-function pickFaults(input: Record<string, unknown>): Partial<Faults> {
-  const out: Partial<Faults> = {};
+/** The `tenantId` of a shipment request's body, if it has one. */
+function tenantOf(text: string): string | undefined {
+  try {
+    const body = JSON.parse(text || '{}') as { tenantId?: unknown };
+    return typeof body.tenantId === 'string' ? body.tenantId : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The faults that apply to every request (or, under `tenants`, to one tenant's): the ones given and well-typed. */
+function pickTenantFaults(input: Record<string, unknown>): TenantFaults {
+  const out: TenantFaults = {};
   if (typeof input.errorRate === 'number') out.errorRate = Math.min(1, Math.max(0, input.errorRate));
   if (typeof input.latencyMs === 'number') out.latencyMs = Math.max(0, input.latencyMs);
   if (typeof input.down === 'boolean') out.down = input.down;
+  return out;
+}
+
+function pickFaults(input: Record<string, unknown>): Partial<Faults> {
+  const out: Partial<Faults> = pickTenantFaults(input);
+  if (input.tenants && typeof input.tenants === 'object' && !Array.isArray(input.tenants))
+    out.tenants = Object.fromEntries(
+      Object.entries(input.tenants as Record<string, unknown>).flatMap(([tenant, f]) =>
+        f && typeof f === 'object' ? [[tenant, pickTenantFaults(f as Record<string, unknown>)]] : [],
+      ),
+    );
   if (Array.isArray(input.rejectOrders))
     out.rejectOrders = input.rejectOrders.filter((o): o is string => typeof o === 'string');
   if (Array.isArray(input.refuseRecalls))
