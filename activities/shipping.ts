@@ -179,10 +179,13 @@ export function createShippingActivities(deps: ActivityDeps, records: Records) {
       return shipAndRecord(deps, records, input);
     },
 
-    /** Compensation: recalls the shipment made under `key`, if any. Idempotent. */
+    /**
+     * Compensation: recalls the shipment made under `key`, if any. Idempotent. Its call waits for a warehouse slot as
+     * a shipment's does, and gives its place up when the activity is cancelled.
+     */
     async recallShipment(input: { key: string }): Promise<boolean> {
       logger.info(attemptFields(input), 'recalling shipment');
-      return permanentAsFailure(() => deps.warehouse.cancel(input.key));
+      return permanentAsFailure(() => deps.warehouse.cancel(input.key, Context.current().cancellationSignal));
     },
   };
 }

@@ -2,6 +2,7 @@
  * Prometheus metrics, prefix `fulfilment_`. The names and labels are part of the external contract once
  * released (docs/observability.md lists them; dashboards and alert rules read them): add, never rename. Each process (or test) makes its own registry.
  */
+import { MAX_TENANT_LABELS } from './tenants/tenant-label.js';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /**
@@ -101,6 +102,11 @@ export interface Metrics {
   circuitState: Gauge<'dependency'>;
   /** Times a dependency's circuit opened: a gauge read now and then can miss a short opening, this cannot. */
   circuitOpened: Counter<'dependency'>;
+  /**
+   * This worker's warehouse slots (WAREHOUSE_MAX_CONCURRENT_CALLS) by tenant and state: `in-use` (a call out) and
+   * `waiting` (a call waiting for one). The tenant label is bounded (src/tenants/tenant-label.ts): the rest are `other`.
+   */
+  warehouseSlots: Gauge<'tenant' | 'state'>;
   /** Dedupe-ledger rows deleted by the retention schedule, across tenants. */
   ledgerPruned: Counter<string>;
   /**
@@ -313,6 +319,12 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}): Metrics 
       name: 'fulfilment_circuit_opened_total',
       help: 'Times the circuit breaker of a dependency opened.',
       labelNames: ['dependency'],
+      registers,
+    }),
+    warehouseSlots: new Gauge({
+      name: 'fulfilment_warehouse_slots',
+      help: `This worker's warehouse call slots (WAREHOUSE_MAX_CONCURRENT_CALLS) by tenant: state=in-use (a call out), state=waiting (a call waiting for a slot). At most ${MAX_TENANT_LABELS} tenants are named (those TENANT_WEIGHTS names first), the rest are tenant="other".`,
+      labelNames: ['tenant', 'state'],
       registers,
     }),
     ledgerPruned: new Counter({

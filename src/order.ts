@@ -112,6 +112,12 @@ export function shipmentKey(tenantId: string, orderId: string): string {
   return `ship/${tenantId}/${orderId}`;
 }
 
+/** The tenant of a shipment key made by shipmentKey (ids never hold `/`); undefined for a key of another form. */
+export function shipmentKeyTenant(key: string): string | undefined {
+  const parts = key.split('/');
+  return parts.length === 3 && parts[0] === 'ship' && parts[1] !== '' ? parts[1] : undefined;
+}
+
 /** What the store answered about an order after an effect: the truth the workflow adopts. */
 export interface StoredOrder {
   outcome: 'applied' | 'duplicate' | 'stale';

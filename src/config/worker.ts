@@ -20,12 +20,22 @@ export const workerSchema = {
    */
   WAREHOUSE_TIMEOUT_MS: positiveInt.default(30_000),
   /**
+   * Warehouse calls one worker makes at once, across every tenant (src/tenants/weighted-slots.ts): a call waits for a
+   * slot, and while tenants have calls waiting each gets slots in proportion to its weight (TENANT_WEIGHTS); a tenant
+   * alone may use them all. Calls come from the shipment and recall activities (at most
+   * WORKER_MAX_CONCURRENT_ACTIVITIES) and the quick shipment (a local activity); below the activity slots, calls queue
+   * here, where the share decides whose goes next. A waiting call holds its activity's slot and heartbeats. Default 50.
+   */
+  WAREHOUSE_MAX_CONCURRENT_CALLS: positiveInt.default(50),
+  /**
    * The brownout rule (src/warehouse/brownout.ts): a dependency failure is the warehouse's, not the order's — the order
    * waits as in an outage instead of spending an attempt — when, over this worker's warehouse calls of the last
    * WAREHOUSE_BROWNOUT_WINDOW_SECONDS (or its last WAREHOUSE_BROWNOUT_MIN_CALLS however old, when the window holds
    * fewer), at least WAREHOUSE_BROWNOUT_FAILURE_PERCENT % failed (5xx, timeout, unreachable), and the failures were of
    * at least WAREHOUSE_BROWNOUT_MIN_ORDERS different shipments (one order failing alone never counts as the
-   * warehouse); and before the worker has made WAREHOUSE_BROWNOUT_MIN_CALLS calls (too few to judge on).
+   * warehouse); and before the worker has made WAREHOUSE_BROWNOUT_MIN_CALLS calls (too few to judge on). While the
+   * warehouse answers every other tenant (their calls of the window at least WAREHOUSE_BROWNOUT_MIN_CALLS, under
+   * WAREHOUSE_BROWNOUT_FAILURE_PERCENT % failed), a failure is judged by the same figures on its own tenant's calls.
    * Defaults 30 s, 10 calls, 10 %, 3 orders.
    */
   WAREHOUSE_BROWNOUT_WINDOW_SECONDS: positiveInt.default(30),

@@ -1,6 +1,7 @@
 /**
- * The brownout rule: whether this process's recent calls say the warehouse fails for everyone, so that a dependency
- * failure met now is an outage (the order waits) and not the order's own (an attempt spent).
+ * The brownout rule: whether this process's recent calls say the warehouse fails for everyone — or, while it answers
+ * every other tenant, for one tenant — so that a dependency failure met now is an outage (the order waits) and not the
+ * order's own (an attempt spent).
  *
  * The rule judges the calls that reached the warehouse (or tried to: the circuit's fast refusals are not calls) over
  * the last `windowMs` — or, when those are fewer than `minCalls` (low traffic: a few orders a minute), over the last
@@ -10,6 +11,14 @@
  * again (its own fault) from ever being judged "the warehouse": it spends its attempts and fails, as any order failing
  * alone does. Before this process has made `minCalls` calls there is nothing to judge on (`judged` false): the client
  * then makes a failing order wait rather than spend an attempt on what may be the warehouse's failure.
+ *
+ * One tenant (judge): a failure of tenant T is judged on T's calls alone when the other tenants' calls of the window
+ * are enough to judge (at least `minCalls`) and fewer than `failurePercent` % of them failed — the warehouse answers
+ * everyone else, so it is not down for everyone. T's calls are then judged by the same rule, on T's own history (T's
+ * calls of the last `windowMs`, or T's last `minCalls` however old): T's calls fail by the rule → the warehouse fails
+ * for T (T's orders wait, the others ship); fewer than `minCalls` of T's calls → too few to tell (the order waits, as
+ * the process's first calls do); otherwise the failure is the order's own. In every other case — a single tenant, the
+ * others failing too, too few others' calls — the failure is judged on everyone's calls, as above.
  *
  * Why not cockatiel's SamplingBreaker: it opens the circuit, so in a 20 % brownout it would stop the 80 % of
  * shipments that go through; its window moves one slot per call, so after a quiet spell it still counts calls older
@@ -51,36 +60,85 @@ export interface RecentCalls {
   unhealthy: boolean;
 }
 
+/** Tenants whose own history this process keeps (the least recently called forgotten first): a bound on memory. */
+export const MAX_TENANTS_JUDGED = 10_000;
+
+/** How a dependency failure of one tenant is judged (CallWindow.judge). */
+export interface Judgement {
+  /**
+   * Whose calls the verdict is on: `everyone` (the window's calls) or `tenant` (the tenant's alone: the other tenants'
+   * calls of the window were enough to judge and the warehouse answered them).
+   */
+  scope: 'everyone' | 'tenant';
+  /** The calls judged and the verdict: `unhealthy` → it fails for them; not `judged` → too few to tell; else the order's own. */
+  calls: RecentCalls;
+  /** The other tenants' calls of the window and how many failed (scope `tenant`). */
+  others?: { calls: number; failures: number };
+}
+
 export interface CallWindow {
-  /** Records one call's outcome at `now` (ms since the epoch). */
-  record(key: string, failed: boolean, now?: number): void;
-  /** The window as of `now`. */
+  /** Records one call's outcome at `now` (ms since the epoch), for shipment `key` of `tenant`. */
+  record(key: string, failed: boolean, now?: number, tenant?: string): void;
+  /** The window as of `now`: everyone's calls. */
   recent(now?: number): RecentCalls;
+  /** How a dependency failure of `tenant` met at `now` is judged (record it first). */
+  judge(tenant: string, now?: number): Judgement;
+}
+
+interface Call {
+  at: number;
+  key: string;
+  tenant: string;
+  failed: boolean;
 }
 
 export function createCallWindow(options: Partial<BrownoutOptions> = {}): CallWindow {
   const o = { ...DEFAULT_BROWNOUT, ...options };
-  const calls: { at: number; key: string; failed: boolean }[] = [];
+  const calls: Call[] = [];
+  /** Each tenant's own history, least recently called first (a Map keeps insertion order; a call moves it last). */
+  const byTenant = new Map<string, Call[]>();
   /** Forgets calls older than the window, but never the last `minCalls`. */
-  const prune = (now: number) => {
+  const prune = (list: Call[], now: number) => {
     let drop = 0;
-    while (calls.length - drop > o.minCalls && calls[drop]!.at <= now - o.windowMs) drop += 1;
-    if (drop > 0) calls.splice(0, drop);
+    while (list.length - drop > o.minCalls && list[drop]!.at <= now - o.windowMs) drop += 1;
+    if (drop > 0) list.splice(0, drop);
+  };
+  /** The rule's verdict on `list` at `now`. */
+  const verdict = (list: readonly Call[], now: number): RecentCalls => {
+    const failed = list.filter((c) => c.failed);
+    const failingKeys = new Set(failed.map((c) => c.key)).size;
+    const judged = list.length >= o.minCalls;
+    const unhealthy =
+      judged && failed.length * 100 >= o.failurePercent * list.length && failingKeys >= o.minFailingKeys;
+    const windowMs = Math.max(o.windowMs, list.length > 0 ? now - list[0]!.at : 0);
+    return { calls: list.length, failures: failed.length, failingKeys, windowMs, judged, unhealthy };
+  };
+  const recent = (now: number) => {
+    prune(calls, now);
+    return verdict(calls, now);
   };
   return {
-    record(key, failed, now = Date.now()) {
-      prune(now);
-      calls.push({ at: now, key, failed });
+    record(key, failed, now = Date.now(), tenant = '') {
+      const call = { at: now, key, tenant, failed };
+      prune(calls, now);
+      calls.push(call);
+      const own = byTenant.get(tenant) ?? [];
+      byTenant.delete(tenant);
+      prune(own, now);
+      own.push(call);
+      byTenant.set(tenant, own);
+      if (byTenant.size > MAX_TENANTS_JUDGED) byTenant.delete(byTenant.keys().next().value!);
     },
-    recent(now = Date.now()) {
-      prune(now);
-      const failed = calls.filter((c) => c.failed);
-      const failingKeys = new Set(failed.map((c) => c.key)).size;
-      const judged = calls.length >= o.minCalls;
-      const unhealthy =
-        judged && failed.length * 100 >= o.failurePercent * calls.length && failingKeys >= o.minFailingKeys;
-      const windowMs = Math.max(o.windowMs, calls.length > 0 ? now - calls[0]!.at : 0);
-      return { calls: calls.length, failures: failed.length, failingKeys, windowMs, judged, unhealthy };
+    recent: (now = Date.now()) => recent(now),
+    judge(tenant, now = Date.now()) {
+      const everyone = recent(now);
+      const others = calls.filter((c) => c.tenant !== tenant);
+      const othersFailed = others.filter((c) => c.failed).length;
+      const othersAnswered = others.length >= o.minCalls && othersFailed * 100 < o.failurePercent * others.length;
+      if (!othersAnswered) return { scope: 'everyone', calls: everyone };
+      const own = byTenant.get(tenant) ?? [];
+      prune(own, now);
+      return { scope: 'tenant', calls: verdict(own, now), others: { calls: others.length, failures: othersFailed } };
     },
   };
 }

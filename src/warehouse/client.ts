@@ -19,6 +19,16 @@
  * WarehouseOutageError too, and so is one met before the process has made 10 calls (too few to judge on). Otherwise
  * a failure is the order's own: a DependencyUnavailableError, one of its bounded attempts. A 4xx is always the order's.
  *
+ * One tenant: a dependency failure met while the warehouse answers the other tenants (their calls of the window are
+ * ≥ 10 and < 10 % failed) is judged on its tenant's calls alone, by the same rule: a WarehouseOutageError naming the
+ * tenant when they fail by it (or are too few to judge), else the order's own. Such a failure is not counted by the
+ * breaker — a warehouse that answers everyone else is not down — so one tenant's failures never open the circuit for
+ * all. The breaker counts every other dependency failure, and only those.
+ *
+ * Slots (`slots`, src/tenants/weighted-slots.ts): each call first waits for one of the worker's slots, shared between
+ * tenants by weight, and holds it until its answer (or failure) is in. The wait honours the caller's signal (the
+ * activity's cancellation: Temporal's timeouts reach an activity that way) and is not part of the call's timeout.
+ *
  * Tracing: each call is a CLIENT span `warehouse.<op>` (`warehouse.ship`, `warehouse.cancel`) when a tracer is given,
  * and every request carries the active trace context (`traceparent`, `tracestate`) through OpenTelemetry's
  * propagation API — with tracing off there is none, and no header is added.
@@ -32,7 +42,7 @@ import {
   ATTR_SERVER_PORT,
   ATTR_URL_FULL,
 } from '@opentelemetry/semantic-conventions';
-import { createCallWindow, type BrownoutOptions, type RecentCalls } from './brownout.js';
+import { createCallWindow, type BrownoutOptions, type Judgement, type RecentCalls } from './brownout.js';
 import { CircuitState, ConsecutiveBreaker, circuitBreaker, handleWhen, isBrokenCircuitError } from 'cockatiel';
 import {
   DependencyUnavailableError,
@@ -40,7 +50,8 @@ import {
   WarehouseOutageError,
   WarehouseRejectedError,
 } from '../errors.js';
-import type { OrderLine } from '../order.js';
+import { shipmentKeyTenant, type OrderLine } from '../order.js';
+import type { WeightedSlots } from '../tenants/weighted-slots.js';
 import { isSafeToken } from '../events/envelope.js';
 import { recordFailure } from '../tracing/spans.js';
 
@@ -98,6 +109,8 @@ export function createWarehouseClient(
     timeoutMs?: number;
     breaker?: Partial<BreakerOptions>;
     brownout?: Partial<BrownoutOptions>;
+    /** The worker's slots for warehouse calls, shared between tenants (WAREHOUSE_MAX_CONCURRENT_CALLS); absent, no limit. */
+    slots?: WeightedSlots;
     tracer?: Tracer;
   } = {},
 ): WarehouseClient {
@@ -135,47 +148,74 @@ export function createWarehouseClient(
   }
 
   /**
-   * One call for shipment `key` through the breaker. A dependency failure is an outage (WarehouseOutageError) when the
-   * circuit was open, is open once this call failed, or the brownout window says the warehouse fails for everyone —
-   * or cannot judge yet (too few calls): not for this order alone. Every call that went out (answered or failed) is recorded in the window.
+   * One call for shipment `key` of `tenant`: it waits for one of the worker's slots, then goes through the breaker
+   * (attempt). The slot is held until the call is answered or failed; a caller whose signal aborts while it waits
+   * gives up its place with the signal's reason, and no call goes out.
    */
-  async function call(key: string, path: string, init: RequestInit, signal?: AbortSignal): Promise<Response> {
+  async function call(
+    tenant: string,
+    key: string,
+    path: string,
+    init: RequestInit,
+    signal?: AbortSignal,
+  ): Promise<Response> {
     const request = build(path, init);
+    const release = await opts.slots?.acquire(tenant, signal);
     try {
-      const res = await breaker.execute(() => send(request, path, signal));
+      return await attempt(tenant, key, request, path, signal);
+    } finally {
+      release?.();
+    }
+  }
+
+  /**
+   * The call through the breaker. A dependency failure is an outage (WarehouseOutageError) when the circuit was open,
+   * is open once this call failed, or the brownout rule judges it the warehouse's — for everyone, or for this tenant
+   * while it answers the others — or cannot judge yet (too few calls): not this order's alone. A failure judged on the
+   * tenant's calls alone is kept from the breaker's count (NotTheWarehouses). Every call that went out (answered or
+   * failed) is recorded in the window.
+   */
+  async function attempt(
+    tenant: string,
+    key: string,
+    request: Request,
+    path: string,
+    signal?: AbortSignal,
+  ): Promise<Response> {
+    let judgement: Judgement | undefined;
+    try {
+      const res = await breaker.execute(() =>
+        send(request, path, signal).catch((err: unknown) => {
+          if (!(err instanceof DependencyUnavailableError)) throw err;
+          seen.lastFailureAt = Date.now();
+          window.record(key, true, seen.lastFailureAt, tenant);
+          judgement = window.judge(tenant, seen.lastFailureAt);
+          if (judgement.scope === 'tenant' && breaker.state === CircuitState.Closed) throw new NotTheWarehouses(err);
+          throw err;
+        }),
+      );
       seen.lastAnswerAt = Date.now();
-      window.record(key, false, seen.lastAnswerAt);
+      window.record(key, false, seen.lastAnswerAt, tenant);
       return res;
-    } catch (err) {
-      if (isBrokenCircuitError(err)) {
+    } catch (caught) {
+      if (isBrokenCircuitError(caught)) {
         seen.lastFailureAt = Date.now();
         throw new WarehouseOutageError(`warehouse circuit open: not calling ${path} until a probe succeeds`);
       }
-      if (!(err instanceof DependencyUnavailableError)) throw err;
-      seen.lastFailureAt = Date.now();
-      window.record(key, true, seen.lastFailureAt);
+      const err = caught instanceof NotTheWarehouses ? caught.failure : caught;
+      if (!(err instanceof DependencyUnavailableError) || !judgement) throw err;
       if (breaker.state !== CircuitState.Closed)
         throw new WarehouseOutageError(`${err.message} (the warehouse's circuit is open: it fails for every order)`, {
           cause: err,
         });
-      const recent = window.recent(seen.lastFailureAt);
-      if (recent.unhealthy)
-        throw new WarehouseOutageError(
-          `${err.message} (the warehouse failed ${recent.failures} of its last ${recent.calls} calls in ${Math.round(recent.windowMs / 1000)} s, for ${recent.failingKeys} shipments: it fails for every order)`,
-          { cause: err },
-        );
-      if (!recent.judged)
-        throw new WarehouseOutageError(
-          `${err.message} (only ${recent.calls} call(s) to the warehouse so far, too few to tell whether it fails for every order: the order waits)`,
-          { cause: err },
-        );
-      throw err;
+      throw judged(err, tenant, judgement);
     }
   }
 
   /** `call` in a `warehouse.<op>` span (with a tracer), the active trace context injected into the request's headers. */
   async function traced(
     op: string,
+    tenant: string,
     key: string,
     path: string,
     init: Omit<RequestInit, 'headers'> & { headers?: Record<string, string> },
@@ -184,7 +224,7 @@ export function createWarehouseClient(
     const withContext = () => {
       const headers: Record<string, string> = { ...init.headers };
       propagation.inject(context.active(), headers);
-      return call(key, path, { ...init, headers }, signal);
+      return call(tenant, key, path, { ...init, headers }, signal);
     };
     const tracer = opts.tracer;
     if (!tracer) return withContext();
@@ -242,6 +282,7 @@ export function createWarehouseClient(
       }
       const res = await traced(
         'ship',
+        request.tenantId,
         key,
         '/shipments',
         {
@@ -262,6 +303,7 @@ export function createWarehouseClient(
     async cancel(key, signal) {
       const res = await traced(
         'cancel',
+        shipmentKeyTenant(key) ?? '',
         key,
         `/shipments/${encodeURIComponent(key)}/cancel`,
         { method: 'POST' },
@@ -272,4 +314,35 @@ export function createWarehouseClient(
     },
     health: () => ({ ...seen, recent: window.recent() }),
   };
+}
+
+/** A dependency failure the breaker must not count: judged on its tenant's calls while the warehouse answers the others. */
+class NotTheWarehouses extends Error {
+  constructor(readonly failure: DependencyUnavailableError) {
+    super(failure.message);
+  }
+}
+
+/**
+ * What a dependency failure becomes by the brownout rule's judgement: the warehouse's (WarehouseOutageError: the order
+ * waits) when the judged calls fail by the rule or are too few to tell; otherwise the order's own (`err` itself).
+ */
+function judged(err: DependencyUnavailableError, tenant: string, j: Judgement): DependencyUnavailableError {
+  const c = j.calls;
+  const whose = j.scope === 'tenant' ? `tenant ${tenant}'s` : 'its';
+  const answered = j.others
+    ? `, while it answered ${j.others.calls - j.others.failures} of the other tenants' last ${j.others.calls}`
+    : '';
+  const forWhom = j.scope === 'tenant' ? `tenant ${tenant}'s orders` : 'every order';
+  if (c.unhealthy)
+    return new WarehouseOutageError(
+      `${err.message} (the warehouse failed ${c.failures} of ${whose} last ${c.calls} calls in ${Math.round(c.windowMs / 1000)} s, for ${c.failingKeys} shipments${answered}: it fails for ${forWhom})`,
+      { cause: err },
+    );
+  if (!c.judged)
+    return new WarehouseOutageError(
+      `${err.message} (only ${c.calls} call(s) ${j.scope === 'tenant' ? `of tenant ${tenant} ` : ''}to the warehouse so far${answered}, too few to tell whether it fails for ${forWhom}: the order waits)`,
+      { cause: err },
+    );
+  return err;
 }

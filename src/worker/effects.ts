@@ -1,12 +1,18 @@
 /**
  * What the worker's activities act on besides the store: the dead-letter producer, the warehouse's client (with its
- * circuit breaker and brownout rule) and operators' pauses of shipping, read in the background.
+ * circuit breaker, brownout rule and slots shared between tenants by weight) and operators' pauses of shipping, read
+ * in the background.
  */
 import { createDeadLetterSink, type DeadLetterSink } from '../dlq/sink.js';
 import { createKafka } from '../kafka/client.js';
 import { createSender } from '../kafka/sender.js';
 import type { Db } from '../db.js';
 import { createWarehouseClient, type WarehouseClient } from '../warehouse/client.js';
+import { createWeightedSlots, type WeightedSlots } from '../tenants/weighted-slots.js';
+import { tenantWeights } from '../tenants/weights.js';
+import { tenantLabels } from '../tenants/tenant-label.js';
+import type { Metrics } from '../metrics.js';
+import type { Config } from '../config.js';
 import type { RoleContext } from '../role.js';
 import { createPauseBook, type PauseBook } from '../store/pause-book.js';
 import type { Lifecycle } from '../lifecycle.js';
@@ -33,6 +39,7 @@ export function createEffects(
   life.defer('dead-letter producer', () => deadLetters.close());
   const warehouse = createWarehouseClient(config.WAREHOUSE_URL, {
     timeoutMs: config.WAREHOUSE_TIMEOUT_MS,
+    slots: warehouseSlots(config, metrics),
     brownout: {
       windowMs: config.WAREHOUSE_BROWNOUT_WINDOW_SECONDS * 1000,
       minCalls: config.WAREHOUSE_BROWNOUT_MIN_CALLS,
@@ -65,4 +72,18 @@ export function createEffects(
   });
   life.defer('shipping pauses reader', () => pauses.stop());
   return { deadLetters, warehouse, pauses };
+}
+
+/** The worker's warehouse call slots, shared between tenants by weight, counted in fulfilment_warehouse_slots. */
+function warehouseSlots(
+  config: Pick<Config, 'WAREHOUSE_MAX_CONCURRENT_CALLS' | 'TENANT_WEIGHTS' | 'TENANT_DEFAULT_WEIGHT'>,
+  metrics: Pick<Metrics, 'warehouseSlots'>,
+): WeightedSlots {
+  const label = tenantLabels({ named: config.TENANT_WEIGHTS?.keys() });
+  const move = (state: 'in-use' | 'waiting') => (tenant: string, delta: 1 | -1) =>
+    metrics.warehouseSlots.inc({ tenant: label(tenant), state }, delta);
+  return createWeightedSlots(config.WAREHOUSE_MAX_CONCURRENT_CALLS, tenantWeights(config), {
+    inUse: move('in-use'),
+    waiting: move('waiting'),
+  });
 }
