@@ -13,8 +13,12 @@
  * then makes a failing order wait rather than spend an attempt on what may be the warehouse's failure.
  *
  * One tenant (judge): a failure of tenant T is judged on T's calls alone when the other tenants' calls of the window
- * are enough to judge (at least `minCalls`) and fewer than `failurePercent` % of them failed — the warehouse answers
- * everyone else, so it is not down for everyone. T's calls are then judged by the same rule, on T's own history (T's
+ * are enough to judge (at least `minCalls`), fewer than `failurePercent` % of them failed, and one of them was answered
+ * after T's last answered call (T never answered: after T's first call judged) — the warehouse answers everyone else
+ * now, so it is not down for everyone.
+ * (Without that last condition, a warehouse that went down while only T called would be judged T's alone on the
+ * others' older answers: its failures kept from the breaker, it was called 631 times in the slow case of
+ * warehouse-brownout instead of 238.) T's calls are then judged by the same rule, on T's own history (T's
  * calls of the last `windowMs`, or T's last `minCalls` however old): T's calls fail by the rule → the warehouse fails
  * for T (T's orders wait, the others ship); fewer than `minCalls` of T's calls → too few to tell (the order waits, as
  * the process's first calls do); otherwise the failure is the order's own. In every other case — a single tenant, the
@@ -134,10 +138,17 @@ export function createCallWindow(options: Partial<BrownoutOptions> = {}): CallWi
       const everyone = recent(now);
       const others = calls.filter((c) => c.tenant !== tenant);
       const othersFailed = others.filter((c) => c.failed).length;
-      const othersAnswered = others.length >= o.minCalls && othersFailed * 100 < o.failurePercent * others.length;
-      if (!othersAnswered) return { scope: 'everyone', calls: everyone };
       const own = byTenant.get(tenant) ?? [];
       prune(own, now);
+      // Since when the tenant has not been answered: its last answered call (none: its first call judged). The others
+      // must have been answered after it, not only before.
+      const answered = own.filter((c) => !c.failed);
+      const unansweredSince = (answered.at(-1) ?? own[0])?.at ?? now;
+      const othersAnswered =
+        others.length >= o.minCalls &&
+        othersFailed * 100 < o.failurePercent * others.length &&
+        others.some((c) => !c.failed && c.at > unansweredSince);
+      if (!othersAnswered) return { scope: 'everyone', calls: everyone };
       return { scope: 'tenant', calls: verdict(own, now), others: { calls: others.length, failures: othersFailed } };
     },
   };
