@@ -21,6 +21,7 @@ import type pg from 'pg';
 import { createOrderStarter } from '../src/bridge/order-starter.js';
 import { createLateEventRecorder } from '../src/bridge/late-events.js';
 import { workflowSettings } from '../src/workflow-settings.js';
+import { tenantWeights } from '../src/tenants/weights.js';
 import { orderStatusQuery, orderWorkflowId } from '../workflows/api.js';
 import { type OrderEvent } from '../src/order.js';
 import {
@@ -326,6 +327,7 @@ export async function cachedRuns(ctx: Context, rep: number, runs: number): Promi
     taskQueue,
     workflowSettings(ctx.config),
     createLateEventRecorder({ db: ctx.db, statusTopic: ctx.config.STATUS_TOPIC }),
+    { weightOf: tenantWeights(ctx.config) },
   );
   const worker = await startChild('worker', { ...ctx.env, TEMPORAL_TASK_QUEUE: taskQueue });
   try {

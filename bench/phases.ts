@@ -23,6 +23,8 @@ import { migrationConnection, runtimeConnection } from '../src/store/connection.
 import { createOrderStarter } from '../src/bridge/order-starter.js';
 import { createLateEventRecorder } from '../src/bridge/late-events.js';
 import { workflowSettings } from '../src/workflow-settings.js';
+import { tenantWeights } from '../src/tenants/weights.js';
+import { orderPriority } from '../src/tenants/fairness.js';
 import {
   ORDER_WORKFLOW_TYPE,
   OrderIdAttribute,
@@ -250,6 +252,7 @@ export function rawStarter(ctx: Context) {
     ctx.config.TEMPORAL_TASK_QUEUE,
     workflowSettings(ctx.config),
     createLateEventRecorder({ db: ctx.db, statusTopic: ctx.config.STATUS_TOPIC }),
+    { weightOf: tenantWeights(ctx.config) },
   );
 }
 
@@ -315,6 +318,7 @@ export async function bareStarts(ctx: Context, rep: number, n: number, concurren
           signalArgs: [event],
           workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
           workflowRunTimeout: '3 minutes',
+          priority: orderPriority(tenant, tenantWeights(ctx.config)),
           typedSearchAttributes: [
             { key: TenantIdAttribute, value: tenant },
             { key: OrderIdAttribute, value: event.orderId },

@@ -10,6 +10,9 @@
  * to recall): then a run is started from the store (a repair run) with the events. Past the namespace retention
  * Temporal has forgotten the closed run, the start succeeds, and the new run records the event through the same
  * store: every event gets the same recorded outcome, whatever became of its run.
+ *
+ * Every start carries the order's priority (src/tenants/fairness.ts): its tenant as the fairness key, the tenant's
+ * weight, so that a Temporal dispatching fairly shares its workers between the tenants with work waiting.
  */
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy, WorkflowNotFoundError } from '@temporalio/common';
@@ -27,6 +30,8 @@ import {
 import { type OrderEvent } from '../order.js';
 import type { orderFulfilmentV2 } from '../../workflows/order-fulfilment.js';
 import type { LateBatch } from '../store/order-events.js';
+import { orderPriority } from '../tenants/fairness.js';
+import type { TenantWeightOf } from '../tenants/weights.js';
 import { classifyDeliveryFailure as classify } from './delivery-failures.js';
 
 export { EventRejectedByTemporalError } from './delivery-failures.js';
@@ -49,6 +54,8 @@ export interface OrderStarter {
 export type LateEventRecorder = (events: readonly OrderEvent[]) => Promise<LateBatch>;
 
 export interface OrderStarterOptions {
+  /** Each tenant's weight (src/tenants/weights.ts tenantWeights): the fairness weight its orders' runs start with. */
+  weightOf: TenantWeightOf;
   /**
    * Deadline of one signal-with-start call, milliseconds (default 15000). A call that runs out is a transient
    * failure like any other: retried, and absorbed by the workflow's dedupe if it did land.
@@ -77,7 +84,7 @@ export function createOrderStarter(
   taskQueue: string,
   settings: OrderWorkflowSettings,
   late: LateEventRecorder,
-  opts: OrderStarterOptions = {},
+  opts: OrderStarterOptions,
 ): OrderStarter {
   const callTimeoutMs = opts.callTimeoutMs ?? 15_000;
   const within = <T>(call: () => Promise<T>) => client.connection.withDeadline(Date.now() + callTimeoutMs, call);
@@ -88,6 +95,7 @@ export function createOrderStarter(
     // A closed run is never reopened by an event: the late path records it (a run from the store where work is left).
     workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
     ...orderWorkflowMetadata(event),
+    priority: orderPriority(event.tenantId, opts.weightOf),
     typedSearchAttributes: [
       { key: TenantIdAttribute, value: event.tenantId },
       { key: OrderIdAttribute, value: event.orderId },

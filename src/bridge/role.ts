@@ -16,6 +16,7 @@ import { asPermanentKafkaFailure, type RoleContext, type StartedRole } from '../
 import { waitForDependency } from '../startup.js';
 import { connectTemporal, temporalClient } from '../temporal.js';
 import { workflowSettings } from '../workflow-settings.js';
+import { tenantWeights } from '../tenants/weights.js';
 import { createBridge, type Bridge } from './bridge.js';
 import { createLateEventRecorder } from './late-events.js';
 import { createOrderStarter, type OrderStarter } from './order-starter.js';
@@ -144,6 +145,7 @@ function createOrderBridge(
   const takesNewRuns = opts.workerTakesNewRuns;
   const starter = createOrderStarter(client, config.TEMPORAL_TASK_QUEUE, workflowSettings(config), late, {
     eager: eager && takesNewRuns ? takesNewRuns : eager,
+    weightOf: tenantWeights(config),
   });
   return createBridge({
     kafka: kafka.consumer,

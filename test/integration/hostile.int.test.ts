@@ -8,6 +8,7 @@ import type { App } from '../../src/app.js';
 import { MAX_UNKNOWN_TYPE_LABELS } from '../../src/metrics.js';
 import { UNKNOWN_TYPE_LABEL_CHARS } from '../../src/bridge/record-pipeline.js';
 import { workflowSettings } from '../../src/workflow-settings.js';
+import { tenantWeights } from '../../src/tenants/weights.js';
 import { createOrderStarter } from '../../src/bridge/order-starter.js';
 import { orderWorkflowId } from '../../workflows/api.js';
 import { type OrderEvent } from '../../src/order.js';
@@ -257,7 +258,9 @@ describe('hostile records', () => {
 describe('defence behind the edge (events that reach the workflow without passing the parser)', () => {
   it('an event the store can never hold is refused after one attempt and dead-lettered with its origin; the order is not stuck', async () => {
     const tenant = s.tenant();
-    const starter = createOrderStarter(app.client, s.config.TEMPORAL_TASK_QUEUE, workflowSettings(s.config), s.late);
+    const starter = createOrderStarter(app.client, s.config.TEMPORAL_TASK_QUEUE, workflowSettings(s.config), s.late, {
+      weightOf: tenantWeights(s.config),
+    });
     const bad = events.placed(tenant, 'unstorable', {
       orderVersion: 3_000_000_000,
       origin: { topic: s.config.ORDERS_TOPIC, partition: 2, offset: '900001', timestamp: '1796000000000' },
@@ -291,7 +294,9 @@ describe('defence behind the edge (events that reach the workflow without passin
 
   it("one order's header-unsafe correlation id fails that order alone: the breaker stays closed and 30 normal orders ship", async () => {
     const tenant = s.tenant();
-    const starter = createOrderStarter(app.client, s.config.TEMPORAL_TASK_QUEUE, workflowSettings(s.config), s.late);
+    const starter = createOrderStarter(app.client, s.config.TEMPORAL_TASK_QUEUE, workflowSettings(s.config), s.late, {
+      weightOf: tenantWeights(s.config),
+    });
     const badIds = Array.from({ length: 6 }, (_, i) => `bad-corr-${i}`);
     for (const [i, id] of badIds.entries()) {
       await starter.deliver([

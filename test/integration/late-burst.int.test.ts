@@ -21,6 +21,7 @@ import { recordFailed, recordShipped } from '../../src/store/fulfilments.js';
 import { claimThen, recordOrderEvent, type StoreTarget } from '../../src/store/order-events.js';
 import { runtimeConnection } from '../../src/store/connection.js';
 import { workflowSettings } from '../../src/workflow-settings.js';
+import { tenantWeights } from '../../src/tenants/weights.js';
 import { orderWorkflowId } from '../../workflows/api.js';
 import { caughtUp, counter, events, scenario, waitFor, type Scenario, type TopicWatch } from '../support/harness.js';
 
@@ -219,7 +220,9 @@ describe('a burst of late events: one store transaction, an outcome per event', 
       const tenant = s.tenant();
       await shippedAndClosed(tenant, 'o1');
       reports = [];
-      const starter = createOrderStarter(app.client, s.config.TEMPORAL_TASK_QUEUE, workflowSettings(s.config), late);
+      const starter = createOrderStarter(app.client, s.config.TEMPORAL_TASK_QUEUE, workflowSettings(s.config), late, {
+        weightOf: tenantWeights(s.config),
+      });
       const burst = Array.from({ length: 30 }, (_, i) => cancel(tenant, 'o1', i + 2));
 
       expect(await starter.deliver(burst)).toBe('recorded-late');

@@ -14,6 +14,7 @@ import type { App } from '../../src/app.js';
 import { createOrderStarter } from '../../src/bridge/order-starter.js';
 import type { StatusEvent } from '../../src/status-events/event.js';
 import { workflowSettings } from '../../src/workflow-settings.js';
+import { tenantWeights } from '../../src/tenants/weights.js';
 import { orderWorkflowId } from '../../workflows/api.js';
 import { type OrderEvent } from '../../src/order.js';
 import { caughtUp, counter, events, scenario, waitFor, type Scenario, type TopicWatch } from '../support/harness.js';
@@ -211,6 +212,7 @@ describe('late events at the defaults: recorded, whatever became of the run', ()
     const racing = signalAfterRunCloses(app.client);
     const starter = createOrderStarter(racing, s.config.TEMPORAL_TASK_QUEUE, workflowSettings(s.config), s.late, {
       eager: true,
+      weightOf: tenantWeights(s.config),
     });
     const cancel = events.cancelled(tenant, 'race-1', { orderVersion: 2 }) as OrderEvent;
     expect(await starter.deliver([cancel])).toBe('accepted');

@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { createOrderStarter } from '../../src/bridge/order-starter.js';
 import { connectClient } from '../../src/temporal.js';
 import { workflowSettings } from '../../src/workflow-settings.js';
+import { tenantWeights } from '../../src/tenants/weights.js';
 import type { OrderEvent } from '../../src/order.js';
 import { events, scenario, uniqueSuffix, waitFor } from '../support/harness.js';
 import { freePort, probe } from '../support/processes.js';
@@ -97,9 +98,9 @@ describe('SIGTERM shutdown deadline', () => {
     const client = await connectClient(s.config);
     try {
       await p.said('service ready');
-      await createOrderStarter(client, s.config.TEMPORAL_TASK_QUEUE, workflowSettings(s.config), s.late).deliver([
-        events.placed(tenant, 'slow') as OrderEvent,
-      ]);
+      await createOrderStarter(client, s.config.TEMPORAL_TASK_QUEUE, workflowSettings(s.config), s.late, {
+        weightOf: tenantWeights(s.config),
+      }).deliver([events.placed(tenant, 'slow') as OrderEvent]);
       // The first request is the quick attempt (a local activity, given up after 3 s); the second is the heartbeating
       // activity the workflow falls back to — the one that must still be running at SIGTERM. (Stopped during the quick
       // attempt, the worker would finish its shutdown within the deadline: the fallback is never polled.)

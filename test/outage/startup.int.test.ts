@@ -7,6 +7,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { createOrderStarter } from '../../src/bridge/order-starter.js';
 import { workflowSettings } from '../../src/workflow-settings.js';
+import { tenantWeights } from '../../src/tenants/weights.js';
 import { connectClient } from '../../src/temporal.js';
 import { stackDown, stackTemporalKind, stackUp, type ServiceName } from '../../tools/stack/index.js';
 import type { OrderEvent } from '../../src/order.js';
@@ -68,7 +69,9 @@ async function worksMeanwhile(s: Scenario, role: Role, tenant: string): Promise<
   // Workflows and activities need only Temporal and PostgreSQL: an order started directly ships.
   const client = await connectClient(s.config);
   try {
-    const starter = createOrderStarter(client, s.config.TEMPORAL_TASK_QUEUE, workflowSettings(s.config), s.late);
+    const starter = createOrderStarter(client, s.config.TEMPORAL_TASK_QUEUE, workflowSettings(s.config), s.late, {
+      weightOf: tenantWeights(s.config),
+    });
     await starter.deliver([events.placed(tenant, 'during') as OrderEvent]);
     await waitFor(
       'the worker to ship an order',

@@ -74,6 +74,7 @@ describe("the stack's dev server", () => {
       `--db-filename ${join(devDir(), 'temporal.db')}`,
       '--sqlite-pragma journal_mode=wal --sqlite-pragma synchronous=NORMAL',
       '--dynamic-config-value system.enableActivityEagerExecution=true',
+      '--dynamic-config-value matching.enableFairness=true',
       '--dynamic-config-value matching.maxDeployments=100000',
       `--dynamic-config-value 'matching.PollerHistoryTTL="30s"'`,
       `--dynamic-config-value 'matching.longPollExpirationInterval="20s"'`,

@@ -174,6 +174,8 @@ describe('docker-compose.yml', () => {
       expect(hostPort(env.TEMPORAL_ADDRESS ?? '').host).toBe('temporal');
       const temporalArgs = commandTokens(services.temporal ?? {});
       expect(temporalArgs[temporalArgs.indexOf('--ip') + 1]).toBe('0.0.0.0');
+      // Dispatching fairly between tenants, as the stack's Temporal does (src/tenants/fairness.ts).
+      expect(temporalArgs[temporalArgs.indexOf('--dynamic-config-value') + 1]).toBe('matching.enableFairness=true');
 
       // PostgreSQL: the postgres service and its database, as the runtime role with the password .env gives it —
       // never the image's superuser (POSTGRES_USER, default postgres), never the owner.

@@ -1,23 +1,28 @@
 /**
  * The order starter's hand-over with a Temporal client that answers as a real one does at each turn (the run open,
  * closed meanwhile, or closed already), and a late path that records or hands the event back: no event is ever
- * dropped, whatever became of its order's run between two calls.
+ * dropped, whatever became of its order's run between two calls. Every start, whichever path makes it, carries the
+ * order's priority: its tenant as the fairness key, the tenant's weight.
  */
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
-import { WorkflowIdReusePolicy, WorkflowNotFoundError } from '@temporalio/common';
+import { WorkflowIdReusePolicy, WorkflowNotFoundError, type Priority } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
 import { createOrderStarter, type LateEventRecorder } from '../../src/bridge/order-starter.js';
 import { lateEventNeedsRun, type LateBatch } from '../../src/store/order-events.js';
 import { orderEventSignal, type OrderWorkflowInput } from '../../workflows/api.js';
 import { type OrderEvent } from '../../src/order.js';
+import { loadConfig } from '../../src/config.js';
+import { tenantWeights } from '../../src/tenants/weights.js';
 import { events } from '../support/events.js';
 
 const settings = { cancelGraceSeconds: 3600, lingerSeconds: 0 };
+/** acme's weight is the default; globex is given one of its own. */
+const weightOf = tenantWeights(loadConfig({ TENANT_WEIGHTS: 'globex=2.5', TENANT_DEFAULT_WEIGHT: '0.5' }));
 
 interface Calls {
-  start: { input: OrderWorkflowInput; reuse: unknown }[];
+  start: { input: OrderWorkflowInput; reuse: unknown; priority?: Priority }[];
   signal: unknown[];
-  signalWithStart: { input: OrderWorkflowInput; reuse: unknown; signalArgs: unknown[] }[];
+  signalWithStart: { input: OrderWorkflowInput; reuse: unknown; signalArgs: unknown[]; priority?: Priority }[];
   late: OrderEvent[][];
 }
 
@@ -28,8 +33,8 @@ function fakeClient(
 ): Client {
   const swsAnswers = [...(answers.signalWithStart ?? ['ok'])];
   const workflow = {
-    async start(_type: string, o: { args: [OrderWorkflowInput]; workflowIdReusePolicy: unknown }) {
-      calls.start.push({ input: o.args[0], reuse: o.workflowIdReusePolicy });
+    async start(_type: string, o: { args: [OrderWorkflowInput]; workflowIdReusePolicy: unknown; priority?: Priority }) {
+      calls.start.push({ input: o.args[0], reuse: o.workflowIdReusePolicy, priority: o.priority });
       if (answers.start === 'exists')
         throw new WorkflowExecutionAlreadyStartedError('already started', 'wf', 'orderFulfilmentV2');
     },
@@ -44,9 +49,14 @@ function fakeClient(
     }),
     async signalWithStart(
       _type: string,
-      o: { args: [OrderWorkflowInput]; workflowIdReusePolicy: unknown; signalArgs: unknown[] },
+      o: { args: [OrderWorkflowInput]; workflowIdReusePolicy: unknown; signalArgs: unknown[]; priority?: Priority },
     ) {
-      calls.signalWithStart.push({ input: o.args[0], reuse: o.workflowIdReusePolicy, signalArgs: o.signalArgs });
+      calls.signalWithStart.push({
+        input: o.args[0],
+        reuse: o.workflowIdReusePolicy,
+        signalArgs: o.signalArgs,
+        priority: o.priority,
+      });
       if (swsAnswers.shift() === 'closed')
         throw new WorkflowExecutionAlreadyStartedError('already started', 'wf', 'orderFulfilmentV2');
     },
@@ -76,7 +86,7 @@ function setUp(answers: Parameters<typeof fakeClient>[0], lateAnswer: (e: OrderE
     calls.late.push([...events]);
     return lateBatch(events, lateAnswer);
   };
-  const starter = createOrderStarter(fakeClient(answers, calls), 'orders', settings, late, { eager });
+  const starter = createOrderStarter(fakeClient(answers, calls), 'orders', settings, late, { eager, weightOf });
   return { starter, calls };
 }
 
@@ -168,8 +178,28 @@ describe('the late path after signal-with-start', () => {
       async () => {
         throw new Error('connect ECONNREFUSED 127.0.0.1:55432');
       },
+      { weightOf },
     );
     await expect(starter.deliver([cancellation()])).rejects.toThrow(/ECONNREFUSED/);
+  });
+});
+
+describe("every start carries the order's priority: its tenant as the fairness key, the tenant's weight", () => {
+  const needsRun = (): LateAnswer => ({ kind: 'needs-run', reason: 'a cancellation of a failed order' });
+  it.each([
+    ['acme', 'the default weight', 0.5],
+    ['globex', 'its own weight', 2.5],
+  ])('%s (%s)', async (tenant, _what, weight) => {
+    const priority = { fairnessKey: tenant, fairnessWeight: weight };
+    const e = events.cancelled(tenant, 'o1') as OrderEvent;
+    // Signal-with-start, refused by the closed run; then the run started from the store.
+    const bySignal = setUp({ signalWithStart: ['closed', 'ok'] }, needsRun, false);
+    expect(await bySignal.starter.deliver([e])).toBe('accepted');
+    expect(bySignal.calls.signalWithStart.map((c) => c.priority)).toEqual([priority, priority]);
+    // The eager start.
+    const eager = setUp({ start: 'ok' }, recorded, true);
+    expect(await eager.starter.deliver([e])).toBe('accepted');
+    expect(eager.calls.start.map((c) => c.priority)).toEqual([priority]);
   });
 });
 

@@ -25,6 +25,8 @@ import {
 import type { Config } from '../../config.js';
 import type { CliContext } from '../context.js';
 import { workflowSettings } from '../../workflow-settings.js';
+import { orderPriority } from '../../tenants/fairness.js';
+import { tenantWeights } from '../../tenants/weights.js';
 import {
   ORDER_WORKFLOW_TYPE,
   OrderIdAttribute,
@@ -116,6 +118,8 @@ function repairRunOptions(config: Config, order: HeldOrderRef, details: string[]
     workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
     staticSummary: `order ${tenantId}/${orderId} (repair)`,
     staticDetails: details.join('\n'),
+    // Dispatched beside the tenant's other orders, as the bridge starts them (src/tenants/fairness.ts).
+    priority: orderPriority(tenantId, tenantWeights(config)),
     typedSearchAttributes: [
       { key: TenantIdAttribute, value: tenantId },
       { key: OrderIdAttribute, value: orderId },

@@ -23,6 +23,7 @@ import { REDELIVERY_RETRY } from '../../retry-policies.js';
 import { PermanentStartupError } from '../../startup.js';
 import { connectClient } from '../../temporal.js';
 import { workflowSettings } from '../../workflow-settings.js';
+import { tenantWeights } from '../../tenants/weights.js';
 import type { CliContext } from '../context.js';
 import { UsageError } from '../errors.js';
 import { cliKafka, readTopic, topicPartitions } from '../kafka.js';
@@ -100,6 +101,7 @@ export async function redeliver(ctx: CliContext, opts: RedeliveryOptions): Promi
       config.TEMPORAL_TASK_QUEUE,
       workflowSettings(config),
       createLateEventRecorder({ db: ledger.db, statusTopic: config.STATUS_TOPIC }),
+      { weightOf: tenantWeights(config) },
     );
   const reached = new Map<number, bigint>();
   const progress = startProgress(out, dryRun ? 'dry run' : 'redelivery', s.records, { everyMs: opts.progressEveryMs });

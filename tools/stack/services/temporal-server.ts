@@ -221,12 +221,28 @@ export function serverConfig(plan: StackPlan): Record<string, unknown> {
  * instead of going through a task queue poll. Both stack Temporals take it.
  */
 export function eagerActivities(env: NodeJS.ProcessEnv = process.env): boolean {
-  const v = (env.STACK_TEMPORAL_EAGER_ACTIVITIES ?? '').trim().toLowerCase() || 'true';
+  return onOrOff(env, 'STACK_TEMPORAL_EAGER_ACTIVITIES');
+}
+
+/** A stack setting that is `true` (the default when unset) or `false`; anything else is refused, naming it. */
+function onOrOff(env: NodeJS.ProcessEnv, name: string): boolean {
+  const v = (env[name] ?? '').trim().toLowerCase() || 'true';
   if (!['true', 'false'].includes(v))
-    throw new StackError(
-      `STACK_TEMPORAL_EAGER_ACTIVITIES must be true or false, got ${JSON.stringify(env.STACK_TEMPORAL_EAGER_ACTIVITIES)}`,
-    );
+    throw new StackError(`${name} must be true or false, got ${JSON.stringify(env[name])}`);
   return v === 'true';
+}
+
+/**
+ * Fair dispatch between tenants (STACK_TEMPORAL_FAIRNESS, default true): the server's dynamic configuration
+ * `matching.enableFairness` (server 1.32, off by default; on implies the priority matcher `matching.useNewMatcher`,
+ * on by default). On, each task queue partition hands out its backlog by fairness key — every order's run carries its
+ * tenant as the key and the tenant's weight (src/tenants/fairness.ts) — in proportion to the keys' weights, instead of
+ * in arrival order. Sticky queues (a cached run's later tasks) stay in arrival order. Switching it off is for
+ * measuring what it does (test/integration/fair-dispatch.int.test.ts shows the burst that then holds a quiet tenant
+ * back). Both stack Temporals take it.
+ */
+export function fairDispatch(env: NodeJS.ProcessEnv = process.env): boolean {
+  return onOrOff(env, 'STACK_TEMPORAL_FAIRNESS');
 }
 
 /**
@@ -259,6 +275,7 @@ export const VERSION_RETIREMENT_WAITS = {
 export function stackDynamicConfig(): Record<string, unknown> {
   return {
     'system.enableActivityEagerExecution': eagerActivities(),
+    'matching.enableFairness': fairDispatch(),
     'matching.maxDeployments': MAX_WORKER_DEPLOYMENTS,
     ...VERSION_RETIREMENT_WAITS,
   };
