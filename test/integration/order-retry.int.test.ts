@@ -185,6 +185,8 @@ describe('fulfilment order retry', () => {
     // The repair run published the order's status for the Web UI like any other run.
     const d = await app.client.workflow.getHandle(orderWorkflowId(tenant, 'o-3')).describe();
     expect(d.typedSearchAttributes.get(OrderStatusAttribute)).toBe('shipped');
+    // Dispatched beside the tenant's other orders: its tenant as the fairness key, the tenant's weight (the default).
+    expect(d.priority).toMatchObject({ fairnessKey: tenant, fairnessWeight: s.config.TENANT_DEFAULT_WEIGHT });
 
     const missing = await cli('order', 'retry', `${tenant}/never-seen`, '--reason', 'x');
     expect(missing.code).toBe(1);
