@@ -14,11 +14,7 @@
  *
  * One tenant (judge): a failure of tenant T is judged on T's calls alone when the other tenants' calls of the window
  * are enough to judge (at least `minCalls`), fewer than `failurePercent` % of them failed, and one of them was answered
- * after T's last answered call (T never answered: after T's first call judged) — the warehouse answers everyone else
- * now, so it is not down for everyone.
- * (Without that last condition, a warehouse that went down while only T called would be judged T's alone on the
- * others' older answers: its failures kept from the breaker, it was called 631 times in the slow case of
- * warehouse-brownout instead of 238.) T's calls are then judged by the same rule, on T's own history (T's
+ * in the last ANSWERED_LATELY_MS — the warehouse answers everyone else now, so it is not down for everyone. T's calls are then judged by the same rule, on T's own history (T's
  * calls of the last `windowMs`, or T's last `minCalls` however old): T's calls fail by the rule → the warehouse fails
  * for T (T's orders wait, the others ship); fewer than `minCalls` of T's calls → too few to tell (the order waits, as
  * the process's first calls do); otherwise the failure is the order's own. In every other case — a single tenant, the
@@ -29,6 +25,14 @@
  * than its duration even once newer ones are enough (this rule reaches back only while the window holds too few); and
  * its figures are private. The rule here only judges; the consecutive breaker still acts.
  */
+
+/**
+ * How recent another tenant's answered call must be for a tenant's failure to be judged on its own calls: the
+ * warehouse was seen answering the others just now. Older answers prove nothing about now — a warehouse that went down
+ * while only one tenant called would be judged that tenant's alone, its failures kept from the breaker (it was called
+ * 631 times in warehouse-brownout's slow case instead of 238 before this bound).
+ */
+export const ANSWERED_LATELY_MS = 5_000;
 
 export interface BrownoutOptions {
   /** How far back the rule looks, milliseconds (WAREHOUSE_BROWNOUT_WINDOW_SECONDS). Default 30 s. */
@@ -140,14 +144,10 @@ export function createCallWindow(options: Partial<BrownoutOptions> = {}): CallWi
       const othersFailed = others.filter((c) => c.failed).length;
       const own = byTenant.get(tenant) ?? [];
       prune(own, now);
-      // Since when the tenant has not been answered: its last answered call (none: its first call judged). The others
-      // must have been answered after it, not only before.
-      const answered = own.filter((c) => !c.failed);
-      const unansweredSince = (answered.at(-1) ?? own[0])?.at ?? now;
       const othersAnswered =
         others.length >= o.minCalls &&
         othersFailed * 100 < o.failurePercent * others.length &&
-        others.some((c) => !c.failed && c.at > unansweredSince);
+        others.some((c) => !c.failed && c.at >= now - ANSWERED_LATELY_MS);
       if (!othersAnswered) return { scope: 'everyone', calls: everyone };
       return { scope: 'tenant', calls: verdict(own, now), others: { calls: others.length, failures: othersFailed } };
     },

@@ -50,10 +50,8 @@ describe('a warehouse that fails for one tenant', () => {
       broken.push(await outcome(c, 'broken', `b-${i}`));
       if (i % 6 === 0) calm.push(await outcome(c, 'calm', `c-${i}`));
     }
-    // Its first failure is judged on everyone's calls, as any failure is while the warehouse has not been seen
-    // answering the others since: the order's own (an attempt). Then too few of its calls (it waits, as a worker's
-    // first calls do), then failing by the rule: it waits.
-    expect(broken).toEqual(['own', ...Array(29).fill('waits')]);
+    // Too few of its calls at first (it waits, as a worker's first calls do), then failing by the rule: it waits.
+    expect(broken).toEqual(Array(30).fill('waits'));
     expect(calm).toEqual(Array(5).fill('shipped'));
     expect(states).toEqual([]);
     expect(c.health().circuit).toBe('closed');
@@ -98,25 +96,21 @@ describe('the brownout window, tenant by tenant', () => {
       calls: { calls: 10, failures: 3, failingKeys: 3, unhealthy: true },
       others: { calls: 40, failures: 0 },
     });
-    // A tenant's first call, failed: the others were not answered after it, so it is judged on everyone's calls
-    // (answered: the order's own). Once another tenant is answered after it, on its own: too few to tell.
-    w.record('n-0', true, 600_100, 'new');
-    expect(w.judge('new', 600_100)).toMatchObject({ scope: 'everyone', calls: { unhealthy: false } });
-    w.record('b-late', false, 600_101, 'busy');
-    expect(w.judge('new', 600_101)).toMatchObject({ scope: 'tenant', calls: { calls: 1, judged: false } });
+    // A tenant never seen: too few of its calls to tell.
+    expect(w.judge('new', 600_100)).toMatchObject({ scope: 'tenant', calls: { calls: 0, judged: false } });
     // Others failing too (≥ 10 %): judged on everyone's calls.
     for (let i = 0; i < 5; i += 1) w.record(`bf-${i}`, true, 600_050 + i, 'busy');
-    expect(w.judge('quiet', 600_101)).toMatchObject({ scope: 'everyone' });
+    expect(w.judge('quiet', 600_100)).toMatchObject({ scope: 'everyone' });
   });
 
-  it("judges on everyone's calls when the others were answered only before the tenant's failures began", () => {
-    // The warehouse went down while only this tenant called: the others' answers are older than its last answer, so
-    // nothing says the warehouse answers anyone now. Judged on everyone's calls, its failures count for the breaker.
+  it("judges on everyone's calls when the others were last answered longer ago than ANSWERED_LATELY_MS", () => {
+    // The warehouse went down while only this tenant called: the others' answers are 6 s old, so nothing says the
+    // warehouse answers anyone now. Judged on everyone's calls, its failures count for the breaker.
     const w = createCallWindow();
     for (let i = 0; i < 20; i += 1) w.record(`o-${i}`, false, 1_000 + i, 'other');
     for (let i = 0; i < 5; i += 1) w.record(`t-${i}`, false, 2_000 + i, 'busy');
-    for (let i = 0; i < 5; i += 1) w.record(`f-${i}`, true, 3_000 + i, 'busy');
-    expect(w.judge('busy', 3_004)).toMatchObject({
+    for (let i = 0; i < 5; i += 1) w.record(`f-${i}`, true, 7_020 + i, 'busy');
+    expect(w.judge('busy', 7_024)).toMatchObject({
       scope: 'everyone',
       calls: { calls: 30, failures: 5, unhealthy: true },
     });
