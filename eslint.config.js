@@ -29,6 +29,7 @@ const kafkaPort = {
  *
  *   entry     src/service.ts, src/app.ts, src/cli/            what a process runs
  *   roles     src/worker/, src/bridge/, src/role.ts, src/provision/, src/lag/
+ *   (beside)  src/reconcile/: the reconciler, which the CLI runs; it imports no entry point and no role
  *   domain    activities/, src/dlq/, workflows/,              the order's effects, its workflows, and the worker
  *             src/temporal.ts, src/workflow-settings.ts        and starter settings that speak the workflows' contract
  *   adapters  src/kafka/, src/db.ts, src/store/, src/warehouse/, src/tracing/, src/events/, src/codec/, src/temporal-refusal.ts,
@@ -96,6 +97,19 @@ export default tseslint.config(
     files: ['src/worker/**/*.ts', 'src/bridge/**/*.ts', 'src/role.ts', 'src/provision/**/*.ts', 'src/lag/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', layer(ENTRY, 'a role is started by the entry points, and never imports them')],
+    },
+  },
+  // The reconciler reads every source as the roles do, and is run by the CLI: it imports neither an entry nor a role.
+  {
+    files: ['src/reconcile/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        layer(
+          [...ENTRY, ...ROLES],
+          'the reconciler is run by the entry points and the roles, and imports none of them',
+        ),
+      ],
     },
   },
   // A role does not reach into the other: what they share lies below them.

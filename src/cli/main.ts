@@ -2,7 +2,7 @@
  * `fulfilment` — the project's one operator CLI: inspect and redrive the dead-letter topic, redeliver order history,
  * show one order, re-drive an order held as failed, replay and export workflow histories, provision what the
  * service needs.
- * Each command family registers itself from its folder (dlq/commands.ts, redeliver/command.ts, order/commands.ts,
+ * Each command family registers itself from its folder (dlq/commands.ts, redeliver/command.ts, reconcile/commands.ts, order/commands.ts,
  * status/commands.ts, shipping/commands.ts, tenant/commands.ts, workflow/commands.ts, deployment/commands.ts, lag/commands.ts, codec/command.ts, provision/command.ts). Options are validated before
  * anything is read or changed; bad input exits 2 with a message naming the option: each action checks its options
  * first (commander's parsers in options.ts, then each family's checks across options) and only then imports its
@@ -27,6 +27,7 @@ import { registerLagCommands } from './lag/commands.js';
 import { registerOrderCommands } from './order/commands.js';
 import { eprintln, processOutput, type Output } from './output.js';
 import { registerProvisionCommand } from './provision/command.js';
+import { registerReconcileCommand } from './reconcile/commands.js';
 import { registerRedeliverCommand } from './redeliver/command.js';
 import { registerShippingCommands } from './shipping/commands.js';
 import { registerStatusCommands } from './status/commands.js';
@@ -37,6 +38,7 @@ import { registerWorkflowCommands } from './workflow/commands.js';
 const COMMANDS: ((program: Command, run: Runner) => void)[] = [
   registerDlqCommands,
   registerRedeliverCommand,
+  registerReconcileCommand,
   registerOrderCommands,
   registerShippingCommands,
   registerTenantCommands,
@@ -67,6 +69,8 @@ All commands:
                     re-validated first (still malformed: refused unless --force), each recorded (again: --again)
   dlq purge         delete the dead letters written before a time (--before); a dry run unless --yes
   redeliver         deliver a stretch of the orders topic's history again, in a separate consumer group
+  reconcile         check a window's orders end to end (orders topic ↔ ledger and dead letters, store ↔ Temporal,
+                    warehouse, status outbox and topic); exit 1 on any mismatch or blind spot; --repair [--yes]
   order show        one order: its row (tenant-scoped), workflow status and notes, shipment, dead letters
   order retry       ship an order held as failed again, its run open or closed, or a tenant's failed orders in bulk
   order resolve     settle an order whose recall the warehouse refused (--action retry-recall | recalled-by-hand)

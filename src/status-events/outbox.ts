@@ -251,3 +251,19 @@ export async function lastStatusEvents(
 export async function statusOutboxLag(db: Db, topic: string): Promise<number> {
   return Number((await db.query<{ lag: number }>('SELECT status_outbox_lag($1) AS lag', [topic])).rows[0]?.lag ?? 0);
 }
+
+/** One of `tenantId`'s outbox rows by its event id, with its topic, read tenant-scoped inside `tx`; undefined if none. */
+export async function readOutboxRow(
+  tx: Tx,
+  tenantId: string,
+  eventId: string,
+): Promise<(OutboxRow & { topic: string }) | undefined> {
+  const res = await tx.query<OutboxRecord & { topic: string }>(
+    `SELECT id, topic, tenant_id, order_id, event_id, event_type, payload::text AS payload, traceparent, correlation_id,
+            created_at
+     FROM status_outbox WHERE tenant_id = $1 AND event_id = $2`,
+    [tenantId, eventId],
+  );
+  const r = res.rows[0];
+  return r && { ...toRow(r), topic: r.topic };
+}

@@ -1,0 +1,98 @@
+/**
+ * `fulfilment reconcile`, kind `skipped`, made the way it happens in life: with the bridge stopped, three orders are
+ * published and the consumer group's offsets are moved past them with Kafka's admin API (an operator skipping a bad
+ * stretch); the bridge starts again, its lag reads 0 and nothing else notices. The pass names the three, a dry-run
+ * repair plans their redelivery, `--repair --yes` redelivers them through the bridge's path, and the next pass agrees.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { App } from '../../src/app.js';
+import type { ReportJson } from '../../src/reconcile/report.js';
+import { caughtUp, endOffsets, events, scenario, waitFor, type Scenario } from '../support/harness.js';
+import { cliOf } from '../support/operator.js';
+
+describe('reconcile: records skipped past the committed offsets', () => {
+  let s: Scenario;
+  let worker: App;
+  let tenant: string;
+  let since: string;
+  const skipped = ['skip-a', 'skip-b', 'skip-c'];
+  const cli = () => cliOf(s);
+  const shipped = (order: string) =>
+    waitFor(`${order} to ship`, async () => (await s.row(tenant, order))?.status === 'shipped');
+  const reconcile = (...more: string[]) =>
+    cli()('reconcile', '--since', since, '--tenant', tenant, '--settle', '0s', ...more);
+
+  beforeAll(async () => {
+    s = await scenario('reconcile-skipped');
+    since = new Date(Date.now() - 1000).toISOString();
+    tenant = s.tenant();
+    worker = await s.startInstance({ roles: { worker: true, bridge: false } });
+    const bridge = await s.startInstance({ roles: { worker: false, bridge: true } });
+    await s.produce([{ partition: 0, value: events.placed(tenant, 'before') }]);
+    await shipped('before');
+    await waitFor('the bridge caught up', () => caughtUp(s.admin, s.config.CONSUMER_GROUP, s.config.ORDERS_TOPIC));
+    await bridge.stop();
+    await s.produce(skipped.map((order, i) => ({ partition: i, value: events.placed(tenant, order) })));
+    // What an operator does to skip a stretch: the group's offsets set past it, with the admin API, the group empty.
+    const ends = await endOffsets(s.admin, s.config.ORDERS_TOPIC);
+    await s.admin.setOffsets({
+      groupId: s.config.CONSUMER_GROUP,
+      topic: s.config.ORDERS_TOPIC,
+      partitions: [...ends].map(([partition, offset]) => ({ partition, offset: offset.toString() })),
+    });
+    await s.startInstance({ roles: { worker: false, bridge: true } });
+    await s.produce([{ partition: 0, value: events.placed(tenant, 'after') }]);
+    await shipped('after');
+    await waitFor('the bridge caught up', () => caughtUp(s.admin, s.config.CONSUMER_GROUP, s.config.ORDERS_TOPIC));
+  }, 120_000);
+
+  afterAll(async () => {
+    await s?.close();
+  });
+
+  it('names the three skipped orders, and nothing else disagrees', async () => {
+    expect(worker).toBeDefined();
+    // What the service's own monitoring sees: no lag at all.
+    const lag = JSON.parse((await cli()('lag', '--json')).stdout) as { partitions: { behind: number }[] };
+    expect(lag.partitions.map((p) => p.behind)).toEqual([0, 0, 0]);
+    const run = await reconcile('--json');
+    expect(run.code).toBe(1);
+    const report = JSON.parse(run.stdout) as ReportJson;
+    const found = report.checks.flatMap((c) => c.mismatches);
+    expect(found.map((m) => `${m.kind} ${m.orderId}`).sort()).toEqual(skipped.map((o) => `skipped ${o}`));
+    expect(found.every((m) => m.tenantId === tenant && m.sides.some((x) => x.source === 'ledger'))).toBe(true);
+    expect(report.checks.flatMap((c) => c.unseen)).toEqual([]);
+    for (const o of skipped) expect(await s.row(tenant, o)).toBeUndefined();
+  });
+
+  it('a human summary names each mismatch by tenant/order and kind', async () => {
+    const run = await reconcile();
+    expect(run.code).toBe(1);
+    for (const o of skipped)
+      expect(run.stdout).toMatch(new RegExp(`skipped ${tenant}/${o} at \\d+:\\d+: orders topic`));
+    expect(run.stdout).toContain('3 mismatch(es)');
+  });
+
+  it('--repair alone is a dry run: it plans the redelivery and changes nothing', async () => {
+    const run = await reconcile('--repair');
+    expect(run.code).toBe(1);
+    expect(run.stdout).toContain('dry run: 3 repair(s) planned');
+    const auditLine = JSON.parse(run.stderr.trim().split('\n').at(-2)!) as { audit: string; dryRun: boolean };
+    expect(auditLine).toMatchObject({ audit: 'reconcile repair', dryRun: true });
+    for (const o of skipped) expect(await s.row(tenant, o)).toBeUndefined();
+  });
+
+  it('--repair --yes redelivers them; they ship, and the next pass agrees', async () => {
+    const run = await reconcile('--repair', '--yes', '--reason', 'skipped stretch found by reconcile', '--by', 'it');
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('"audit":"reconcile repair"');
+    expect(run.stderr).toContain('"operator":"it"');
+    for (const o of skipped) await shipped(o);
+    const again = await reconcile();
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain('everything agrees');
+    const twice = await reconcile('--repair', '--yes', '--reason', 'again', '--by', 'it');
+    expect(twice.code).toBe(0);
+    expect(twice.stderr).toContain('"actions":[]');
+  });
+});
