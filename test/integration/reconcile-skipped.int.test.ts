@@ -7,47 +7,47 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import type { ReportJson } from '../../src/reconcile/report.js';
-import { caughtUp, endOffsets, events, scenario, waitFor, type Scenario } from '../support/harness.js';
+import { caughtUp, endOffsets, events, waitFor } from '../support/harness.js';
+import { reconcileCase, type ReconcileCase } from '../support/reconcile.js';
 import { cliOf } from '../support/operator.js';
 
 describe('reconcile: records skipped past the committed offsets', () => {
-  let s: Scenario;
+  let c: ReconcileCase;
+  const reconcile = (...more: string[]) => c.reconcile(...more);
   let worker: App;
-  let tenant: string;
-  let since: string;
   const skipped = ['skip-a', 'skip-b', 'skip-c'];
-  const cli = () => cliOf(s);
+  const cli = () => cliOf(c.s);
   const shipped = (order: string) =>
-    waitFor(`${order} to ship`, async () => (await s.row(tenant, order))?.status === 'shipped');
-  const reconcile = (...more: string[]) =>
-    cli()('reconcile', '--since', since, '--tenant', tenant, '--settle', '0s', ...more);
+    waitFor(`${order} to ship`, async () => (await c.s.row(c.tenant, order))?.status === 'shipped');
 
   beforeAll(async () => {
-    s = await scenario('reconcile-skipped');
-    since = new Date(Date.now() - 1000).toISOString();
-    tenant = s.tenant();
-    worker = await s.startInstance({ roles: { worker: true, bridge: false } });
-    const bridge = await s.startInstance({ roles: { worker: false, bridge: true } });
-    await s.produce([{ partition: 0, value: events.placed(tenant, 'before') }]);
+    c = await reconcileCase('reconcile-skipped');
+    worker = await c.s.startInstance({ roles: { worker: true, bridge: false } });
+    const bridge = await c.s.startInstance({ roles: { worker: false, bridge: true } });
+    await c.s.produce([{ partition: 0, value: events.placed(c.tenant, 'before') }]);
     await shipped('before');
-    await waitFor('the bridge caught up', () => caughtUp(s.admin, s.config.CONSUMER_GROUP, s.config.ORDERS_TOPIC));
+    await waitFor('the bridge caught up', () =>
+      caughtUp(c.s.admin, c.s.config.CONSUMER_GROUP, c.s.config.ORDERS_TOPIC),
+    );
     await bridge.stop();
-    await s.produce(skipped.map((order, i) => ({ partition: i, value: events.placed(tenant, order) })));
+    await c.s.produce(skipped.map((order, i) => ({ partition: i, value: events.placed(c.tenant, order) })));
     // What an operator does to skip a stretch: the group's offsets set past it, with the admin API, the group empty.
-    const ends = await endOffsets(s.admin, s.config.ORDERS_TOPIC);
-    await s.admin.setOffsets({
-      groupId: s.config.CONSUMER_GROUP,
-      topic: s.config.ORDERS_TOPIC,
+    const ends = await endOffsets(c.s.admin, c.s.config.ORDERS_TOPIC);
+    await c.s.admin.setOffsets({
+      groupId: c.s.config.CONSUMER_GROUP,
+      topic: c.s.config.ORDERS_TOPIC,
       partitions: [...ends].map(([partition, offset]) => ({ partition, offset: offset.toString() })),
     });
-    await s.startInstance({ roles: { worker: false, bridge: true } });
-    await s.produce([{ partition: 0, value: events.placed(tenant, 'after') }]);
+    await c.s.startInstance({ roles: { worker: false, bridge: true } });
+    await c.s.produce([{ partition: 0, value: events.placed(c.tenant, 'after') }]);
     await shipped('after');
-    await waitFor('the bridge caught up', () => caughtUp(s.admin, s.config.CONSUMER_GROUP, s.config.ORDERS_TOPIC));
+    await waitFor('the bridge caught up', () =>
+      caughtUp(c.s.admin, c.s.config.CONSUMER_GROUP, c.s.config.ORDERS_TOPIC),
+    );
   }, 120_000);
 
   afterAll(async () => {
-    await s?.close();
+    await c?.s.close();
   });
 
   it('names the three skipped orders, and nothing else disagrees', async () => {
@@ -60,16 +60,16 @@ describe('reconcile: records skipped past the committed offsets', () => {
     const report = JSON.parse(run.stdout) as ReportJson;
     const found = report.checks.flatMap((c) => c.mismatches);
     expect(found.map((m) => `${m.kind} ${m.orderId}`).sort()).toEqual(skipped.map((o) => `skipped ${o}`));
-    expect(found.every((m) => m.tenantId === tenant && m.sides.some((x) => x.source === 'ledger'))).toBe(true);
+    expect(found.every((m) => m.tenantId === c.tenant && m.sides.some((x) => x.source === 'ledger'))).toBe(true);
     expect(report.checks.flatMap((c) => c.unseen)).toEqual([]);
-    for (const o of skipped) expect(await s.row(tenant, o)).toBeUndefined();
+    for (const o of skipped) expect(await c.s.row(c.tenant, o)).toBeUndefined();
   });
 
   it('a human summary names each mismatch by tenant/order and kind', async () => {
     const run = await reconcile();
     expect(run.code).toBe(1);
     for (const o of skipped)
-      expect(run.stdout).toMatch(new RegExp(`skipped ${tenant}/${o} at \\d+:\\d+: orders topic`));
+      expect(run.stdout).toMatch(new RegExp(`skipped ${c.tenant}/${o} at \\d+:\\d+: orders topic`));
     expect(run.stdout).toContain('3 mismatch(es)');
   });
 
@@ -79,7 +79,7 @@ describe('reconcile: records skipped past the committed offsets', () => {
     expect(run.stdout).toContain('dry run: 3 repair(s) planned');
     const auditLine = JSON.parse(run.stderr.trim().split('\n').at(-2)!) as { audit: string; dryRun: boolean };
     expect(auditLine).toMatchObject({ audit: 'reconcile repair', dryRun: true });
-    for (const o of skipped) expect(await s.row(tenant, o)).toBeUndefined();
+    for (const o of skipped) expect(await c.s.row(c.tenant, o)).toBeUndefined();
   });
 
   it('--repair --yes redelivers them; they ship, and the next pass agrees', async () => {
