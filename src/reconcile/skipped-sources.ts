@@ -67,8 +67,13 @@ export async function readTopicSide(
       return c < untilOffset ? c : untilOffset;
     });
     const dlqPlan = await planWindow(admin, q.dlqTopic, q.window, (_p, _u, high) => high);
-    return { orders: ordersPlan, dlq: dlqPlan };
+    return { orders: { ...ordersPlan, committed }, dlq: dlqPlan };
   });
+  const uncommitted = orders.ranges.filter((r) => !orders.committed.has(r.partition)).map((r) => r.partition);
+  if (uncommitted.length > 0)
+    side.notes.push(
+      `partition(s) ${uncommitted.join(', ')}: group ${q.group} has committed nothing there, so nothing is below its offset`,
+    );
   for (const p of orders.gone)
     side.unseen.push({
       check: 'skipped',
