@@ -170,9 +170,21 @@ describe('a pause and its resume', () => {
           ? t
           : undefined;
       },
-      30_000,
+      // A woken order's first failures may be its own (the worker's last calls were answered): it tries again after
+      // 2 s, then 4 s, before the rule says the warehouse is down and it waits. 90 s leaves a loaded machine room (30 s
+      // did not, in a full run beside three busy loops).
+      90_000,
       250,
-    );
+    ).catch(async (err: unknown) => {
+      const t = await tally(tenant);
+      const left = t.rows.filter((r) => r.status === 'pending' && r.waiting_for !== 'outage');
+      throw new Error(
+        `${(err as Error).message}; shipped ${t.shipped}, failed ${t.failed}, waiting for the outage ${t.outage}, ` +
+          `for the pause ${t.paused}; not waiting for the outage: ${left
+            .map((r) => `${r.order_id} (${r.waiting_for ?? 'not waiting'}${lostIds.has(r.order_id) ? ', lost' : ''})`)
+            .join(', ')}`,
+      );
+    });
     const marks = new Map(afterResume.rows.map((r) => [r.order_id, r.release_mark]));
     expect(
       lost.map((o) => marks.get(o.orderId)),
