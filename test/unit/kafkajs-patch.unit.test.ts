@@ -5,8 +5,9 @@
  * stopping consumer's fetchers no longer spin (found stopping a bridge while a broker was down: the process ran at
  * 100 % of a core and never exited, its shutdown deadline's timer starved), and a consumer stopped while its brokers
  * change (a node fenced) finishes stopping (found scaling a bridge in while a leader moved: it waited out its shutdown
- * deadline). An upgrade of kafkajs makes this fail, so the patch gets a look rather than
- * silently lapsing.
+ * deadline), and a consumer that crashed without leaving its group rejoins as the same member (found in the failover
+ * lane: the coordinator waited out the old member's session before any rebalance completed). An upgrade of kafkajs
+ * makes this fail, so the patch gets a look rather than silently lapsing.
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -31,6 +32,12 @@ describe("kafkajs's patch", () => {
     expect(code).toMatch(
       /if \(!this\.running\) \{[\s\S]*?await sleep\(NOT_RUNNING_FETCH_DELAY_MS\)[\s\S]*?return \[\]/,
     );
+  });
+
+  it('is applied: a consumer that crashed without leaving its group restarts as the member it was', () => {
+    const code = readFileSync(require.resolve('kafkajs/src/consumer/index.js'), 'utf8');
+    expect(code).toMatch(/rejoinAs = \(crashed && crashed\.memberId\) \|\| null/);
+    expect(code).toMatch(/if \(rejoinAs\) \{\s*consumerGroup\.memberId = rejoinAs/);
   });
 
   it('is applied: a fetch manager stopped while its brokers change stops, instead of starting new fetchers for ever', async () => {
