@@ -1,7 +1,7 @@
 /**
  * The one place that reads the environment. Every variable is validated here, so a bad value fails at start-up with a
  * message naming the variable and what was expected, never later at first use. The variables are declared by concern
- * in src/config/ — the service, Kafka, Temporal, PostgreSQL, the worker, status events out, the bridge, tracing,
+ * in src/config/ — the service, Kafka, Temporal, PostgreSQL, the worker, its continuous reconciliation, status events out, the bridge, tracing,
  * encryption, the CLI's servers, tenants' weights — each with its own checks over several of its variables; loadConfig reads them all
  * and reports every problem at once.
  */
@@ -13,6 +13,7 @@ import { shown } from './config/fields.js';
 import { kafkaSchema, kafkaSecurityProblems } from './config/kafka.js';
 import { databaseProblems, ledgerRetentionProblems, postgresSchema } from './config/postgres.js';
 import { processSchema } from './config/process.js';
+import { reconcileProblems, reconcileSchema } from './config/reconcile.js';
 import { statusSchema } from './config/status.js';
 import { tenantsSchema } from './config/tenants.js';
 import { temporalSchema, temporalSettings, type TemporalSettings } from './config/temporal-settings.js';
@@ -43,6 +44,7 @@ export const configSchema = {
   ...temporalSchema,
   ...postgresSchema,
   ...workerSchema,
+  ...reconcileSchema,
   ...statusSchema,
   ...bridgeSchema,
   ...encryptionSchema,
@@ -58,6 +60,7 @@ const CROSS_FIELD_CHECKS: ((c: Partial<Config>, invalid: ReadonlySet<string>) =>
   kafkaSecurityProblems,
   tracingProblems,
   workerTuningProblems,
+  reconcileProblems,
   codecServerProblems,
 ];
 

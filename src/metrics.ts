@@ -2,6 +2,7 @@
  * Prometheus metrics, prefix `fulfilment_`. The names and labels are part of the external contract once
  * released (docs/observability.md lists them; dashboards and alert rules read them): add, never rename. Each process (or test) makes its own registry.
  */
+import { createReconcileMetrics, type ReconcileMetrics } from './reconcile-metrics.js';
 import { MAX_TENANT_LABELS } from './tenants/tenant-label.js';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
@@ -122,6 +123,8 @@ export interface Metrics {
   statusRelayFailures: Counter<'topic' | 'dependency'>;
   /** Sent status-outbox rows deleted by the retention schedule, across tenants. */
   statusOutboxPruned: Counter<string>;
+  /** The worker's continuous reconciliation: mismatches and unseen parts of its last complete pass, its staleness. */
+  reconcile: ReconcileMetrics;
 }
 
 /** Distinct `field` labels of fulfilment_unknown_fields_total per process; later names count as `other`. */
@@ -361,6 +364,7 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}): Metrics 
       help: 'Sent status-outbox rows deleted by retention, across tenants.',
       registers,
     }),
+    reconcile: createReconcileMetrics(registers),
   };
 }
 

@@ -1,8 +1,9 @@
 /**
  * What runs beside the Temporal worker in the same process, each stopped after the worker has drained: the shipment
- * resumer (wakes orders waiting for the warehouse) and the status relay with its lag gauge.
+ * resumer (wakes orders waiting for the warehouse), the status relay with its lag gauge, and the continuous
+ * reconciliation (read-only passes of `fulfilment reconcile`, as metrics).
  */
-import type { Db } from '../db.js';
+import { createDb, type Db } from '../db.js';
 import { createKafka } from '../kafka/client.js';
 import { createSender } from '../kafka/sender.js';
 import type { Lifecycle } from '../lifecycle.js';
@@ -11,6 +12,7 @@ import { watchStatusRelayLag } from '../status-events/relay-lag.js';
 import { startStatusRelay } from '../status-events/relay.js';
 import { runtimeConnection } from '../store/connection.js';
 import type { WarehouseClient } from '../warehouse/client.js';
+import { reconcileIntervalMs, startContinuousReconcile } from './continuous-reconcile.js';
 import { startShipmentResumer } from './shipment-resumer.js';
 
 /** Wakes orders waiting for the warehouse: one probe at a time while it is down, paced once it answers. */
@@ -62,4 +64,28 @@ export function startRelay({ config, logger, metrics, tracing }: RoleContext, pr
     'status relay lag gauge',
     watchStatusRelayLag(probeDb, config.STATUS_TOPIC, metrics, relayLogger, config.STATUS_RELAY_POLL_MS),
   );
+}
+
+/**
+ * The continuous reconciliation (src/worker/continuous-reconcile.ts) on a one-connection pool and a Kafka client of
+ * its own, so its reads never wait behind, or hold up, the activities' connections or the relay's producer.
+ */
+export function startReconciler({ config, logger, metrics, client }: RoleContext, life: Lifecycle): void {
+  if (reconcileIntervalMs(config) === 0) {
+    metrics.reconcile.interval.set(0);
+    return;
+  }
+  const reconcileLogger = logger.child({ component: 'reconcile' });
+  const db = createDb(runtimeConnection(config), 1);
+  life.defer('reconcile pool', () => db.end());
+  const kafka = createKafka(config, reconcileLogger, { clientId: `${config.KAFKA_CLIENT_ID}-reconcile` });
+  const reconciler = startContinuousReconcile({
+    config,
+    kafka,
+    db,
+    client,
+    metrics: metrics.reconcile,
+    logger: reconcileLogger,
+  });
+  life.defer('continuous reconciliation', () => reconciler.stop());
 }

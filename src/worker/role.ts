@@ -1,7 +1,8 @@
 /**
  * The worker role: the Temporal worker that runs the order workflows and their activities. It connects to Temporal,
  * waits until PostgreSQL answers as the runtime role with the schema this code needs, keeps the retention
- * schedules in step with its configuration, and polls its task queue. It returns its lifecycle (what to stop), and a
+ * schedules in step with its configuration, and polls its task queue; beside it run the shipment resumer, the status
+ * relay and the continuous reconciliation (src/worker/beside-worker.ts). It returns its lifecycle (what to stop), and a
  * promise that resolves if the worker stops for good on its own (the process must then exit non-zero). Loaded only by
  * a process that runs the role (src/app.ts), so a bridge-only process never loads the worker SDK, pg or activities.
  */
@@ -16,7 +17,7 @@ import { migrationFiles } from '../store/migrate.js';
 import { checkRuntimeRole, checkSchema, permanentDatabaseFailure } from '../store/runtime-role.js';
 import { connectNative } from '../temporal.js';
 import { watchOrdersNeedingAttention } from './attention-gauges.js';
-import { startRelay, startResumer } from './beside-worker.js';
+import { startReconciler, startRelay, startResumer } from './beside-worker.js';
 import { createEffects } from './effects.js';
 import { ensureLedgerRetentionSchedule } from './ledger-retention-schedule.js';
 import { ensureStatusOutboxRetentionSchedule } from './status-outbox-retention-schedule.js';
@@ -25,7 +26,7 @@ import { takePlace, workerVersion } from './worker-version.js';
 
 /**
  * Starts the role in named steps, each registering how to stop what it started: stop() undoes them last first
- * (the worker's drain, then the shipment resumer and the relay — which publishes what the drain committed — then the
+ * (the worker's drain, then the reconciliation, the shipment resumer and the relay — which publishes what the drain committed — then the
  * effects' clients, the pools, the connection).
  */
 export async function startWorkerRole(
@@ -48,6 +49,7 @@ export async function startWorkerRole(
     // Started before the worker runs, so they stop after it has drained.
     if (ctx.config.STATUS_RELAY) startRelay(ctx, probeDb, life);
     startResumer(ctx, probeDb, effects.warehouse, life);
+    startReconciler(ctx, life);
     const failed = runWorker(ctx, worker, connection, life);
     const routing = await takePlace(ctx, connection.native, version, life);
     return { worker, connection: connection.native, db, failed, lifecycle: life, takesNewRuns: routing.takesNewRuns };

@@ -7,8 +7,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import type { ReportJson } from '../../src/reconcile/report.js';
-import { caughtUp, endOffsets, events, recordsOn, waitFor } from '../support/harness.js';
-import { reconcileCase, type ReconcileCase } from '../support/reconcile.js';
+import { caughtUp, events, recordsOn, waitFor } from '../support/harness.js';
+import { reconcileCase, skipStretch, type ReconcileCase } from '../support/reconcile.js';
 import { cliOf } from '../support/operator.js';
 
 describe('reconcile: records skipped past the committed offsets', () => {
@@ -39,16 +39,7 @@ describe('reconcile: records skipped past the committed offsets', () => {
     await waitFor('the bridge caught up', () =>
       caughtUp(c.s.admin, c.s.config.CONSUMER_GROUP, c.s.config.ORDERS_TOPIC),
     );
-    await bridge.stop();
-    await c.s.produce(skipped.map((order, i) => ({ partition: i, value: events.placed(c.tenant, order) })));
-    // What an operator does to skip a stretch: the group's offsets set past it, with the admin API, the group empty.
-    const ends = await endOffsets(c.s.admin, c.s.config.ORDERS_TOPIC);
-    await c.s.admin.setOffsets({
-      groupId: c.s.config.CONSUMER_GROUP,
-      topic: c.s.config.ORDERS_TOPIC,
-      partitions: [...ends].map(([partition, offset]) => ({ partition, offset: offset.toString() })),
-    });
-    await c.s.startInstance({ roles: { worker: false, bridge: true } });
+    await skipStretch(c, bridge, skipped);
     await c.s.produce([{ partition: 0, value: events.placed(c.tenant, 'after') }]);
     await shipped('after');
     await waitFor('the bridge caught up', () =>

@@ -1,9 +1,10 @@
 /**
- * What the reconciler's tests share: a check's mismatches as `<kind> <order>` lines, easy to compare; and a scenario
- * with its tenant and window, with `fulfilment reconcile` run over them.
+ * What the reconciler's tests share: a check's mismatches as `<kind> <order>` lines, easy to compare; a scenario
+ * with its tenant and window, with `fulfilment reconcile` run over them; and a stretch of records skipped in life.
  */
+import type { App } from '../../src/app.js';
 import type { CheckResult } from '../../src/reconcile/mismatch.js';
-import { scenario, type Scenario } from './harness.js';
+import { endOffsets, events, scenario, type Scenario } from './harness.js';
 import { cliOf, type CliRun } from './operator.js';
 
 export function kinds(result: Pick<CheckResult, 'mismatches'>): string[] {
@@ -29,4 +30,21 @@ export async function reconcileCase(name: string): Promise<ReconcileCase> {
     since,
     reconcile: (...more) => cliOf(s)('reconcile', '--since', since, '--tenant', tenant, '--settle', '0s', ...more),
   };
+}
+
+/**
+ * Records skipped the way it happens in life: with `bridge` stopped, one placement per order is published (order i on
+ * partition i) and the consumer group's offsets are set past them with Kafka's admin API (an operator skipping a bad
+ * stretch: the group empty); then a bridge starts again, which nothing else notices. Returns the new bridge.
+ */
+export async function skipStretch(c: ReconcileCase, bridge: App, orders: readonly string[]): Promise<App> {
+  await bridge.stop();
+  await c.s.produce(orders.map((order, i) => ({ partition: i, value: events.placed(c.tenant, order) })));
+  const ends = await endOffsets(c.s.admin, c.s.config.ORDERS_TOPIC);
+  await c.s.admin.setOffsets({
+    groupId: c.s.config.CONSUMER_GROUP,
+    topic: c.s.config.ORDERS_TOPIC,
+    partitions: [...ends].map(([partition, offset]) => ({ partition, offset: offset.toString() })),
+  });
+  return c.s.startInstance({ roles: { worker: false, bridge: true } });
 }

@@ -1,0 +1,110 @@
+/**
+ * The continuous reconciliation without a stack: its settings (defaults, each bad value named with what was expected,
+ * the window that must cover the interval), the window a pass reads, and what a complete pass does to the metrics
+ * and the log (every kind and check set, 0 where none; one warn line per mismatch naming the order and each side).
+ */
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { createMetrics, metricValue } from '../../src/metrics.js';
+import { emptyResult } from '../../src/reconcile/mismatch.js';
+import type { PassReport } from '../../src/reconcile/pass.js';
+import { passWindow, recordPass, reconcileIntervalMs } from '../../src/worker/continuous-reconcile.js';
+import { configFailure } from '../support/config-failure.js';
+
+describe('continuous reconciliation settings', () => {
+  it('is on by default: every 5 minutes over the last hour, judged a minute behind now', () => {
+    const c = loadConfig({});
+    expect([c.RECONCILE_INTERVAL, c.RECONCILE_WINDOW, c.RECONCILE_SETTLE]).toEqual(['5m', '1h', '1m']);
+    expect(reconcileIntervalMs(c)).toBe(300_000);
+    const w = passWindow(c, Date.parse('2026-12-07T12:00:00Z'));
+    expect([w.since.toISOString(), w.until.toISOString(), w.settleMs]).toEqual([
+      '2026-12-07T11:00:00.000Z',
+      '2026-12-07T11:59:00.000Z',
+      60_000,
+    ]);
+  });
+
+  it('RECONCILE_INTERVAL=0 turns it off; seconds are allowed', () => {
+    expect(reconcileIntervalMs(loadConfig({ RECONCILE_INTERVAL: '0' }))).toBe(0);
+    expect(reconcileIntervalMs(loadConfig({ RECONCILE_INTERVAL: '30s' }))).toBe(30_000);
+    expect(passWindow(loadConfig({ RECONCILE_SETTLE: '0' }), 5_000_000).until.getTime()).toBe(5_000_000);
+  });
+
+  it('names each bad value and what was expected', () => {
+    const msg = configFailure({ RECONCILE_INTERVAL: 'often', RECONCILE_WINDOW: '0', RECONCILE_SETTLE: '500ms' });
+    expect(msg).toContain(
+      'RECONCILE_INTERVAL="often" is invalid: expected a duration of at least 1s such as 30s, 5m or 1h, or 0 (no continuous reconciliation)',
+    );
+    expect(msg).toContain('RECONCILE_WINDOW="0" is invalid: expected a duration of at least 1s such as 30s, 5m or 1h');
+    expect(msg).toContain('RECONCILE_SETTLE="500ms" is invalid');
+  });
+
+  it('refuses a window that, less the settle time, is shorter than the interval', () => {
+    const msg = configFailure({ RECONCILE_INTERVAL: '15m', RECONCILE_WINDOW: '15m', RECONCILE_SETTLE: '1m' });
+    expect(msg).toContain(
+      'RECONCILE_WINDOW=15m less RECONCILE_SETTLE=1m is shorter than RECONCILE_INTERVAL=15m: records would fall between passes',
+    );
+    expect(() => loadConfig({ RECONCILE_INTERVAL: '0', RECONCILE_WINDOW: '1m', RECONCILE_SETTLE: '1m' })).not.toThrow();
+  });
+});
+
+describe('a complete pass as metrics and log lines', () => {
+  const report = (): PassReport => {
+    const skipped = emptyResult('skipped');
+    const sides = [
+      { source: 'orders topic', state: 'OrderPlaced e-7' },
+      { source: 'ledger', state: 'absent' },
+    ];
+    skipped.mismatches.push({ kind: 'skipped', tenantId: 't-1', orderId: 'o-7', at: '0:12', sides });
+    const shipments = emptyResult('shipments');
+    shipments.unseen.push({ check: 'shipments', what: 'tenant t-1: warehouse unreachable; nothing compared' });
+    return {
+      since: new Date(0),
+      until: new Date(1000),
+      tenants: ['t-1'],
+      tenantsFrom: 'window',
+      results: [skipped, emptyResult('runs'), shipments, emptyResult('status')],
+    };
+  };
+
+  it('sets every kind and check, 0 where none, the time of the pass, and logs each mismatch at warn', async () => {
+    const metrics = createMetrics();
+    const lines: Record<string, unknown>[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _e, done) {
+        lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>);
+        done();
+      },
+    });
+    metrics.reconcile.mismatches.set({ kind: 'run-missing' }, 4);
+    recordPass(report(), metrics.reconcile, pino(sink), 1_700_000_000_000);
+    const value = (name: string, labels: Record<string, string> = {}) =>
+      metricValue(metrics.registry, `fulfilment_reconcile_${name}`, labels);
+    expect(await value('mismatches', { kind: 'skipped' })).toBe(1);
+    expect(await value('mismatches', { kind: 'run-missing' })).toBe(0);
+    expect(await value('unseen', { check: 'shipments' })).toBe(1);
+    expect(await value('unseen', { check: 'status' })).toBe(0);
+    expect(await value('last_complete_pass_timestamp_seconds')).toBe(1_700_000_000);
+    const json = await metrics.registry.getSingleMetric('fulfilment_reconcile_mismatches')!.get();
+    expect(json.values.map((v) => v.labels.kind).sort()).toEqual(
+      [
+        'lines-differ',
+        'run-missing',
+        'run-open-for-closed',
+        'shipment-missing',
+        'shipment-unexpected',
+        'skipped',
+        'status-missing-on-topic',
+        'status-unpublished',
+      ].sort(),
+    );
+    const mismatch = lines.find((l) => l.kind === 'skipped')!;
+    expect(mismatch).toMatchObject({ level: 40, tenantId: 't-1', orderId: 'o-7', at: '0:12' });
+    expect(mismatch.msg).toBe(
+      'reconcile mismatch: skipped t-1/o-7 at 0:12: orders topic: OrderPlaced e-7; ledger: absent',
+    );
+    expect(lines.find((l) => l.check === 'shipments')).toMatchObject({ level: 40 });
+  });
+});
