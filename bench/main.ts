@@ -204,7 +204,7 @@ async function runKind(kind: string): Promise<KindRun> {
     say,
     progress,
   };
-  const concurrency = bridgeConcurrency(config, config.ORDERS_TOPIC_PARTITIONS);
+  const concurrency = bridgeConcurrency(config);
   say(
     `== ${label}: ${runs}; ${ORDERS} orders × ${REPS} reps; raw loop at ${concurrency} in flight (the bridge's on ${config.ORDERS_TOPIC_PARTITIONS} partitions)`,
   );

@@ -97,6 +97,14 @@ export interface Metrics {
    * exporter's fulfilment_consumer_lag_oldest_age_seconds is the one to alert on.
    */
   oldestUnprocessedAge: Gauge<'group' | 'topic' | 'partition'>;
+  /**
+   * Per tenant (the BRIDGE_TENANT_METRIC_LABELS busiest by name, the rest `other`: src/tenants/tenant-label.ts), the
+   * age in seconds, by its Kafka timestamp, of the oldest record this bridge has read and not yet handed over; 0 when
+   * none. In-process, like oldestUnprocessedAge: blind to what no bridge has read.
+   */
+  tenantOldestWaiting: Gauge<'tenant'>;
+  /** Per tenant (labels as tenantOldestWaiting), this bridge's hand-overs (signal-with-start calls) in flight now. */
+  tenantDeliveriesInFlight: Gauge<'tenant'>;
   /** Seconds from the event's occurredAt to when the worker applied it (applied events only). */
   processingDelay: Histogram<'type'>;
   /** Circuit breaker state per dependency: 0 closed, 1 half-open, 2 open. */
@@ -303,6 +311,18 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}): Metrics 
       name: 'fulfilment_oldest_unprocessed_message_age_seconds',
       help: "Age of the oldest message this bridge fetched but has not committed, per consumer group and partition. In-process only: 0 between batches and after a drain, absent while no bridge runs, blind to backlog no bridge fetched; alert on the lag exporter's fulfilment_consumer_lag_oldest_age_seconds.",
       labelNames: ['group', 'topic', 'partition'],
+      registers,
+    }),
+    tenantOldestWaiting: new Gauge({
+      name: 'fulfilment_tenant_oldest_waiting_seconds',
+      help: 'Per tenant (the busiest by name, the rest "other"), age by Kafka timestamp of the oldest record this bridge has read and not yet handed over; 0 when none.',
+      labelNames: ['tenant'],
+      registers,
+    }),
+    tenantDeliveriesInFlight: new Gauge({
+      name: 'fulfilment_tenant_deliveries_in_flight',
+      help: 'Per tenant (the busiest by name, the rest "other"), hand-overs to Temporal this bridge has in flight now.',
+      labelNames: ['tenant'],
       registers,
     }),
     processingDelay: new Histogram({

@@ -2,14 +2,15 @@
  * The bridge: a thin consumer that hands each order event to its order's workflow and commits the offset only
  * after Temporal accepted it. No business logic lives here. This file holds its options, start and stop; one
  * record's path is record-pipeline.ts (classify → route → dedupe hint → deliver → dead-letter), one partition's
- * batches are partition-run.ts (lanes, offsets, commits, parking), and group membership is the Kafka port's
+ * read-ahead window is partition-run.ts (lanes, offsets, commits, parking), and group membership is the Kafka port's
  * consumer supervisor (src/kafka/consumer-supervisor.ts).
  *
- * Within a partition, records run in lanes by order (lanes.ts): one slow order does not hold up the others, one
- * order's events stay in partition order, and no record starts more than `maxInFlight` records past the oldest
- * unfinished one. At most `maxDeliveries` signal-with-start calls are in flight over all partitions, so one busy
- * partition may use every slot and six share them. What is held in memory is bounded by the fetch sizes
- * (`maxBytesPerPartition`, `maxBytes`): a fetch's records are all the bridge holds, and the next fetch waits for them.
+ * Within a partition, the records read and not yet finished (the read-ahead, at most `readAhead.records` records and
+ * `readAhead.bytes` bytes from the oldest unfinished one, across fetches) run in lanes by order (lanes.ts): one slow
+ * order does not hold up the others, one order's events stay in partition order. At most `maxDeliveries`
+ * signal-with-start calls are in flight over all partitions, and a freed slot goes to the tenant whose turn it is by
+ * the tenants' weights (fair-slots.ts): a tenant's backlog does not stand in front of another tenant's orders, and a
+ * tenant alone gets every slot. What is held in memory is bounded by the read-ahead plus one fetch per partition.
  */
 import { EventEmitter } from 'node:events';
 import { LRUCache } from 'lru-cache';
@@ -23,7 +24,7 @@ import { AccessRefusedError } from '../errors.js';
 import type { PayloadKeys } from '../codec/keys.js';
 import { Abandoned, BackoffGate, DelaySequence } from './backoff-gate.js';
 import type { OrderStarter } from './order-starter.js';
-import { PartitionRun } from './partition-run.js';
+import { PartitionRun, type PartitionRunOptions } from './partition-run.js';
 import {
   processOrderEvents,
   processRecord,
@@ -32,12 +33,19 @@ import {
   type PipelineMetrics,
 } from './record-pipeline.js';
 import type { Tracer } from '@opentelemetry/api';
+import { DEFAULT_TENANT_LABELS, TenantLabels } from '../tenants/busiest-tenant-labels.js';
+import { publishTenantGauges } from './tenant-gauges.js';
+import type { TenantWeightOf } from '../tenants/weights.js';
+import { FairSlots } from './fair-slots.js';
 import { traceRecord, traceRecords } from './record-span.js';
 
 export type { TransientRetry } from '../retry-policies.js';
 
-export const DEFAULT_LANES = 32;
 export const DEFAULT_MAX_DELIVERIES = 32;
+/** Per partition, most records from the oldest unfinished one through one that may start (BRIDGE_READ_AHEAD_RECORDS). */
+export const DEFAULT_READ_AHEAD_RECORDS = 2000;
+/** Per partition, most bytes of record values from the oldest unfinished one through one that may start. */
+export const DEFAULT_READ_AHEAD_BYTES = 2 * 1024 * 1024;
 export const DEFAULT_PARTITIONS_CONCURRENTLY = 4;
 /** Most events of one order handed over in one signal by default (BRIDGE_COALESCE_MAX_EVENTS). */
 export const DEFAULT_COALESCE_MAX_EVENTS = 100;
@@ -48,31 +56,11 @@ export const DEFAULT_COALESCE_MAX_EVENTS = 100;
 export const COALESCE_MAX_BYTES = 256 * 1024;
 
 /**
- * Signal-with-start calls one bridge keeps in flight on a topic of `partitions` partitions (all assigned to it):
- * lanes × partitions consumed at once, capped by the delivery slots.
+ * Signal-with-start calls one bridge keeps in flight on a topic of `partitions` partitions (all assigned to it): every
+ * order read has a lane of its own, so the delivery slots are the bound whatever the partitions.
  */
-export function bridgeConcurrency(
-  c: { BRIDGE_LANES: number; BRIDGE_MAX_DELIVERIES: number },
-  partitions: number,
-): number {
-  return Math.min(c.BRIDGE_MAX_DELIVERIES, c.BRIDGE_LANES * Math.min(partitions, DEFAULT_PARTITIONS_CONCURRENTLY));
-}
-
-/** A FIFO of `n` slots: `run` waits for one, holds it while `work` runs. */
-export function slots(n: number): <T>(work: () => Promise<T>) => Promise<T> {
-  let free = Math.max(1, n);
-  const waiting: (() => void)[] = [];
-  return async (work) => {
-    if (free > 0) free -= 1;
-    else await new Promise<void>((resolve) => waiting.push(resolve));
-    try {
-      return await work();
-    } finally {
-      const next = waiting.shift();
-      if (next) next();
-      else free += 1;
-    }
-  };
+export function bridgeConcurrency(c: { BRIDGE_MAX_DELIVERIES: number }): number {
+  return c.BRIDGE_MAX_DELIVERIES;
 }
 
 export interface BridgeOptions {
@@ -88,14 +76,28 @@ export interface BridgeOptions {
   groupId: string;
   starter: OrderStarter;
   logger: Logger;
-  metrics: Pick<Metrics, 'failures' | 'oldestUnprocessedAge' | 'parkedBudget' | 'partitionParkedSeconds' | 'retries'> &
+  metrics: Pick<
+    Metrics,
+    | 'failures'
+    | 'oldestUnprocessedAge'
+    | 'parkedBudget'
+    | 'partitionParkedSeconds'
+    | 'retries'
+    | 'tenantOldestWaiting'
+    | 'tenantDeliveriesInFlight'
+  > &
     PipelineMetrics;
-  /** Concurrent lanes per partition; events of one order always share a lane. Default 32. */
-  lanes?: number;
-  /** Signal-with-start calls in flight at once over all partitions (a FIFO of slots). Default 32. */
+  /** Signal-with-start calls in flight at once over all partitions, shared by the tenants' weights. Default 32. */
   maxDeliveries?: number;
-  /** Per partition, most records past the oldest unfinished one that may be started. Default 500. */
-  maxInFlight?: number;
+  /** Each tenant's weight in the delivery slots' shares (src/tenants/weights.ts). Default: 1 for every tenant. */
+  weightOf?: TenantWeightOf;
+  /**
+   * Per partition, most records and bytes from the oldest unfinished record through one that may start (the
+   * read-ahead). Default 2000 records, 2 MiB.
+   */
+  readAhead?: { records?: number; bytes?: number };
+  /** Most tenants named in the per-tenant metrics (the busiest); the rest are `other`. Default 20. */
+  tenantLabels?: number;
   /** Most bytes fetched per partition at a time; bounds memory. Default 128 KiB. */
   maxBytesPerPartition?: number;
   /** Most bytes one fetch returns over all partitions; bounds memory. Default 512 KiB. */
@@ -164,7 +166,8 @@ export function createBridge(opts: BridgeOptions): Bridge {
   const stopping = new AbortController();
   const events = new EventEmitter<BridgeEvents>();
   const sender = createSender(opts.senderKafka ?? opts.kafka);
-  const slot = slots(opts.maxDeliveries ?? DEFAULT_MAX_DELIVERIES);
+  const slots = new FairSlots(opts.maxDeliveries ?? DEFAULT_MAX_DELIVERIES, opts.weightOf ?? (() => 1));
+  const tenantLabels = new TenantLabels(opts.tenantLabels ?? DEFAULT_TENANT_LABELS);
   const parkedBudgetMs = opts.parkedBudgetMs ?? 300_000;
   /** Set once Temporal refused this client for good: nothing more is delivered, the records stay uncommitted. */
   let refused: AccessRefusedError | undefined;
@@ -183,12 +186,14 @@ export function createBridge(opts: BridgeOptions): Bridge {
   };
   const deps: PipelineDeps = {
     starter: {
-      deliver: (event) =>
+      deliver: (events, signal) =>
         refused
           ? Promise.reject(new Abandoned(refused.message))
-          : slot(() => opts.starter.deliver(event)).catch((err: unknown) =>
-              err instanceof AccessRefusedError ? refuse(err) : Promise.reject(err as Error),
-            ),
+          : slots
+              .run(events[0]!.tenantId, signal, () => opts.starter.deliver(events))
+              .catch((err: unknown) =>
+                err instanceof AccessRefusedError ? refuse(err) : Promise.reject(err as Error),
+              ),
     },
     recordRetry: { ...retry, budgetMs: opts.recordRetryBudgetMs ?? 300_000 },
     hint: new LRUCache<string, true>({ max: opts.dedupeHintSize ?? 10_000 }),
@@ -200,8 +205,20 @@ export function createBridge(opts: BridgeOptions): Bridge {
     log,
   };
   const partitions = new Map<number, PartitionRun>();
-  /** Batches running now; stop() waits for them so their final commits happen before the group is left. */
-  const active = new Set<Promise<void>>();
+  const runOptions: PartitionRunOptions = {
+    readAhead: {
+      records: Math.max(1, opts.readAhead?.records ?? DEFAULT_READ_AHEAD_RECORDS),
+      bytes: Math.max(1, opts.readAhead?.bytes ?? DEFAULT_READ_AHEAD_BYTES),
+    },
+    commitIntervalMs: opts.commitIntervalMs ?? 1000,
+    stopping: stopping.signal,
+    process: (r, ctx) => traceRecord(opts.tracer, groupId, r, () => processRecord(r, deps, ctx)),
+    // Lanes group only records of one order (laneKey), so a group is always one order's events.
+    processGroup: (rs, ctx) =>
+      traceRecords(opts.tracer, groupId, rs, () => processOrderEvents(rs as OrderEventRecord[], deps, ctx)),
+    coalesce: { maxEvents: opts.coalesceMaxEvents ?? DEFAULT_COALESCE_MAX_EVENTS, maxBytes: COALESCE_MAX_BYTES },
+    log,
+  };
   let ageTimer: NodeJS.Timeout | undefined;
   let stopped: Promise<void> | undefined;
 
@@ -217,27 +234,11 @@ export function createBridge(opts: BridgeOptions): Bridge {
     restartDelays: new DelaySequence(retry),
     stopping: stopping.signal,
     onBatch: async (batch) => {
-      // Nothing is begun once stopping: the records stay uncommitted for whoever owns the partition next.
+      // Nothing is read once stopping: the records stay uncommitted for whoever owns the partition next.
       if (stopping.signal.aborted) return;
-      const work = partitionRun(batch.partition).runBatch(batch, {
-        lanes: opts.lanes ?? DEFAULT_LANES,
-        maxInFlight: Math.max(1, opts.maxInFlight ?? 500),
-        commitIntervalMs: opts.commitIntervalMs ?? 1000,
-        heartbeatIntervalMs: consumer.heartbeatIntervalMs,
-        stopping: stopping.signal,
-        process: (r, ctx) => traceRecord(opts.tracer, groupId, r, () => processRecord(r, deps, ctx)),
-        // Lanes group only records of one order (laneKey), so a group is always one order's events.
-        processGroup: (rs, ctx) =>
-          traceRecords(opts.tracer, groupId, rs, () => processOrderEvents(rs as OrderEventRecord[], deps, ctx)),
-        coalesce: { maxEvents: opts.coalesceMaxEvents ?? DEFAULT_COALESCE_MAX_EVENTS, maxBytes: COALESCE_MAX_BYTES },
-        log,
-      });
-      active.add(work);
-      try {
-        await work;
-      } finally {
-        active.delete(work);
-      }
+      // Read into the partition's window; its records run after this returns, so kafkajs fetches on meanwhile.
+      partitionRun(batch.partition).accept(batch);
+      return Promise.resolve();
     },
     events: {
       joined(assigned) {
@@ -307,6 +308,7 @@ export function createBridge(opts: BridgeOptions): Bridge {
           commit: gate('commit', partition, park),
         },
         consumer,
+        runOptions,
       );
       partitions.set(partition, p);
     }
@@ -318,6 +320,7 @@ export function createBridge(opts: BridgeOptions): Bridge {
   /** Per partition: the age of its oldest fetched but unfinished record, and how long it has been parked. */
   function publishGauges(): void {
     const now = Date.now();
+    publishTenantGauges(now, partitions.values(), slots, tenantLabels, metrics);
     for (const [partition, run] of partitions) {
       const labels = { group: groupId, topic, partition: String(partition) };
       const oldest = run.tracker.oldestPendingTimestamp();
@@ -375,11 +378,11 @@ export function createBridge(opts: BridgeOptions): Bridge {
       stopped ??= (async () => {
         stopping.abort();
         if (ageTimer) clearInterval(ageTimer);
-        for (const p of partitions.values()) p.dispose();
         consumer.pauseAll();
         // Each step is logged: a stop that outlasts its deadline says where it waited.
-        log.info({ batches: active.size }, 'bridge stopping: settling the running batches');
-        await Promise.allSettled([...active]);
+        log.info({ partitions: partitions.size }, "bridge stopping: settling the partitions' running records");
+        await Promise.allSettled([...partitions.values()].map((p) => p.settle()));
+        for (const p of partitions.values()) p.dispose();
         log.info('bridge stopping: leaving the consumer group');
         await consumer
           .disconnect()

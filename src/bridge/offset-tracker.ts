@@ -62,7 +62,18 @@ export class OffsetTracker {
     return this.queue.length;
   }
 
-  /** Forgets everything (the partition was revoked or the batch abandoned). */
+  /**
+   * Forgets the records begun and not committed past (they are refetched from the returned offset, the oldest
+   * unfinished one); the commit position stays. Undefined when nothing was begun past it.
+   */
+  forgetUnfinished(): string | undefined {
+    const from = this.queue[0]?.offset;
+    this.queue = [];
+    this.byOffset.clear();
+    return from?.toString();
+  }
+
+  /** Forgets everything (the partition was revoked). */
   reset(): void {
     this.queue = [];
     this.byOffset.clear();

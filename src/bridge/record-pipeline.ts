@@ -30,7 +30,7 @@ import type { ConsumedRecord, RecordSender } from '../kafka/records.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import { eventIds, type OrderEvent } from '../order.js';
-import type { OrderStarter, StartOutcome } from './order-starter.js';
+import type { StartOutcome } from './order-starter.js';
 import { DelaySequence, sleepOrAbandon, type TransientRetry } from './backoff-gate.js';
 
 /** The metrics the pipeline counts. */
@@ -69,8 +69,16 @@ export interface DedupeHint {
   set(key: string, value: true): unknown;
 }
 
+/**
+ * Hands one order's events to its workflow (an OrderStarter behind the bridge's delivery slots); a wait for a slot
+ * is given up with Abandoned when `signal` aborts.
+ */
+export interface Deliverer {
+  deliver(events: readonly OrderEvent[], signal: AbortSignal): Promise<StartOutcome>;
+}
+
 export interface PipelineDeps {
-  starter: OrderStarter;
+  starter: Deliverer;
   hint: DedupeHint;
   sender: RecordSender;
   dlqTopic: string;
@@ -267,7 +275,7 @@ export async function deliver(
             'delivering event to order workflow',
           );
         }
-        return deps.starter.deliver(events).catch((err: unknown) => {
+        return deps.starter.deliver(events, ctx.signal).catch((err: unknown) => {
           firstFailureAt ??= new Date();
           throw err;
         });

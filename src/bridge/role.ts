@@ -17,7 +17,7 @@ import { waitForDependency } from '../startup.js';
 import { connectTemporal, temporalClient } from '../temporal.js';
 import { workflowSettings } from '../workflow-settings.js';
 import { tenantWeights } from '../tenants/weights.js';
-import { createBridge, type Bridge } from './bridge.js';
+import { createBridge, DEFAULT_READ_AHEAD_RECORDS, type Bridge } from './bridge.js';
 import { createLateEventRecorder } from './late-events.js';
 import { createOrderStarter, type OrderStarter } from './order-starter.js';
 import { Lifecycle } from '../lifecycle.js';
@@ -143,10 +143,16 @@ function createOrderBridge(
     createOutcomeReporter({ logger, metrics }),
   );
   const takesNewRuns = opts.workerTakesNewRuns;
+  const weightOf = tenantWeights(config);
   const starter = createOrderStarter(client, config.TEMPORAL_TASK_QUEUE, workflowSettings(config), late, {
     eager: eager && takesNewRuns ? takesNewRuns : eager,
-    weightOf: tenantWeights(config),
+    weightOf,
   });
+  if (config.BRIDGE_LANES !== undefined)
+    logger.warn(
+      { BRIDGE_LANES: config.BRIDGE_LANES },
+      'BRIDGE_LANES is no longer used: every order has a lane of its own; BRIDGE_MAX_DELIVERIES bounds the calls in flight',
+    );
   return createBridge({
     kafka: kafka.consumer,
     senderKafka: kafka.sender,
@@ -156,9 +162,13 @@ function createOrderBridge(
     starter: opts.wrapStarter ? opts.wrapStarter(starter) : starter,
     logger,
     metrics,
-    lanes: config.BRIDGE_LANES,
-    maxInFlight: config.BRIDGE_MAX_IN_FLIGHT,
     maxDeliveries: config.BRIDGE_MAX_DELIVERIES,
+    weightOf,
+    readAhead: {
+      records: config.BRIDGE_READ_AHEAD_RECORDS ?? config.BRIDGE_MAX_IN_FLIGHT ?? DEFAULT_READ_AHEAD_RECORDS,
+      bytes: config.BRIDGE_READ_AHEAD_BYTES,
+    },
+    tenantLabels: config.BRIDGE_TENANT_METRIC_LABELS,
     coalesceMaxEvents: config.BRIDGE_COALESCE_MAX_EVENTS,
     maxBytesPerPartition: config.BRIDGE_MAX_BYTES_PER_PARTITION,
     maxBytes: config.BRIDGE_MAX_BYTES,

@@ -4,11 +4,14 @@ import { booleanFlag, positiveInt } from './fields.js';
 
 export const bridgeSchema = {
   /**
-   * Concurrent lanes per partition in the bridge; events of one order always share a lane. As many as
-   * BRIDGE_MAX_DELIVERIES, so one partition with many orders keeps as many calls in flight as six.
+   * No longer used: every order read has a lane of its own, and the delivery slots (BRIDGE_MAX_DELIVERIES) bound the
+   * calls in flight. Still accepted, so that a deployment that sets it starts.
    */
-  BRIDGE_LANES: positiveInt.default(32),
-  /** Signal-with-start calls one bridge has in flight at once, over all its partitions (lanes × partitions are capped by it). */
+  BRIDGE_LANES: positiveInt.optional(),
+  /**
+   * Signal-with-start calls one bridge has in flight at once, over all its partitions; while more wait, a freed one
+   * goes to the tenant whose turn it is by the tenants' weights (TENANT_WEIGHTS).
+   */
   BRIDGE_MAX_DELIVERIES: positiveInt.default(32),
   /**
    * Most events of one order, queued together in its lane, that the bridge hands over in one signal (a list on the
@@ -41,10 +44,18 @@ export const bridgeSchema = {
     .max(300_000, 'milliseconds, 6000–300000')
     .default(30_000),
   /**
-   * Per partition, most records the bridge may start past the oldest unfinished one: finished records behind a
-   * slow one cannot be committed, so this bounds what a crash redelivers and how far lanes run ahead.
+   * Per partition, most records the bridge reads ahead: a record may start only within this many records of the
+   * oldest unfinished one (and within BRIDGE_READ_AHEAD_BYTES). Finished records behind a slow one cannot be
+   * committed, so this bounds what a crash redelivers, and it is how far past one tenant's backlog the bridge reads
+   * to reach other tenants' orders.
    */
-  BRIDGE_MAX_IN_FLIGHT: positiveInt.default(500),
+  BRIDGE_READ_AHEAD_RECORDS: positiveInt.optional(),
+  /** The former name of BRIDGE_READ_AHEAD_RECORDS, still read when that is not set. */
+  BRIDGE_MAX_IN_FLIGHT: positiveInt.optional(),
+  /** Per partition, most bytes of record values the bridge reads ahead (from the oldest unfinished record on). */
+  BRIDGE_READ_AHEAD_BYTES: positiveInt.default(2 * 1024 * 1024),
+  /** Tenants named in the bridge's per-tenant metrics (the busiest); the rest are labelled `other`. */
+  BRIDGE_TENANT_METRIC_LABELS: positiveInt.default(20),
   /** Most bytes the bridge fetches per partition at a time (kafkajs maxBytesPerPartition); bounds its memory. */
   BRIDGE_MAX_BYTES_PER_PARTITION: positiveInt.default(131_072),
   /** Most bytes one fetch of the bridge returns over all its partitions (kafkajs maxBytes); bounds its memory. */

@@ -1,10 +1,10 @@
 /**
- * Per-order lanes: every record's `run` is settled by the test, one decision at a time; between decisions the
+ * Per-order lanes over the read-ahead window: every record's `run` is settled by the test, one decision at a time; between decisions the
  * test drains all pending promise jobs (one setImmediate turn: nothing here waits on timers or I/O), so what
  * started and what did not is decided by the code under test alone, never by timing.
  */
 import { describe, expect, it } from 'vitest';
-import { laneFor, runInLanes } from '../../src/bridge/lanes.js';
+import { LaneWindow, runInLanes } from '../../src/bridge/lanes.js';
 import { track } from '../support/promises.js';
 
 interface Rec {
@@ -27,25 +27,19 @@ function prng(seed: number): () => number {
   };
 }
 
-/** `n` order keys that land in `n` different lanes out of `lanes`. */
-function keysInDistinctLanes(n: number, lanes: number): string[] {
-  const byLane = new Map<number, string>();
-  for (let i = 0; byLane.size < n; i += 1) {
-    const key = `acme/o-${i}`;
-    const lane = laneFor(key, lanes);
-    if (!byLane.has(lane)) byLane.set(lane, key);
-  }
-  return [...byLane.values()];
+/** `n` different orders (each has a lane of its own). */
+function distinctKeys(n: number): string[] {
+  return Array.from({ length: n }, (_, i) => `acme/o-${i}`);
 }
 
 const records = (keys: string[]): Rec[] => keys.map((key, index) => ({ index, key }));
 
 /**
  * Runs `items` through runInLanes with a `run` the test settles, checking the rules at every start:
- * one record per key at a time, a key's records in offset order, no more running than lanes, and no start
- * `maxInFlight` or more records past the oldest unfinished one.
+ * one record per key at a time, a key's records in offset order, and no start `maxInFlight` or more records past
+ * the oldest unfinished one (the read-ahead's record bound).
  */
-function harness(items: Rec[], opts: { lanes: number; maxInFlight: number; signal?: AbortSignal }) {
+function harness(items: Rec[], opts: { maxInFlight: number; signal?: AbortSignal }) {
   const started: { rec: Rec; d: PromiseWithResolvers<boolean>; outcome?: 'finished' | 'abandoned' | 'failed' }[] = [];
   const finishedByTest = new Set<number>();
   const running = new Set<number>();
@@ -63,8 +57,7 @@ function harness(items: Rec[], opts: { lanes: number; maxInFlight: number; signa
 
   const done = runInLanes<Rec>({
     items,
-    lanes: opts.lanes,
-    maxInFlight: opts.maxInFlight,
+    readAhead: { records: opts.maxInFlight },
     keyOf: (r) => r.key,
     signal: opts.signal ?? new AbortController().signal,
     onFinished: (r) => finishedReported.push(r.index),
@@ -150,7 +143,7 @@ describe('runInLanes', () => {
     for (let seed = 1; seed <= 30; seed += 1) {
       const random = prng(seed);
       const keys = Array.from({ length: 30 }, () => `acme/o-${Math.floor(random() * 4)}`);
-      const h = harness(records(keys), { lanes: 8, maxInFlight: 100 });
+      const h = harness(records(keys), { maxInFlight: 100 });
       await finishAllRandomly(h, random);
       expect(h.state.state, `seed ${seed}`).toBe('fulfilled');
       expect(h.violations, `seed ${seed}`).toEqual([]);
@@ -162,7 +155,7 @@ describe('runInLanes', () => {
   });
 
   it('a single order never overlaps itself: each record starts only after the one before it finished', async () => {
-    const h = harness(records(Array(5).fill('acme/o-1')), { lanes: 8, maxInFlight: 100 });
+    const h = harness(records(Array(5).fill('acme/o-1')), { maxInFlight: 100 });
     for (let i = 0; i < 5; i += 1) {
       await settle();
       expect(h.startedIndexes()).toEqual(Array.from({ length: i + 1 }, (_, j) => j));
@@ -173,8 +166,8 @@ describe('runInLanes', () => {
   });
 
   it('different orders run side by side: one slow order does not hold up the others', async () => {
-    const [slow, a, b, c] = keysInDistinctLanes(4, 4);
-    const h = harness(records([slow!, a!, b!, c!, a!, b!, c!, a!]), { lanes: 4, maxInFlight: 100 });
+    const [slow, a, b, c] = distinctKeys(4);
+    const h = harness(records([slow!, a!, b!, c!, a!, b!, c!, a!]), { maxInFlight: 100 });
     await settle();
     expect(h.startedIndexes()).toEqual([0, 1, 2, 3]);
     expect(h.maxConcurrent).toBe(4);
@@ -192,26 +185,17 @@ describe('runInLanes', () => {
     expect(h.violations).toEqual([]);
   });
 
-  it('never runs more records at once than there are lanes, and does use every lane', async () => {
-    for (const lanes of [1, 2, 3, 5]) {
-      for (let seed = 1; seed <= 10; seed += 1) {
-        const random = prng(seed * 100 + lanes);
-        const keys = Array.from({ length: 40 }, (_, i) => `acme/o-${i}`);
-        const h = harness(records(keys), { lanes, maxInFlight: 1000 });
-        await finishAllRandomly(h, random);
-        expect(h.maxConcurrent, `lanes ${lanes} seed ${seed}`).toBeLessThanOrEqual(lanes);
-        expect(h.violations).toEqual([]);
-      }
-      const h = harness(records(keysInDistinctLanes(lanes, lanes)), { lanes, maxInFlight: 1000 });
-      await settle();
-      expect(h.maxConcurrent).toBe(lanes);
-      await finishAllRandomly(h, prng(lanes));
-    }
+  it('every order has a lane of its own: all orders within the read-ahead run at once', async () => {
+    const h = harness(records(distinctKeys(40)), { maxInFlight: 1000 });
+    await settle();
+    expect(h.maxConcurrent).toBe(40);
+    await finishAllRandomly(h, prng(3));
+    expect(h.violations).toEqual([]);
   });
 
   it('a record waits while it is maxInFlight records past the oldest unfinished one, and starts once that finishes', async () => {
-    const [slow, fast] = keysInDistinctLanes(2, 2);
-    const h = harness(records([slow!, fast!, fast!, fast!, fast!, fast!]), { lanes: 2, maxInFlight: 3 });
+    const [slow, fast] = distinctKeys(2);
+    const h = harness(records([slow!, fast!, fast!, fast!, fast!, fast!]), { maxInFlight: 3 });
     await settle();
     expect(h.startedIndexes()).toEqual([0, 1]);
     h.finish(1);
@@ -234,9 +218,9 @@ describe('runInLanes', () => {
     expect(h.violations).toEqual([]);
   });
 
-  it('with maxInFlight 1 the partition runs strictly one record at a time in offset order, whatever the lanes', async () => {
-    const keys = keysInDistinctLanes(4, 4);
-    const h = harness(records([...keys, ...keys]), { lanes: 4, maxInFlight: 1 });
+  it('with maxInFlight 1 the partition runs strictly one record at a time in offset order, whatever the keys', async () => {
+    const keys = distinctKeys(4);
+    const h = harness(records([...keys, ...keys]), { maxInFlight: 1 });
     for (let i = 0; i < 8; i += 1) {
       await settle();
       expect(h.running()).toEqual([i]);
@@ -246,18 +230,17 @@ describe('runInLanes', () => {
     expect(h.state.state).toBe('fulfilled');
   });
 
-  it('the window holds at every start over random keys, lanes, windows and finish orders', async () => {
+  it('the window holds at every start over random keys, windows and finish orders', async () => {
     for (let seed = 1; seed <= 60; seed += 1) {
       const random = prng(seed);
       const maxInFlight = [1, 2, 3, 5, 8][seed % 5]!;
-      const lanes = 1 + (seed % 6);
       const keys = Array.from({ length: 40 }, () => `t/o-${Math.floor(random() * 7)}`);
-      const h = harness(records(keys), { lanes, maxInFlight });
+      const h = harness(records(keys), { maxInFlight });
       const order = await finishAllRandomly(h, random);
-      const label = `seed ${seed} lanes ${lanes} maxInFlight ${maxInFlight}`;
+      const label = `seed ${seed} maxInFlight ${maxInFlight}`;
       expect(h.violations, label).toEqual([]);
       expect(h.state.state, label).toBe('fulfilled');
-      expect(h.maxConcurrent, label).toBeLessThanOrEqual(Math.min(lanes, maxInFlight));
+      expect(h.maxConcurrent, label).toBeLessThanOrEqual(maxInFlight);
       // onFinished: once per record, in the order they finished.
       expect(h.finishedReported, label).toEqual(order);
       expect(new Set(h.finishedReported).size, label).toBe(keys.length);
@@ -265,8 +248,8 @@ describe('runInLanes', () => {
   });
 
   it('onFinished is called once per finished record, as it finishes, and not for running or abandoned ones', async () => {
-    const [a, b] = keysInDistinctLanes(2, 2);
-    const h = harness(records([a!, b!, a!, b!]), { lanes: 2, maxInFlight: 10 });
+    const [a, b] = distinctKeys(2);
+    const h = harness(records([a!, b!, a!, b!]), { maxInFlight: 10 });
     await settle();
     expect(h.finishedReported).toEqual([]);
     h.finish(1);
@@ -282,8 +265,8 @@ describe('runInLanes', () => {
   });
 
   it('an abandoned record stops its lane and anything new in other lanes; the running ones finish first', async () => {
-    const [a, b] = keysInDistinctLanes(2, 2);
-    const h = harness(records([a!, b!, a!, b!, b!]), { lanes: 2, maxInFlight: 10 });
+    const [a, b] = distinctKeys(2);
+    const h = harness(records([a!, b!, a!, b!, b!]), { maxInFlight: 10 });
     await settle();
     expect(h.startedIndexes()).toEqual([0, 1]);
     h.abandon(0);
@@ -299,8 +282,8 @@ describe('runInLanes', () => {
   });
 
   it('an abandoned record also releases a lane that was waiting for the window', async () => {
-    const [a, b] = keysInDistinctLanes(2, 2);
-    const h = harness(records([a!, b!, b!, b!]), { lanes: 2, maxInFlight: 2 });
+    const [a, b] = distinctKeys(2);
+    const h = harness(records([a!, b!, b!, b!]), { maxInFlight: 2 });
     await settle();
     h.finish(1);
     await settle();
@@ -312,8 +295,8 @@ describe('runInLanes', () => {
   });
 
   it('an error from run is rethrown only after every running record settled, and nothing new starts meanwhile', async () => {
-    const [a, b, c] = keysInDistinctLanes(3, 3);
-    const h = harness(records([a!, b!, c!, a!, b!, c!]), { lanes: 3, maxInFlight: 10 });
+    const [a, b, c] = distinctKeys(3);
+    const h = harness(records([a!, b!, c!, a!, b!, c!]), { maxInFlight: 10 });
     await settle();
     const boom = new Error('unexpected');
     h.fail(0, boom);
@@ -332,8 +315,8 @@ describe('runInLanes', () => {
   });
 
   it('the first of several errors is the one rethrown', async () => {
-    const [a, b] = keysInDistinctLanes(2, 2);
-    const h = harness(records([a!, b!]), { lanes: 2, maxInFlight: 10 });
+    const [a, b] = distinctKeys(2);
+    const h = harness(records([a!, b!]), { maxInFlight: 10 });
     await settle();
     const first = new Error('first');
     h.fail(1, first);
@@ -349,8 +332,7 @@ describe('runInLanes', () => {
     await expect(
       runInLanes({
         items,
-        lanes: 2,
-        maxInFlight: 10,
+        readAhead: { records: 10 },
         keyOf: (r) => r.key,
         onFinished: () => {},
         signal: new AbortController().signal,
@@ -364,9 +346,9 @@ describe('runInLanes', () => {
   });
 
   it('aborting the signal starts nothing more; running records finish and runInLanes returns', async () => {
-    const [a, b] = keysInDistinctLanes(2, 2);
+    const [a, b] = distinctKeys(2);
     const leave = new AbortController();
-    const h = harness(records([a!, b!, a!, b!, b!]), { lanes: 2, maxInFlight: 10, signal: leave.signal });
+    const h = harness(records([a!, b!, a!, b!, b!]), { maxInFlight: 10, signal: leave.signal });
     await settle();
     h.finish(1);
     await settle();
@@ -385,9 +367,9 @@ describe('runInLanes', () => {
   });
 
   it('aborting releases a lane that was waiting for the window', async () => {
-    const [a, b] = keysInDistinctLanes(2, 2);
+    const [a, b] = distinctKeys(2);
     const leave = new AbortController();
-    const h = harness(records([a!, b!, b!]), { lanes: 2, maxInFlight: 2, signal: leave.signal });
+    const h = harness(records([a!, b!, b!]), { maxInFlight: 2, signal: leave.signal });
     await settle();
     h.finish(1);
     await settle();
@@ -404,46 +386,16 @@ describe('runInLanes', () => {
   it('an already aborted signal starts nothing', async () => {
     const leave = new AbortController();
     leave.abort();
-    const h = harness(records(['a', 'b', 'c']), { lanes: 3, maxInFlight: 3, signal: leave.signal });
+    const h = harness(records(['a', 'b', 'c']), { maxInFlight: 3, signal: leave.signal });
     await settle();
     expect(h.started).toEqual([]);
     expect(h.state.state).toBe('fulfilled');
   });
 
   it('an empty partition returns at once', async () => {
-    const h = harness([], { lanes: 4, maxInFlight: 4 });
+    const h = harness([], { maxInFlight: 4 });
     await settle();
     expect(h.state.state).toBe('fulfilled');
-  });
-});
-
-describe('laneFor', () => {
-  it('is stable and always an integer lane in [0, lanes)', () => {
-    const random = prng(7);
-    const keys = [
-      '',
-      'a',
-      'acme/o-1',
-      'tenant.with:odd_chars-1/order-99',
-      'é\u{1F600}',
-      'x'.repeat(10_000),
-      ...Array.from({ length: 2000 }, () => `t${Math.floor(random() * 1e9)}/o-${Math.floor(random() * 1e9)}`),
-    ];
-    const bad: string[] = [];
-    for (const lanes of [1, 2, 3, 7, 8, 64]) {
-      for (const key of keys) {
-        const lane = laneFor(key, lanes);
-        if (!Number.isInteger(lane) || lane < 0 || lane >= lanes) bad.push(`${key.slice(0, 20)} → ${lane} of ${lanes}`);
-        if (laneFor(key, lanes) !== lane) bad.push(`${key.slice(0, 20)} unstable`);
-      }
-    }
-    expect(bad).toEqual([]);
-  });
-
-  it('spreads orders over the lanes', () => {
-    const counts = new Array<number>(8).fill(0);
-    for (let i = 0; i < 8000; i += 1) counts[laneFor(`acme/o-${i}`, 8)]! += 1;
-    for (const n of counts) expect(n).toBeGreaterThan(500);
   });
 });
 
@@ -457,8 +409,7 @@ describe('groups of one order (coalescing)', () => {
     const finished: number[] = [];
     await runInLanes<Rec>({
       items: records(keys),
-      lanes: 1,
-      maxInFlight: opts.maxInFlight,
+      readAhead: { records: opts.maxInFlight },
       keyOf: (r) => r.key,
       signal: new AbortController().signal,
       run: async (r) => {
@@ -478,7 +429,7 @@ describe('groups of one order (coalescing)', () => {
     return { runs, finished };
   }
 
-  it('takes neighbours of one key together, in offset order, never past another key or the group limit', async () => {
+  it("takes one key's queued records together, in offset order, never past the group limit", async () => {
     const { runs, finished } = await groups(['a', 'a', 'a', 'b', 'a', 'a', 'a', 'a', 'a'], {
       max: 3,
       maxInFlight: 100,
@@ -494,13 +445,12 @@ describe('groups of one order (coalescing)', () => {
     ).toEqual([[0, 1], [2, 3], [4]]);
   });
 
-  it('an abandoned group leaves every record of it unfinished and stops the lane', async () => {
+  it('an abandoned group leaves every record of it unfinished and stops the window', async () => {
     const finished: number[] = [];
     const ran: number[][] = [];
     await runInLanes<Rec>({
       items: records(['a', 'a', 'b']),
-      lanes: 1,
-      maxInFlight: 100,
+      readAhead: { records: 100 },
       keyOf: (r) => r.key,
       signal: new AbortController().signal,
       run: async (r) => {
@@ -517,7 +467,133 @@ describe('groups of one order (coalescing)', () => {
         },
       },
     });
-    expect(ran).toEqual([[0, 1]]);
-    expect(finished).toEqual([]);
+    // b's record, another order's, had started beside the group and finishes; nothing starts after the abandon.
+    expect(ran).toEqual([[0, 1], [2]]);
+    expect(finished).toEqual([2]);
+  });
+});
+
+describe('the read-ahead window across fetches', () => {
+  /** A window whose runs the test settles; records are `{ index, key, bytes }`. */
+  function window(opts: { records: number; bytes: number; gate?: (r: Rec & { bytes: number }) => boolean }) {
+    const runs = new Map<number, PromiseWithResolvers<boolean>>();
+    const finished: number[] = [];
+    const failures: unknown[] = [];
+    const w = new LaneWindow<Rec & { bytes: number }>({
+      keyOf: (r) => r.key,
+      bytesOf: (r) => r.bytes,
+      readAhead: { records: opts.records, bytes: opts.bytes },
+      ...(opts.gate ? { gate: opts.gate } : {}),
+      run: (r) => {
+        const d = Promise.withResolvers<boolean>();
+        runs.set(r.index, d);
+        return d.promise;
+      },
+      onFinished: (r) => finished.push(r.index),
+      onFailure: (e) => failures.push(e),
+    });
+    let next = 0;
+    return {
+      w,
+      runs,
+      finished,
+      failures,
+      /** Appends records of these keys and sizes, as one fetch. */
+      fetch: (recs: [key: string, bytes: number][]) =>
+        w.append(recs.map(([key, bytes]) => ({ index: next++, key, bytes }))),
+      started: () => [...runs.keys()].sort((a, b) => a - b),
+      finish: async (i: number) => {
+        runs.get(i)!.resolve(true);
+        await settle();
+      },
+    };
+  }
+
+  it('records of a later fetch start beside a backlog, within the record bound, and are held past it', async () => {
+    const h = window({ records: 4, bytes: 1_000_000 });
+    h.fetch([
+      ['slow', 1],
+      ['slow', 1],
+    ]);
+    h.fetch([
+      ['a', 1],
+      ['b', 1],
+      ['c', 1],
+    ]);
+    await settle();
+    // 0 runs (1 waits behind it in its lane); 2 and 3 are within 4 of the oldest unfinished (0); 4 is not.
+    expect(h.started()).toEqual([0, 2, 3]);
+    expect(h.w.full).toBe(true);
+    expect(h.w.span).toBe(5);
+    await h.finish(0);
+    expect(h.started()).toEqual([0, 1, 2, 3, 4]);
+    // Four from the oldest unfinished (1) through the last read: as many as it may hold, until 1 finishes.
+    expect(h.w.full).toBe(true);
+    await h.finish(2);
+    expect(h.w.full).toBe(true);
+    await h.finish(1);
+    expect(h.w.full).toBe(false);
+  });
+
+  it('the byte bound holds a record whose bytes from the oldest unfinished through it exceed it; the oldest always starts', async () => {
+    const h = window({ records: 100, bytes: 10 });
+    h.fetch([
+      ['big', 50],
+      ['a', 4],
+      ['b', 4],
+    ]);
+    await settle();
+    // The oldest starts whatever its size; a and b are 54 and 58 bytes from it, past 10.
+    expect(h.started()).toEqual([0]);
+    expect(h.w.full).toBe(true);
+    await h.finish(0);
+    expect(h.started()).toEqual([0, 1, 2]);
+    h.fetch([['c', 4]]);
+    await settle();
+    // c would make 12 bytes from the oldest unfinished (a): it waits for a.
+    expect(h.started()).toEqual([0, 1, 2]);
+    await h.finish(1);
+    expect(h.started()).toEqual([0, 1, 2, 3]);
+  });
+
+  it('the gate is part of the one predicate: a record it holds starts when it lets it and recheck() is called', async () => {
+    let open = false;
+    const h = window({ records: 100, bytes: 1_000_000, gate: (r) => open || r.key !== 'held' });
+    h.fetch([
+      ['held', 1],
+      ['free', 1],
+      ['held', 1],
+    ]);
+    await settle();
+    expect(h.started()).toEqual([1]);
+    expect(h.w.mayStart(0)).toBe(false);
+    open = true;
+    h.w.recheck();
+    await settle();
+    expect(h.started()).toEqual([0, 1]);
+    await h.finish(0);
+    // The held key's second record joins its lane's turn now that the gate lets it.
+    expect(h.started()).toEqual([0, 1, 2]);
+  });
+
+  it('lists what is read and unfinished, oldest first, and an error stops it and is reported once', async () => {
+    const h = window({ records: 100, bytes: 1_000_000 });
+    h.fetch([
+      ['a', 1],
+      ['b', 1],
+      ['c', 1],
+    ]);
+    await settle();
+    await h.finish(1);
+    expect([...h.w.unfinished()].map((r) => r.index)).toEqual([0, 2]);
+    h.runs.get(0)!.reject(new Error('bug'));
+    h.runs.get(2)!.reject(new Error('another'));
+    await settle();
+    expect(h.failures).toHaveLength(1);
+    expect(h.w.isStopped).toBe(true);
+    h.fetch([['d', 1]]);
+    await settle();
+    expect(h.started()).toEqual([0, 1, 2]);
+    await h.w.idle();
   });
 });

@@ -1,13 +1,13 @@
 /**
- * One partition's state with real backoff gates, on fake timers (Date included): parking pauses the partition
- * and winds its batch down; ending the batch schedules the resume for when the slowest gate lets its probe
- * through; a partition that resumes owing a commit is rewound so that a batch carries it. The batch run itself is
- * covered on the real stack (rebalance, partition-isolation and outage tests), except for that rewound batch.
+ * One partition's state with real backoff gates, on fake timers (Date included): a batch is read into the window and
+ * its handler returns at once; a full window pauses fetching until records finish; parking pauses the partition,
+ * winds the window down and resumes it, from its oldest unfinished record, when the slowest gate lets its probe
+ * through; a commit owed after a failure is made without a new batch; a join forgets the window. The partition's
+ * runs on Kafka are covered on the real stack (rebalance, partition-isolation, outage and tenant-shares tests).
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Abandoned, BackoffGate, DEFAULT_TRANSIENT_RETRY, type TransientRetry } from '../../src/bridge/backoff-gate.js';
-import { PartitionRun, type BatchRunOptions, type PartitionControl } from '../../src/bridge/partition-run.js';
-import type { RecordInPartition } from '../../src/bridge/record-pipeline.js';
+import { PartitionRun, type PartitionControl, type PartitionRunOptions } from '../../src/bridge/partition-run.js';
 import { DependencyUnavailableError } from '../../src/errors.js';
 import type { PartitionBatch } from '../../src/kafka/consumer-supervisor.js';
 import { createLogger } from '../../src/log.js';
@@ -63,7 +63,36 @@ function gate(retry: TransientRetry = DEFAULT_TRANSIENT_RETRY, onBackoff?: () =>
   };
 }
 
-function setup(opts: { commitRetry?: TransientRetry } = {}) {
+/** Records whose processing the test settles: each waits until `finish(offset)` or its signal aborts (Abandoned). */
+function records() {
+  const running = new Map<string, { resolve: () => void }>();
+  const processed: string[] = [];
+  const process: PartitionRunOptions['process'] = (r, ctx) =>
+    new Promise((resolve, reject) => {
+      processed.push(r.record.offset);
+      const abandon = () => {
+        running.delete(r.record.offset);
+        reject(new Abandoned('abandoned'));
+      };
+      if (ctx.signal.aborted) return abandon();
+      ctx.signal.addEventListener('abort', abandon, { once: true });
+      running.set(r.record.offset, { resolve: () => resolve('accepted') });
+    });
+  return {
+    process,
+    processed,
+    running: () => [...running.keys()],
+    async finish(...offsets: number[]) {
+      for (const o of offsets) {
+        running.get(String(o))!.resolve();
+        running.delete(String(o));
+      }
+      await vi.advanceTimersByTimeAsync(0);
+    },
+  };
+}
+
+function setup(opts: { commitRetry?: TransientRetry; readAhead?: number } = {}) {
   const ctl = control();
   // As in the bridge: any gate backing off parks the partition.
   const park = () => state.park();
@@ -72,12 +101,21 @@ function setup(opts: { commitRetry?: TransientRetry } = {}) {
     deadLetter: gate(DEFAULT_TRANSIENT_RETRY, park),
     commit: gate(opts.commitRetry, park),
   };
+  const recs = records();
+  const runOptions: PartitionRunOptions = {
+    readAhead: { records: opts.readAhead ?? 100, bytes: 1_000_000 },
+    commitIntervalMs: 1_000,
+    stopping: new AbortController().signal,
+    process: recs.process,
+    log: createLogger('silent'),
+  };
   const state = new PartitionRun(
     PARTITION,
     { deliver: gates.deliver.gate, deadLetter: gates.deadLetter.gate, commit: gates.commit.gate },
     ctl.c,
+    runOptions,
   );
-  return { state, ctl, gates };
+  return { state, ctl, gates, recs };
 }
 
 let releases: (() => Promise<void>)[] = [];
@@ -91,53 +129,127 @@ afterEach(async () => {
   vi.useRealTimers();
 });
 
+/** A fetched batch of `offsets` whose commits fail while `kafka.failCommits` is true. */
+function fakeBatch(
+  offsets: number[],
+  kafka: { failCommits: boolean; commits: string[]; resolved?: string[] },
+): PartitionBatch {
+  return {
+    topic: 't',
+    partition: PARTITION,
+    records: offsets.map((o) => ({
+      key: null,
+      value: Buffer.from('{}'),
+      offset: String(o),
+      timestamp: String(1_000 + o),
+    })),
+    resolve: (next) => kafka.resolved?.push(next),
+    async commit(nextOffset) {
+      if (kafka.failCommits) throw new Error('The coordinator is not available');
+      kafka.commits.push(nextOffset);
+    },
+    heartbeat: () => Promise.resolve(),
+    isCurrent: () => true,
+  };
+}
+
+const healthyKafka = () => ({ failCommits: false, commits: [] as string[], resolved: [] as string[] });
+
+describe('PartitionRun: reading ahead across batches', () => {
+  it("a batch's handler returns at once; the next batch's records start beside the first's unfinished ones", async () => {
+    const { state, recs } = setup();
+    const kafka = healthyKafka();
+    state.accept(fakeBatch([10, 11], kafka));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(kafka.resolved).toEqual(['12']);
+    state.accept(fakeBatch([12, 13], kafka));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(recs.running().sort()).toEqual(['10', '11', '12', '13']);
+    // A refetch of what was read already is not read twice.
+    state.accept(fakeBatch([12, 13, 14], kafka));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(recs.processed.sort()).toEqual(['10', '11', '12', '13', '14']);
+    // Only the contiguous finished prefix is committed.
+    await recs.finish(11, 12);
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(kafka.commits).toEqual([]);
+    await recs.finish(10);
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(kafka.commits).toEqual(['13']);
+  });
+
+  it('a full window pauses fetching until the oldest records finish, then resumes it', async () => {
+    const { state, ctl, recs } = setup({ readAhead: 3 });
+    const kafka = healthyKafka();
+    state.accept(fakeBatch([10, 11, 12, 13], kafka));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(recs.running().sort()).toEqual(['10', '11', '12']);
+    expect(ctl.calls).toEqual([`pause ${PARTITION}`]);
+    await recs.finish(11);
+    expect(ctl.calls).toEqual([`pause ${PARTITION}`]);
+    await recs.finish(10);
+    expect(recs.running().sort()).toEqual(['12', '13']);
+    expect(ctl.calls).toEqual([`pause ${PARTITION}`, `resume ${PARTITION}`]);
+  });
+});
+
 describe('PartitionRun: parking, resuming and generations', () => {
-  it('parking pauses the partition once, however often it is parked, and aborts the running batch', async () => {
-    const { state, ctl } = setup();
-    const batch = new AbortController();
-    state.beginBatch(batch);
-    expect(batch.signal.aborted).toBe(false);
+  it('parking pauses the partition once, however often it is parked, and abandons the running records', async () => {
+    const { state, ctl, recs } = setup();
+    state.accept(fakeBatch([10, 11], healthyKafka()));
+    await vi.advanceTimersByTimeAsync(0);
     state.park();
     state.park();
     state.park();
+    await vi.advanceTimersByTimeAsync(0);
     expect(ctl.c.pause).toHaveBeenCalledTimes(1);
     expect(ctl.c.pause).toHaveBeenCalledWith(PARTITION);
-    expect(batch.signal.aborted).toBe(true);
-    expect(ctl.c.resume).not.toHaveBeenCalled();
+    expect(recs.running()).toEqual([]);
+  });
+
+  it('a parked partition is resumed from its oldest unfinished record, the finished prefix committed first', async () => {
+    const { state, ctl, recs } = setup();
+    const kafka = healthyKafka();
+    state.accept(fakeBatch([10, 11, 12], kafka));
+    await vi.advanceTimersByTimeAsync(0);
+    await recs.finish(10, 12);
+    state.park();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(kafka.commits).toEqual(['11']);
+    expect(ctl.calls).toEqual([`pause ${PARTITION}`, `seek ${PARTITION} 11`, `resume ${PARTITION}`]);
+    // A batch fetched meanwhile while parked would have been ignored; the refetch from 11 is read again.
+    state.accept(fakeBatch([11, 12], kafka));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(recs.running().sort()).toEqual(['11', '12']);
   });
 
   it('a gate closing parks the partition through its backoff event, and the partition reports backing off', async () => {
     const { state, ctl, gates } = setup();
-    const batch = new AbortController();
-    state.beginBatch(batch);
+    state.accept(fakeBatch([10], healthyKafka()));
     expect(state.backingOff).toBe(false);
     releases.push(gates.deliver.release);
     await gates.deliver.fail();
     expect(state.backingOff).toBe(true);
-    expect(batch.signal.aborted).toBe(true);
     releases.push(gates.commit.release);
     await gates.commit.fail();
     expect(ctl.c.pause).toHaveBeenCalledTimes(1);
   });
 
-  it('parking between batches pauses the partition, and the next batch is not aborted by that earlier park', async () => {
-    const { state, ctl } = setup();
-    state.park();
-    expect(ctl.c.pause).toHaveBeenCalledTimes(1);
-    state.endBatch();
+  it('a batch handed in while parked is not read: its records are refetched on resume', async () => {
+    const { state, recs, gates } = setup();
+    releases.push(gates.deliver.release);
+    await gates.deliver.fail();
+    state.accept(fakeBatch([10], healthyKafka()));
     await vi.advanceTimersByTimeAsync(0);
-    const next = new AbortController();
-    state.beginBatch(next);
-    expect(next.signal.aborted).toBe(false);
+    expect(recs.processed).toEqual([]);
   });
 
-  it('ending the batch while a gate backs off resumes the partition exactly when that gate lets its probe through', async () => {
-    const { state, ctl, gates } = setup();
-    state.beginBatch(new AbortController());
-    releases.push(gates.deliver.release);
+  it('a parked partition resumes exactly when the gate lets its probe through', async () => {
+    const { ctl, gates } = setup();
     const delay = await gates.deliver.fail();
+    // The failing caller gives up: nothing probes the gate before the partition resumes.
+    await gates.deliver.release();
     await vi.advanceTimersByTimeAsync(30);
-    state.endBatch();
     const remaining = gates.deliver.gate.remainingMs();
     expect(remaining).toBe(delay - 30);
     await vi.advanceTimersByTimeAsync(remaining - 1);
@@ -152,130 +264,71 @@ describe('PartitionRun: parking, resuming and generations', () => {
 
   it('with several gates backing off it waits for the slowest one', async () => {
     // The commit gate's first delay is 2–4 s; the deliver gate's is 100–200 ms.
-    const { state, ctl, gates } = setup({ commitRetry: { initialDelayMs: 4000, maxDelayMs: 30_000 } });
-    state.beginBatch(new AbortController());
-    releases.push(gates.deliver.release, gates.commit.release);
+    const { ctl, gates } = setup({ commitRetry: { initialDelayMs: 4000, maxDelayMs: 30_000 } });
     const fast = await gates.deliver.fail();
     const slow = await gates.commit.fail();
+    await gates.deliver.release();
+    await gates.commit.release();
     expect(slow).toBeGreaterThan(fast);
-    state.endBatch();
     await vi.advanceTimersByTimeAsync(fast);
     expect(ctl.c.resume).not.toHaveBeenCalled();
-    await vi.advanceTimersByTimeAsync(slow - fast - 1);
+    const left = gates.commit.gate.remainingMs();
+    await vi.advanceTimersByTimeAsync(left - 1);
     expect(ctl.c.resume).not.toHaveBeenCalled();
     await vi.advanceTimersByTimeAsync(1);
     expect(ctl.c.resume).toHaveBeenCalledTimes(1);
   });
 
-  it('ending the batch of a parked partition whose gates are healthy again resumes it at once (a 0 ms timer)', async () => {
-    const { state, ctl, gates } = setup();
-    state.beginBatch(new AbortController());
-    releases.push(gates.deliver.release);
-    await gates.deliver.fail();
-    await gates.deliver.succeed();
-    expect(state.backingOff).toBe(false);
-    state.endBatch();
-    await vi.advanceTimersByTimeAsync(0);
-    expect(ctl.c.resume).toHaveBeenCalledTimes(1);
-    expect(ctl.c.resume).toHaveBeenCalledWith(PARTITION);
-  });
-
-  it('a partition that was parked by hand with healthy gates is resumed on the next tick', async () => {
-    const { state, ctl } = setup();
-    state.beginBatch(new AbortController());
-    state.park();
-    state.endBatch();
-    await vi.advanceTimersByTimeAsync(0);
-    expect(ctl.c.resume).toHaveBeenCalledTimes(1);
-  });
-
-  it('ending the batch of a partition that was never parked resumes nothing', async () => {
-    const { state, ctl } = setup();
-    const batch = new AbortController();
-    state.beginBatch(batch);
-    state.endBatch();
-    await vi.runAllTimersAsync();
-    expect(ctl.c.resume).not.toHaveBeenCalled();
-    expect(ctl.c.pause).not.toHaveBeenCalled();
-    expect(batch.signal.aborted).toBe(false);
-  });
-
-  it('after a resume the partition can be parked and resumed again', async () => {
+  it('a partition parked by hand with healthy gates is resumed on the next tick, and can be parked again', async () => {
     const { state, ctl } = setup();
     for (let i = 1; i <= 3; i += 1) {
-      const batch = new AbortController();
-      state.beginBatch(batch);
       state.park();
-      expect(batch.signal.aborted).toBe(true);
-      state.endBatch();
       await vi.advanceTimersByTimeAsync(0);
       expect(ctl.c.pause).toHaveBeenCalledTimes(i);
       expect(ctl.c.resume).toHaveBeenCalledTimes(i);
     }
-    // And a batch after the resume that ends normally resumes nothing more.
-    state.beginBatch(new AbortController());
-    state.endBatch();
-    await vi.runAllTimersAsync();
-    expect(ctl.c.resume).toHaveBeenCalledTimes(3);
   });
 
-  it('ending a second batch before the resume replaces the pending resume instead of adding one', async () => {
+  it('dispose() cancels a pending resume, and with nothing pending is harmless', async () => {
     const { state, ctl, gates } = setup();
-    state.beginBatch(new AbortController());
+    state.dispose();
     releases.push(gates.deliver.release);
     await gates.deliver.fail();
-    state.endBatch();
-    state.beginBatch(new AbortController());
-    state.endBatch();
-    await vi.advanceTimersByTimeAsync(60_000);
-    expect(ctl.c.resume).toHaveBeenCalledTimes(1);
-  });
-
-  it('dispose() cancels a pending resume', async () => {
-    const { state, ctl, gates } = setup();
-    state.beginBatch(new AbortController());
-    releases.push(gates.deliver.release);
-    await gates.deliver.fail();
-    state.endBatch();
     state.dispose();
     await vi.advanceTimersByTimeAsync(60_000);
     expect(ctl.c.resume).not.toHaveBeenCalled();
   });
 
-  it('dispose() with nothing pending is harmless', () => {
-    const { state, ctl } = setup();
-    state.dispose();
-    state.dispose();
-    expect(ctl.calls).toEqual([]);
-  });
-
-  it('resetGeneration() forgets the tracked offsets and the committed offset of the old generation', () => {
-    const { state } = setup();
-    state.tracker.begin('10', 1);
-    state.tracker.begin('11', 2);
-    expect(state.tracker.finish('10')).toBe('11');
-    state.committed = '11';
-    expect(state.tracker.inFlight).toBe(1);
+  it('resetGeneration() forgets the window, the tracked offsets and the committed offset of the old generation', async () => {
+    const { state, recs } = setup();
+    const kafka = healthyKafka();
+    state.accept(fakeBatch([10, 11], kafka));
+    await vi.advanceTimersByTimeAsync(0);
+    await recs.finish(10);
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(state.committed).toBe('11');
 
     state.resetGeneration();
     expect(state.committed).toBeUndefined();
     expect(state.tracker.commitPosition()).toBeUndefined();
-    expect(state.tracker.inFlight).toBe(0);
-    expect(state.tracker.oldestPendingTimestamp()).toBeUndefined();
-    // Offsets below the old commit position are tracked again (they may come back from another member's position).
-    state.tracker.begin('5', 3);
-    expect(state.tracker.finish('5')).toBe('6');
+    expect([...state.unfinished()]).toEqual([]);
+    // The old generation's running record was abandoned; nothing of it is committed any more.
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(kafka.commits).toEqual(['11']);
+    // Offsets below the old commit position are read again (they may come back from another member's position).
+    state.accept(fakeBatch([5], kafka));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(recs.running()).toEqual(['5']);
   });
 });
 
 describe('PartitionRun: a new generation while Kafka refused its writes', () => {
   it('a commit or dead letter that failed in the old generation is forgotten with it: not parked, and resumed now', async () => {
     const { state, ctl, gates } = setup({ commitRetry: { initialDelayMs: 20_000, maxDelayMs: 60_000 } });
-    state.beginBatch(new AbortController());
-    releases.push(gates.commit.release, gates.deadLetter.release);
     await gates.commit.fail();
     await gates.deadLetter.fail();
-    state.endBatch();
+    await gates.commit.release();
+    await gates.deadLetter.release();
     await vi.advanceTimersByTimeAsync(5_000);
     expect(state.parkedForMs()).toBeGreaterThanOrEqual(5_000);
     expect(ctl.c.resume).not.toHaveBeenCalled();
@@ -293,10 +346,8 @@ describe('PartitionRun: a new generation while Kafka refused its writes', () => 
 
   it('the delivery gate keeps backing off across a generation (a rebalance says nothing about Temporal)', async () => {
     const { state, ctl, gates } = setup();
-    state.beginBatch(new AbortController());
-    releases.push(gates.deliver.release);
     await gates.deliver.fail();
-    state.endBatch();
+    await gates.deliver.release();
     const remaining = gates.deliver.gate.remainingMs();
     state.resetGeneration();
     expect(state.backingOff).toBe(true);
@@ -307,70 +358,34 @@ describe('PartitionRun: a new generation while Kafka refused its writes', () => 
   });
 });
 
-/** A fetched batch of `offsets` whose commits fail while `failCommits` is true. */
-function fakeBatch(offsets: number[], state: { failCommits: boolean; commits: string[] }): PartitionBatch {
-  return {
-    topic: 't',
-    partition: PARTITION,
-    records: offsets.map((o) => ({
-      key: null,
-      value: Buffer.from('{}'),
-      offset: String(o),
-      timestamp: String(1_000 + o),
-    })),
-    resolve: () => {},
-    async commit(nextOffset) {
-      if (state.failCommits) throw new Error('The coordinator is not available');
-      state.commits.push(nextOffset);
-    },
-    heartbeat: () => Promise.resolve(),
-    isCurrent: () => true,
-  };
-}
-
 describe('PartitionRun: a commit owed after a failure', () => {
-  it('an idle partition that resumes owing a commit is rewound to its last finished record, and the batch that brings it back commits without processing it again', async () => {
-    const { state, ctl } = setup();
-    const processed: string[] = [];
-    const opts: BatchRunOptions = {
-      lanes: 2,
-      maxInFlight: 10,
-      commitIntervalMs: 60_000,
-      heartbeatIntervalMs: 3_000,
-      stopping: new AbortController().signal,
-      process: async (r: RecordInPartition) => {
-        processed.push(r.record.offset);
-        return 'accepted';
-      },
-      log: createLogger('silent'),
-    };
-    const kafka = { failCommits: true, commits: [] as string[] };
+  it('an idle partition owing a commit makes it once Kafka takes it, without a new batch or processing anything again', async () => {
+    const { state, ctl, recs } = setup();
+    const kafka = { failCommits: true, commits: [] as string[], resolved: [] as string[] };
 
-    // Records 10–12 are handed over, but Kafka is down: the batch's final commit fails, the partition parks.
-    await state.runBatch(fakeBatch([10, 11, 12], kafka), opts);
-    expect([...processed].sort()).toEqual(['10', '11', '12']);
+    // Records 10–12 are handed over, but Kafka is down: the commit fails, the partition parks.
+    state.accept(fakeBatch([10, 11, 12], kafka));
+    await vi.advanceTimersByTimeAsync(0);
+    await recs.finish(10, 11, 12);
+    await vi.advanceTimersByTimeAsync(1_000);
     expect(kafka.commits).toEqual([]);
     expect(state.owedCommit()).toBe('13');
     expect(state.backingOff).toBe(true);
-    expect(ctl.calls).toEqual([`pause ${PARTITION}`]);
+    expect(ctl.calls[0]).toBe(`pause ${PARTITION}`);
 
-    // Kafka is back; nothing new arrives. Once the commit gate lets its probe through, the partition is rewound to
-    // its last finished record before it is resumed.
+    // Kafka is back; nothing new arrives. The owed commit goes through when the commit gate lets its probe through.
     kafka.failCommits = false;
-    await vi.advanceTimersByTimeAsync(state.gates.commit.remainingMs());
-    expect(ctl.calls).toEqual([`pause ${PARTITION}`, `seek ${PARTITION} 12`, `resume ${PARTITION}`]);
-
-    // The refetched record is skipped; the newer one is processed; the batch commits past both.
-    await state.runBatch(fakeBatch([12, 13], kafka), opts);
-    expect([...processed].sort()).toEqual(['10', '11', '12', '13']);
-    expect(kafka.commits).toEqual(['14']);
+    await vi.advanceTimersByTimeAsync(state.gates.commit.remainingMs() + 1_000);
+    expect(kafka.commits).toEqual(['13']);
     expect(state.owedCommit()).toBeUndefined();
     expect(state.backingOff).toBe(false);
     expect(state.parkedForMs()).toBe(0);
+    expect(recs.processed.sort()).toEqual(['10', '11', '12']);
+    expect(ctl.calls.at(-1)).toBe(`resume ${PARTITION}`);
   });
 
-  it('owes nothing once the commit went through, nor in a new generation: resuming then seeks nothing', async () => {
-    const { state, ctl } = setup();
+  it('owes nothing once the commit went through, nor in a new generation', () => {
+    const { state } = setup();
     state.tracker.begin('10', 1);
     state.tracker.finish('10');
     expect(state.owedCommit()).toBe('11');
@@ -380,9 +395,5 @@ describe('PartitionRun: a commit owed after a failure', () => {
     state.tracker.finish('11');
     state.resetGeneration();
     expect(state.owedCommit()).toBeUndefined();
-    state.park();
-    state.endBatch();
-    await vi.advanceTimersByTimeAsync(0);
-    expect(ctl.calls).toEqual([`pause ${PARTITION}`, `resume ${PARTITION}`]);
   });
 });
