@@ -43,9 +43,9 @@ export type { TransientRetry } from '../retry-policies.js';
 
 export const DEFAULT_MAX_DELIVERIES = 32;
 /** Per partition, most records from the oldest unfinished one through one that may start (BRIDGE_READ_AHEAD_RECORDS). */
-export const DEFAULT_READ_AHEAD_RECORDS = 2000;
+export const DEFAULT_READ_AHEAD_RECORDS = 4000;
 /** Per partition, most bytes of record values from the oldest unfinished one through one that may start. */
-export const DEFAULT_READ_AHEAD_BYTES = 2 * 1024 * 1024;
+export const DEFAULT_READ_AHEAD_BYTES = 4 * 1024 * 1024;
 export const DEFAULT_PARTITIONS_CONCURRENTLY = 4;
 /** Most events of one order handed over in one signal by default (BRIDGE_COALESCE_MAX_EVENTS). */
 export const DEFAULT_COALESCE_MAX_EVENTS = 100;
@@ -93,7 +93,7 @@ export interface BridgeOptions {
   weightOf?: TenantWeightOf;
   /**
    * Per partition, most records and bytes from the oldest unfinished record through one that may start (the
-   * read-ahead). Default 2000 records, 2 MiB.
+   * read-ahead). Default 4000 records, 4 MiB.
    */
   readAhead?: { records?: number; bytes?: number };
   /** Most tenants named in the per-tenant metrics (the busiest); the rest are `other`. Default 20. */

@@ -53,7 +53,7 @@ export const bridgeSchema = {
   /** The former name of BRIDGE_READ_AHEAD_RECORDS, still read when that is not set. */
   BRIDGE_MAX_IN_FLIGHT: positiveInt.optional(),
   /** Per partition, most bytes of record values the bridge reads ahead (from the oldest unfinished record on). */
-  BRIDGE_READ_AHEAD_BYTES: positiveInt.default(2 * 1024 * 1024),
+  BRIDGE_READ_AHEAD_BYTES: positiveInt.default(4 * 1024 * 1024),
   /** Tenants named in the bridge's per-tenant metrics (the busiest); the rest are labelled `other`. */
   BRIDGE_TENANT_METRIC_LABELS: positiveInt.default(20),
   /** Most bytes the bridge fetches per partition at a time (kafkajs maxBytesPerPartition); bounds its memory. */

@@ -2,7 +2,9 @@
  * A bridge-only instance in a process of its own, for tests that stop it the way production does: SIGTERM (a
  * graceful stop, as main.ts does it) or SIGKILL (a crash, nothing cleaned up). Prints `ready` once it consumes,
  * `delivered <eventId>` after every delivery Temporal accepted, and `stopped <ms>` when a SIGTERM stop finished.
- * Run by rebalance.int.test.ts with the scenario's environment.
+ * With TEST_HOLD_ORDERS set (a prefix), the hand-over of an order whose id starts with it never ends: a slow order that
+ * holds its partition's commits until the process is killed. Run by rebalance.int.test.ts and
+ * bridge-kill-read-ahead.int.test.ts with the scenario's environment.
  */
 import { startApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
@@ -14,6 +16,8 @@ const app = await startApp(loadConfig(), {
   serveMetrics: false,
   wrapStarter: (starter) => ({
     async deliver(delivered) {
+      const hold = process.env.TEST_HOLD_ORDERS;
+      if (hold && delivered.some((e) => e.orderId.startsWith(hold))) await new Promise<never>(() => {});
       const outcome = await starter.deliver(delivered);
       process.stdout.write(`delivered ${delivered.map((e) => e.eventId).join(' ')}\n`);
       return outcome;
