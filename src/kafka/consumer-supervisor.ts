@@ -85,6 +85,9 @@ export interface ConsumerSupervisor {
   status(): MemberStatus;
 }
 
+/** The longest a fetch waits for records (and kafkajs idles while every partition is paused), milliseconds. */
+export const FETCH_MAX_WAIT_MS = 500;
+
 /** Failures no restart cures: the broker refused this client's credentials or authorisation. */
 const PERMANENT_TYPES = new Set([
   'SASL_AUTHENTICATION_FAILED',
@@ -144,6 +147,9 @@ export function createConsumerSupervisor(opts: ConsumerSupervisorOptions): Consu
     heartbeatInterval: heartbeatIntervalMs,
     maxBytesPerPartition: opts.maxBytesPerPartition,
     ...(opts.maxBytes === undefined ? {} : { maxBytes: opts.maxBytes }),
+    // How long a fetch waits for records, and how long kafkajs sleeps while every partition is paused (kafkajs's
+    // default is 5 s): a partition resumed once its read-ahead has room is fetched within this, not 5 s later.
+    maxWaitTimeInMs: FETCH_MAX_WAIT_MS,
     allowAutoTopicCreation: false,
     // kafkajs retries fetches and joins itself (jittered); when that is exhausted the consumer crashes and is
     // restarted after the owner's delay.
