@@ -98,9 +98,8 @@ export interface Metrics {
    */
   oldestUnprocessedAge: Gauge<'group' | 'topic' | 'partition'>;
   /**
-   * Per tenant (the BRIDGE_TENANT_METRIC_LABELS busiest by name, the rest `other`: src/tenants/tenant-label.ts), the
-   * age in seconds, by its Kafka timestamp, of the oldest record this bridge has read and not yet handed over; 0 when
-   * none. In-process, like oldestUnprocessedAge: blind to what no bridge has read.
+   * Per tenant (the busiest by name, the rest `other`: src/tenants/busiest-tenant-labels.ts), the age by Kafka
+   * timestamp of the oldest record this bridge has read and not handed over; 0 when none. Blind to what is unread.
    */
   tenantOldestWaiting: Gauge<'tenant'>;
   /** Per tenant (labels as tenantOldestWaiting), this bridge's hand-overs (signal-with-start calls) in flight now. */
