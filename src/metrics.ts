@@ -97,12 +97,9 @@ export interface Metrics {
    * exporter's fulfilment_consumer_lag_oldest_age_seconds is the one to alert on.
    */
   oldestUnprocessedAge: Gauge<'group' | 'topic' | 'partition'>;
-  /**
-   * Per tenant (the busiest by name, the rest `other`: src/tenants/busiest-tenant-labels.ts), the age by Kafka
-   * timestamp of the oldest record this bridge has read and not handed over; 0 when none. Blind to what is unread.
-   */
+  /** Per tenant (src/tenants/busiest-tenant-labels.ts): oldest record read, not handed over, by age (0: none). */
   tenantOldestWaiting: Gauge<'tenant'>;
-  /** Per tenant (labels as tenantOldestWaiting), this bridge's hand-overs (signal-with-start calls) in flight now. */
+  /** Per tenant (labels as tenantOldestWaiting): this bridge's hand-overs to Temporal in flight now. */
   tenantDeliveriesInFlight: Gauge<'tenant'>;
   /** Seconds from the event's occurredAt to when the worker applied it (applied events only). */
   processingDelay: Histogram<'type'>;
@@ -136,7 +133,6 @@ export interface Metrics {
 
 /** Distinct `field` labels of fulfilment_unknown_fields_total per process; later names count as `other`. */
 export const MAX_UNKNOWN_FIELD_LABELS = 20;
-
 /** Distinct `type` labels of fulfilment_unknown_event_types_total per process; later names count as `other`. */
 export const MAX_UNKNOWN_TYPE_LABELS = 20;
 
