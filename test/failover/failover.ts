@@ -8,7 +8,8 @@
  * (every cancellation's event id in the store's ledger, recorded or refused), asked the warehouse to ship only under
  * each order's one key and never for an order cancelled first, recalled what it shipped of a cancelled order,
  * dead-lettered only the poison, published every status change, and consumed the topic to its end
- * (test/failover/what-was-sent.ts reads the warehouse's request log, the ledger and the topic).
+ * (test/failover/what-was-sent.ts reads the warehouse's request log, the ledger and the topic); and a reconcile pass
+ * over the case must find nothing.
  *
  * Measured per case: the stall (the fault → the first order shipped that was produced after it), the slowest order
  * (produced → shipped), the records the bridges handled more than once (redeliveries, absorbed by the event-id
@@ -35,6 +36,7 @@ import {
   type TopicWatch,
 } from '../support/harness.js';
 import { freePort, scrape } from '../support/processes.js';
+import { reconcilesClean } from '../support/reconcile.js';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
 import { missingFromTopic, sentPerOrder, shipmentReplays, unclaimed } from './what-was-sent.js';
 
@@ -411,6 +413,10 @@ export async function runFailover(c: FailoverCase): Promise<FailoverResult> {
       500,
     );
     mark('every event in the ledger');
+    // The reconciler, as production runs it, finds the topic, the ledger and dead letters, the store, Temporal, the
+    // warehouse and the status topic agreeing about every order of the case.
+    await reconcilesClean(s, { tenants, since: new Date(t0 - 1000) });
+    mark('reconciled: nothing disagrees');
     // Every record the test produced is on the orders topic (a chunk the producer sent again may be there twice).
     expect(
       missingFromTopic(

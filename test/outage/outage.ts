@@ -3,7 +3,8 @@
  * steady pace while one worker + bridge instance consumes it; part-way through, one service of the shared
  * stack is stopped, held down for a while after the instance visibly felt it, and started again. Then the
  * instance must have recovered by itself, lost nothing, dead-lettered nothing, fulfilled nothing twice, and
- * backed off instead of spinning. Recovery times are measured and printed.
+ * backed off instead of spinning, and a reconcile pass over the run must find nothing. Recovery times are measured
+ * and printed.
  *
  * Only the outage project runs this (one file at a time, after everything else): it stops shared services.
  */
@@ -27,6 +28,7 @@ import {
   waitFor,
   type Scenario,
 } from '../support/harness.js';
+import { reconcilesClean } from '../support/reconcile.js';
 
 /** The bridge's backoff in these tests: 100 ms doubling to 2 s (half-jittered). */
 export const RETRY: TransientRetry = { initialDelayMs: 100, maxDelayMs: 2_000 };
@@ -121,6 +123,7 @@ export async function runOutage(opts: OutageOptions): Promise<OutageResult> {
   const db = createDb(runtimeConnection(s.config), 2);
   let restarted = false;
   try {
+    const runStartedAt = Date.now() - 1000;
     const app = await s.startInstance({ bridgeRetry: RETRY });
     const tenant = s.tenant();
     const records = placementStream(tenant, ORDERS);
@@ -242,6 +245,9 @@ export async function runOutage(opts: OutageOptions): Promise<OutageResult> {
       records.length,
     );
     await opts.verify?.({ ...ctx, result });
+    // And the reconciler, as production runs it, finds the topic, the ledger, the store, Temporal, the warehouse and
+    // the status topic agreeing about every order of the run.
+    await reconcilesClean(s, { tenants: [tenant], since: new Date(runStartedAt) });
     return result;
   } finally {
     // Whatever happened above, the shared service is running again when this returns.

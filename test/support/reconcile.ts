@@ -4,7 +4,7 @@
  */
 import type { App } from '../../src/app.js';
 import type { CheckResult } from '../../src/reconcile/mismatch.js';
-import { endOffsets, events, scenario, type Scenario } from './harness.js';
+import { endOffsets, events, scenario, waitFor, type Scenario } from './harness.js';
 import { cliOf, type CliRun } from './operator.js';
 
 export function kinds(result: Pick<CheckResult, 'mismatches'>): string[] {
@@ -47,4 +47,33 @@ export async function skipStretch(c: ReconcileCase, bridge: App, orders: readonl
     partitions: [...ends].map(([partition, offset]) => ({ partition, offset: offset.toString() })),
   });
   return c.s.startInstance({ roles: { worker: false, bridge: true } });
+}
+
+/**
+ * The end of a run that must leave nothing behind: `fulfilment reconcile` over `tenants` since `since`, every check,
+ * until a pass agrees everywhere (exit 0) — a pass read while the last runs close or the last status events go out may
+ * still see them in flight. Times out naming the last pass's report.
+ */
+export async function reconcilesClean(
+  s: Pick<Scenario, 'config'>,
+  opts: { tenants: readonly string[]; since: Date; timeoutMs?: number },
+): Promise<void> {
+  const reconcile = cliOf(s);
+  await waitFor(
+    'a reconcile pass over the run to find every order agreeing everywhere',
+    async () => {
+      const run = await reconcile(
+        'reconcile',
+        '--since',
+        opts.since.toISOString(),
+        ...opts.tenants.flatMap((t) => ['--tenant', t]),
+        '--settle',
+        '0s',
+      );
+      if (run.code !== 0) throw new Error(`reconcile exited ${run.code}:\n${run.stdout}${run.stderr}`);
+      return true;
+    },
+    opts.timeoutMs ?? 60_000,
+    2_000,
+  );
 }
