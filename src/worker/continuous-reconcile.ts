@@ -2,7 +2,9 @@
  * The continuous reconciliation: every RECONCILE_INTERVAL this worker runs one pass of `fulfilment reconcile`
  * (src/reconcile/pass.ts, every check) over a sliding window — from RECONCILE_WINDOW behind now to RECONCILE_SETTLE
  * behind now — and turns it into metrics (src/reconcile-metrics.ts) and one warn line per mismatch. The first pass
- * runs at start; the next starts an interval after the previous ended, so passes never overlap.
+ * runs one interval after start — never while the service is still starting, so a start-up that fails (refused
+ * credentials, say) makes no connection from here — and each next one an interval after the previous ended, so passes
+ * never overlap.
  *
  * Rules a reader must not break:
  * - it only reads, as the pass does, on a pool of its own (one connection): it never takes a connection, a row or a
@@ -108,7 +110,7 @@ export function startContinuousReconcile(opts: ContinuousReconcileOptions): Cont
     }, delayMs);
     timer.unref();
   }
-  next(0);
+  next(intervalMs);
   return {
     async stop() {
       stopping.abort();
