@@ -6,13 +6,23 @@
  * length), so a version whose workers stopped still counts as live for up to that long.
  *
  * `fulfilment deployment current|ramp|rollback` refuse a version without any (src/cli/deployment/deployment.ts), and the
- * worker counts the open orders pinned to such a version (src/worker/pinned-without-workers.ts).
+ * worker counts the open orders pinned to such a version (src/worker/pinned-without-workers.ts); `fulfilment reconcile`
+ * names them (src/reconcile/pinned-runs.ts).
  */
 import proto from '@temporalio/proto';
+import type { DeploymentView } from './routing.js';
 
 type WorkflowService = proto.temporal.api.workflowservice.v1.WorkflowService;
 const TaskQueueKind = proto.temporal.api.enums.v1.TaskQueueKind;
 const TaskQueueType = proto.temporal.api.enums.v1.TaskQueueType;
+
+/**
+ * The versions worth asking about: every one that ever took new runs. An `inactive` version was never current or
+ * ramping, so no run is pinned to it.
+ */
+export function versionsToCheck(view: Pick<DeploymentView, 'versions'>): string[] {
+  return view.versions.filter((v) => v.status !== 'inactive').map((v) => v.buildId);
+}
 
 /** A version's pollers as Temporal lists them now, over the task queues it has polled. */
 export interface VersionPollers {

@@ -17,7 +17,7 @@ export type CheckName = (typeof CHECKS)[number];
 /** Every kind of mismatch, by the check that finds it. */
 export const MISMATCH_KINDS = {
   skipped: ['skipped'],
-  runs: ['run-missing', 'run-open-for-closed'],
+  runs: ['run-missing', 'run-open-for-closed', 'run-without-workers'],
   shipments: ['shipment-missing', 'shipment-unexpected', 'lines-differ'],
   status: ['status-unpublished', 'status-missing-on-topic'],
 } as const satisfies Record<CheckName, readonly string[]>;
@@ -25,7 +25,7 @@ export type MismatchKind = (typeof MISMATCH_KINDS)[CheckName][number];
 
 /** One side of a comparison: the source, and where the order stands there. */
 export interface Side {
-  /** `orders topic`, `ledger`, `dead letters`, `store`, `temporal`, `warehouse`, `outbox`, `status topic`. */
+  /** `orders topic`, `ledger`, `dead letters`, `store`, `temporal`, `workers`, `warehouse`, `outbox`, `status topic`. */
   source: string;
   /** What that source holds, in a few words (`absent`, `pending`, `dispatched shp_…`, `sent 2026-…`). */
   state: string;
@@ -37,6 +37,8 @@ export interface Mismatch {
   orderId: string;
   /** Where the disagreement is, when it has an address: a record's `partition:offset`, an outbox row's event id. */
   at?: string;
+  /** The version (build id) the order's run is pinned to, for `run-without-workers`. */
+  buildId?: string;
   sides: Side[];
 }
 

@@ -19,6 +19,7 @@ import type { Db } from '../db.js';
 import type { Kafka } from '../kafka/client.js';
 import { CHECKS, emptyResult, orderKey, type CheckName, type CheckResult, type Mismatch } from './mismatch.js';
 import { compareRuns } from './runs.js';
+import { confirmStranded, readStrandedRuns } from './pinned-runs.js';
 import { compareShipments, type WarehouseShipment } from './shipments.js';
 import { claimKey, ledgerClaims, readTopicSide, type TopicSide } from './skipped-sources.js';
 import { compareSkipped } from './skipped.js';
@@ -138,6 +139,11 @@ async function runsCheck({ deps, opts, tenants, openRuns, now }: CheckContext): 
     const byKey = new Map([...changed, ...pending].map((r) => [orderKey(r.tenant_id, r.order_id), r]));
     rows.push(...byKey.values());
   }
+  const versions = {
+    namespace: config.TEMPORAL_NAMESPACE,
+    deployment: config.WORKER_DEPLOYMENT_NAME ?? config.TEMPORAL_TASK_QUEUE,
+  };
+  const stranded = await readStrandedRuns(client, { ...versions, tenants });
   const result = compareRuns({
     rows,
     openRuns,
@@ -145,14 +151,20 @@ async function runsCheck({ deps, opts, tenants, openRuns, now }: CheckContext): 
     lingerSeconds: config.ORDER_LINGER_SECONDS,
     cancelGraceSeconds: config.CANCEL_GRACE_SECONDS,
     slackMs: opts.settleMs,
+    pinnedWithoutWorkers: stranded.pinnedTo,
+    versionsWithWorkers: stranded.withWorkers,
   });
-  // Confirm against the order's own run and row: visibility lags, rows move on.
+  // Confirm against the order's own run and row (and a version's pollers): visibility lags, rows move on.
   const still: Mismatch[] = [];
   for (const m of result.mismatches) {
     const open = await confirmOpen(client, m.tenantId, m.orderId);
     const [row] = await rowsOf(db, m.tenantId, [m.orderId]);
     if (m.kind === 'run-missing' && (open || row?.status !== 'pending')) continue;
     if (m.kind === 'run-open-for-closed' && (!open || row?.status === 'pending')) continue;
+    if (m.kind === 'run-without-workers') {
+      const order = { tenantId: m.tenantId, orderId: m.orderId, buildId: m.buildId! };
+      if (!row || !(await confirmStranded(client, { ...versions, ...order }))) continue;
+    }
     still.push(m);
   }
   return { ...result, mismatches: still };

@@ -1,5 +1,5 @@
 /**
- * `run-missing` and `run-open-for-closed`: the store against Temporal. Pure: runs-sources.ts reads the store's rows
+ * `run-missing`, `run-open-for-closed` and `run-without-workers`: the store against Temporal. Pure: runs-sources.ts reads the store's rows
  * and the open runs (temporal-runs.ts), this compares them.
  *
  * - Every `pending` order has an open run — `run-missing` otherwise. A recorded wait for the warehouse
@@ -9,9 +9,11 @@
  *   may rightly stay: ORDER_LINGER_SECONDS after the order took its status (runs linger for late events), plus a
  *   slack for the run's last task; a tombstone (a cancellation before its placement) keeps its run open for its
  *   placement CANCEL_GRACE_SECONDS — `run-open-for-closed`.
+ * - Every open run is pinned to a version some worker polls for (pinned-runs.ts reads which are not) — otherwise
+ *   `run-without-workers`: the run only ever runs on its own version, so its order waits for nobody.
  *
  * Rule a reader must not break: a pending order is compared only once it is older than the slack (its run may be
- * starting), and the caller confirms every mismatch against the order's own run and row before reporting it.
+ * starting), a run only once it is older than the slack (its version may be rolling out), and the caller confirms every mismatch against the order's own run and row before reporting it.
  */
 import type { FulfilmentRow } from '../order.js';
 import { emptyResult, orderKey, type CheckResult, type Mismatch } from './mismatch.js';
@@ -31,6 +33,10 @@ export interface RunsInputs {
   cancelGraceSeconds: number;
   /** Time a run may take to open after its order's row, or to close after its order settled, ms. */
   slackMs: number;
+  /** `tenant/order` → the version its open run is pinned to, for versions no worker polls for; default none. */
+  pinnedWithoutWorkers?: ReadonlyMap<string, string>;
+  /** The versions with live workers, named in a `run-without-workers` mismatch. */
+  versionsWithWorkers?: readonly string[];
 }
 
 /** Compares the store's orders with the open runs. */
@@ -48,7 +54,7 @@ export function compareRuns(input: RunsInputs): CheckResult {
 function runMismatch(row: RunRow, run: OpenRun | undefined, input: RunsInputs): Mismatch | undefined {
   const store = { source: 'store', state: describeRow(row) };
   if (row.status === 'pending') {
-    if (run) return undefined;
+    if (run) return withoutWorkers(row, run, input);
     if (input.now - row.updated_at.getTime() < input.slackMs) return undefined;
     return {
       kind: 'run-missing',
@@ -60,12 +66,30 @@ function runMismatch(row: RunRow, run: OpenRun | undefined, input: RunsInputs): 
   if (!run) return undefined;
   const tombstone = row.status === 'cancelled' && row.placed_at === null;
   const mayStayMs = (tombstone ? input.cancelGraceSeconds : input.lingerSeconds) * 1000 + input.slackMs;
-  if (input.now - row.updated_at.getTime() <= mayStayMs) return undefined;
+  if (input.now - row.updated_at.getTime() <= mayStayMs) return withoutWorkers(row, run, input);
   return {
     kind: 'run-open-for-closed',
     tenantId: row.tenant_id,
     orderId: row.order_id,
     sides: [store, { source: 'temporal', state: `run ${run.runId} open since ${run.startedAt.toISOString()}` }],
+  };
+}
+
+/** `run-without-workers` when the order's open run, older than the slack, is pinned to a version nobody polls for. */
+function withoutWorkers(row: RunRow, run: OpenRun, input: RunsInputs): Mismatch | undefined {
+  const buildId = input.pinnedWithoutWorkers?.get(orderKey(row.tenant_id, row.order_id));
+  if (buildId === undefined || input.now - run.startedAt.getTime() < input.slackMs) return undefined;
+  const polled = input.versionsWithWorkers?.length ? input.versionsWithWorkers.join(', ') : 'none';
+  return {
+    kind: 'run-without-workers',
+    tenantId: row.tenant_id,
+    orderId: row.order_id,
+    buildId,
+    sides: [
+      { source: 'store', state: describeRow(row) },
+      { source: 'temporal', state: `run ${run.runId} pinned to version ${buildId}, which no worker polls for` },
+      { source: 'workers', state: `versions with workers: ${polled}` },
+    ],
   };
 }
 

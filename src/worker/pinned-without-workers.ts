@@ -14,18 +14,10 @@
 import type { Client } from '@temporalio/client';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
-import { describeDeployment, openRunsByVersion, type DeploymentView } from '../deployment/routing.js';
-import { pollersByVersion } from '../deployment/live-workers.js';
+import { describeDeployment, openRunsByVersion } from '../deployment/routing.js';
+import { pollersByVersion, versionsToCheck } from '../deployment/live-workers.js';
 
 type PinnedMetrics = Pick<Metrics, 'ordersPinnedWithoutWorkers'>;
-
-/**
- * The versions worth asking about: every one that ever took new runs. An `inactive` version was never current or
- * ramping, so no run is pinned to it.
- */
-export function versionsToCheck(view: Pick<DeploymentView, 'versions'>): string[] {
-  return view.versions.filter((v) => v.status !== 'inactive').map((v) => v.buildId);
-}
 
 /** Open runs pinned to each checked version that has no live workers; 0 for one with pollers. */
 export async function countPinnedWithoutWorkers(

@@ -93,6 +93,7 @@ describe('a complete pass as metrics and log lines', () => {
         'lines-differ',
         'run-missing',
         'run-open-for-closed',
+        'run-without-workers',
         'shipment-missing',
         'shipment-unexpected',
         'skipped',

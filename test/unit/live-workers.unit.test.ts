@@ -3,8 +3,12 @@
  * take on it, the pollers counted from what Temporal lists, and which versions the worker's gauge asks about.
  */
 import { describe, expect, it } from 'vitest';
-import { liveWorkersVerdict, pollersByVersion, type VersionPollers } from '../../src/deployment/live-workers.js';
-import { versionsToCheck } from '../../src/worker/pinned-without-workers.js';
+import {
+  liveWorkersVerdict,
+  pollersByVersion,
+  versionsToCheck,
+  type VersionPollers,
+} from '../../src/deployment/live-workers.js';
 import type { DeploymentView } from '../../src/deployment/routing.js';
 
 const version = (pollers: number): VersionPollers => ({

@@ -82,4 +82,40 @@ describe('runs: the store against Temporal', () => {
   it('a closed order without a run agrees', () => {
     expect(kinds(compareRuns(inputs([row('done', 'shipped', 300), row('gone', 'cancelled', 300)], [])))).toEqual([]);
   });
+
+  it('an open run pinned to a version no worker polls for is reported, naming the version and those with workers', () => {
+    const rows = [
+      row('stranded', 'pending', 300),
+      row('lingering', 'shipped', 30),
+      row('young-run', 'pending', 300),
+      row('polled', 'pending', 300),
+    ];
+    const open = inputs(rows, ['stranded', 'lingering', 'young-run', 'polled'], {
+      pinnedWithoutWorkers: new Map([
+        ['t1/stranded', 'build-a'],
+        ['t1/lingering', 'build-a'],
+        ['t1/young-run', 'build-a'],
+      ]),
+      versionsWithWorkers: ['build-b', 'build-c'],
+      lingerSeconds: 600,
+    });
+    open.openRuns = new Map(
+      [...open.openRuns].map(([k, r]) => [k, k === 't1/young-run' ? { ...r, startedAt: ago(10) } : r]),
+    );
+    const r = compareRuns(open);
+    expect(kinds(r)).toEqual(['run-without-workers stranded', 'run-without-workers lingering']);
+    expect(r.mismatches[0]).toMatchObject({ buildId: 'build-a' });
+    expect(r.mismatches[0]!.sides).toEqual([
+      { source: 'store', state: `pending since ${ago(300).toISOString()}` },
+      { source: 'temporal', state: 'run r-stranded pinned to version build-a, which no worker polls for' },
+      { source: 'workers', state: 'versions with workers: build-b, build-c' },
+    ]);
+  });
+
+  it('a run open past its closed order is reported as that, even when its version has no workers', () => {
+    const r = compareRuns(
+      inputs([row('done', 'shipped', 300)], ['done'], { pinnedWithoutWorkers: new Map([['t1/done', 'build-a']]) }),
+    );
+    expect(kinds(r)).toEqual(['run-open-for-closed done']);
+  });
 });

@@ -14,6 +14,10 @@
  *                              of the same change writes nothing (the outbox's unique event id); the relay sends it
  *   status-missing-on-topic  → the outbox row's record published again to the status topic exactly as the relay
  *                              publishes it (outboxRecord); consumers drop a repeat by its eventId
+ *   run-without-workers      → flagged for a person with the command that fixes it: start workers of the version the
+ *                              run is pinned to (FULFILMENT_ROLES=worker WORKER_BUILD_ID=<build> node
+ *                              dist/src/service.js, from that build); nothing moves a pinned run to another version
+ *                              safely (a version reads only the state of the versions before it: version-move.ts)
  *   anything else            → flagged for a person, with what to look at: a skipped record that is not a valid event,
  *                              a run open for a closed order, a shipment missing, unexpected or with other lines
  *
@@ -73,6 +77,8 @@ function planOne(m: Mismatch): RepairAction {
         : { ...base, action: 'flag', detail: `a malformed record was skipped, not dead-lettered: ${mismatchLine(m)}` };
     case 'run-missing':
       return { ...base, action: 'start-run', detail: 'start a run from the store that ships the order' };
+    case 'run-without-workers':
+      return { ...base, action: 'flag', detail: startWorkersOf(m.buildId ?? '<build>') };
     case 'status-unpublished':
       return { ...base, action: 'write-outbox', detail: 'write the missing status event into the outbox' };
     case 'status-missing-on-topic':
@@ -80,6 +86,15 @@ function planOne(m: Mismatch): RepairAction {
     default:
       return { ...base, action: 'flag', detail: `only a person can judge: ${mismatchLine(m)}` };
   }
+}
+
+/** What a person runs for a run pinned to a version without workers: a worker of that version, which finishes it. */
+export function startWorkersOf(buildId: string): string {
+  return (
+    `start workers of version ${buildId}, from the image (or checkout) of that build: ` +
+    `\`FULFILMENT_ROLES=worker WORKER_BUILD_ID=${buildId} node dist/src/service.js\`; ` +
+    `the run goes on there. Keep them until \`fulfilment deployment show\` counts no open run of ${buildId}`
+  );
 }
 
 /** Plans the repairs, prints the plan; with `--yes` carries them out, paced, and audits them. */
