@@ -25,13 +25,16 @@
  *           both roles at the defaults, orders at 10/s on 6 partitions with 3 replicas, the leader of most of them
  *           SIGKILLed: produce→shipped p50/p99 before, around and after it, the stall, the time to catch up
  *           (bench/failover-phase.ts)
+ *   reconcile the continuous reconciliation's cost (bench/reconcile-phase.ts): one pass over `--reconcile-orders`
+ *           shipped orders (wall and CPU ms per 1,000), then the service at `--reconcile-rate` orders/s for
+ *           `--reconcile-seconds` with it off and on: p50/p99 produce→shipped and CPU per order, ON ÷ OFF
  *   memory  (`--memory N`, once per Temporal) one bridge child over an N-record backlog, peak RSS
  *
  * with CPU per process (Temporal server, Kafka, PostgreSQL, worker, bridge, warehouse, the bench) and the 1-minute
  * load for each phase. Prints a table (or Markdown, `--markdown`) and writes JSON (`--json path`).
  *
- *   npm run bench -- [--orders 3000] [--reps 2] [--burst 6000] [--cache 1000] [--outage 240] [--rates 5,10,15,…] [--rate-seconds 30] [--quiet-wait 120] [--fresh-temporal] [--temporal current|dev|server|dev,server] [--memory 100000]
- *                    [--phases bare,open,raw,drain6,drain1,dup,life,linger,eager,late,burst,cache,plain,outage,failover|none] [--json out.json] [--markdown]
+ *   npm run bench -- [--orders 3000] [--reps 2] [--burst 6000] [--cache 1000] [--outage 240] [--rates 5,10,15,…] [--rate-seconds 30] [--quiet-wait 120] [--reconcile-orders 1000] [--reconcile-rate 35] [--reconcile-seconds 60] [--fresh-temporal] [--temporal current|dev|server|dev,server] [--memory 100000]
+ *                    [--phases bare,open,raw,drain6,drain1,dup,life,linger,eager,late,burst,cache,plain,outage,failover,reconcile|none] [--json out.json] [--markdown]
  *   npm run bench -- --from-json out.json [--markdown]     prints the tables of an earlier run again, runs nothing
  *
  * `--temporal dev,server` brings the stack's Temporal up as each in turn (STACK_TEMPORAL, same ports) and runs
@@ -69,6 +72,7 @@ import { BURST_EVENTS, CACHE_RUNS, burst, cachedRuns, lateEvents, lifeLinger, wh
 import { OPEN_RATES, openLoop } from './open-loop.js';
 import { warehouseOutage } from './outage-phase.js';
 import { clusterRuns, kafkaFailover } from './failover-phase.js';
+import { RECONCILE_DEFAULTS, RECONCILE_ON_INTERVAL, reconcileCost } from './reconcile-phase.js';
 import { load1 } from './procs.js';
 import { render, type KindRun } from './report.js';
 
@@ -88,6 +92,7 @@ const PHASES = [
   'plain',
   'outage',
   'failover',
+  'reconcile',
 ] as const;
 
 const { values: args } = parseArgs({
@@ -102,6 +107,9 @@ const { values: args } = parseArgs({
     rates: { type: 'string', default: OPEN_RATES.join(',') },
     'rate-seconds': { type: 'string', default: '30' },
     'quiet-wait': { type: 'string', default: '120' },
+    'reconcile-orders': { type: 'string', default: String(RECONCILE_DEFAULTS.orders) },
+    'reconcile-rate': { type: 'string', default: String(RECONCILE_DEFAULTS.rate) },
+    'reconcile-seconds': { type: 'string', default: String(RECONCILE_DEFAULTS.seconds) },
     'fresh-temporal': { type: 'boolean', default: false },
     phases: { type: 'string', default: PHASES.join(',') },
     json: { type: 'string' },
@@ -129,6 +137,12 @@ const BURST_OTHERS = 6 * Math.ceil(Math.min(600, ORDERS) / 6);
 /** The open loop's rates (orders/s, rising) and how long each runs. */
 const RATES = args.rates.split(',').map((r) => wholeNumber('rates', r.trim(), 1));
 const RATE_SECONDS = wholeNumber('rate-seconds', args['rate-seconds'], 5);
+/** The reconcile phase: orders one pass reads, the live rate and how long ON and OFF each run. */
+const RECONCILE = {
+  orders: wholeNumber('reconcile-orders', args['reconcile-orders'], 10),
+  rate: wholeNumber('reconcile-rate', args['reconcile-rate'], 1),
+  seconds: wholeNumber('reconcile-seconds', args['reconcile-seconds'], 5),
+};
 const MEMORY = args.memory === undefined ? undefined : wholeNumber('memory', args.memory, 100);
 const kinds = args.temporal.split(',').map((k) => k.trim());
 for (const k of kinds)
@@ -250,6 +264,13 @@ async function runKind(kind: string): Promise<KindRun> {
       if (rep === 1 && clusterRuns()) await step('failover', () => kafkaFailover(ctx, rep));
       else if (rep === 1 && phases.includes('failover'))
         say(`-- ${label}: failover not run: it needs the stack's three-node Kafka (STACK_KAFKA=cluster)`);
+      if (phases.includes('reconcile')) {
+        const waited = await quietTemporal(ctx, 0.15, QUIET_WAIT * 1000);
+        say(
+          `-- ${label} rep ${rep}/${REPS}: reconcile: one pass over ${RECONCILE.orders} orders, then ${RECONCILE.rate} orders/s for ${RECONCILE.seconds} s with RECONCILE_INTERVAL=0 and =${RECONCILE_ON_INTERVAL} (load ${load1().toFixed(1)}; waited ${waited.toFixed(0)} s for an idle Temporal)`,
+        );
+        Object.assign(results, await reconcileCost(ctx, rep, RECONCILE));
+      }
       run.reps.push(results);
     }
     if (MEMORY !== undefined) {

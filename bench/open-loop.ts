@@ -27,6 +27,7 @@ import {
   type PhaseResult,
 } from './phases.js';
 import { percentile } from './report.js';
+import { stackLogsDir as logsDir } from '../tools/stack/index.js';
 
 /** Rates tried, orders per second, in order; the loop stops at the first one past the knee. */
 export const OPEN_RATES = [5, 10, 15, 20, 25, 30, 35, 40, 50, 60, 70, 80, 90, 100, 120, 140];
@@ -38,7 +39,7 @@ export const OPEN_P99_BOUND_MS = 500;
  */
 export const GROWTH = { factor: 2, slackMs: 50 } as const;
 /** The warm-up before the first rate (not counted). */
-const WARMUP = { rate: 10, seconds: 10 } as const;
+export const WARMUP = { rate: 10, seconds: 10 } as const;
 /** Seconds the idle service is measured for. */
 const IDLE_SECONDS = 15;
 /** How long after the last order was produced a rate may take to ship every order before it counts as behind. */
@@ -58,14 +59,14 @@ async function freePort(): Promise<number> {
   });
 }
 
-interface Service {
+export interface Service {
   proc: ChildProcess;
   pid: number;
   stop(): Promise<void>;
 }
 
 /** `node dist/src/service.js` with `env`, its log lines to `logFile`; resolves once its /readyz answers 200. */
-async function startService(env: Env, logFile: string): Promise<Service> {
+export async function startService(env: Env, logFile: string): Promise<Service> {
   const port = await freePort();
   const proc = spawn(process.execPath, [...SERVICE_NODE_FLAGS, 'dist/src/service.js'], {
     env: { ...env, METRICS_PORT: String(port), METRICS_HOST: '127.0.0.1' },
@@ -134,7 +135,7 @@ export interface RateFigures extends Record<string, number> {
 }
 
 /** One rate through the running service: `rate` orders/s for `seconds`, then until every order shipped (or SETTLE_MS). */
-async function oneRate(
+export async function oneRate(
   ctx: Context,
   service: Service,
   topic: string,
@@ -229,7 +230,7 @@ export async function openLoop(
   // A status topic of its own: the relay's lead is per topic, and on the shared one the bench's worker child would
   // lead and publish this service's status events — work a lone production service does itself.
   const { topic, group, env } = await privateTopic(ctx, `open-${rep}`, 6, { ownStatusTopic: true });
-  const logFile = join('.stack', 'logs', `bench-service-${ctx.suffix}-${rep}.log`);
+  const logFile = join(logsDir(), `bench-service-${ctx.suffix}-${rep}.log`);
   // The service at its defaults: both roles, eager start, the stack's addresses, a task queue of its own.
   const serviceEnv: Env = {
     ...env,

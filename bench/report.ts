@@ -5,6 +5,7 @@
  */
 import { formatTable } from '../src/cli/table.js';
 import type { PhaseResult } from './phases.js';
+import { RECONCILE_HEADER, RECONCILE_TITLE, reconcileRows } from './reconcile-report.js';
 
 export interface KindRun {
   kind: string;
@@ -565,6 +566,7 @@ export function render(runs: KindRun[], opts: { markdown: boolean; machine: stri
     'load 1 min',
   ];
   const open = runs.flatMap(openRows);
+  const reconcile = runs.flatMap(reconcileRows);
   const openTitle =
     'Open loop: the service as production runs it, orders produced at a steady rate, produce → shipped (median over reps); CPU in ms per order:';
   if (opts.markdown) {
@@ -573,12 +575,14 @@ export function render(runs: KindRun[], opts: { markdown: boolean; machine: stri
         '\n',
       );
     const openPart = open.length ? [openTitle, '', md(openHeader, open), ''] : [];
+    const reconcilePart = reconcile.length ? [RECONCILE_TITLE, '', md(RECONCILE_HEADER, reconcile), ''] : [];
     return [
       `${opts.machine}`,
       '',
       md(header, rows),
       '',
       ...openPart,
+      ...reconcilePart,
       'CPU per process, % of one core (median over reps), and the 1-minute load at the end of each phase:',
       '',
       md(cpuHeader, cpu),
@@ -586,12 +590,14 @@ export function render(runs: KindRun[], opts: { markdown: boolean; machine: stri
     ].join('\n');
   }
   const openPart = open.length ? [openTitle, '', ...formatTable(openHeader, open), ''] : [];
+  const reconcilePart = reconcile.length ? [RECONCILE_TITLE, '', ...formatTable(RECONCILE_HEADER, reconcile), ''] : [];
   return [
     opts.machine,
     '',
     ...formatTable(header, rows),
     '',
     ...openPart,
+    ...reconcilePart,
     'CPU per process, % of one core (median over reps); load: 1-minute load at the end of each phase',
     '',
     ...formatTable(cpuHeader, cpu),

@@ -19,7 +19,7 @@ interface Phase {
 }
 
 describe('npm run bench', () => {
-  it('measures every phase on 20 orders (the memory phase on 200 records) and prints the table', async () => {
+  it('measures every phase on 20 orders (the memory phase on 200 records, the reconcile phase at 5/s for 5 s) and prints the table', async () => {
     const out = join(dir, 'bench.json');
     // The bench's children run dist/ (npm test built it, as npm run bench does).
     const { stdout } = await promisify(execFile)(
@@ -46,6 +46,12 @@ describe('npm run bench', () => {
         '5',
         '--quiet-wait',
         '0',
+        '--reconcile-orders',
+        '20',
+        '--reconcile-rate',
+        '5',
+        '--reconcile-seconds',
+        '5',
         '--json',
         out,
       ],
@@ -80,6 +86,9 @@ describe('npm run bench', () => {
       'outage',
       'plain',
       'raw',
+      'reconcile-off',
+      'reconcile-on',
+      'reconcile-pass',
     ]);
     expect(open).toEqual(expect.arrayContaining(['open-idle', 'open-5']));
     expect(rep['open-5']!.figures).toMatchObject({
@@ -129,6 +138,17 @@ describe('npm run bench', () => {
         expect.arrayContaining(['temporal', 'kafka', 'postgres', 'worker', 'bridge']),
       );
     expect(report.runs[0]!.memory.figures.records).toBe(200);
+    // Reconciliation's cost: one pass compared the 20 shipped orders; the live rate ran with it off and on.
+    expect(rep['reconcile-pass']!.figures).toMatchObject({
+      orders: 20,
+      msPer1000: expect.any(Number),
+      cpuMsPer1000: expect.any(Number),
+    });
+    expect(rep['reconcile-pass']!.figures['compared.runs']).toBeGreaterThanOrEqual(20);
+    for (const phase of ['reconcile-off', 'reconcile-on'])
+      expect(rep[phase]!.figures, phase).toMatchObject({ rate: 5, orders: 25, p50: expect.any(Number) });
+    expect(rep['reconcile-on']!.figures.intervalSeconds).toBeGreaterThan(0);
+    expect(stdout).toMatch(/live at 5\/s: p50 produce→shipped ms\s+\d+\s+\d+\s+\d/);
     expect(stdout).toMatch(/bridge drain, 6 partitions ÷ raw loop\s+\d/);
     expect(stdout).toMatch(/history events per shipped order, whole life \(closed\)\s+\d+/);
     expect(stdout).toMatch(/retry storm on one order[^\n]*\s+\d/);
