@@ -9,8 +9,9 @@
  *                   each check compared, the mismatches and what it could not see — per 1,000 orders;
  *   reconcile-off   the same service, orders at `--reconcile-rate` (default 35/s) for `--reconcile-seconds` (default
  *                   60): p50/p99 produce→shipped and CPU per order, as the open loop measures a rate;
- *   reconcile-on    a new service on the same topic with RECONCILE_INTERVAL=RECONCILE_ON_INTERVAL, warmed up, then the
- *                   same rate for the same time. The window of its passes holds every order of the phase so far.
+ *   reconcile-on    a new service on the same topic with RECONCILE_INTERVAL=RECONCILE_ON_INTERVAL, warmed up, its first
+ *                   pass (the whole RECONCILE_WINDOW: every order of the phase so far) complete, then the same rate for
+ *                   the same time, meeting the passes after the first, each over what came since the last.
  *
  * Rules a reader must not break:
  * - ON and OFF differ in RECONCILE_INTERVAL only, run back to back for equal durations at the same rate, each after
@@ -75,6 +76,9 @@ export async function reconcileCost(
     service = await startService(serviceEnv(RECONCILE_ON_INTERVAL), logOf('on'));
     ctx.say(`   the service, RECONCILE_INTERVAL=${RECONCILE_ON_INTERVAL}: pid ${service.pid}`);
     await oneRate(ctx, service, topic, tenant('on-warmup'), WARMUP.rate, WARMUP.seconds, 'reconcile-on-warmup');
+    // The first pass after start reads the whole window (every order of the phase so far); the measured rate meets
+    // the passes after it, each over what came since the last.
+    await waitForPass(logOf('on'));
     const passesBefore = passesIn(logOf('on'));
     const on = await oneRate(ctx, service, topic, tenant('on'), opts.rate, opts.seconds, 'reconcile-on');
     on.figures.passes = passesIn(logOf('on')) - passesBefore;
@@ -90,6 +94,15 @@ export async function reconcileCost(
   } finally {
     await service?.stop();
     await dropTopic(ctx, topic, group, env.STATUS_TOPIC);
+  }
+}
+
+/** Until the service's log says it completed a pass (at most five intervals). */
+async function waitForPass(logFile: string): Promise<void> {
+  const deadline = Date.now() + 5 * Number.parseInt(RECONCILE_ON_INTERVAL, 10) * 1000;
+  while (passesIn(logFile) === 0) {
+    if (Date.now() > deadline) throw new Error(`no reconcile pass completed within five intervals: see ${logFile}`);
+    await new Promise((r) => setTimeout(r, 250));
   }
 }
 

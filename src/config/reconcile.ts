@@ -23,7 +23,10 @@ export const reconcileSchema = {
    * window; the next pass starts this long after the previous one ended. `0`: this worker runs none. Default 5m.
    */
   RECONCILE_INTERVAL: seconds('no continuous reconciliation').default('5m'),
-  /** How far behind now a pass's window starts. Default 1h: every record is judged by about 11 passes. */
+  /**
+   * How far back a pass reads at the most. The first pass after start reads all of it; later ones what came since the
+   * last clean pass (src/worker/continuous-reconcile.ts). Default 1h.
+   */
   RECONCILE_WINDOW: seconds(undefined).default('1h'),
   /**
    * How far behind now a pass's window ends, and how old a state must be before it is judged (a run opening, a

@@ -21,13 +21,14 @@ import { CHECKS, emptyResult, orderKey, type CheckName, type CheckResult, type M
 import { compareRuns } from './runs.js';
 import { confirmStranded, readStrandedRuns } from './pinned-runs.js';
 import { compareShipments, type WarehouseShipment } from './shipments.js';
-import { claimKey, ledgerClaims, readTopicSide, type TopicSide } from './skipped-sources.js';
+import { claimKey, ledgerClaims, readTopicSide, type TopicResume, type TopicSide } from './skipped-sources.js';
 import { compareSkipped } from './skipped.js';
 import { compareStatus } from './status.js';
 import { statusTopicEventIds } from './status-sources.js';
 import { ledgerHolds, outboxRows, pendingRows, rowsChanged, rowsOf } from './store-reader.js';
 import { confirmOpen, listOpenRuns, type OpenRun } from './temporal-runs.js';
 import { listShipments } from './warehouse-reader.js';
+import { shipmentKey } from '../order.js';
 
 const DAY_MS = 86_400_000;
 
@@ -40,6 +41,13 @@ export interface PassOptions {
   checks?: readonly CheckName[];
   /** How old a state must be before it is judged (a run opening, a shipment being recorded), ms. */
   settleMs: number;
+  /**
+   * Read the orders topic from where an earlier pass stopped (its `resumeAt`) rather than from `since`, back to the
+   * floor at the most: the continuous reconciliation's passes, each over the time since the last.
+   */
+  resume?: TopicResume;
+  /** Tenants to check beside those the window's records name (not with `tenants`). */
+  alsoTenants?: readonly string[];
 }
 
 export interface PassDeps {
@@ -58,6 +66,11 @@ export interface PassReport {
   /** Where the tenants came from: `--tenant`, or the window's records. */
   tenantsFrom: 'named' | 'window';
   results: CheckResult[];
+  /**
+   * Per partition of the orders topic, where a next pass may start reading: where this one stopped, or its first record
+   * still in flight. Only for a pass that ran the skipped check.
+   */
+  resumeAt: Map<number, bigint>;
 }
 
 /** Runs one pass over the window. */
@@ -75,18 +88,27 @@ export async function reconcilePass(deps: PassDeps, opts: PassOptions): Promise<
       group: config.CONSUMER_GROUP,
       window: opts,
       tenants: named,
+      resume: opts.resume,
     },
     { clientId, signal: deps.signal },
   );
-  const tenants = named ? [...named] : tenantsOf(topic);
+  const tenants = named ? [...named] : [...new Set([...tenantsOf(topic), ...(opts.alsoTenants ?? [])])].sort();
   const openRuns = await listOpenRuns(deps.client, tenants);
   const results: CheckResult[] = [];
   const ctx = { deps, opts, tenants, openRuns, now: now() };
-  if (checks.has('skipped')) results.push(await skippedCheck(ctx, topic));
+  const resumeAt = new Map<number, bigint>();
+  if (checks.has('skipped')) {
+    const { firstInFlight, ...result } = await skippedCheck(ctx, topic);
+    results.push(result);
+    for (const [partition, readTo] of topic.readTo) {
+      const held = firstInFlight.get(partition);
+      resumeAt.set(partition, held !== undefined && held < readTo ? held : readTo);
+    }
+  }
   if (checks.has('runs')) results.push(await runsCheck(ctx));
   if (checks.has('shipments')) results.push(await shipmentsCheck(ctx));
   if (checks.has('status')) results.push(await statusCheck(ctx));
-  return { since: opts.since, until: opts.until, tenants, tenantsFrom: named ? 'named' : 'window', results };
+  return { since: opts.since, until: opts.until, tenants, tenantsFrom: named ? 'named' : 'window', results, resumeAt };
 }
 
 interface CheckContext {
@@ -103,7 +125,10 @@ function tenantsOf(topic: TopicSide): string[] {
   return [...tenants].sort();
 }
 
-async function skippedCheck({ deps, openRuns, now }: CheckContext, topic: TopicSide): Promise<CheckResult> {
+async function skippedCheck(
+  { deps, openRuns, now }: CheckContext,
+  topic: TopicSide,
+): Promise<CheckResult & { firstInFlight: Map<number, bigint> }> {
   const { config, db } = deps;
   const claims = await ledgerClaims(db, topic.records);
   const result = compareSkipped({
@@ -174,7 +199,8 @@ async function shipmentsCheck({ deps, opts, tenants, now }: CheckContext): Promi
   const { config, db } = deps;
   const result = emptyResult('shipments');
   for (const tenantId of tenants) {
-    const listing = await listShipments(config.WAREHOUSE_URL, tenantId, config.WAREHOUSE_TIMEOUT_MS);
+    const timeout = config.WAREHOUSE_TIMEOUT_MS;
+    const listing = await listShipments(config.WAREHOUSE_URL, tenantId, timeout, { createdFrom: opts.since });
     if (!listing.ok) {
       result.unseen.push({ check: 'shipments', what: `tenant ${tenantId}: ${listing.why}; nothing compared` });
       continue;
@@ -184,6 +210,15 @@ async function shipmentsCheck({ deps, opts, tenants, now }: CheckContext): Promi
       return at >= opts.since.getTime() && at < opts.until.getTime();
     };
     const rows = await rowsChanged(db, tenantId, opts.since, opts.until);
+    const byKey = new Map(listing.shipments.map((s) => [s.key, s]));
+    // A shipped order whose shipment was created before the window (a retried call, a later change to the row) is
+    // looked up by its key.
+    for (const row of rows) {
+      const key = shipmentKey(row.tenant_id, row.order_id);
+      if (row.status !== 'shipped' || byKey.has(key)) continue;
+      const one = await listShipments(config.WAREHOUSE_URL, tenantId, timeout, { key });
+      if (one.ok) for (const s of one.shipments) if (s.key === key) byKey.set(key, s);
+    }
     const named = await rowsOf(
       db,
       tenantId,
@@ -193,7 +228,7 @@ async function shipmentsCheck({ deps, opts, tenants, now }: CheckContext): Promi
     const one = compareShipments({
       rows,
       rowOf: (_t, orderId) => rowByOrder.get(orderId),
-      shipments: new Map(listing.shipments.map((s) => [s.key, s])),
+      shipments: byKey,
       inWindow,
       now,
       slackMs: opts.settleMs,

@@ -16,6 +16,8 @@ import type { Unseen } from './mismatch.js';
 
 export interface TopicSide {
   records: SeenRecord[];
+  /** Per partition of the orders topic, the offset the read stopped at (the committed offset or `until`'s). */
+  readTo: Map<number, bigint>;
   deadLettered: Set<string>;
   unseen: Unseen[];
   notes: string[];
@@ -24,6 +26,12 @@ export interface TopicSide {
 interface Window {
   since: Date;
   until: Date;
+}
+
+/** Where an earlier read of the orders topic stopped, per partition, and how far back a partition may be read. */
+export interface TopicResume {
+  floor: Date;
+  offsets: ReadonlyMap<number, bigint>;
 }
 
 /** The edge's verdict on one record (never throws). */
@@ -53,22 +61,40 @@ function identify(value: Buffer | null): { tenantId?: string; orderId?: string }
 /**
  * The window of the orders topic below `group`'s committed offsets, and the dead letters written since it began.
  * `tenants`, when given, keeps only their records (a malformed record naming no tenant is kept for every tenant).
+ * `resume`, when given, reads each partition it names from where an earlier read stopped, whatever the records' times
+ * (a partition that lagged, records an offset move skipped), back to its floor at the most; the dead letters then from
+ * the floor (they are few).
  */
 export async function readTopicSide(
   kafka: Kafka,
-  q: { ordersTopic: string; dlqTopic: string; group: string; window: Window; tenants?: ReadonlySet<string> },
+  q: {
+    ordersTopic: string;
+    dlqTopic: string;
+    group: string;
+    window: Window;
+    tenants?: ReadonlySet<string>;
+    resume?: TopicResume;
+  },
   opts: { clientId: string; signal?: AbortSignal },
 ): Promise<TopicSide> {
-  const side: TopicSide = { records: [], deadLettered: new Set(), unseen: [], notes: [] };
+  const side: TopicSide = { records: [], readTo: new Map(), deadLettered: new Set(), unseen: [], notes: [] };
+  const window = q.resume ? { since: q.resume.floor, until: q.window.until } : q.window;
   const { orders, dlq } = await withAdmin(kafka, async (admin) => {
     const committed = await admin.groupOffsets(q.group, q.ordersTopic);
-    const ordersPlan = await planWindow(admin, q.ordersTopic, q.window, (partition, untilOffset) => {
-      const c = committed.get(partition) ?? 0n;
-      return c < untilOffset ? c : untilOffset;
-    });
-    const dlqPlan = await planWindow(admin, q.dlqTopic, q.window, (_p, _u, high) => high);
+    const ordersPlan = await planWindow(
+      admin,
+      q.ordersTopic,
+      window,
+      (partition, untilOffset) => {
+        const c = committed.get(partition) ?? 0n;
+        return c < untilOffset ? c : untilOffset;
+      },
+      q.resume?.offsets,
+    );
+    const dlqPlan = await planWindow(admin, q.dlqTopic, window, (_p, _u, high) => high);
     return { orders: { ...ordersPlan, committed }, dlq: dlqPlan };
   });
+  for (const r of orders.ranges) side.readTo.set(r.partition, r.end);
   const uncommitted = orders.ranges.filter((r) => !orders.committed.has(r.partition)).map((r) => r.partition);
   if (uncommitted.length > 0)
     side.notes.push(

@@ -19,13 +19,15 @@ export interface WindowPlan {
 
 /**
  * The ranges of `topic` from `since` to `end(partition, untilOffset, high)` per partition; `end` defaults to the first
- * offset at `until`.
+ * offset at `until`. `from`, when it names a partition, starts that partition there instead (an offset an earlier read
+ * stopped at), never before the first offset at `since`: `since` is then the floor, not the start.
  */
 export async function planWindow(
   admin: TopicAdmin,
   topic: string,
   window: { since: Date; until: Date },
   end?: (partition: number, untilOffset: bigint, high: bigint) => bigint,
+  from?: ReadonlyMap<number, bigint>,
 ): Promise<WindowPlan> {
   const partitions = await admin.partitionOffsets(topic);
   if (!partitions) throw new Error(`topic ${topic} does not exist on the brokers`);
@@ -37,7 +39,9 @@ export async function planWindow(
   const gone: number[] = [];
   for (const p of partitions) {
     const first = starts.get(p.partition) ?? p.high;
-    const start = first < p.low ? p.low : first;
+    const resumeAt = from?.get(p.partition);
+    const wanted = resumeAt !== undefined && resumeAt > first ? resumeAt : first;
+    const start = wanted < p.low ? p.low : wanted;
     // The first offset at `since` is the log start though the partition once held more: older records were deleted,
     // and some of them may have been in the window.
     if (p.low > 0n && first <= p.low) gone.push(p.partition);

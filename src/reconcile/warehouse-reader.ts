@@ -1,6 +1,7 @@
 /**
  * The warehouse's shipments of one tenant, for the shipments check: `GET /shipments?tenantId=` (the local warehouse,
- * tools/warehouse, lists them so). A warehouse without that read API (404, 405, 501) cannot be compared: the answer
+ * tools/warehouse, lists them so), narrowed by `createdFrom=` (those created at or after a time) or `key=` (the one
+ * under a key). A warehouse that ignores the narrowing answers more: the check filters what it compares itself. A warehouse without that read API (404, 405, 501) cannot be compared: the answer
  * says so, and the check reports it as unseen — it never passes it.
  */
 import type { WarehouseShipment } from './shipments.js';
@@ -10,9 +11,16 @@ export type WarehouseListing = { ok: true; shipments: WarehouseShipment[] } | { 
 /** Answers that mean the warehouse has no such read API. */
 const NO_READ_API = new Set([404, 405, 501]);
 
-export async function listShipments(baseUrl: string, tenantId: string, timeoutMs: number): Promise<WarehouseListing> {
+export async function listShipments(
+  baseUrl: string,
+  tenantId: string,
+  timeoutMs: number,
+  narrow: { createdFrom?: Date; key?: string } = {},
+): Promise<WarehouseListing> {
   const url = new URL('/shipments', baseUrl);
   url.searchParams.set('tenantId', tenantId);
+  if (narrow.createdFrom) url.searchParams.set('createdFrom', narrow.createdFrom.toISOString());
+  if (narrow.key) url.searchParams.set('key', narrow.key);
   const res = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
   if (NO_READ_API.has(res.status))
     return { ok: false, why: `the warehouse has no read API (GET ${url.pathname}?tenantId= answered ${res.status})` };

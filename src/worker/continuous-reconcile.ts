@@ -1,7 +1,12 @@
 /**
  * The continuous reconciliation: every RECONCILE_INTERVAL this worker runs one pass of `fulfilment reconcile`
- * (src/reconcile/pass.ts, every check) over a sliding window — from RECONCILE_WINDOW behind now to RECONCILE_SETTLE
- * behind now — and turns it into metrics (src/reconcile-metrics.ts) and one warn line per mismatch. The first pass
+ * (src/reconcile/pass.ts, every check) and turns it into metrics (src/reconcile-metrics.ts) and one warn line per
+ * mismatch. Its first pass after start covers RECONCILE_WINDOW behind now up to RECONCILE_SETTLE behind now; each
+ * next one only what came since (passWindow, carryForward): the time after the last pass's end, and the orders topic
+ * from where that pass stopped reading it on each partition — whatever the records' times, so a partition that lagged
+ * or an offset moved past records is read from there — with every pending order and every tenant seen within the
+ * window. A pass that found anything (a mismatch, something it could not see) passes nothing on: the next covers the
+ * same and more, so what it found stays in the gauges until it is repaired or leaves RECONCILE_WINDOW. The first pass
  * runs one interval after start — never while the service is still starting, so a start-up that fails (refused
  * credentials, say) makes no connection from here — and each next one an interval after the previous ended, so passes
  * never overlap.
@@ -21,7 +26,7 @@ import type { Db } from '../db.js';
 import type { Kafka } from '../kafka/client.js';
 import type { Logger } from '../log.js';
 import { CHECKS, MISMATCH_KINDS } from '../reconcile/mismatch.js';
-import { reconcilePass, type PassReport } from '../reconcile/pass.js';
+import { reconcilePass, type PassOptions, type PassReport } from '../reconcile/pass.js';
 import { mismatchLine } from '../reconcile/report.js';
 import type { ReconcileMetrics } from '../reconcile-metrics.js';
 
@@ -34,10 +39,40 @@ export interface ContinuousReconcileOptions {
   logger: Logger;
 }
 
-/** The window of a pass that starts at `now`: RECONCILE_WINDOW to RECONCILE_SETTLE behind it. */
-export function passWindow(config: Config, now: number): { since: Date; until: Date; settleMs: number } {
+/** What a clean pass hands to the next: where it ended, and the tenants seen (with when). */
+export interface Carried {
+  /** The end of the last clean pass's window; undefined: no clean pass since start. */
+  since?: Date;
+  /** Where the last clean pass stopped reading the orders topic, per partition. */
+  resumeAt: ReadonlyMap<number, bigint>;
+  /** Every tenant a pass named, with the time of the last pass that named it. */
+  tenants: ReadonlyMap<string, number>;
+}
+
+export const NOTHING_CARRIED: Carried = { resumeAt: new Map(), tenants: new Map() };
+
+/**
+ * The window of a pass that starts at `now`: up to RECONCILE_SETTLE behind it, from the end of the last clean pass
+ * (less ORDER_LINGER_SECONDS: a closed order's run may stay open that long before it is judged) or, with none,
+ * RECONCILE_WINDOW behind it — never further back than that.
+ */
+export function passWindow(config: Config, now: number, carried: Carried = NOTHING_CARRIED): PassOptions {
   const settleMs = durationMs(config.RECONCILE_SETTLE);
-  return { since: new Date(now - durationMs(config.RECONCILE_WINDOW)), until: new Date(now - settleMs), settleMs };
+  const floor = now - durationMs(config.RECONCILE_WINDOW);
+  const until = new Date(now - settleMs);
+  if (carried.since === undefined) return { since: new Date(floor), until, settleMs };
+  const since = new Date(Math.max(floor, carried.since.getTime() - config.ORDER_LINGER_SECONDS * 1000));
+  const alsoTenants = [...carried.tenants].filter(([, at]) => at >= floor).map(([t]) => t);
+  return { since, until, settleMs, resume: { floor: new Date(floor), offsets: carried.resumeAt }, alsoTenants };
+}
+
+/** What the pass at `now` hands on: its end and where it read to if it found nothing, else what it was given. */
+export function carryForward(report: PassReport, carried: Carried, now: number): Carried {
+  const tenants = new Map(carried.tenants);
+  for (const t of report.tenants) tenants.set(t, now);
+  const clean = report.results.every((r) => r.mismatches.length === 0 && r.unseen.length === 0);
+  if (!clean) return { ...carried, tenants };
+  return { since: report.until, resumeAt: report.resumeAt, tenants };
 }
 
 /** Sets the gauges from a complete pass (every kind and check, 0 where it found none) and logs each mismatch. */
@@ -75,20 +110,30 @@ export function startContinuousReconcile(opts: ContinuousReconcileOptions): Cont
   const stopping = new AbortController();
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
+  let carried = NOTHING_CARRIED;
 
   async function once(): Promise<void> {
     const started = Date.now();
-    const { since, until, settleMs } = passWindow(config, started);
+    const window = passWindow(config, started, carried);
+    const { since, until } = window;
     try {
       const report = await reconcilePass(
         { config, kafka: opts.kafka, db: opts.db, client: opts.client, signal: stopping.signal },
-        { since, until, settleMs },
+        window,
       );
       if (stopping.signal.aborted) return;
       recordPass(report, metrics, logger);
+      carried = carryForward(report, carried, started);
       const n = report.results.reduce((sum, r) => sum + r.mismatches.length, 0);
       logger.info(
-        { since: since.toISOString(), until: until.toISOString(), tenants: report.tenants.length, mismatches: n },
+        {
+          since: since.toISOString(),
+          until: until.toISOString(),
+          resumed: window.resume !== undefined,
+          tenants: report.tenants.length,
+          compared: Object.fromEntries(report.results.map((r) => [r.check, r.compared])),
+          mismatches: n,
+        },
         `reconcile pass complete in ${Date.now() - started} ms: ${n} mismatch(es)`,
       );
     } catch (err) {

@@ -5,6 +5,11 @@
  * worker's own passes set fulfilment_reconcile_mismatches{kind="skipped"} to 3 and log each record; after
  * `fulfilment reconcile --repair --yes` a later pass reads 0.
  *
+ * The worker's passes after its first read only what came since the last clean one: the orders topic from where that
+ * pass stopped on each partition. Here the three records lie uncommitted, in no pass's reach, while clean passes move
+ * their windows' ends past the records' time; only then are the offsets moved. A pass that resumed where the last one
+ * stopped must find them (one that started at the last window's end would never read them).
+ *
  * Settings changed: RECONCILE_INTERVAL=2s (default 5m) and RECONCILE_SETTLE=5s (default 1m; the window's end is that
  * far behind now) — at the defaults the first pass to see the records would come minutes later. RECONCILE_WINDOW keeps
  * its default (1h): the scenario's topics are younger than that.
@@ -38,6 +43,8 @@ describe('continuous reconciliation: records skipped past the committed offsets'
   const skipped = ['skip-a', 'skip-b', 'skip-c'];
   const gauge = (kind: string) => counter(worker, 'fulfilment_reconcile_mismatches', { kind });
   const lastPass = () => counter(worker, 'fulfilment_reconcile_last_complete_pass_timestamp_seconds');
+  const passLines = () =>
+    kept.lines.filter((l) => typeof l.msg === 'string' && l.msg.startsWith('reconcile pass complete'));
   const shipped = (order: string) =>
     waitFor(`${order} to ship`, async () => (await c.s.row(c.tenant, order))?.status === 'shipped');
 
@@ -50,7 +57,14 @@ describe('continuous reconciliation: records skipped past the committed offsets'
     await waitFor('the bridge caught up', () =>
       caughtUp(c.s.admin, c.s.config.CONSUMER_GROUP, c.s.config.ORDERS_TOPIC),
     );
-    await skipStretch(c, bridge, skipped);
+    await skipStretch(c, bridge, skipped, async () => {
+      // Two clean passes whose windows end (RECONCILE_SETTLE behind their start) after the records were published.
+      const published = Date.now();
+      await waitFor('two clean passes whose windows end past the three records', () => {
+        const later = passLines().filter((l) => Date.parse(l.until as string) > published);
+        return later.length >= 2 && later.every((l) => l.mismatches === 0);
+      });
+    });
   }, 120_000);
 
   afterAll(async () => {
@@ -59,6 +73,8 @@ describe('continuous reconciliation: records skipped past the committed offsets'
 
   it("the worker's passes count the three as skipped and log each record", async () => {
     await waitFor('a pass to count 3 skipped records', async () => (await gauge('skipped')) === 3, 90_000);
+    const found = passLines().find((l) => l.mismatches === 3);
+    expect(found, 'the pass that found them resumed where a clean one stopped').toMatchObject({ resumed: true });
     for (const kind of ['run-missing', 'shipment-missing', 'status-unpublished'])
       expect(await gauge(kind), kind).toBe(0);
     expect(await counter(worker, 'fulfilment_reconcile_interval_seconds')).toBe(2);

@@ -36,10 +36,17 @@ export async function reconcileCase(name: string): Promise<ReconcileCase> {
  * Records skipped the way it happens in life: with `bridge` stopped, one placement per order is published (order i on
  * partition i) and the consumer group's offsets are set past them with Kafka's admin API (an operator skipping a bad
  * stretch: the group empty); then a bridge starts again, which nothing else notices. Returns the new bridge.
+ * `beforeTheMove` runs between the publishing and the move.
  */
-export async function skipStretch(c: ReconcileCase, bridge: App, orders: readonly string[]): Promise<App> {
+export async function skipStretch(
+  c: ReconcileCase,
+  bridge: App,
+  orders: readonly string[],
+  beforeTheMove: () => Promise<void> = async () => undefined,
+): Promise<App> {
   await bridge.stop();
   await c.s.produce(orders.map((order, i) => ({ partition: i, value: events.placed(c.tenant, order) })));
+  await beforeTheMove();
   const ends = await endOffsets(c.s.admin, c.s.config.ORDERS_TOPIC);
   await c.s.admin.setOffsets({
     groupId: c.s.config.CONSUMER_GROUP,

@@ -10,7 +10,13 @@ import { loadConfig } from '../../src/config.js';
 import { createMetrics, metricValue } from '../../src/metrics.js';
 import { emptyResult } from '../../src/reconcile/mismatch.js';
 import type { PassReport } from '../../src/reconcile/pass.js';
-import { passWindow, recordPass, reconcileIntervalMs } from '../../src/worker/continuous-reconcile.js';
+import {
+  carryForward,
+  NOTHING_CARRIED,
+  passWindow,
+  recordPass,
+  reconcileIntervalMs,
+} from '../../src/worker/continuous-reconcile.js';
 import { configFailure } from '../support/config-failure.js';
 
 describe('continuous reconciliation settings', () => {
@@ -66,6 +72,7 @@ describe('a complete pass as metrics and log lines', () => {
       tenants: ['t-1'],
       tenantsFrom: 'window',
       results: [skipped, emptyResult('runs'), shipments, emptyResult('status')],
+      resumeAt: new Map(),
     };
   };
 
@@ -107,5 +114,81 @@ describe('a complete pass as metrics and log lines', () => {
       'reconcile mismatch: skipped t-1/o-7 at 0:12: orders topic: OrderPlaced e-7; ledger: absent',
     );
     expect(lines.find((l) => l.check === 'shipments')).toMatchObject({ level: 40 });
+  });
+});
+
+describe('each pass after the first covers what came since the last clean one', () => {
+  const config = loadConfig({});
+  const MIN = 60_000;
+  const t0 = Date.parse('2026-12-07T12:00:00Z');
+  const clean = (until: Date, tenants: string[], resumeAt: [number, bigint][]): PassReport => ({
+    since: new Date(0),
+    until,
+    tenants,
+    tenantsFrom: 'window',
+    results: [emptyResult('skipped'), emptyResult('runs'), emptyResult('shipments'), emptyResult('status')],
+    resumeAt: new Map(resumeAt),
+  });
+
+  it('the first reads the whole window and no resume point; the next starts where it ended, the topic where it read to', () => {
+    const first = passWindow(config, t0);
+    expect(first).toEqual({ since: new Date(t0 - 60 * MIN), until: new Date(t0 - MIN), settleMs: MIN });
+    const carried = carryForward(
+      clean(
+        first.until,
+        ['a', 'b'],
+        [
+          [0, 17n],
+          [1, 4n],
+        ],
+      ),
+      NOTHING_CARRIED,
+      t0,
+    );
+    const next = passWindow(config, t0 + 5 * MIN, carried);
+    expect(next.since).toEqual(first.until);
+    expect(next.until).toEqual(new Date(t0 + 4 * MIN));
+    expect(next.resume).toEqual({
+      floor: new Date(t0 - 55 * MIN),
+      offsets: new Map([
+        [0, 17n],
+        [1, 4n],
+      ]),
+    });
+    expect(next.alsoTenants).toEqual(['a', 'b']);
+  });
+
+  it('a pass that found a mismatch or could not see something hands on nothing but its tenants', () => {
+    const first = passWindow(config, t0);
+    const carried = carryForward(clean(first.until, ['a'], [[0, 17n]]), NOTHING_CARRIED, t0);
+    const second = passWindow(config, t0 + 5 * MIN, carried);
+    const found = clean(second.until, ['a', 'c'], [[0, 40n]]);
+    found.results[0]!.mismatches.push({ kind: 'skipped', tenantId: 'a', orderId: 'o-1', at: '0:20', sides: [] });
+    const after = carryForward(found, carried, t0 + 5 * MIN);
+    expect(after).toEqual({
+      ...carried,
+      tenants: new Map([
+        ['a', t0 + 5 * MIN],
+        ['c', t0 + 5 * MIN],
+      ]),
+    });
+    const third = passWindow(config, t0 + 10 * MIN, after);
+    expect(third.since).toEqual(second.since);
+    expect(third.resume?.offsets).toEqual(new Map([[0, 17n]]));
+    const unseen = clean(third.until, ['a'], [[0, 50n]]);
+    unseen.results[2]!.unseen.push({ check: 'shipments', what: 'warehouse unreachable' });
+    expect(carryForward(unseen, after, t0 + 10 * MIN).since).toEqual(second.since);
+    // Repaired: the next clean pass moves on.
+    expect(carryForward(clean(third.until, ['a'], [[0, 50n]]), after, t0 + 10 * MIN).since).toEqual(third.until);
+  });
+
+  it('never reaches back past RECONCILE_WINDOW; forgets tenants not seen within it; reaches back the linger', () => {
+    const carried = carryForward(clean(new Date(t0), ['old'], [[0, 1n]]), NOTHING_CARRIED, t0);
+    const late = passWindow(config, t0 + 90 * MIN, carried);
+    expect(late.since).toEqual(new Date(t0 + 30 * MIN));
+    expect(late.resume?.floor).toEqual(new Date(t0 + 30 * MIN));
+    expect(late.alsoTenants).toEqual([]);
+    const lingering = passWindow(loadConfig({ ORDER_LINGER_SECONDS: '120' }), t0 + 5 * MIN, carried);
+    expect(lingering.since).toEqual(new Date(t0 - 2 * MIN));
   });
 });

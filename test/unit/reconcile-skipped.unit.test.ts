@@ -90,6 +90,20 @@ describe('skipped: the orders topic against the ledger and the dead letters', ()
     expect(r.unseen[0]!.what).toContain("1 record(s) older than the ledger's retention (LEDGER_RETENTION_DAYS=30");
   });
 
+  it('names, per partition, the first record in flight: a later pass reads from there', () => {
+    const records = [event(0, 3n, 'a'), event(0, 1n, 'b'), event(1, 5n, 'c'), event(1, 2n, 'x'), event(2, 9n, 'd')];
+    const r = compareSkipped(
+      inputs(records, { openRuns: new Set(['t1/a', 't1/b', 't1/c']), inLedger: (_t, id) => id === 'e-x' }),
+    );
+    expect(r.firstInFlight).toEqual(
+      new Map([
+        [0, 1n],
+        [1, 5n],
+      ]),
+    );
+    expect(r.mismatches.map((m) => m.at)).toEqual(['2:9']);
+  });
+
   it('an unrecorded event of an order whose run is open is in flight, not skipped', () => {
     const r = compareSkipped(inputs([event(0, 1n, 'a')], { openRuns: new Set(['t1/a']) }));
     expect(r.mismatches).toEqual([]);

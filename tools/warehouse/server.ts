@@ -5,7 +5,7 @@
  *
  *   POST /shipments              Idempotency-Key header required; same key → same shipment, never a second one
  *   POST /shipments/:key/cancel  recall a shipment (compensation); an unknown key is burned so it never ships
- *   GET  /shipments?tenantId=…   list shipments
+ *   GET  /shipments?tenantId=…   list shipments (narrowed by &key=… or &createdFrom=<ISO time>)
  *   GET  /admin/stats            request counts, and the shipment requests in flight now and at most, in all and
  *                                by tenant; POST /admin/faults {errorRate, latencyMs, down, rejectOrders,
  *                                refuseRecalls, tenants: {<tenantId>: {errorRate, latencyMs, down}}}
@@ -169,8 +169,13 @@ export async function startWarehouse(opts: {
     if (req.method === 'GET' && path === '/shipments') {
       const tenantId = url.searchParams.get('tenantId');
       const key = url.searchParams.get('key');
+      const from = url.searchParams.get('createdFrom');
+      const fromMs = from ? Date.parse(from) : NaN;
       const list = [...shipments.values()].filter(
-        (s) => (!tenantId || s.tenantId === tenantId) && (!key || s.key === key),
+        (s) =>
+          (!tenantId || s.tenantId === tenantId) &&
+          (!key || s.key === key) &&
+          (Number.isNaN(fromMs) || Date.parse(s.createdAt) >= fromMs),
       );
       return send(res, 200, list);
     }
