@@ -39,8 +39,9 @@ export async function planWindow(
   const gone: number[] = [];
   for (const p of partitions) {
     const first = starts.get(p.partition) ?? p.high;
+    // An offset past the partition's end is not where an earlier read stopped (the topic was made again): ignored.
     const resumeAt = from?.get(p.partition);
-    const wanted = resumeAt !== undefined && resumeAt > first ? resumeAt : first;
+    const wanted = resumeAt !== undefined && resumeAt > first && resumeAt <= p.high ? resumeAt : first;
     const start = wanted < p.low ? p.low : wanted;
     // The first offset at `since` is the log start though the partition once held more: older records were deleted,
     // and some of them may have been in the window.
