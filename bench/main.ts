@@ -27,13 +27,14 @@
  *           (bench/failover-phase.ts)
  *   reconcile the continuous reconciliation's cost (bench/reconcile-phase.ts): one pass over `--reconcile-orders`
  *           shipped orders (wall and CPU ms per 1,000), then the service at `--reconcile-rate` orders/s for
- *           `--reconcile-seconds` with it off and on: p50/p99 produce→shipped and CPU per order, ON ÷ OFF
+ *           `--reconcile-seconds` with it off and on (RECONCILE_INTERVAL `--reconcile-interval` seconds): p50/p99
+ *           produce→shipped and CPU per order, ON ÷ OFF
  *   memory  (`--memory N`, once per Temporal) one bridge child over an N-record backlog, peak RSS
  *
  * with CPU per process (Temporal server, Kafka, PostgreSQL, worker, bridge, warehouse, the bench) and the 1-minute
  * load for each phase. Prints a table (or Markdown, `--markdown`) and writes JSON (`--json path`).
  *
- *   npm run bench -- [--orders 3000] [--reps 2] [--burst 6000] [--cache 1000] [--outage 240] [--rates 5,10,15,…] [--rate-seconds 30] [--quiet-wait 120] [--reconcile-orders 1000] [--reconcile-rate 35] [--reconcile-seconds 60] [--fresh-temporal] [--temporal current|dev|server|dev,server] [--memory 100000]
+ *   npm run bench -- [--orders 3000] [--reps 2] [--burst 6000] [--cache 1000] [--outage 240] [--rates 5,10,15,…] [--rate-seconds 30] [--quiet-wait 120] [--reconcile-orders 1000] [--reconcile-rate 35] [--reconcile-seconds 60] [--reconcile-interval 10] [--fresh-temporal] [--temporal current|dev|server|dev,server] [--memory 100000]
  *                    [--phases bare,open,raw,drain6,drain1,dup,life,linger,eager,late,burst,cache,plain,outage,failover,reconcile|none] [--json out.json] [--markdown]
  *   npm run bench -- --from-json out.json [--markdown]     prints the tables of an earlier run again, runs nothing
  *
@@ -72,7 +73,7 @@ import { BURST_EVENTS, CACHE_RUNS, burst, cachedRuns, lateEvents, lifeLinger, wh
 import { OPEN_RATES, openLoop } from './open-loop.js';
 import { warehouseOutage } from './outage-phase.js';
 import { clusterRuns, kafkaFailover } from './failover-phase.js';
-import { RECONCILE_DEFAULTS, RECONCILE_ON_INTERVAL, reconcileCost } from './reconcile-phase.js';
+import { RECONCILE_DEFAULTS, reconcileCost } from './reconcile-phase.js';
 import { load1 } from './procs.js';
 import { render, type KindRun } from './report.js';
 
@@ -110,6 +111,7 @@ const { values: args } = parseArgs({
     'reconcile-orders': { type: 'string', default: String(RECONCILE_DEFAULTS.orders) },
     'reconcile-rate': { type: 'string', default: String(RECONCILE_DEFAULTS.rate) },
     'reconcile-seconds': { type: 'string', default: String(RECONCILE_DEFAULTS.seconds) },
+    'reconcile-interval': { type: 'string', default: String(RECONCILE_DEFAULTS.intervalSeconds) },
     'fresh-temporal': { type: 'boolean', default: false },
     phases: { type: 'string', default: PHASES.join(',') },
     json: { type: 'string' },
@@ -142,6 +144,7 @@ const RECONCILE = {
   orders: wholeNumber('reconcile-orders', args['reconcile-orders'], 10),
   rate: wholeNumber('reconcile-rate', args['reconcile-rate'], 1),
   seconds: wholeNumber('reconcile-seconds', args['reconcile-seconds'], 5),
+  intervalSeconds: wholeNumber('reconcile-interval', args['reconcile-interval'], 1),
 };
 const MEMORY = args.memory === undefined ? undefined : wholeNumber('memory', args.memory, 100);
 const kinds = args.temporal.split(',').map((k) => k.trim());
@@ -267,7 +270,7 @@ async function runKind(kind: string): Promise<KindRun> {
       if (phases.includes('reconcile')) {
         const waited = await quietTemporal(ctx, 0.15, QUIET_WAIT * 1000);
         say(
-          `-- ${label} rep ${rep}/${REPS}: reconcile: one pass over ${RECONCILE.orders} orders, then ${RECONCILE.rate} orders/s for ${RECONCILE.seconds} s with RECONCILE_INTERVAL=0 and =${RECONCILE_ON_INTERVAL} (load ${load1().toFixed(1)}; waited ${waited.toFixed(0)} s for an idle Temporal)`,
+          `-- ${label} rep ${rep}/${REPS}: reconcile: one pass over ${RECONCILE.orders} orders, then ${RECONCILE.rate} orders/s for ${RECONCILE.seconds} s with RECONCILE_INTERVAL=0 and =${RECONCILE.intervalSeconds}s (load ${load1().toFixed(1)}; waited ${waited.toFixed(0)} s for an idle Temporal)`,
         );
         Object.assign(results, await reconcileCost(ctx, rep, RECONCILE));
       }
