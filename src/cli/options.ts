@@ -5,7 +5,7 @@
 import { InvalidArgumentError } from 'commander';
 import { parseProvisionSteps, PROVISION_STEPS, type ProvisionStep } from '../provision/steps.js';
 import { parsePosition, POSITION_EXPECTED, type Position } from './position.js';
-import { parseRangePoint, POINT_EXPECTED, type RangePoint } from './redeliver/range.js';
+import { parseRangePoint, POINT_EXPECTED, type RangePoint } from './range-point.js';
 import { parseTime, TIME_EXPECTED } from './time.js';
 
 export function wholeNumber(min: number): (value: string) => number {
@@ -70,7 +70,7 @@ export function name(value: string): string {
   return v;
 }
 
-/** Where a redelivery starts or stops (redeliver/range.ts). */
+/** Where a redelivery starts or stops (range-point.ts). */
 export function rangePoint(value: string): RangePoint {
   const p = parseRangePoint(value);
   if (!p) throw new InvalidArgumentError(`expected ${POINT_EXPECTED}.`);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/cli/errors.js';
-import { describeRanges, parseRangePoint, planRedelivery } from '../../src/cli/redeliver/range.js';
+import { describeRanges, planRedelivery } from '../../src/cli/redeliver/range.js';
+import { parseRangePoint } from '../../src/cli/range-point.js';
 
 const NOW = Date.parse('2026-03-10T12:00:00Z');
 const partitions = [

@@ -18,14 +18,12 @@ import { acceptedRecord, failure, parse, type KafkaHeaders } from '../support/pa
 
 type Json = Record<string, unknown>;
 
-const example = (version: number): Json =>
-  JSON.parse(
-    readFileSync(new URL(`../../docs/schema/order-placed.v${version}.example.json`, import.meta.url), 'utf8'),
-  ) as Json;
-const v1 = example(1);
-const v2 = example(2);
+const example = (name: string): Json =>
+  JSON.parse(readFileSync(new URL(`../../docs/schema/${name}.example.json`, import.meta.url), 'utf8')) as Json;
+const v1 = example('order-placed.v1');
+const v2 = example('order-placed.v2');
 const dataOf = (r: Json) => r.data as Json;
-const cancelledV1 = { ...v1, type: 'orders.OrderCancelled', data: { reason: 'changed my mind' } };
+const cancelledV1 = example('order-cancelled.v1');
 const cancelledV2 = { ...cancelledV1, schemaVersion: 2 };
 
 const serialise = (v: unknown) => Buffer.from(typeof v === 'string' ? v : JSON.stringify(v));
@@ -48,6 +46,18 @@ const inV2 = (s: string) =>
 describe('schema versions: dispatch and upcasting', () => {
   it('knows versions 1 and 2', () => {
     expect(SUPPORTED_SCHEMA_VERSIONS).toEqual([1, 2]);
+  });
+
+  it('reads the checked-in cancellation: the same order as the placement example, a later version, its reason', () => {
+    const cancel = accepted(cancelledV1);
+    expect(cancel).not.toHaveProperty('unknownFields');
+    expect(cancel.event).toMatchObject({
+      type: 'orders.OrderCancelled',
+      tenantId: v1.tenantId,
+      orderId: v1.orderId,
+      orderVersion: (v1.orderVersion as number) + 1,
+      data: { reason: 'customer changed their mind' },
+    });
   });
 
   it('reads the checked-in examples; the v2 placement upcasts to exactly what its v1 equivalent parses to', () => {

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import type { Runner } from '../command.js';
 import * as arg from '../options.js';
 import { checkRedeliveryOptions, DEFAULT_REDELIVERY_GROUP, type RedeliveryOptions } from './options.js';
-import type { RangePoint } from './range.js';
+import type { RangePoint } from '../range-point.js';
 
 export function registerRedeliverCommand(program: Command, run: Runner): void {
   program

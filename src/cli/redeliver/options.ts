@@ -5,7 +5,7 @@
  */
 import type { CliContext } from '../context.js';
 import { UsageError } from '../errors.js';
-import type { RangePoint } from './range.js';
+import type { RangePoint } from '../range-point.js';
 
 /** Consumer group a redelivery reads in when `--group` is not given. */
 export const DEFAULT_REDELIVERY_GROUP = 'fulfilment-redelivery';

@@ -34,7 +34,8 @@ import { TokenBucket } from '../token-bucket.js';
 import { createLedger } from './ledger.js';
 import { createLateEventRecorder } from '../../bridge/late-events.js';
 import { checkRedeliveryOptions, DEFAULT_REDELIVERY_GROUP, type RedeliveryOptions } from './options.js';
-import { describePoint, describeRanges, planRedelivery } from './range.js';
+import { describeRanges, planRedelivery } from './range.js';
+import { describePoint } from '../range-point.js';
 
 export { checkRedeliveryOptions, DEFAULT_REDELIVERY_GROUP, type RedeliveryOptions } from './options.js';
 
