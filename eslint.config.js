@@ -39,7 +39,8 @@ const kafkaPort = {
  *             src/health.ts, src/startup.ts, src/package-root.ts, src/sleep.ts, src/timeout.ts, src/lifecycle.ts,
  *             src/observability.ts
  *   vocabulary src/order.ts: the order's words, importing nothing; src/order-rules.ts: what each event does to an
- *             order (the one table the workflow, the store and the late path consult), importing only the words
+ *             order (the one table the workflow, the store and the late path consult), importing only the words;
+ *             src/policy/: policies written once as data (the warehouse retry), importing nothing
  *
  * workflows/ is held tighter still (an allow-list, below): its own files, the vocabulary and the SDK's workflow side.
  */
@@ -219,15 +220,31 @@ export default tseslint.config(
           patterns: [
             {
               regex:
-                '^(?!\\./[^/]+\\.js$|\\.\\./src/order(-rules)?\\.js$|\\.\\./activities/[^/]+\\.js$|@temporalio/(workflow|common)$|@temporalio/interceptors-opentelemetry/lib/workflow/index\\.js$)',
+                '^(?!\\./[^/]+\\.js$|\\.\\./src/order(-rules)?\\.js$|\\.\\./src/policy/[^/]+\\.js$|\\.\\./activities/[^/]+\\.js$|@temporalio/(workflow|common)$|@temporalio/interceptors-opentelemetry/lib/workflow/index\\.js$)',
               message:
-                'workflows/ imports only its own files, src/order.ts, src/order-rules.ts, @temporalio/workflow (and @temporalio/common), and activity types (eslint.config.js)',
+                'workflows/ imports only its own files, src/order.ts, src/order-rules.ts, src/policy/ (data), @temporalio/workflow (and @temporalio/common), and activity types (eslint.config.js)',
             },
             {
               regex: '^\\.\\./activities/',
               allowTypeImports: true,
               message:
                 'workflows/ takes only the types of activities (import type): the bundle must not load activity code',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['src/policy/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '.',
+              message: 'A policy is data the workflow bundle imports: it imports nothing (eslint.config.js)',
             },
           ],
         },

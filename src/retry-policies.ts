@@ -4,6 +4,8 @@
  * Transient failures are always retried with jitter and a cap; permanent ones never (see src/errors.ts).
  */
 
+import { WAREHOUSE_RETRY } from './policy/warehouse-retry.js';
+
 /** A transient-failure backoff: half-jittered, doubling from `initialDelayMs`, capped at `maxDelayMs`, no attempt limit. */
 export interface TransientRetry {
   initialDelayMs: number;
@@ -49,5 +51,11 @@ export const BRIDGE_TEMPORAL_RPC = {
   maxReconnectBackoffMs: 5_000,
 } as const;
 
-/** Jittered delays of the shipment activity: doubling from `initialDelayMs`, never above `maxDelayMs`. */
-export const SHIPMENT_BACKOFF: TransientRetry = { initialDelayMs: 2_000, maxDelayMs: 60_000 };
+/**
+ * Jittered delays of the shipment activity when none are configured: doubling from `initialDelayMs`, never above
+ * `maxDelayMs` — the warehouse retry policy's (src/policy/warehouse-retry.ts).
+ */
+export const SHIPMENT_BACKOFF: TransientRetry = {
+  initialDelayMs: WAREHOUSE_RETRY.initialDelayMs,
+  maxDelayMs: WAREHOUSE_RETRY.maxDelayMs,
+};

@@ -1,9 +1,10 @@
 /**
  * The workflows' activity options — timeouts and Temporal retry policies of every activity and local activity they
  * schedule, and how long an order is held before an effect is tried again — as data, beside the workflows that use
- * them. Temporal's duration strings; the shipment activity's own jittered delays are SHIPMENT_BACKOFF
- * (src/retry-policies.ts). Deterministic data only (bundled into the workflow sandbox).
+ * them. Temporal's duration strings; the warehouse's policy is src/policy/warehouse-retry.ts, from which the shipment
+ * activity's own jittered delays derive too. Deterministic data only (bundled into the workflow sandbox).
  */
+import { WAREHOUSE_RETRY } from '../src/policy/warehouse-retry.js';
 
 /** Short activity effects (PostgreSQL, the DLQ topic): retried through a dependency restart, about 15 minutes in all. */
 export const SHORT_EFFECT_ACTIVITY = {
@@ -18,12 +19,17 @@ export const SHORT_EFFECT_ACTIVITY = {
 
 /**
  * The warehouse call: long-running and heartbeating. Retries are bounded (then the order is held as failed); each
- * next delay is set by the activity (SHIPMENT_BACKOFF, half jitter), the policy's interval being the fallback.
+ * next delay is set by the activity (WAREHOUSE_RETRY_*, half jitter), the policy's interval being the fallback.
  */
 export const WAREHOUSE_ACTIVITY = {
   startToCloseTimeout: '5 minutes',
   heartbeatTimeout: '20 seconds',
-  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 8 },
+  retry: {
+    initialInterval: `${WAREHOUSE_RETRY.initialDelayMs} milliseconds`,
+    backoffCoefficient: WAREHOUSE_RETRY.backoffCoefficient,
+    maximumInterval: `${WAREHOUSE_RETRY.maxDelayMs} milliseconds`,
+    maximumAttempts: WAREHOUSE_RETRY.attempts,
+  },
 } as const;
 
 /**

@@ -1,6 +1,7 @@
 /** The worker: the warehouse it ships through, the order workflow's settings, its task slots, pollers and cache. */
 import { z } from 'zod';
 import { atLeastTwo, nonEmpty, port, positiveInt, url, versionName, type FieldsOf } from './fields.js';
+import { WAREHOUSE_RETRY } from '../policy/warehouse-retry.js';
 
 export const workerSchema = {
   /** Base URL of the warehouse HTTP service that ships orders. */
@@ -75,11 +76,11 @@ export const workerSchema = {
   WAREHOUSE_RESUME_PER_SECOND: positiveInt.default(20),
   /**
    * The delays between an order's own shipment attempts (the warehouse answers others, fails for this order): doubling
-   * from WAREHOUSE_RETRY_INITIAL_MS to WAREHOUSE_RETRY_MAX_MS, half-jittered; 8 attempts in all, then the order is held
-   * as failed. Defaults 2 s and 60 s: about 3 minutes of attempts.
+   * from WAREHOUSE_RETRY_INITIAL_MS to WAREHOUSE_RETRY_MAX_MS, half-jittered; the policy's attempts in all, then the
+   * order is held as failed. Defaults: the warehouse retry policy's (src/policy/warehouse-retry.ts).
    */
-  WAREHOUSE_RETRY_INITIAL_MS: positiveInt.default(2_000),
-  WAREHOUSE_RETRY_MAX_MS: positiveInt.default(60_000),
+  WAREHOUSE_RETRY_INITIAL_MS: positiveInt.default(WAREHOUSE_RETRY.initialDelayMs),
+  WAREHOUSE_RETRY_MAX_MS: positiveInt.default(WAREHOUSE_RETRY.maxDelayMs),
   /** How long (seconds) a cancellation that arrived before its placement waits for it. Default 1 hour. */
   CANCEL_GRACE_SECONDS: positiveInt.default(3600),
   /**
