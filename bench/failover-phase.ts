@@ -10,7 +10,7 @@
  */
 import { partitionPlacement, planFromEnv, stackKafkaNode } from '../tools/stack/index.js';
 import { shippedAfter } from './life-phases.js';
-import { percentile } from './report.js';
+import { percentile } from './stats.js';
 import {
   dropTopic,
   measured,

@@ -44,7 +44,7 @@ import {
   type PhaseResult,
 } from './phases.js';
 import { procMemory } from './procs.js';
-import { median } from './report.js';
+import { median } from './stats.js';
 
 /** Events in one order's retry storm (the burst phase; `--burst`). */
 export const BURST_EVENTS = 6_000;

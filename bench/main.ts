@@ -75,7 +75,8 @@ import { warehouseOutage } from './outage-phase.js';
 import { clusterRuns, kafkaFailover } from './failover-phase.js';
 import { RECONCILE_DEFAULTS, reconcileCost } from './reconcile-phase.js';
 import { load1 } from './procs.js';
-import { render, type KindRun } from './report.js';
+import type { KindRun } from './kind-run.js';
+import { render } from './report.js';
 
 const PHASES = [
   'bare',

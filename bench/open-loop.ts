@@ -26,7 +26,7 @@ import {
   type Env,
   type PhaseResult,
 } from './phases.js';
-import { percentile } from './report.js';
+import { percentile } from './stats.js';
 import { stackLogsDir as logsDir } from '../tools/stack/index.js';
 
 /** Rates tried, orders per second, in order; the loop stops at the first one past the knee. */

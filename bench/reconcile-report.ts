@@ -4,7 +4,8 @@
  * Medians over reps; a row appears only for a run that measured the phase.
  */
 import type { PhaseResult } from './phases.js';
-import { median, type KindRun } from './report.js';
+import type { KindRun } from './kind-run.js';
+import { median } from './stats.js';
 
 export const RECONCILE_TITLE =
   "Reconciliation's cost: one pass over the orders' window (this process's wall and CPU time), then the service at a steady rate with the continuous reconciliation off and on (median over reps):";

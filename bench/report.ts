@@ -4,36 +4,16 @@
  * plain table (src/cli/table.ts) or as Markdown (`--markdown`, for docs/performance.md).
  */
 import { formatTable } from '../src/cli/table.js';
+import type { KindRun } from './kind-run.js';
 import type { PhaseResult } from './phases.js';
+import { median } from './stats.js';
 import { RECONCILE_HEADER, RECONCILE_TITLE, reconcileRows } from './reconcile-report.js';
-
-export interface KindRun {
-  kind: string;
-  /** What the stack said it runs. */
-  runs: string;
-  concurrency: number;
-  /** reps[r][phase] */
-  reps: Record<string, PhaseResult>[];
-  memory?: PhaseResult;
-}
 
 export interface Figure {
   name: string;
   target: string;
   /** Per kind: the cell's text and its numbers. */
   cells: Record<string, { text: string; median?: number; min?: number; values?: number[] }>;
-}
-
-export function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-}
-
-/** The q-quantile (0 < q ≤ 1) of ascending `sorted`, nearest rank. */
-export function percentile(sorted: readonly number[], q: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
 }
 
 const fmt = (x: number, digits?: number) => {

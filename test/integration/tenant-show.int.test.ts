@@ -12,7 +12,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
-import type { TenantShowResult } from '../../src/cli/tenant/show.js';
+import type { TenantShowResult } from '../../src/cli/tenant/show-result.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createDb, type Db } from '../../src/db.js';
 import type { FulfilmentRow } from '../../src/order.js';

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { tenantShare } from '../../src/cli/tenant/share.js';
-import type { TenantShowResult } from '../../src/cli/tenant/show.js';
+import type { TenantShowResult } from '../../src/cli/tenant/show-result.js';
 import { describeTenant } from '../../src/cli/tenant/show-text.js';
 import { loadConfig } from '../../src/config.js';
 import { tenantWeights } from '../../src/tenants/weights.js';

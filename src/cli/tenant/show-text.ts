@@ -2,7 +2,7 @@
 import type { ShippingPause } from '../../store/shipment-waits.js';
 import { formatDuration } from '../progress.js';
 import { formatTable } from '../table.js';
-import type { TenantShowResult } from './show.js';
+import type { TenantShowResult } from './show-result.js';
 
 /** How many competing tenants the text names; --json lists them all. */
 const TENANTS_NAMED = 10;

@@ -25,28 +25,11 @@ import { println } from '../output.js';
 import { cliTemporalClientWithin } from '../temporal-client.js';
 import { openRunsOf, tenantsWithOpenRuns } from './open-runs.js';
 import { checkTenantShowOptions, DEFAULT_TENANT_SHOW_TIMEOUT_SECONDS, type TenantShowOptions } from './options.js';
-import { tenantShare, type TenantShare } from './share.js';
+import { tenantShare } from './share.js';
+import type { TenantShowResult } from './show-result.js';
 import { describeTenant } from './show-text.js';
 
 export { checkTenantShowOptions, type TenantShowOptions } from './options.js';
-
-export interface TenantShowResult {
-  tenantId: string;
-  namespace: string;
-  taskQueue: string;
-  weight: number;
-  /** Where the weight comes from: the tenant is named in TENANT_WEIGHTS, or has TENANT_DEFAULT_WEIGHT. */
-  weightFrom: 'TENANT_WEIGHTS' | 'TENANT_DEFAULT_WEIGHT';
-  /** Null when Temporal could not be read. */
-  share: (TenantShare & { hasWork: boolean; moreTenants: boolean }) | null;
-  openRuns: number | null;
-  backlog: TenantBacklog | null;
-  /** The pause that holds (or, being resumed, held) its shipments: its own, else every tenant's; null when none. */
-  pause: ShippingPause | null;
-  /** False when the store could not be read. */
-  pauseKnown: boolean;
-  problems: string[];
-}
 
 /** Some source could not be read; what could be read was printed. */
 export class IncompleteTenantShowError extends Error {
