@@ -246,10 +246,11 @@ export function createBridge(opts: BridgeOptions): Bridge {
         // A new generation: whatever this member tracked may now belong to another member.
         for (const p of partitions.values()) p.resetGeneration();
         // A partition now another member's is forgotten, with its gates: a commit this member could not make there
-        // is no longer this member's to make, and must not keep it unready or its partition counted as parked.
+        // is no longer this member's to make, and must not keep it unready or its partition counted as parked. Its
+        // pause is lifted, or it would stay paused when it comes back to this member.
         for (const [partition, p] of partitions)
           if (!assigned.includes(partition)) {
-            p.dispose();
+            p.handOver();
             partitions.delete(partition);
             overBudget.delete(partition);
             const labels = { group: groupId, topic, partition: String(partition) };

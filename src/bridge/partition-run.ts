@@ -348,6 +348,17 @@ export class PartitionRun {
     this.scheduleResume();
   }
 
+  /**
+   * The partition is now another member's: the run ends, and a pause it set on the consumer is lifted. The consumer
+   * keeps a partition's pause across assignments (kafkajs's subscription state), so a partition revoked while parked
+   * or held would otherwise stay paused — never fetched again, silently — once it is assigned to this member again.
+   */
+  handOver(): void {
+    const pausedHere = this.paused || this.held;
+    this.dispose();
+    if (pausedHere) this.control.resume(this.partition);
+  }
+
   dispose(): void {
     this.disposed = true;
     clearTimeout(this.resumeTimer);

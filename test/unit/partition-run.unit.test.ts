@@ -194,6 +194,36 @@ describe('PartitionRun: reading ahead across batches', () => {
 });
 
 describe('PartitionRun: parking, resuming and generations', () => {
+  it('handed over to another member while parked or held, it lifts its pause: the consumer keeps pauses across assignments', async () => {
+    // Parked (a gate backing off), then revoked before the probe: the pause must not outlive the run.
+    const parked = setup();
+    parked.state.accept(fakeBatch([10, 11], healthyKafka()));
+    await vi.advanceTimersByTimeAsync(0);
+    releases.push(parked.gates.deliver.release);
+    await parked.gates.deliver.fail();
+    expect(parked.ctl.calls).toEqual([`pause ${PARTITION}`]);
+    parked.state.handOver();
+    expect(parked.ctl.calls).toEqual([`pause ${PARTITION}`, `resume ${PARTITION}`]);
+    // Nothing more once handed over: no resume timer fires later.
+    await vi.advanceTimersByTimeAsync(120_000);
+    expect(parked.ctl.calls).toEqual([`pause ${PARTITION}`, `resume ${PARTITION}`]);
+
+    // Held (its window full), then revoked.
+    const held = setup({ readAhead: 2 });
+    held.state.accept(fakeBatch([10, 11, 12], healthyKafka()));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(held.ctl.calls).toEqual([`pause ${PARTITION}`]);
+    held.state.handOver();
+    expect(held.ctl.calls).toEqual([`pause ${PARTITION}`, `resume ${PARTITION}`]);
+
+    // Neither: nothing to lift.
+    const flowing = setup();
+    flowing.state.accept(fakeBatch([10], healthyKafka()));
+    await vi.advanceTimersByTimeAsync(0);
+    flowing.state.handOver();
+    expect(flowing.ctl.calls).toEqual([]);
+  });
+
   it('parking pauses the partition once, however often it is parked, and abandons the running records', async () => {
     const { state, ctl, recs } = setup();
     state.accept(fakeBatch([10, 11], healthyKafka()));
