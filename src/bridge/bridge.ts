@@ -24,7 +24,8 @@ import { AccessRefusedError } from '../errors.js';
 import type { PayloadKeys } from '../codec/keys.js';
 import { Abandoned, BackoffGate, DelaySequence } from './backoff-gate.js';
 import type { OrderStarter } from './order-starter.js';
-import { PartitionRun, type PartitionRunOptions } from './partition-run.js';
+import type { PartitionRunOptions } from './partition-contract.js';
+import { PartitionRun } from './partition-run.js';
 import {
   processOrderEvents,
   processRecord,

@@ -21,49 +21,11 @@
 import type { PartitionBatch } from '../kafka/consumer-supervisor.js';
 import { MembershipLost } from '../kafka/records.js';
 import { DependencyUnavailableError } from '../errors.js';
-import type { Logger } from '../log.js';
 import { Abandoned, sleepOrAbandon, type BackoffGate } from './backoff-gate.js';
 import { LaneWindow } from './lanes.js';
+import type { PartitionControl, PartitionGates, PartitionRunOptions } from './partition-contract.js';
 import { OffsetTracker } from './offset-tracker.js';
-import {
-  classify,
-  laneKey,
-  type PartitionContext,
-  type RecordInPartition,
-  type RecordOutcome,
-} from './record-pipeline.js';
-
-/** The dependencies one partition's records go through, each behind its own gate. */
-export interface PartitionGates {
-  deliver: BackoffGate;
-  deadLetter: BackoffGate;
-  commit: BackoffGate;
-}
-
-export interface PartitionControl {
-  pause(partition: number): void;
-  resume(partition: number): void;
-  /** The next fetch of `partition` starts at `offset`. */
-  seek(partition: number, offset: string): void;
-}
-
-export interface PartitionRunOptions {
-  /** Per partition, most records and bytes from the oldest unfinished record through one that may start. */
-  readAhead: { records: number; bytes: number };
-  /** How often the finished prefix is committed while records are read and unfinished, milliseconds. */
-  commitIntervalMs: number;
-  /** Aborted when the bridge stops: nothing more is read or started, waits are abandoned. */
-  stopping: AbortSignal;
-  /** One record's path (record-pipeline.ts processRecord with its dependencies). */
-  process(r: RecordInPartition, ctx: PartitionContext): Promise<RecordOutcome>;
-  /**
-   * One order's events queued together in a lane, handed over in one call (record-pipeline.ts processOrderEvents);
-   * with `coalesce`, at most `maxEvents` records whose values add up to at most `maxBytes`. Absent: one at a time.
-   */
-  processGroup?(rs: RecordInPartition[], ctx: PartitionContext): Promise<RecordOutcome[]>;
-  coalesce?: { maxEvents: number; maxBytes: number };
-  log: Logger;
-}
+import { classify, laneKey, type PartitionContext, type RecordInPartition } from './record-pipeline.js';
 
 /** A read-ahead window of one generation, and what abandons its waits. */
 interface Window {

@@ -7,7 +7,8 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Abandoned, BackoffGate, DEFAULT_TRANSIENT_RETRY, type TransientRetry } from '../../src/bridge/backoff-gate.js';
-import { PartitionRun, type PartitionControl, type PartitionRunOptions } from '../../src/bridge/partition-run.js';
+import type { PartitionControl, PartitionRunOptions } from '../../src/bridge/partition-contract.js';
+import { PartitionRun } from '../../src/bridge/partition-run.js';
 import { DependencyUnavailableError } from '../../src/errors.js';
 import type { PartitionBatch } from '../../src/kafka/consumer-supervisor.js';
 import { createLogger } from '../../src/log.js';
