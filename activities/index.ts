@@ -20,10 +20,6 @@ export type { RefusedEvent } from './dead-letters.js';
 export { jitteredDelayMs, type PlacedAndShipped, type RecordedShipment, type ShipInput } from './shipping.js';
 export { UNRECORDED_WAIT_RECHECK_SECONDS } from './warehouse-waits.js';
 
-export { createOutcomeReporter } from '../src/outcomes.js';
-
-export { SHIPMENT_BACKOFF } from '../src/retry-policies.js';
-
 export function createActivities(deps: ActivityDeps) {
   const recording = createRecordingActivities(deps);
   return {

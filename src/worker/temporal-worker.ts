@@ -4,10 +4,11 @@
  * good on its own is reported, not left unnoticed.
  */
 import { Worker, type NativeConnection } from '@temporalio/worker';
-import { createActivities, createOutcomeReporter } from '../../activities/index.js';
+import { createActivities } from '../../activities/index.js';
+import { createOutcomeReporter } from '../outcomes.js';
 import { createLedgerRetentionActivities } from '../../activities/ledger-retention.js';
 import { createStatusOutboxRetentionActivities } from '../../activities/status-outbox-retention.js';
-import { createVersionActivities } from '../../activities/version-move.js';
+import { createVersionActivities } from '../../activities/move-answer.js';
 import type { Db } from '../db.js';
 import { describeDeployment } from '../deployment/routing.js';
 import type { Lifecycle } from '../lifecycle.js';

@@ -6,7 +6,7 @@
  * placement settles it. Temporal tells runs so from server 1.32 (the stack's is 1.32.0). The service's defaults: the
  * new version becomes current when its worker starts.
  *
- * Only forward (src/deployment/version-move.ts): after a rollback, Temporal tells the runs pinned to the newer version
+ * Only forward (src/deployment/move-rule.ts): after a rollback, Temporal tells the runs pinned to the newer version
  * that their target changed too, but an order waiting there stays, and settles on the version it waited on.
  */
 import { fileURLToPath } from 'node:url';

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { SHIPMENT_BACKOFF, jitteredDelayMs } from '../../activities/index.js';
+import { jitteredDelayMs } from '../../activities/index.js';
+import { SHIPMENT_BACKOFF } from '../../src/retry-policies.js';
 
 describe('shipment backoff', () => {
   afterEach(() => vi.restoreAllMocks());

@@ -15,7 +15,8 @@ import {
   type OrderView,
 } from '../../workflows/api.js';
 import { type OrderEvent } from '../../src/order.js';
-import { SHIPMENT_BACKOFF, jitteredDelayMs } from '../../activities/index.js';
+import { jitteredDelayMs } from '../../activities/index.js';
+import { SHIPMENT_BACKOFF } from '../../src/retry-policies.js';
 import type { orderFulfilmentV2 } from '../../workflows/order-fulfilment.js';
 import { fakeActivities, retryable, shipUntilCancelled } from '../support/fake-activities.js';
 import { events } from '../support/harness.js';

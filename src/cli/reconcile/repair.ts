@@ -17,7 +17,7 @@
  *   run-without-workers      → flagged for a person with the command that fixes it: start workers of the version the
  *                              run is pinned to (FULFILMENT_ROLES=worker WORKER_BUILD_ID=<build> node
  *                              dist/src/service.js, from that build); nothing moves a pinned run to another version
- *                              safely (a version reads only the state of the versions before it: version-move.ts)
+ *                              safely (a version reads only the state of the versions before it: src/deployment/move-rule.ts)
  *   anything else            → flagged for a person, with what to look at: a skipped record that is not a valid event,
  *                              a run open for a closed order, a shipment missing, unexpected or with other lines
  *
