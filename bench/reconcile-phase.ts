@@ -15,7 +15,8 @@
  *
  * Rules a reader must not break:
  * - ON and OFF differ in RECONCILE_INTERVAL only, run back to back for equal durations at the same rate, each after
- *   the same warm-up, so their ratio is the reconciliation's cost and nothing else;
+ *   a warm-up, OFF first in odd reps and ON first in even ones (a stack that slows through a run must favour neither),
+ *   so their ratio is the reconciliation's cost and nothing else;
  * - the pass reads every source as the worker's does (the runtime role, the brokers, visibility, the warehouse) and
  *   writes nothing; its window is the phase's own (settle 0: every order of it had shipped before the pass began).
  */
@@ -78,21 +79,48 @@ export async function reconcileCost(
     service = await startService(serviceEnv('0'), logOf('off'));
     ctx.say(`   the service, RECONCILE_INTERVAL=0: pid ${service.pid}`);
     out['reconcile-pass'] = await onePass(ctx, env, tenant('pass'), topic, opts.orders);
-    // The pass's orders warmed the service up; OFF's measured rate follows.
-    out['reconcile-off'] = await oneRate(ctx, service, topic, tenant('off'), opts.rate, opts.seconds, 'reconcile-off');
-    await service.stop();
-    const interval = `${opts.intervalSeconds}s`;
-    service = await startService(serviceEnv(interval), logOf('on'));
-    ctx.say(`   the service, RECONCILE_INTERVAL=${interval}: pid ${service.pid}`);
-    await oneRate(ctx, service, topic, tenant('on-warmup'), WARMUP.rate, WARMUP.seconds, 'reconcile-on-warmup');
-    // The first pass after start reads the whole window (every order of the phase so far); the measured rate meets
-    // the passes after it, each over what came since the last.
-    await waitForPass(logOf('on'), opts.intervalSeconds);
-    const passesBefore = passesIn(logOf('on'));
-    const on = await oneRate(ctx, service, topic, tenant('on'), opts.rate, opts.seconds, 'reconcile-on');
-    on.figures.passes = passesIn(logOf('on')) - passesBefore;
-    on.figures.intervalSeconds = opts.intervalSeconds;
-    out['reconcile-on'] = on;
+    // OFF first in odd reps, ON first in even ones: a stack that slows through a run favours neither.
+    const measureOff = async (fresh: boolean) => {
+      if (fresh) {
+        await service?.stop();
+        service = await startService(serviceEnv('0'), logOf('off-after-on'));
+        await oneRate(ctx, service, topic, tenant('off-warmup'), WARMUP.rate, WARMUP.seconds, 'reconcile-off-warmup');
+      }
+      // Else the pass's orders warmed the service up.
+      out['reconcile-off'] = await oneRate(
+        ctx,
+        service!,
+        topic,
+        tenant('off'),
+        opts.rate,
+        opts.seconds,
+        'reconcile-off',
+      );
+    };
+    const measureOn = async () => {
+      await service?.stop();
+      const interval = `${opts.intervalSeconds}s`;
+      service = await startService(serviceEnv(interval), logOf('on'));
+      ctx.say(`   the service, RECONCILE_INTERVAL=${interval}: pid ${service.pid}`);
+      await oneRate(ctx, service, topic, tenant('on-warmup'), WARMUP.rate, WARMUP.seconds, 'reconcile-on-warmup');
+      // The first pass after start reads the whole window (every order of the phase so far); the measured rate meets
+      // the passes after it, each over what came since the last.
+      await waitForPass(logOf('on'), opts.intervalSeconds);
+      const passesBefore = passesIn(logOf('on'));
+      const on = await oneRate(ctx, service, topic, tenant('on'), opts.rate, opts.seconds, 'reconcile-on');
+      on.figures.passes = passesIn(logOf('on')) - passesBefore;
+      on.figures.intervalSeconds = opts.intervalSeconds;
+      on.figures.onFirst = rep % 2 === 0 ? 1 : 0;
+      out['reconcile-on'] = on;
+    };
+    if (rep % 2 === 1) {
+      await measureOff(false);
+      await measureOn();
+    } else {
+      await measureOn();
+      await measureOff(true);
+    }
+    const on = out['reconcile-on']!;
     for (const name of ['reconcile-off', 'reconcile-on'] as const) {
       const f = out[name]!.figures as RateFigures;
       ctx.say(
