@@ -66,9 +66,12 @@ export function passWindow(config: Config, now: number, carried: Carried = NOTHI
   return { since, until, settleMs, resume: { floor: new Date(floor), offsets: carried.resumeAt }, alsoTenants };
 }
 
-/** What the pass at `now` hands on: its end and where it read to if it found nothing, else what it was given. */
-export function carryForward(report: PassReport, carried: Carried, now: number): Carried {
-  const tenants = new Map(carried.tenants);
+/**
+ * What the pass at `now` hands on: its end and where it read to if it found nothing, else what it was given. Tenants
+ * last named before `forgetBefore` (RECONCILE_WINDOW behind the pass) are dropped, so the map does not grow for ever.
+ */
+export function carryForward(report: PassReport, carried: Carried, now: number, forgetBefore = -Infinity): Carried {
+  const tenants = new Map([...carried.tenants].filter(([, at]) => at >= forgetBefore));
   for (const t of report.tenants) tenants.set(t, now);
   const clean = report.results.every((r) => r.mismatches.length === 0 && r.unseen.length === 0);
   if (!clean) return { ...carried, tenants };
@@ -123,7 +126,7 @@ export function startContinuousReconcile(opts: ContinuousReconcileOptions): Cont
       );
       if (stopping.signal.aborted) return;
       recordPass(report, metrics, logger);
-      carried = carryForward(report, carried, started);
+      carried = carryForward(report, carried, started, started - durationMs(config.RECONCILE_WINDOW));
       const n = report.results.reduce((sum, r) => sum + r.mismatches.length, 0);
       logger.info(
         {

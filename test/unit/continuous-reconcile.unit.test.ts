@@ -188,6 +188,8 @@ describe('each pass after the first covers what came since the last clean one', 
     expect(late.since).toEqual(new Date(t0 + 30 * MIN));
     expect(late.resume?.floor).toEqual(new Date(t0 + 30 * MIN));
     expect(late.alsoTenants).toEqual([]);
+    const pruned = carryForward(clean(late.until, ['new'], [[0, 2n]]), carried, t0 + 90 * MIN, t0 + 30 * MIN);
+    expect([...pruned.tenants.keys()]).toEqual(['new']);
     const lingering = passWindow(loadConfig({ ORDER_LINGER_SECONDS: '120' }), t0 + 5 * MIN, carried);
     expect(lingering.since).toEqual(new Date(t0 - 2 * MIN));
   });
