@@ -19,7 +19,7 @@ RUN npm run build
 
 FROM node:24.22.3-bookworm-slim
 
-# Production mode: no local-stack defaults; a missing address fails start-up naming it (src/config.ts).
+# Production mode: no local-stack defaults; a missing address fails start-up naming it (src/base/config.ts).
 ENV NODE_ENV=production
 
 WORKDIR /app

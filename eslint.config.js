@@ -1,7 +1,8 @@
 // Lint keeps workflow code deterministic: workflows are replayed, so they may not touch I/O, clocks or Node builtins.
-// Product code reaches Kafka only through the port in src/kafka/. Imports point down the layers below (a module may
-// import from its own layer or lower ones, never higher). Promises in product code are awaited or marked `void` (the
-// type-aware rules at the end). Everything else gets the recommended TypeScript rules.
+// Product code reaches Kafka only through the port in src/adapters/kafka/. Imports point down the layers, and the
+// folders are the layers (a module may import from its own layer or lower ones, never higher). Promises in product
+// code are awaited or marked `void` (the type-aware rules at the end). Everything else gets the recommended
+// TypeScript rules.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
@@ -17,50 +18,35 @@ const forbiddenInWorkflows = {
 };
 
 const kafkaPortOnly =
-  'Product code reaches Kafka through the port in src/kafka/ (client, records, sender, admin, topic-reader); only src/kafka/ and the tooling import kafkajs.';
+  'Product code reaches Kafka through the port in src/adapters/kafka/ (client, records, sender, admin, topic-reader); only src/adapters/kafka/ and the tooling import kafkajs.';
 const kafkaPort = {
   paths: [{ name: 'kafkajs', message: kafkaPortOnly }],
   patterns: [{ group: ['kafkajs/*'], message: kafkaPortOnly }],
 };
 
 /**
- * The layers of the product, top down. A module may import from its own layer and the ones below, never from one
- * above: each entry lists what the layers below it may not import (import specifiers, gitignore-style).
+ * The layers of the product, top down; each is a folder. A module may import from its own layer and the ones below,
+ * never from one above: each layer's glob below lists what it may not import (import specifiers, gitignore-style).
  *
- *   entry     src/service.ts, src/app.ts, src/cli/            what a process runs
- *   roles     src/worker/, src/bridge/, src/role.ts, src/provision/, src/lag/
- *   (beside)  src/reconcile/: the reconciler, which the CLI runs; it imports no entry point and no role
- *   domain    activities/, src/dlq/, workflows/,              the order's effects, its workflows, and the worker
- *             src/temporal.ts, src/workflow-settings.ts        and starter settings that speak the workflows' contract
- *   adapters  src/kafka/, src/db.ts, src/store/, src/warehouse/, src/tracing/, src/events/, src/codec/, src/temporal-refusal.ts,
- *             src/status-events/ (a status change → the outbox → the relay onto Kafka), src/deployment/ (worker
- *             versions in Temporal's deployment API)
- *   base      src/config.ts, src/config/, src/log.ts, src/metrics.ts (and src/reconcile-metrics.ts), src/outcomes.ts, src/errors.ts, src/retry-policies.ts,
- *             src/health.ts, src/startup.ts, src/package-root.ts, src/sleep.ts, src/timeout.ts, src/lifecycle.ts,
- *             src/observability.ts
- *   vocabulary src/order.ts: the order's words, importing nothing; src/order-rules.ts: what each event does to an
- *             order (the one table the workflow, the store and the late path consult), importing only the words;
- *             src/policy/: policies written once as data (the warehouse retry), importing nothing
+ *   entry src/service.ts, src/app.ts, src/cli/ what a process runs roles src/roles/ the worker, the bridge,
+ *   provisioning, the lag exporter, and what a role's process shares reconcile src/reconcile/ the reconciler: the CLI
+ *   and the worker run it; it imports no entry point and no role domain src/domain/, workflows/, activities/ the
+ *   order's workflows, their activities, the dead-letter sink, and
+ *                                the starter settings that speak the workflows' contract
+ *   adapters src/adapters/ Kafka, PostgreSQL, the warehouse, Temporal's deployment API, tracing, the event schemas,
+ *                                the payload codec, the status events' outbox and relay
+ *   base        src/base/        configuration, logs, metrics, health, start-up, lifecycle, tenants' shares
+ *   vocabulary  src/vocabulary/  the order's words, its rules, and policies written once as data; imports only itself
  *
- * workflows/ is held tighter still (an allow-list, below): its own files, the vocabulary and the SDK's workflow side.
+ * workflows/ and activities/ stay at the top: workflows/ is the bundle Temporal loads into its sandbox, held tighter
+ * still (an allow-list, below: its own files, the vocabulary, the SDK's workflow side and activity types), and the
+ * replay tooling reads it by that path in every recorded commit; activities/ is its counterpart outside the sandbox.
  */
 const ENTRY = ['**/cli/**', '**/app.js', '**/service.js'];
-const ROLES = ['**/worker/**', '**/bridge/**', '**/role.js', '**/provision/**', '**/lag/**'];
-const DOMAIN = ['**/activities/**', '**/dlq/**', '**/workflows/**', '**/temporal.js', '**/workflow-settings.js'];
-const ADAPTERS = [
-  '**/kafka/**',
-  '**/deployment/**',
-  '**/store/**',
-  '**/warehouse/**',
-  '**/tracing/**',
-  '**/events/**',
-  '**/codec/**',
-  '**/status-events/**',
-  '**/temporal-refusal.js',
-  '**/src/db.js',
-  '../db.js',
-  './db.js',
-];
+const ROLES = ['**/roles/**'];
+const RECONCILE = ['**/reconcile/**'];
+const DOMAIN = ['**/domain/**', '**/activities/**', '**/workflows/**'];
+const ADAPTERS = ['**/adapters/**'];
 
 /** The rule for a layer: the Kafka port's, and no import from the layers listed (those above it). */
 /** The product (src/, activities/, workflows/) never imports the tooling, the bench or the tests. */
@@ -91,16 +77,37 @@ export default tseslint.config(
   },
   {
     files: ['src/**/*.ts'],
-    ignores: ['src/kafka/**'],
+    ignores: ['src/adapters/kafka/**'],
     rules: { 'no-restricted-imports': ['error', { ...kafkaPort, patterns: [...kafkaPort.patterns, productOnly] }] },
   },
   {
-    files: ['src/worker/**/*.ts', 'src/bridge/**/*.ts', 'src/role.ts', 'src/provision/**/*.ts', 'src/lag/**/*.ts'],
+    files: ['src/roles/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', layer(ENTRY, 'a role is started by the entry points, and never imports them')],
     },
   },
-  // The reconciler reads every source as the roles do, and is run by the CLI: it imports neither an entry nor a role.
+  // A role does not reach into another: what they share lies below them (or in src/roles/role.ts).
+  {
+    files: ['src/roles/worker/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        layer([...ENTRY, '**/bridge/**'], 'the worker role does not import the bridge'),
+      ],
+    },
+  },
+  {
+    files: ['src/roles/bridge/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        layer(
+          [...ENTRY, '**/worker/**', ...RECONCILE],
+          'the bridge role imports neither the worker nor the reconciler',
+        ),
+      ],
+    },
+  },
   {
     files: ['src/reconcile/**/*.ts'],
     rules: {
@@ -113,57 +120,31 @@ export default tseslint.config(
       ],
     },
   },
-  // A role does not reach into the other: what they share lies below them.
   {
-    files: ['src/worker/**/*.ts'],
+    files: ['src/domain/**/*.ts', 'activities/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
-        layer([...ENTRY, '**/bridge/**'], 'the worker role does not import the bridge'),
+        layer([...ENTRY, ...ROLES, ...RECONCILE], "the order's effects know nothing of the roles that run them"),
       ],
     },
   },
   {
-    files: ['src/bridge/**/*.ts'],
+    files: ['src/adapters/**/*.ts'],
+    ignores: ['src/adapters/kafka/**'],
     rules: {
       'no-restricted-imports': [
         'error',
-        layer([...ENTRY, '**/worker/**'], 'the bridge role does not import the worker'),
-      ],
-    },
-  },
-  {
-    files: ['activities/**/*.ts', 'src/dlq/**/*.ts', 'src/temporal.ts', 'src/workflow-settings.ts'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        layer([...ENTRY, ...ROLES], "the order's effects know nothing of the roles that run them"),
-      ],
-    },
-  },
-  {
-    files: [
-      'src/kafka/**/*.ts',
-      'src/store/**/*.ts',
-      'src/warehouse/**/*.ts',
-      'src/tracing/**/*.ts',
-      'src/events/**/*.ts',
-      'src/codec/**/*.ts',
-      'src/status-events/**/*.ts',
-      'src/deployment/**/*.ts',
-      'src/temporal-refusal.ts',
-      'src/db.ts',
-    ],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        layer([...ENTRY, ...ROLES, ...DOMAIN], 'an adapter serves the layers above it and imports none of them'),
+        layer(
+          [...ENTRY, ...ROLES, ...RECONCILE, ...DOMAIN],
+          'an adapter serves the layers above it and imports none of them',
+        ),
       ],
     },
   },
   // The Kafka port itself is the one place kafkajs may be imported.
   {
-    files: ['src/kafka/**/*.ts'],
+    files: ['src/adapters/kafka/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
@@ -171,7 +152,7 @@ export default tseslint.config(
           patterns: [
             productOnly,
             {
-              group: [...ENTRY, ...ROLES, ...DOMAIN],
+              group: [...ENTRY, ...ROLES, ...RECONCILE, ...DOMAIN],
               message: 'Imports point down the layers (eslint.config.js): the Kafka port imports nothing above it',
             },
           ],
@@ -180,30 +161,11 @@ export default tseslint.config(
     },
   },
   {
-    files: [
-      'src/config.ts',
-      'src/config/**/*.ts',
-      'src/log.ts',
-      'src/metrics.ts',
-      'src/reconcile-metrics.ts',
-      'src/outcomes.ts',
-      'src/errors.ts',
-      'src/retry-policies.ts',
-      'src/health.ts',
-      'src/startup.ts',
-      'src/package-root.ts',
-      'src/sleep.ts',
-      'src/timeout.ts',
-      'src/lifecycle.ts',
-      'src/observability.ts',
-    ],
+    files: ['src/base/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
-        layer(
-          [...ENTRY, ...ROLES, ...DOMAIN, ...ADAPTERS, '!**/codec/keys.js'],
-          'the base layer imports nothing above it',
-        ),
+        layer([...ENTRY, ...ROLES, ...RECONCILE, ...DOMAIN, ...ADAPTERS], 'the base layer imports nothing above it'),
       ],
     },
   },
@@ -220,9 +182,9 @@ export default tseslint.config(
           patterns: [
             {
               regex:
-                '^(?!\\./[^/]+\\.js$|\\.\\./src/order(-rules)?\\.js$|\\.\\./src/policy/[^/]+\\.js$|\\.\\./activities/[^/]+\\.js$|@temporalio/(workflow|common)$|@temporalio/interceptors-opentelemetry/lib/workflow/index\\.js$)',
+                '^(?!\\./[^/]+\\.js$|\\.\\./src/vocabulary/[^/]+\\.js$|\\.\\./activities/[^/]+\\.js$|@temporalio/(workflow|common)$|@temporalio/interceptors-opentelemetry/lib/workflow/index\\.js$)',
               message:
-                'workflows/ imports only its own files, src/order.ts, src/order-rules.ts, src/policy/ (data), @temporalio/workflow (and @temporalio/common), and activity types (eslint.config.js)',
+                'workflows/ imports only its own files, src/vocabulary/, @temporalio/workflow (and @temporalio/common), and activity types (eslint.config.js)',
             },
             {
               regex: '^\\.\\./activities/',
@@ -235,41 +197,18 @@ export default tseslint.config(
       ],
     },
   },
+  // The vocabulary is what the workflow bundle may import besides its own files: it imports only itself.
   {
-    files: ['src/policy/**/*.ts'],
+    files: ['src/vocabulary/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
         {
           patterns: [
             {
-              regex: '.',
-              message: 'A policy is data the workflow bundle imports: it imports nothing (eslint.config.js)',
-            },
-          ],
-        },
-      ],
-    },
-  },
-  {
-    files: ['src/order.ts'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        { patterns: [{ regex: '.', message: "The order's vocabulary imports nothing (eslint.config.js)" }] },
-      ],
-    },
-  },
-  {
-    files: ['src/order-rules.ts'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            {
-              regex: '^(?!\\./order\\.js$)',
-              message: "The order's rules import only the order's words, src/order.ts (eslint.config.js)",
+              regex: '^(?!\\./[^/]+\\.js$)',
+              message:
+                'The vocabulary imports only its own files: the workflow bundle takes it whole (eslint.config.js)',
             },
           ],
         },

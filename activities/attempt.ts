@@ -1,7 +1,7 @@
 /** What every order activity does around its work: a permanent error made non-retryable, one log line per attempt. */
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { PermanentError } from '../src/errors.js';
+import { PermanentError } from '../src/base/errors.js';
 
 /** Permanent errors become non-retryable ApplicationFailures, so Temporal does not retry a business refusal. */
 export async function permanentAsFailure<T>(work: () => Promise<T>): Promise<T> {

@@ -3,8 +3,8 @@
  * one place and `dlq redrive` works for it.
  */
 import { ApplicationFailure } from '@temporalio/common';
-import { FailureType, type OrderEvent } from '../src/order.js';
-import type { DeadLetterForm } from '../src/dlq/dead-letter.js';
+import { FailureType, type OrderEvent } from '../src/vocabulary/order.js';
+import type { DeadLetterForm } from '../src/domain/dlq/dead-letter.js';
 import { attemptFields } from './attempt.js';
 import type { ActivityDeps } from './deps.js';
 

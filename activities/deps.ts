@@ -1,12 +1,12 @@
 /** What the order's activities are built over (createActivities): one set of dependencies, handed to each concern. */
-import type { TransientRetry } from '../src/retry-policies.js';
-import type { Logger } from '../src/log.js';
-import type { OutcomeMetrics } from '../src/outcomes.js';
-import type { Metrics } from '../src/metrics.js';
-import type { Db } from '../src/db.js';
-import type { PauseBook } from '../src/store/pause-book.js';
-import type { DeadLetterSink } from '../src/dlq/sink.js';
-import type { WarehouseClient } from '../src/warehouse/client.js';
+import type { TransientRetry } from '../src/base/retry-policies.js';
+import type { Logger } from '../src/base/log.js';
+import type { OutcomeMetrics } from '../src/base/outcomes.js';
+import type { Metrics } from '../src/base/metrics.js';
+import type { Db } from '../src/adapters/store/db.js';
+import type { PauseBook } from '../src/adapters/store/pause-book.js';
+import type { DeadLetterSink } from '../src/domain/dlq/sink.js';
+import type { WarehouseClient } from '../src/adapters/warehouse/client.js';
 
 export interface ActivityDeps {
   db: Db;

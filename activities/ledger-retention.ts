@@ -6,10 +6,10 @@
  * Kafka retention plus the redrive window (the function refuses one below its own floor too).
  */
 import { ApplicationFailure } from '@temporalio/common';
-import type { Logger } from '../src/log.js';
-import type { Metrics } from '../src/metrics.js';
-import type { Db } from '../src/db.js';
-import { pruneLedgerBatch } from '../src/store/ledger-retention.js';
+import type { Logger } from '../src/base/log.js';
+import type { Metrics } from '../src/base/metrics.js';
+import type { Db } from '../src/adapters/store/db.js';
+import { pruneLedgerBatch } from '../src/adapters/store/ledger-retention.js';
 import { pruneInBatches, type PruneResult } from './prune-in-batches.js';
 
 export interface PruneLedgerInput {

@@ -1,13 +1,13 @@
 /**
- * The order workflow's question before it moves to another version of its deployment (upgrade on continue-as-new):
- * is that a move forward? Answered on a fresh reading of the deployment's routing (the worker's own reading every 2 s
- * may be behind the change Temporal just told the run of) by the rule in src/deployment/move-rule.ts; as a local
+ * The order workflow's question before it moves to another version of its deployment (upgrade on continue-as-new): is
+ * that a move forward? Answered on a fresh reading of the deployment's routing (the worker's own reading every 2 s may
+ * be behind the change Temporal just told the run of) by the rule in src/adapters/deployment/move-rule.ts; as a local
  * activity, its answer is recorded in the order's history, so a replay takes the same branch.
  */
-import type { DeploymentView } from '../src/deployment/routing.js';
-import { versionMove, type VersionMove } from '../src/deployment/move-rule.js';
+import type { DeploymentView } from '../src/adapters/deployment/routing.js';
+import { versionMove, type VersionMove } from '../src/adapters/deployment/move-rule.js';
 
-export type { VersionMove } from '../src/deployment/move-rule.js';
+export type { VersionMove } from '../src/adapters/deployment/move-rule.js';
 
 export function createVersionActivities(deps: { readRouting: () => Promise<DeploymentView | undefined> }) {
   return {

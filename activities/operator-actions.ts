@@ -3,11 +3,11 @@
  * order read from the store for a repair run to start from, a failed order reopened for a retry, a recall-failed order
  * resolved. Each change is claimed per action, so a repeated attempt of one action applies once.
  */
-import type { RecallResolution, StoredOrder, StoredOrderDetail } from '../src/order.js';
-import { inTenantTransaction } from '../src/db.js';
-import { loadOrderDetail, reopenFailed, resolveRecallFailed } from '../src/store/fulfilments.js';
-import { classifySqlError } from '../src/store/sql-errors.js';
-import { resolveActionId, retryActionId } from '../src/status-events/event.js';
+import type { RecallResolution, StoredOrder, StoredOrderDetail } from '../src/vocabulary/order.js';
+import { inTenantTransaction } from '../src/adapters/store/db.js';
+import { loadOrderDetail, reopenFailed, resolveRecallFailed } from '../src/adapters/store/fulfilments.js';
+import { classifySqlError } from '../src/adapters/store/sql-errors.js';
+import { resolveActionId, retryActionId } from '../src/adapters/status-events/event.js';
 import { attemptFields, permanentAsFailure } from './attempt.js';
 import type { ActivityDeps } from './deps.js';
 import { claimer } from './recording.js';

@@ -6,7 +6,7 @@
  */
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
-import { isPruneRefusal, type PrunedBatch } from '../src/store/retention.js';
+import { isPruneRefusal, type PrunedBatch } from '../src/adapters/store/retention.js';
 
 export interface PruneResult {
   /** Rows deleted by this run. */

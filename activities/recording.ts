@@ -2,22 +2,22 @@
  * Recording: the order's events and the store effects of its fulfilment (shipped, failed, recall-failed), each one
  * transaction that claims its key in `processed_events` first and applies the effect second.
  */
-import type { OrderEvent, StoredOrder } from '../src/order.js';
-import { createOutcomeReporter } from '../src/outcomes.js';
-import type { Tx } from '../src/db.js';
-import { recordFailed, recordRecallFailed, recordShipped } from '../src/store/fulfilments.js';
+import type { OrderEvent, StoredOrder } from '../src/vocabulary/order.js';
+import { createOutcomeReporter } from '../src/base/outcomes.js';
+import type { Tx } from '../src/adapters/store/db.js';
+import { recordFailed, recordRecallFailed, recordShipped } from '../src/adapters/store/fulfilments.js';
 import {
   claimThen as claimInStore,
   recordOrderEvent as recordInStore,
   type ChangeCause,
-} from '../src/store/order-events.js';
-import type { ChangeContext } from '../src/status-events/outbox.js';
+} from '../src/adapters/store/order-events.js';
+import type { ChangeContext } from '../src/adapters/status-events/outbox.js';
 import { attemptFields, permanentAsFailure } from './attempt.js';
 import type { ActivityDeps } from './deps.js';
 
 /**
- * Claim-then-effect for `key` (src/store/order-events.ts claimThen); a permanent refusal becomes a non-retryable
- * failure. `cause`: the input event or operator action behind the change.
+ * Claim-then-effect for `key` (src/adapters/store/order-events.ts claimThen); a permanent refusal becomes a
+ * non-retryable failure. `cause`: the input event or operator action behind the change.
  */
 export type ClaimThen = (
   tenantId: string,

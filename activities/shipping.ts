@@ -6,15 +6,15 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { halfJitterGenerator } from 'cockatiel';
-import { SHIPMENT_BACKOFF, type TransientRetry } from '../src/retry-policies.js';
+import { SHIPMENT_BACKOFF, type TransientRetry } from '../src/base/retry-policies.js';
 import {
   FailureType,
   type OrderEvent,
   type OrderLine,
   type ShipmentWaitDetails,
   type StoredOrder,
-} from '../src/order.js';
-import { DependencyUnavailableError, WarehouseOutageError } from '../src/errors.js';
+} from '../src/vocabulary/order.js';
+import { DependencyUnavailableError, WarehouseOutageError } from '../src/base/errors.js';
 import { attemptFields, permanentAsFailure } from './attempt.js';
 import type { ActivityDeps } from './deps.js';
 import type { RecordingActivities } from './recording.js';

@@ -3,11 +3,11 @@
  * one batch per call of prune_status_outbox (migration 007; it never deletes an unsent row), heartbeating its progress
  * like the ledger's (prune-in-batches.ts).
  */
-import type { Logger } from '../src/log.js';
-import type { Metrics } from '../src/metrics.js';
-import type { Db } from '../src/db.js';
+import type { Logger } from '../src/base/log.js';
+import type { Metrics } from '../src/base/metrics.js';
+import type { Db } from '../src/adapters/store/db.js';
 import { pruneInBatches, type PruneResult } from './prune-in-batches.js';
-import { pruneStatusOutboxBatch } from '../src/store/status-outbox-retention.js';
+import { pruneStatusOutboxBatch } from '../src/adapters/store/status-outbox-retention.js';
 
 export interface PruneStatusOutboxInput {
   /** Rows sent more than this many days ago are deleted, every tenant's. */

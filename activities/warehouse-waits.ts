@@ -1,8 +1,8 @@
 /** Waiting for the warehouse: the shipping activities' answer when the warehouse is down for everyone or paused. */
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { FailureType, type ShipmentWaitDetails } from '../src/order.js';
-import { recordWait, type WaitingFor } from '../src/store/shipment-waits.js';
+import { FailureType, type ShipmentWaitDetails } from '../src/vocabulary/order.js';
+import { recordWait, type WaitingFor } from '../src/adapters/store/shipment-waits.js';
 import { attemptFields } from './attempt.js';
 import type { ActivityDeps } from './deps.js';
 

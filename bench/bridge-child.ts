@@ -5,9 +5,9 @@
  * from /proc) and its CPU (from /proc as well) apart from the bench's own.
  */
 import { startApp } from '../src/app.js';
-import { loadConfig } from '../src/config.js';
-import { createLogger } from '../src/log.js';
-import { installTemporalRuntime } from '../src/temporal.js';
+import { loadConfig } from '../src/base/config.js';
+import { createLogger } from '../src/base/log.js';
+import { installTemporalRuntime } from '../src/domain/temporal.js';
 
 const logger = createLogger(process.env.BENCH_LOG_LEVEL ?? 'warn');
 // As the service does: the process's SIGTERM handler below stops the roles in order, not the SDK's own.

@@ -18,12 +18,12 @@
  * (or its run terminated) before the next phase.
  */
 import type pg from 'pg';
-import { createOrderStarter } from '../src/bridge/order-starter.js';
-import { createLateEventRecorder } from '../src/bridge/late-events.js';
-import { workflowSettings } from '../src/workflow-settings.js';
-import { tenantWeights } from '../src/tenants/weights.js';
+import { createOrderStarter } from '../src/roles/bridge/order-starter.js';
+import { createLateEventRecorder } from '../src/roles/bridge/late-events.js';
+import { workflowSettings } from '../src/domain/workflow-settings.js';
+import { tenantWeights } from '../src/base/tenants/weights.js';
 import { orderStatusQuery, orderWorkflowId } from '../workflows/api.js';
-import { type OrderEvent } from '../src/order.js';
+import { type OrderEvent } from '../src/vocabulary/order.js';
 import {
   caughtUp,
   committedOffset,

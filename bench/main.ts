@@ -47,12 +47,12 @@ import { cpus } from 'node:os';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { createKafka } from '../src/kafka/client.js';
-import { loadConfig } from '../src/config.js';
-import { createLogger } from '../src/log.js';
-import { provision } from '../src/provision/index.js';
-import { connectClient } from '../src/temporal.js';
-import { bridgeConcurrency } from '../src/bridge/bridge.js';
+import { createKafka } from '../src/adapters/kafka/client.js';
+import { loadConfig } from '../src/base/config.js';
+import { createLogger } from '../src/base/log.js';
+import { provision } from '../src/roles/provision/index.js';
+import { connectClient } from '../src/domain/temporal.js';
+import { bridgeConcurrency } from '../src/roles/bridge/bridge.js';
 import { stackKafkaEnv, stackResetTemporal, stackStatus, stackUp } from '../tools/stack/index.js';
 import {
   bareStarts,

@@ -6,7 +6,7 @@
  * and the peak request rate of that recovery. Nothing asserted (a bench is not a test).
  */
 import type pg from 'pg';
-import { SHIPMENT_BACKOFF } from '../src/retry-policies.js';
+import { SHIPMENT_BACKOFF } from '../src/base/retry-policies.js';
 import { WAREHOUSE_ACTIVITY } from '../workflows/activity-options.js';
 import {
   dropTopic,

@@ -15,16 +15,16 @@ import { Partitioners, type Admin, type Kafka } from 'kafkajs';
 import pg from 'pg';
 import type { Client } from '@temporalio/client';
 import { WorkflowIdReusePolicy } from '@temporalio/common';
-import { createKafka } from '../src/kafka/client.js';
-import { loadConfig, type Config } from '../src/config.js';
-import { createLogger, type Logger } from '../src/log.js';
-import { provision } from '../src/provision/index.js';
-import { migrationConnection, runtimeConnection } from '../src/store/connection.js';
-import { createOrderStarter } from '../src/bridge/order-starter.js';
-import { createLateEventRecorder } from '../src/bridge/late-events.js';
-import { workflowSettings } from '../src/workflow-settings.js';
-import { tenantWeights } from '../src/tenants/weights.js';
-import { orderPriority } from '../src/tenants/fairness.js';
+import { createKafka } from '../src/adapters/kafka/client.js';
+import { loadConfig, type Config } from '../src/base/config.js';
+import { createLogger, type Logger } from '../src/base/log.js';
+import { provision } from '../src/roles/provision/index.js';
+import { migrationConnection, runtimeConnection } from '../src/adapters/store/connection.js';
+import { createOrderStarter } from '../src/roles/bridge/order-starter.js';
+import { createLateEventRecorder } from '../src/roles/bridge/late-events.js';
+import { workflowSettings } from '../src/domain/workflow-settings.js';
+import { tenantWeights } from '../src/base/tenants/weights.js';
+import { orderPriority } from '../src/base/tenants/fairness.js';
 import {
   ORDER_WORKFLOW_TYPE,
   OrderIdAttribute,
@@ -33,9 +33,9 @@ import {
   orderEventSignal,
   orderWorkflowId,
 } from '../workflows/api.js';
-import { type OrderEvent } from '../src/order.js';
+import { type OrderEvent } from '../src/vocabulary/order.js';
 import { cpuDelta, cpuSeconds, load1, procMemory } from './procs.js';
-import { sleep } from '../src/sleep.js';
+import { sleep } from '../src/base/sleep.js';
 
 export type Env = Record<string, string>;
 

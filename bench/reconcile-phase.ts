@@ -1,6 +1,6 @@
 /**
- * The bench's reconcile phase: what the continuous reconciliation (src/worker/continuous-reconcile.ts) costs, in one
- * run, on one private orders topic (6 partitions, a status topic of its own) and the service as production runs it
+ * The bench's reconcile phase: what the continuous reconciliation (src/roles/worker/continuous-reconcile.ts) costs, in
+ * one run, on one private orders topic (6 partitions, a status topic of its own) and the service as production runs it
  * (open-loop.ts's `startService`: both roles, eager start, every default but the one setting named below).
  *
  *   reconcile-pass  `--reconcile-orders` orders (default 1,000) produced at once and shipped by the service with
@@ -21,7 +21,7 @@
  *   writes nothing; its window is the phase's own (settle 0: every order of it had shipped before the pass began).
  */
 import { join } from 'node:path';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/base/config.js';
 import { reconcilePass } from '../src/reconcile/pass.js';
 import { readFileSync } from 'node:fs';
 import { backlog, dropTopic, measured, privateTopic, produce, waitShipped, type Context, type Env } from './phases.js';

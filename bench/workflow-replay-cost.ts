@@ -14,7 +14,7 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils.js';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
-import { workflowCodeOptions } from '../src/temporal.js';
+import { workflowCodeOptions } from '../src/domain/temporal.js';
 
 const { values: args } = parseArgs({
   options: {

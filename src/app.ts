@@ -1,22 +1,22 @@
 /**
- * Composes the running service: the roles it runs — the worker (src/worker/role.ts), the bridge (src/bridge/role.ts),
- * each loaded only when run — their readiness, and one shutdown that stops them in order. The service, the demo and
- * the integration tests all start through here, so what is tested is what runs.
+ * Composes the running service: the roles it runs — the worker (src/roles/worker/role.ts), the bridge
+ * (src/roles/bridge/role.ts), each loaded only when run — their readiness, and one shutdown that stops them in order.
+ * The service, the demo and the integration tests all start through here, so what is tested is what runs.
  */
 import type { Client } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
-import type { Bridge } from './bridge/bridge.js';
-import type { BridgeRoleOptions } from './bridge/role.js';
-import type { Config } from './config.js';
-import type { Health } from './health.js';
-import { Lifecycle } from './lifecycle.js';
-import type { Logger } from './log.js';
-import type { Metrics } from './metrics.js';
-import { serveObservability, type Observability } from './observability.js';
-import { connectSharedClient, type RoleContext } from './role.js';
-import type { Db } from './db.js';
-import { permanentTemporalError } from './temporal.js';
-import { startTracing, type Tracing } from './tracing/index.js';
+import type { Bridge } from './roles/bridge/bridge.js';
+import type { BridgeRoleOptions } from './roles/bridge/role.js';
+import type { Config } from './base/config.js';
+import type { Health } from './base/health.js';
+import { Lifecycle } from './base/lifecycle.js';
+import type { Logger } from './base/log.js';
+import type { Metrics } from './base/metrics.js';
+import { serveObservability, type Observability } from './base/observability.js';
+import { connectSharedClient, type RoleContext } from './roles/role.js';
+import type { Db } from './adapters/store/db.js';
+import { permanentTemporalError } from './domain/temporal.js';
+import { startTracing, type Tracing } from './adapters/tracing/index.js';
 
 export interface AppOptions extends Omit<BridgeRoleOptions, 'workerConnection'> {
   logger: Logger;
@@ -67,7 +67,8 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
     // but the metrics server (its last spans are exported once the roles have stopped).
     const tracing = await startTracing(config, logger);
     if (tracing) life.defer('tracing (exporting the last spans)', () => tracing.shutdown());
-    // An untrusted certificate, a refused client certificate or API key stops start-up at once (src/temporal.ts).
+    // An untrusted certificate, a refused client certificate or API key stops start-up at once
+    // (src/domain/temporal.ts).
     const permanent = { permanent: (err: unknown) => permanentTemporalError(config, err) };
     const client = await connectSharedClient(config, logger, health, signal, permanent);
     life.defer('Temporal client', () => client.connection.close());
@@ -76,7 +77,7 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
     // while the worker drains.
     const worker = runWorker
       ? await (
-          await import('./worker/role.js')
+          await import('./roles/worker/role.js')
         ).startWorkerRole(ctx, {
           alone: !runBridge,
           ...(opts.workflowsPath ? { workflowsPath: opts.workflowsPath } : {}),
@@ -85,7 +86,7 @@ export async function startApp(config: Config, opts: AppOptions): Promise<App> {
     if (worker) life.include('worker role', worker.lifecycle);
     const bridge = runBridge
       ? await (
-          await import('./bridge/role.js')
+          await import('./roles/bridge/role.js')
         ).startBridgeRole(ctx, {
           ...opts,
           workerConnection: worker?.connection,

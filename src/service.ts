@@ -1,22 +1,22 @@
 /**
- * The service alone — what a container or any production launch runs: the roles in FULFILMENT_ROLES against
- * the configured Kafka, Temporal and PostgreSQL. It never starts a local dependency. Each role waits for what it
- * needs when that is down at start-up (src/startup.ts); the worker waits, too, until the schema is at the version its
- * code needs — it never migrates: `fulfilment provision` does, as the owner role. A start-up failure waiting cannot
- * cure (PermanentStartupError: e.g. DATABASE_URL connecting as a superuser or the tables' owner) exits 1 at once,
- * with the reason. /metrics, /livez and /readyz are served from the start. SIGINT/SIGTERM stop it within
- * SHUTDOWN_DEADLINE_MS (exit 0, or 2 past the deadline); a start-up given up by a signal exits 0; a role that stops
- * for good (the Temporal worker, the bridge's consumer) makes it stop the rest and exit 1.
+ * The service alone — what a container or any production launch runs: the roles in FULFILMENT_ROLES against the
+ * configured Kafka, Temporal and PostgreSQL. It never starts a local dependency. Each role waits for what it needs when
+ * that is down at start-up (src/base/startup.ts); the worker waits, too, until the schema is at the version its code
+ * needs — it never migrates: `fulfilment provision` does, as the owner role. A start-up failure waiting cannot cure
+ * (PermanentStartupError: e.g. DATABASE_URL connecting as a superuser or the tables' owner) exits 1 at once, with the
+ * reason. /metrics, /livez and /readyz are served from the start. SIGINT/SIGTERM stop it within SHUTDOWN_DEADLINE_MS
+ * (exit 0, or 2 past the deadline); a start-up given up by a signal exits 0; a role that stops for good (the Temporal
+ * worker, the bridge's consumer) makes it stop the rest and exit 1.
  *
  *   node --import tsx src/service.ts
  */
 import { pathToFileURL } from 'node:url';
 import { startApp, type App } from './app.js';
-import { ConfigError, loadConfig, type Config } from './config.js';
-import { createLogger, type Logger } from './log.js';
-import { serveObservability, type Observability } from './observability.js';
-import { PermanentStartupError, StartupAborted } from './startup.js';
-import { installTemporalRuntime } from './temporal.js';
+import { ConfigError, loadConfig, type Config } from './base/config.js';
+import { createLogger, type Logger } from './base/log.js';
+import { serveObservability, type Observability } from './base/observability.js';
+import { PermanentStartupError, StartupAborted } from './base/startup.js';
+import { installTemporalRuntime } from './domain/temporal.js';
 
 export interface RunningService {
   app: App;

@@ -1,15 +1,16 @@
 /**
  * `npm run build`: the JavaScript production runs. Emits src/, workflows/, activities/ and the bench's child process
  * into dist/ with tsc (incremental: an unchanged tree builds in about a second), then prebuilds the workflow bundles a
- * worker run from dist/ loads instead of bundling at start-up (src/temporal.ts prebuiltBundlePath): plain, and with
- * the OpenTelemetry workflow interceptors. `npm start`, the bench and the image run dist/; tsx is for sources only.
+ * worker run from dist/ loads instead of bundling at start-up (src/domain/temporal.ts prebuiltBundlePath): plain, and
+ * with the OpenTelemetry workflow interceptors. `npm start`, the bench and the image run dist/; tsx is for sources
+ * only.
  */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { gitBuildId, sanitizeBuildId } from '../src/deployment/build-id.js';
+import { gitBuildId, sanitizeBuildId } from '../src/adapters/deployment/build-id.js';
 import { repoRoot } from './stack/index.js';
 
 const dist = join(repoRoot, 'dist');
@@ -50,8 +51,9 @@ for (const traced of [false, true]) {
   );
 }
 
-// The build id a worker from dist/ runs as, unless WORKER_BUILD_ID says otherwise (src/deployment/build-id.ts):
-// BUILD_ID given to the build (the image's build argument), else the git commit, else the workflow code's hash.
+// The build id a worker from dist/ runs as, unless WORKER_BUILD_ID says otherwise
+// (src/adapters/deployment/build-id.ts): BUILD_ID given to the build (the image's build argument), else the git commit,
+// else the workflow code's hash.
 const buildId = sanitizeBuildId(process.env.BUILD_ID || gitBuildId(repoRoot) || `bundle-${plainBundleHash}`);
 writeFileSync(join(dist, 'build-id'), `${buildId}\n`);
 say(`  build id ${buildId} → dist/build-id`);

@@ -7,10 +7,10 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { ConfigError, loadConfig, type Config } from '../src/config.js';
-import { createLogger } from '../src/log.js';
-import { sleep } from '../src/sleep.js';
-import { describeReport, provision } from '../src/provision/index.js';
+import { ConfigError, loadConfig, type Config } from '../src/base/config.js';
+import { createLogger } from '../src/base/log.js';
+import { sleep } from '../src/base/sleep.js';
+import { describeReport, provision } from '../src/roles/provision/index.js';
 import { repoRoot, stackDown, stackKafkaEnv, stackStatus, stackUp, type ServiceName } from './stack/index.js';
 import { announceRuntime } from './runtime.js';
 

@@ -1,10 +1,10 @@
 /**
  * The workflows' activity options — timeouts and Temporal retry policies of every activity and local activity they
  * schedule, and how long an order is held before an effect is tried again — as data, beside the workflows that use
- * them. Temporal's duration strings; the warehouse's policy is src/policy/warehouse-retry.ts, from which the shipment
- * activity's own jittered delays derive too. Deterministic data only (bundled into the workflow sandbox).
+ * them. Temporal's duration strings; the warehouse's policy is src/vocabulary/warehouse-retry.ts, from which the
+ * shipment activity's own jittered delays derive too. Deterministic data only (bundled into the workflow sandbox).
  */
-import { WAREHOUSE_RETRY } from '../src/policy/warehouse-retry.js';
+import { WAREHOUSE_RETRY } from '../src/vocabulary/warehouse-retry.js';
 
 /** Short activity effects (PostgreSQL, the DLQ topic): retried through a dependency restart, about 15 minutes in all. */
 export const SHORT_EFFECT_ACTIVITY = {

@@ -3,11 +3,11 @@
  * tests: its id and types, the signal that carries every order event, the status query and the view it answers, the
  * operator's updates (operator-requests.ts: retryShipment, resolveRecall), its input and settings, its sinks and the
  * search attributes. What it speaks of — events, statuses, stored rows, failure types — is the order's vocabulary
- * (src/order.ts). Deterministic code only (this file is bundled into the workflow sandbox).
+ * (src/vocabulary/order.ts). Deterministic code only (this file is bundled into the workflow sandbox).
  */
 import { defineQuery, defineSignal, type Sinks } from '@temporalio/workflow';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
-import type { OrderEvent, OrderStatus, OutcomeReport } from '../src/order.js';
+import type { OrderEvent, OrderStatus, OutcomeReport } from '../src/vocabulary/order.js';
 
 /** The ONE definition of an order's workflow id: readable in the Web UI, unique per (tenant, order). */
 export function orderWorkflowId(tenantId: string, orderId: string): string {
@@ -104,15 +104,17 @@ export interface OrderWorkflowInput {
   carried?: { state: unknown; inbox: OrderEvent[] };
   /**
    * A run that starts from the store: a repair (`fulfilment order retry` or `resolve` after the order's run closed), or
-   * the bridge's for a late event that leaves work for the order (src/store/order-events.ts). It loads the order from
-   * the store before anything else; the operator's request (update-with-start) or the events are applied to it.
+   * the bridge's for a late event that leaves work for the order (src/adapters/store/order-events.ts). It loads the
+   * order from the store before anything else; the operator's request (update-with-start) or the events are applied to
+   * it.
    */
   repair?: boolean;
 }
 
 /**
- * The workflow's sinks (registered by the worker, src/worker/role.ts through src/temporal.ts): `outcomes.report` logs and counts an outcome the
- * workflow decided itself, outside the history, and not again when the workflow is replayed.
+ * The workflow's sinks (registered by the worker, src/roles/worker/role.ts through src/domain/temporal.ts):
+ * `outcomes.report` logs and counts an outcome the workflow decided itself, outside the history, and not again when the
+ * workflow is replayed.
  */
 export interface OrderSinks extends Sinks {
   outcomes: { report(report: OutcomeReport): void };

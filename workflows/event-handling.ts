@@ -11,7 +11,7 @@
 import { proxySinks } from '@temporalio/workflow';
 import type { PlacedAndShipped, RecordedShipment } from '../activities/index.js';
 import type { OrderSinks, OrderWorkflowInput } from './api.js';
-import { cancelsOrder } from '../src/order-rules.js';
+import { cancelsOrder } from '../src/vocabulary/order-rules.js';
 import {
   ORDER_PLACED,
   shipmentKey,
@@ -19,7 +19,7 @@ import {
   type OrderEventOf,
   type ShipmentWaitDetails,
   type StoredOrder,
-} from '../src/order.js';
+} from '../src/vocabulary/order.js';
 import { applyStored, decide, noteDecision, withNote, type OrderState } from './order-state.js';
 import { failureReason, failureType } from './failures.js';
 import { store, storeEffect } from './store-effects.js';
@@ -66,7 +66,7 @@ export async function handle(run: EventRunPort, event: OrderEvent): Promise<void
   try {
     const summary = `record event ${event.type.replace(/^orders\./, '')} v${event.orderVersion}`;
     // An order's first placement with nothing behind it: recorded and shipped in one local activity (placeAndShip).
-    // The rules give `place` to a placement only (src/order-rules.ts).
+    // The rules give `place` to a placement only (src/vocabulary/order-rules.ts).
     const quick = decision.transition === 'place' && !run.hasWork();
     const placed = quick ? await run.placeAndShip(event as OrderEventOf<typeof ORDER_PLACED>) : undefined;
     // The recording activity reports the store's outcome itself, once its transaction committed.

@@ -7,7 +7,7 @@
  * only (bundled into the sandbox).
  */
 import { CancellationScope, condition, sleep } from '@temporalio/workflow';
-import type { OrderEvent } from '../src/order.js';
+import type { OrderEvent } from '../src/vocabulary/order.js';
 
 /** The one timer of the window in progress: until when, what the Web UI calls it, and whether it passed. */
 export interface EventWindow {

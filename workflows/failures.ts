@@ -3,7 +3,7 @@
  * it, and the quick-then-durable fallback every effect takes. Deterministic code only (bundled into the sandbox).
  */
 import { ActivityFailure, ApplicationFailure, isCancellation } from '@temporalio/workflow';
-import { FailureType, type ShipmentWaitDetails } from '../src/order.js';
+import { FailureType, type ShipmentWaitDetails } from '../src/vocabulary/order.js';
 
 /** The ApplicationFailure an activity failed with: the cause of its ActivityFailure, or (a local activity's) itself. */
 export function applicationFailure(err: unknown): ApplicationFailure | undefined {

@@ -1,7 +1,7 @@
 /**
  * The dedupe ledger's retention run: started by the Temporal Schedule that the worker keeps in step with its
- * configuration (src/worker/ledger-retention-schedule.ts), every LEDGER_PRUNE_INTERVAL, overlap SKIP. One activity does
- * the work in batches; the result says what was deleted.
+ * configuration (src/roles/worker/ledger-retention-schedule.ts), every LEDGER_PRUNE_INTERVAL, overlap SKIP. One
+ * activity does the work in batches; the result says what was deleted.
  *
  * Rule a reader must not break: no I/O, clocks or randomness (this file is replayed). The run is one activity call.
  */

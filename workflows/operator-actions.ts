@@ -22,7 +22,7 @@ import {
   shipmentKey,
   type OrderStatus,
   type StoredOrder,
-} from '../src/order.js';
+} from '../src/vocabulary/order.js';
 import { failureReason, notFailed } from './failures.js';
 import {
   recallFailuresOf,

@@ -6,7 +6,7 @@
  * Temporal applies one id once per run — and the store's claim keeps one retry or resolution to one effect.
  */
 import { defineUpdate } from '@temporalio/workflow';
-import type { OrderStatus, RecallResolution } from '../src/order.js';
+import type { OrderStatus, RecallResolution } from '../src/vocabulary/order.js';
 
 /** What an operator asks of `retryShipment`. */
 export interface RetryShipmentRequest {

@@ -57,7 +57,7 @@ import {
   type OrderView,
   type OrderWorkflowInput,
 } from './api.js';
-import { FailureType, ORDER_PLACED, type OrderEvent, type ShipmentWaitDetails } from '../src/order.js';
+import { FailureType, ORDER_PLACED, type OrderEvent, type ShipmentWaitDetails } from '../src/vocabulary/order.js';
 import {
   applyResolve,
   applyRetry,
@@ -108,7 +108,7 @@ export async function orderFulfilmentV2(input: OrderWorkflowInput): Promise<Orde
     const { events: _delivered, ...rest } = input;
     const next = { ...rest, carried: { state: run.state, inbox: run.inbox } };
     // A newer version is current: a waiting order moves to it, carrying its state (upgrade on continue-as-new) — only
-    // forward, never back to an older version (a rollback) or onto a ramp (src/deployment/move-rule.ts).
+    // forward, never back to an older version (a rollback) or onto a ramp (src/adapters/deployment/move-rule.ts).
     if (run.readyToMoveToNewVersion() && (await run.mayMoveForward())) await upgradeAsNew(next);
     if (run.readyToContinueAsNew()) await continueAsNew<typeof orderFulfilmentV2>(next);
     if (run.closesNow()) break;

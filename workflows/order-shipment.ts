@@ -24,7 +24,7 @@ import {
   type OrderEvent,
   type OrderPlacedData,
   type ShipmentWaitDetails,
-} from '../src/order.js';
+} from '../src/vocabulary/order.js';
 import {
   cancelsShipment,
   endWait,

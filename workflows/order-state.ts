@@ -20,8 +20,13 @@ import {
   type OrderStatus,
   type StoredOrder,
   type StoredOrderDetail,
-} from '../src/order.js';
-import { orderTransition, versionRelation, type OrderPosition, type OrderTransition } from '../src/order-rules.js';
+} from '../src/vocabulary/order.js';
+import {
+  orderTransition,
+  versionRelation,
+  type OrderPosition,
+  type OrderTransition,
+} from '../src/vocabulary/order-rules.js';
 
 export interface OrderState {
   tenantId: string;
@@ -104,7 +109,7 @@ export type Decision =
   | { kind: 'stale'; reason: string }
   /** The event names another tenant or order than this workflow's; refused. */
   | { kind: 'foreign' }
-  /** Record the event through the store, which applies `transition` (the order's rules: src/order-rules.ts). */
+  /** Record the event through the store, which applies `transition` (the order's rules: src/vocabulary/order-rules.ts). */
   | { kind: 'record'; transition: Exclude<OrderTransition, 'duplicate' | 'stale'> };
 
 const MAX_NOTES = 50;
@@ -124,8 +129,8 @@ export function initialOrderState(tenantId: string, orderId: string): OrderState
 }
 
 /**
- * Where the order stands in the rules' terms (src/order-rules.ts), as the store would say: no record yet, a tombstone
- * (cancelled before any placement: awaiting it, or its grace window over), or its status.
+ * Where the order stands in the rules' terms (src/vocabulary/order-rules.ts), as the store would say: no record yet, a
+ * tombstone (cancelled before any placement: awaiting it, or its grace window over), or its status.
  */
 export function positionOf(state: OrderState): OrderPosition {
   switch (state.status) {

@@ -1,6 +1,7 @@
 /**
  * The status outbox's retention run: started by the Temporal Schedule that the worker keeps in step with its
- * configuration (src/worker/status-outbox-retention-schedule.ts), every STATUS_OUTBOX_PRUNE_INTERVAL, overlap SKIP.
+ * configuration (src/roles/worker/status-outbox-retention-schedule.ts), every STATUS_OUTBOX_PRUNE_INTERVAL, overlap
+ * SKIP.
  *
  * Rule a reader must not break: no I/O, clocks or randomness (this file is replayed). The run is one activity call.
  */

@@ -1,6 +1,6 @@
 /**
  * The workflow side of tracing: Temporal's OpenTelemetry workflow interceptors, bundled into the sandbox only when
- * tracing is on (src/temporal.ts workflowBundle({ tracing: true }) lists this module in the bundler's
+ * tracing is on (src/domain/temporal.ts workflowBundle({ tracing: true }) lists this module in the bundler's
  * workflowInterceptorModules; the SDK reads `interceptors` from those modules, not from the workflows module).
  *
  * They make the spans RunWorkflow:<type>, HandleSignal:<signal>, StartActivity:<activity> (children of the context the

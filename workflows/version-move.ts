@@ -1,8 +1,8 @@
 /**
- * An order's run moving to a newer worker version (orderFulfilmentV2, order-fulfilment.ts): the run is pinned, and
- * when Temporal says another version is current, a waiting order asks the worker whether the move goes forward (a
- * local activity, so the answer is in the history) and, if so, continues as new on it with its state. Only forward:
- * never back to an older version (a rollback) or onto a ramp (src/deployment/move-rule.ts). Each step is a function
+ * An order's run moving to a newer worker version (orderFulfilmentV2, order-fulfilment.ts): the run is pinned, and when
+ * Temporal says another version is current, a waiting order asks the worker whether the move goes forward (a local
+ * activity, so the answer is in the history) and, if so, continues as new on it with its state. Only forward: never
+ * back to an older version (a rollback) or onto a ramp (src/adapters/deployment/move-rule.ts). Each step is a function
  * over the run (VersionMoveRunPort), taken by its main loop; a change here is a change of the workflow, held by the
  * replay gate (docs/changing-the-workflow.md). Deterministic code only (bundled into the sandbox).
  */

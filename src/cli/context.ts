@@ -1,11 +1,11 @@
 /**
- * What every command runs with: the validated configuration (src/config.ts, the one config module), where to
+ * What every command runs with: the validated configuration (src/base/config.ts, the one config module), where to
  * write, and a logger for the clients' own diagnostics. Commands take a context instead of reading the
  * environment, so tests point them at a scenario's private topics.
  */
 import { destination, pino } from 'pino';
-import type { Config } from '../config.js';
-import type { Logger } from '../log.js';
+import type { Config } from '../base/config.js';
+import type { Logger } from '../base/log.js';
 import type { Output } from './output.js';
 
 export interface CliContext {

@@ -1,18 +1,18 @@
 /**
- * The commands' Kafka: the project's one client set-up (src/kafka/client.ts) with the CLI's client id and logger,
- * and the port's reads in the CLI's error taxonomy (errors.ts). Kept out of context.ts so that main.ts can build
- * contexts without loading kafkajs: only a command module imports this, after main.ts has checked the command's
+ * The commands' Kafka: the project's one client set-up (src/adapters/kafka/client.ts) with the CLI's client id and
+ * logger, and the port's reads in the CLI's error taxonomy (errors.ts). Kept out of context.ts so that main.ts can
+ * build contexts without loading kafkajs: only a command module imports this, after main.ts has checked the command's
  * options.
  */
-import type { TopicAdmin, PartitionOffsets } from '../kafka/admin.js';
-import { createKafka, type Kafka } from '../kafka/client.js';
+import type { TopicAdmin, PartitionOffsets } from '../adapters/kafka/admin.js';
+import { createKafka, type Kafka } from '../adapters/kafka/client.js';
 import {
   GroupInUse,
   readRanges,
   READER_SESSION_TIMEOUT_MS,
   ReadInterrupted,
   type ReadOptions,
-} from '../kafka/topic-reader.js';
+} from '../adapters/kafka/topic-reader.js';
 import { cliLogger, type CliContext } from './context.js';
 import { InterruptedError, NotFoundError, UsageError } from './errors.js';
 
@@ -28,7 +28,7 @@ export async function topicPartitions(admin: TopicAdmin, topic: string): Promise
 }
 
 /**
- * readRanges (src/kafka/topic-reader.ts) with the CLI's errors: an interrupted read is an InterruptedError, a
+ * readRanges (src/adapters/kafka/topic-reader.ts) with the CLI's errors: an interrupted read is an InterruptedError, a
  * `group` with members a UsageError naming `--group`. Errors thrown by `onRecord` pass through unchanged.
  */
 export async function readTopic(opts: ReadOptions): Promise<Map<number, bigint>> {

@@ -9,14 +9,14 @@
  * command module — and with it kafkajs, Temporal or pg. Nothing the registrations import loads those, so `--help` and
  * bad input stay quick (test/unit/cli-heavy-imports.unit.test.ts holds that).
  *
- * Configuration comes from the environment through src/config.ts, exactly as for the service, so the CLI sees
+ * Configuration comes from the environment through src/base/config.ts, exactly as for the service, so the CLI sees
  * the topics, group and task queue the service runs with.
  */
 import { pathToFileURL } from 'node:url';
 import { Command, CommanderError, Option } from 'commander';
-import { ConfigError, loadConfig, type Config } from '../config.js';
-import { permanentKafkaFailure } from '../kafka/failures.js';
-import { isKafkaClientError } from '../kafka/records.js';
+import { ConfigError, loadConfig, type Config } from '../base/config.js';
+import { permanentKafkaFailure } from '../adapters/kafka/failures.js';
+import { isKafkaClientError } from '../adapters/kafka/records.js';
 import { registerCodecServerCommand } from './codec/command.js';
 import type { Runner } from './command.js';
 import { cliLogger, type CliContext } from './context.js';

@@ -3,7 +3,7 @@
  * commander prefixes the option's name, and main.ts exits with code 2 — before anything is read or changed.
  */
 import { InvalidArgumentError } from 'commander';
-import { parseProvisionSteps, PROVISION_STEPS, type ProvisionStep } from '../provision/steps.js';
+import { parseProvisionSteps, PROVISION_STEPS, type ProvisionStep } from '../roles/provision/steps.js';
 import { parsePosition, POSITION_EXPECTED, type Position } from './position.js';
 import { parseRangePoint, POINT_EXPECTED, type RangePoint } from './range-point.js';
 import { parseTime, TIME_EXPECTED } from './time.js';

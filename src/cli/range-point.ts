@@ -2,7 +2,7 @@
  * A point in a topic, per partition, as the CLI takes one (`--from` and `--to` of redeliver, the options that name a
  * start or an end):
  *   earliest | latest            — the log start / the high watermark
- *   an RFC 3339 time or `2h`     — the first record whose timestamp is ≥ that time (src/kafka/admin.ts offsetsAt)
+ *   an RFC 3339 time or `2h`     — the first record whose timestamp is ≥ that time (adapters/kafka/admin.ts offsetsAt)
  *   an offset (`1500`)           — the same offset on every partition
  *   `p:o[,p:o…]` (`0:1500,2:80`) — per partition
  */

@@ -1,14 +1,14 @@
 /**
- * The commands' Temporal client: src/temporal.ts's connectClient (the one way every connection gets its TLS, API
+ * The commands' Temporal client: src/domain/temporal.ts's connectClient (the one way every connection gets its TLS, API
  * key and metadata), with a failure that names where it tried. A refused certificate or key says which variables
  * to check already (PermanentStartupError) and passes through as it is. Bounded (cliTemporalClientWithin): the
  * connection waited for at most --timeout, and one that arrives after that closed when it does.
  */
 import type { Client } from '@temporalio/client';
-import type { Config } from '../config.js';
-import { PermanentStartupError } from '../startup.js';
-import { connectClient } from '../temporal.js';
-import { withTimeout } from '../timeout.js';
+import type { Config } from '../base/config.js';
+import { PermanentStartupError } from '../base/startup.js';
+import { connectClient } from '../domain/temporal.js';
+import { withTimeout } from '../base/timeout.js';
 
 export async function cliTemporalClient(config: Config): Promise<Client> {
   try {

@@ -3,7 +3,7 @@
  * there. Capacity bounds the burst after an idle spell; the long-run rate never exceeds `ratePerSecond`.
  * The clock is injected so tests check the pacing without waiting.
  */
-import { sleep } from '../sleep.js';
+import { sleep } from '../base/sleep.js';
 
 export interface Clock {
   /** Milliseconds on a monotonic-enough scale. */

@@ -14,9 +14,9 @@
  * - what a check could not read is `unseen`, never passed.
  */
 import type { Client } from '@temporalio/client';
-import type { Config } from '../config.js';
-import type { Db } from '../db.js';
-import type { Kafka } from '../kafka/client.js';
+import type { Config } from '../base/config.js';
+import type { Db } from '../adapters/store/db.js';
+import type { Kafka } from '../adapters/kafka/client.js';
 import { CHECKS, emptyResult, orderKey, type CheckName, type CheckResult, type Mismatch } from './mismatch.js';
 import { compareRuns } from './runs.js';
 import { confirmStranded, readStrandedRuns } from './pinned-runs.js';
@@ -28,7 +28,7 @@ import { statusTopicEventIds } from './status-sources.js';
 import { ledgerHolds, outboxRows, pendingRows, rowsChanged, rowsOf } from './store-reader.js';
 import { confirmOpen, listOpenRuns, type OpenRun } from './temporal-runs.js';
 import { listShipments } from './warehouse-reader.js';
-import { shipmentKey } from '../order.js';
+import { shipmentKey } from '../vocabulary/order.js';
 
 const DAY_MS = 86_400_000;
 

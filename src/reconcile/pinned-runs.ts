@@ -1,8 +1,9 @@
 /**
  * The open runs pinned to a version no worker polls for, as the runs check reads them: the deployment's versions that
- * ever took new runs (versionsToCheck), their pollers (src/deployment/live-workers.ts), and for each version without
- * any, its open order runs of the tenants (visibility, `TemporalWorkerDeploymentVersion`, one listing per version and
- * tenant). The worker's gauge counts the same runs (src/worker/pinned-without-workers.ts); this names their orders.
+ * ever took new runs (versionsToCheck), their pollers (src/adapters/deployment/live-workers.ts), and for each version
+ * without any, its open order runs of the tenants (visibility, `TemporalWorkerDeploymentVersion`, one listing per
+ * version and tenant). The worker's gauge counts the same runs (src/roles/worker/pinned-without-workers.ts); this names
+ * their orders.
  *
  * Rules a reader must not break:
  * - a run listed here is reported only once confirmed against the run itself (describe: still running, still pinned
@@ -13,9 +14,9 @@
 import type { Client } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/common';
 import proto from '@temporalio/proto';
-import { describeDeployment } from '../deployment/routing.js';
-import { pollersByVersion, versionsToCheck } from '../deployment/live-workers.js';
-import { ID_PATTERN } from '../order.js';
+import { describeDeployment } from '../adapters/deployment/routing.js';
+import { pollersByVersion, versionsToCheck } from '../adapters/deployment/live-workers.js';
+import { ID_PATTERN } from '../vocabulary/order.js';
 import { ORDER_WORKFLOW_TYPE, orderWorkflowId } from '../../workflows/api.js';
 import { orderKey } from './mismatch.js';
 import { orderOfWorkflowId } from './temporal-runs.js';

@@ -4,7 +4,8 @@
  *
  * - Every `pending` order has an open run — `run-missing` otherwise. A recorded wait for the warehouse
  *   (`waiting_since`) does not stand in for one: the resumer wakes a waiting order by signalling its run, and sets
- *   aside one whose run is gone (src/worker/wake-orders.ts), so a pending order without a run is shipped by nobody.
+ *   aside one whose run is gone (src/roles/worker/wake-orders.ts), so a pending order without a run is shipped by
+ *   nobody.
  * - No run is open for an order the store has closed (shipped, cancelled, failed, recall-failed) longer than the run
  *   may rightly stay: ORDER_LINGER_SECONDS after the order took its status (runs linger for late events), plus a
  *   slack for the run's last task; a tombstone (a cancellation before its placement) keeps its run open for its
@@ -15,7 +16,7 @@
  * Rule a reader must not break: a pending order is compared only once it is older than the slack (its run may be
  * starting), a run only once it is older than the slack (its version may be rolling out), and the caller confirms every mismatch against the order's own run and row before reporting it.
  */
-import type { FulfilmentRow } from '../order.js';
+import type { FulfilmentRow } from '../vocabulary/order.js';
 import { emptyResult, orderKey, type CheckResult, type Mismatch } from './mismatch.js';
 import type { OpenRun } from './temporal-runs.js';
 

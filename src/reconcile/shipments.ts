@@ -2,8 +2,8 @@
  * `shipment-missing`, `shipment-unexpected` and `lines-differ`: the store against the warehouse. Pure:
  * shipments-sources.ts reads the rows and the warehouse's shipments, this compares them.
  *
- * - Every shipped order has its shipment under its one key (`ship/<tenant>/<order>`, src/order.ts shipmentKey),
- *   dispatched — else `shipment-missing`;
+ * - Every shipped order has its shipment under its one key (`ship/<tenant>/<order>`, src/vocabulary/order.ts
+ *   shipmentKey), dispatched — else `shipment-missing`;
  * - and the shipment carries the lines the store holds — else `lines-differ`;
  * - every dispatched shipment belongs to an order the store holds as shipped (or as recall-failed: the warehouse
  *   refused to recall it, and a person was told) — else `shipment-unexpected`: a shipment made at the warehouse
@@ -13,7 +13,7 @@
  * Rule a reader must not break: a dispatched shipment of an order the store still holds as pending is in flight (the
  * run records it next) until it is older than the slack; an order resolved by a person (`resolution`) is theirs.
  */
-import { shipmentKey, type FulfilmentRow } from '../order.js';
+import { shipmentKey, type FulfilmentRow } from '../vocabulary/order.js';
 import { emptyResult, orderKey, type CheckResult, type Mismatch, type Side } from './mismatch.js';
 
 /** One shipment as the warehouse lists it. */

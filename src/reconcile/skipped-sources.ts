@@ -1,14 +1,14 @@
 /**
- * What the skipped check reads: the orders topic's window below the group's committed offsets, each record as the
- * edge parses it (src/events/envelope.ts: the bridge's own verdict); the dead letters written since the window began,
- * headers only (their `dlq-original-*` coordinates); and the ledger's claims of the window's event ids, per tenant.
- * The comparison is skipped.ts's.
+ * What the skipped check reads: the orders topic's window below the group's committed offsets, each record as the edge
+ * parses it (src/adapters/events/envelope.ts: the bridge's own verdict); the dead letters written since the window
+ * began, headers only (their `dlq-original-*` coordinates); and the ledger's claims of the window's event ids, per
+ * tenant. The comparison is skipped.ts's.
  */
-import { DLQ_HEADERS } from '../dlq/dead-letter.js';
-import { parseRecord } from '../events/envelope.js';
-import type { Kafka } from '../kafka/client.js';
-import { headerString, type ConsumedRecord } from '../kafka/records.js';
-import type { Db } from '../db.js';
+import { DLQ_HEADERS } from '../domain/dlq/dead-letter.js';
+import { parseRecord } from '../adapters/events/envelope.js';
+import type { Kafka } from '../adapters/kafka/client.js';
+import { headerString, type ConsumedRecord } from '../adapters/kafka/records.js';
+import type { Db } from '../adapters/store/db.js';
 import { ledgerHolds } from './store-reader.js';
 import { positionKey, type RecordVerdict, type SeenRecord } from './skipped.js';
 import { planWindow, readWindow, withAdmin } from './topic-window.js';

@@ -2,12 +2,12 @@
  * `skipped`: the orders topic against the dedupe ledger and the dead-letter topic. Pure: skipped-sources.ts reads
  * the three, this compares them.
  *
- * Every record below the group's committed offset (the bridge says it is done with it) in the window was either
- * handled — its event id claimed in the ledger, which the store does for every outcome of a handled event (applied,
- * duplicate, stale: the claim is the first statement of each effect's transaction, src/store/order-events.ts) — or
- * dead-lettered (a dead letter names its record by `dlq-original-topic/-partition/-offset`, src/dlq/dead-letter.ts).
- * A record that is neither was skipped. Records of an unknown event type are ignored by design (no ledger row, no
- * dead letter) and malformed ones are expected in the dead letters only.
+ * Every record below the group's committed offset (the bridge says it is done with it) in the window was either handled
+ * — its event id claimed in the ledger, which the store does for every outcome of a handled event (applied, duplicate,
+ * stale: the claim is the first statement of each effect's transaction, src/adapters/store/order-events.ts) — or
+ * dead-lettered (a dead letter names its record by `dlq-original-topic/-partition/-offset`,
+ * src/domain/dlq/dead-letter.ts). A record that is neither was skipped. Records of an unknown event type are ignored by
+ * design (no ledger row, no dead letter) and malformed ones are expected in the dead letters only.
  *
  * Rules a reader must not break:
  * - a record older than the ledger's retention horizon may have had its ledger row pruned: when it is not found, the

@@ -1,9 +1,9 @@
 /**
  * What the status check reads besides the store (store-reader.ts): the event ids on the status topic from a time on,
  * read back by time window (topic-window.ts), each record's value being the event the outbox row holds
- * (src/status-events/relay.ts outboxRecord).
+ * (src/adapters/status-events/relay.ts outboxRecord).
  */
-import type { Kafka } from '../kafka/client.js';
+import type { Kafka } from '../adapters/kafka/client.js';
 import { planWindow, readWindow, withAdmin } from './topic-window.js';
 
 /** Event ids on `topic` in records written from `since` on; `gone` when retention took part of that window. */

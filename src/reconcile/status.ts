@@ -3,18 +3,18 @@
  * Pure: status-sources.ts reads the three, this compares them.
  *
  * - Every status change the store committed wrote its event into the outbox in the same transaction
- *   (src/status-events/outbox.ts recordStatusChange; which change is which event: src/status-events/event.ts). The
- *   row as it stands says which events its order must have had: the event of its status (EVENT_OF_STATUS; a pending
- *   row only after a retry reopened it), and CancellationRefused once a cancellation was refused. An order whose
- *   outbox lacks one — `status-unpublished`.
+ *   (src/adapters/status-events/outbox.ts recordStatusChange; which change is which event:
+ *   src/adapters/status-events/event.ts). The row as it stands says which events its order must have had: the event of
+ *   its status (EVENT_OF_STATUS; a pending row only after a retry reopened it), and CancellationRefused once a
+ *   cancellation was refused. An order whose outbox lacks one — `status-unpublished`.
  * - Every outbox entry the relay marked sent is on the status topic (read back by time window) — else
  *   `status-missing-on-topic`.
  *
  * Rule a reader must not break: sent entries are pruned after STATUS_OUTBOX_RETENTION_DAYS, so an order that changed
  * before that horizon and lacks its entry cannot be judged: the check says it cannot see it.
  */
-import { EVENT_OF_STATUS, STATUS_EVENT, type StatusEventType } from '../status-events/event.js';
-import type { FulfilmentRow } from '../order.js';
+import { EVENT_OF_STATUS, STATUS_EVENT, type StatusEventType } from '../adapters/status-events/event.js';
+import type { FulfilmentRow } from '../vocabulary/order.js';
 import { emptyResult, orderKey, type CheckResult } from './mismatch.js';
 
 export type StatusRow = Pick<

@@ -3,8 +3,8 @@
  * session see more): the orders changed in a window, the pending ones, the rows of named orders, which event ids the
  * ledger holds, and the status outbox's rows. Reads only: nothing here writes.
  */
-import { inTenantTransaction, type Db } from '../db.js';
-import { CONSUMER_NAME, type FulfilmentRow } from '../order.js';
+import { inTenantTransaction, type Db } from '../adapters/store/db.js';
+import { CONSUMER_NAME, type FulfilmentRow } from '../vocabulary/order.js';
 import type { OutboxSeen } from './status.js';
 
 /** Ids per ledger or row look-up. */

@@ -9,7 +9,7 @@
  */
 import { WorkflowNotFoundError } from '@temporalio/common';
 import type { Client } from '@temporalio/client';
-import { ID_PATTERN } from '../order.js';
+import { ID_PATTERN } from '../vocabulary/order.js';
 import { ORDER_WORKFLOW_TYPE, orderWorkflowId } from '../../workflows/api.js';
 import { orderKey } from './mismatch.js';
 

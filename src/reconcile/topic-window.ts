@@ -1,15 +1,15 @@
 /**
- * Reads one time window of a topic, never its whole retention: per partition, the first offset whose timestamp is at
- * or after `since` (Kafka's offsets-by-timestamp) up to an end the caller bounds (the group's committed offset, the
- * first offset at `until`, the high watermark), through the bounded reader (src/kafka/topic-reader.ts: a throwaway
+ * Reads one time window of a topic, never its whole retention: per partition, the first offset whose timestamp is at or
+ * after `since` (Kafka's offsets-by-timestamp) up to an end the caller bounds (the group's committed offset, the first
+ * offset at `until`, the high watermark), through the bounded reader (src/adapters/kafka/topic-reader.ts: a throwaway
  * group that commits nothing and is deleted afterwards).
  *
  * Rule a reader must not break: a window that reaches back before a partition's log start has lost records to the
  * topic's retention; `gone` names those partitions so the caller can say what it cannot see.
  */
-import type { Kafka } from '../kafka/client.js';
-import { withAdmin, type TopicAdmin } from '../kafka/admin.js';
-import { readRanges, type OffsetRange, type ReadRecord } from '../kafka/topic-reader.js';
+import type { Kafka } from '../adapters/kafka/client.js';
+import { withAdmin, type TopicAdmin } from '../adapters/kafka/admin.js';
+import { readRanges, type OffsetRange, type ReadRecord } from '../adapters/kafka/topic-reader.js';
 
 export interface WindowPlan {
   ranges: OffsetRange[];

@@ -11,8 +11,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { createLagMetrics } from '../../src/lag/exporter.js';
-import { createMetrics } from '../../src/metrics.js';
+import { createLagMetrics } from '../../src/roles/lag/exporter.js';
+import { createMetrics } from '../../src/base/metrics.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 

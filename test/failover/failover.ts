@@ -20,9 +20,9 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import { stackLogsDir } from '../../tools/stack/index.js';
-import { createDb, inTenantTransaction } from '../../src/db.js';
-import { readStatusEvents } from '../../src/status-events/outbox.js';
-import { runtimeConnection } from '../../src/store/connection.js';
+import { createDb, inTenantTransaction } from '../../src/adapters/store/db.js';
+import { readStatusEvents } from '../../src/adapters/status-events/outbox.js';
+import { runtimeConnection } from '../../src/adapters/store/connection.js';
 import { clusterPlan, ledElsewhere, node, readWhole, restoreNodes, whole } from '../support/cluster.js';
 import {
   caughtUp,

@@ -1,15 +1,15 @@
 /**
- * A send in flight while the leader of some of its partitions dies either lands every record or fails: never
- * resolves with records missing. kafkajs 2.2.4 did resolve so (its retry skipped every broker that had answered the
- * first try, though the dead leader's partitions had moved to one of them); patches/kafkajs+2.2.4.patch tracks the
- * answers per partition. This drives the service's own sender (src/kafka/sender.ts, idempotent as the status relay
- * makes it): batches over six partitions back to back while the leader of partition 0 is SIGKILLed and restarted.
+ * A send in flight while the leader of some of its partitions dies either lands every record or fails: never resolves
+ * with records missing. kafkajs 2.2.4 did resolve so (its retry skipped every broker that had answered the first try,
+ * though the dead leader's partitions had moved to one of them); patches/kafkajs+2.2.4.patch tracks the answers per
+ * partition. This drives the service's own sender (src/adapters/kafka/sender.ts, idempotent as the status relay makes
+ * it): batches over six partitions back to back while the leader of partition 0 is SIGKILLed and restarted.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTopicsWithLeaders } from '../../src/kafka/admin.js';
-import { createKafka } from '../../src/kafka/client.js';
-import { createSender } from '../../src/kafka/sender.js';
-import { loadConfig } from '../../src/config.js';
+import { createTopicsWithLeaders } from '../../src/adapters/kafka/admin.js';
+import { createKafka } from '../../src/adapters/kafka/client.js';
+import { createSender } from '../../src/adapters/kafka/sender.js';
+import { loadConfig } from '../../src/base/config.js';
 import { clusterPlan, leaderOf, ledElsewhere, node, readWhole, whole } from '../support/cluster.js';
 import { logger, uniqueSuffix, waitFor } from '../support/harness.js';
 

@@ -11,8 +11,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { busiestNode, freeze, ledElsewhere, node, whole } from '../support/cluster.js';
-import { createDb } from '../../src/db.js';
-import { runtimeConnection } from '../../src/store/connection.js';
+import { createDb } from '../../src/adapters/store/db.js';
+import { runtimeConnection } from '../../src/adapters/store/connection.js';
 import { events, tenantRows, waitFor } from '../support/harness.js';
 import { startOtlpReceiver, type OtlpReceiver } from '../support/otlp-receiver.js';
 import { scrape } from '../support/processes.js';

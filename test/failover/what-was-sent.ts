@@ -5,8 +5,8 @@
  * claimed, a cancellation whether it was recorded or refused) and the orders topic itself (every record the test
  * produced, read back). Each check names what is missing; the replays are a figure of the case.
  */
-import { CONSUMER_NAME, shipmentKey } from '../../src/order.js';
-import { inTenantTransaction, type Db } from '../../src/db.js';
+import { CONSUMER_NAME, shipmentKey } from '../../src/vocabulary/order.js';
+import { inTenantTransaction, type Db } from '../../src/adapters/store/db.js';
 import { REQUEST_LOG_SIZE, type ReceivedRequest } from '../../tools/warehouse/server.js';
 
 /** One order's requests to the warehouse. */

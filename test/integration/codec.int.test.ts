@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import { runCli } from '../../src/cli/main.js';
 import { memoryOutput } from '../../src/cli/output.js';
-import { connectTemporal } from '../../src/temporal.js';
+import { connectTemporal } from '../../src/domain/temporal.js';
 import { temporalCliPath } from '../../tools/stack/index.js';
 import { orderStatusQuery, orderWorkflowId } from '../../workflows/api.js';
 import { events, scenario, waitFor, type Scenario } from '../support/harness.js';

@@ -6,7 +6,7 @@
  * shows past its budget, and delivery resumes when it is back.
  */
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { workflowSettings } from '../../src/workflow-settings.js';
+import { workflowSettings } from '../../src/domain/workflow-settings.js';
 import { ORDER_WORKFLOW_TYPE, orderWorkflowId } from '../../workflows/api.js';
 import type { App } from '../../src/app.js';
 import { dedicatedTemporal, type DedicatedTemporal } from '../support/dedicated-temporal.js';

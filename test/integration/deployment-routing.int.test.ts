@@ -13,8 +13,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
-import { pollersByVersion } from '../../src/deployment/live-workers.js';
-import { setRampingVersion } from '../../src/deployment/routing.js';
+import { pollersByVersion } from '../../src/adapters/deployment/live-workers.js';
+import { setRampingVersion } from '../../src/adapters/deployment/routing.js';
 import { orderWorkflowId } from '../../workflows/api.js';
 import { events, scenario, waitFor, type Scenario } from '../support/harness.js';
 import { cliOf } from '../support/operator.js';

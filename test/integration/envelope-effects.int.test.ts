@@ -4,16 +4,16 @@
  * afterwards) and shipped through the real warehouse client to the development warehouse — none is refused.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
-import { parseRecord } from '../../src/events/envelope.js';
-import { createDb, inTenantTransaction, type Db } from '../../src/db.js';
-import { recordCancellation, recordPlacement } from '../../src/store/fulfilments.js';
-import { provisionPostgres } from '../../src/provision/postgres.js';
-import { runtimeConnection } from '../../src/store/connection.js';
-import { claim } from '../../src/store/processed-events.js';
-import { createWarehouseClient } from '../../src/warehouse/client.js';
+import { loadConfig } from '../../src/base/config.js';
+import { parseRecord } from '../../src/adapters/events/envelope.js';
+import { createDb, inTenantTransaction, type Db } from '../../src/adapters/store/db.js';
+import { recordCancellation, recordPlacement } from '../../src/adapters/store/fulfilments.js';
+import { provisionPostgres } from '../../src/roles/provision/postgres.js';
+import { runtimeConnection } from '../../src/adapters/store/connection.js';
+import { claim } from '../../src/adapters/store/processed-events.js';
+import { createWarehouseClient } from '../../src/adapters/warehouse/client.js';
 import { startWarehouse, type WarehouseServer } from '../../tools/warehouse/server.js';
-import { CONSUMER_NAME, ORDER_PLACED, shipmentKey, type OrderEvent } from '../../src/order.js';
+import { CONSUMER_NAME, ORDER_PLACED, shipmentKey, type OrderEvent } from '../../src/vocabulary/order.js';
 import { sampleCases } from '../support/envelope-property.js';
 
 /** Thrown to roll a transaction back once its writes succeeded. */

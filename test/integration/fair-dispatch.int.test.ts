@@ -1,7 +1,7 @@
 /**
  * Fair dispatch between tenants on the real stack, whose Temporal dispatches fairly (matching.enableFairness,
  * tools/stack/services/temporal-server.ts fairDispatch): every order's run starts with its tenant as the fairness key
- * (src/tenants/fairness.ts), so a quiet tenant's orders are not held behind another tenant's backlog.
+ * (src/base/tenants/fairness.ts), so a quiet tenant's orders are not held behind another tenant's backlog.
  *
  * - A backlog of one tenant's orders, then a few of another's, all waiting in the task queue (its worker stopped),
  *   then the worker: the quiet tenant's orders ship among the first, not after the backlog. In arrival order (a
@@ -21,14 +21,14 @@ import proto from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
-import { createOrderStarter } from '../../src/bridge/order-starter.js';
-import { loadConfig } from '../../src/config.js';
-import { createDb, type Db } from '../../src/db.js';
-import type { OrderEvent } from '../../src/order.js';
-import { runtimeConnection } from '../../src/store/connection.js';
-import { connectClient, connectNative, workflowBundle } from '../../src/temporal.js';
-import { tenantWeights, type TenantWeightOf } from '../../src/tenants/weights.js';
-import { workflowSettings } from '../../src/workflow-settings.js';
+import { createOrderStarter } from '../../src/roles/bridge/order-starter.js';
+import { loadConfig } from '../../src/base/config.js';
+import { createDb, type Db } from '../../src/adapters/store/db.js';
+import type { OrderEvent } from '../../src/vocabulary/order.js';
+import { runtimeConnection } from '../../src/adapters/store/connection.js';
+import { connectClient, connectNative, workflowBundle } from '../../src/domain/temporal.js';
+import { tenantWeights, type TenantWeightOf } from '../../src/base/tenants/weights.js';
+import { workflowSettings } from '../../src/domain/workflow-settings.js';
 import { events, scenario, tenantRows, waitFor, type Scenario } from '../support/harness.js';
 import type { priorityProbe } from '../support/priority-probe-workflow.js';
 

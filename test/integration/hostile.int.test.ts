@@ -5,13 +5,13 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
-import { MAX_UNKNOWN_TYPE_LABELS } from '../../src/metrics.js';
-import { UNKNOWN_TYPE_LABEL_CHARS } from '../../src/bridge/record-pipeline.js';
-import { workflowSettings } from '../../src/workflow-settings.js';
-import { tenantWeights } from '../../src/tenants/weights.js';
-import { createOrderStarter } from '../../src/bridge/order-starter.js';
+import { MAX_UNKNOWN_TYPE_LABELS } from '../../src/base/metrics.js';
+import { UNKNOWN_TYPE_LABEL_CHARS } from '../../src/roles/bridge/record-pipeline.js';
+import { workflowSettings } from '../../src/domain/workflow-settings.js';
+import { tenantWeights } from '../../src/base/tenants/weights.js';
+import { createOrderStarter } from '../../src/roles/bridge/order-starter.js';
 import { orderWorkflowId } from '../../workflows/api.js';
-import { type OrderEvent } from '../../src/order.js';
+import { type OrderEvent } from '../../src/vocabulary/order.js';
 import { caughtUp, counter, events, scenario, waitFor, type Scenario, type TopicWatch } from '../support/harness.js';
 
 /** Partitions of a scenario's topic (test/support/harness.ts). */

@@ -10,7 +10,7 @@ import type { App } from '../../src/app.js';
 import { runCli } from '../../src/cli/main.js';
 import { memoryOutput } from '../../src/cli/output.js';
 import type { LagRow } from '../../src/cli/lag/lag.js';
-import { startLagExporter, type LagExporter } from '../../src/lag/exporter.js';
+import { startLagExporter, type LagExporter } from '../../src/roles/lag/exporter.js';
 import { caughtUp, counter, events, logger, scenario, waitFor, type Scenario } from '../support/harness.js';
 
 interface LagJson {

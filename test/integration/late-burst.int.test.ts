@@ -12,16 +12,16 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
-import { createLateEventRecorder } from '../../src/bridge/late-events.js';
-import { createOrderStarter } from '../../src/bridge/order-starter.js';
-import { createDb, inTenantTransaction, type Db } from '../../src/db.js';
-import { UnstorableEventError } from '../../src/errors.js';
-import { CONSUMER_NAME, type OrderEvent, type OutcomeReport } from '../../src/order.js';
-import { recordFailed, recordShipped } from '../../src/store/fulfilments.js';
-import { claimThen, recordOrderEvent, type StoreTarget } from '../../src/store/order-events.js';
-import { runtimeConnection } from '../../src/store/connection.js';
-import { workflowSettings } from '../../src/workflow-settings.js';
-import { tenantWeights } from '../../src/tenants/weights.js';
+import { createLateEventRecorder } from '../../src/roles/bridge/late-events.js';
+import { createOrderStarter } from '../../src/roles/bridge/order-starter.js';
+import { createDb, inTenantTransaction, type Db } from '../../src/adapters/store/db.js';
+import { UnstorableEventError } from '../../src/base/errors.js';
+import { CONSUMER_NAME, type OrderEvent, type OutcomeReport } from '../../src/vocabulary/order.js';
+import { recordFailed, recordShipped } from '../../src/adapters/store/fulfilments.js';
+import { claimThen, recordOrderEvent, type StoreTarget } from '../../src/adapters/store/order-events.js';
+import { runtimeConnection } from '../../src/adapters/store/connection.js';
+import { workflowSettings } from '../../src/domain/workflow-settings.js';
+import { tenantWeights } from '../../src/base/tenants/weights.js';
 import { orderWorkflowId } from '../../workflows/api.js';
 import { caughtUp, counter, events, scenario, waitFor, type Scenario, type TopicWatch } from '../support/harness.js';
 

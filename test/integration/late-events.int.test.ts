@@ -11,12 +11,12 @@
 import type { Client } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
-import { createOrderStarter } from '../../src/bridge/order-starter.js';
-import type { StatusEvent } from '../../src/status-events/event.js';
-import { workflowSettings } from '../../src/workflow-settings.js';
-import { tenantWeights } from '../../src/tenants/weights.js';
+import { createOrderStarter } from '../../src/roles/bridge/order-starter.js';
+import type { StatusEvent } from '../../src/adapters/status-events/event.js';
+import { workflowSettings } from '../../src/domain/workflow-settings.js';
+import { tenantWeights } from '../../src/base/tenants/weights.js';
 import { orderWorkflowId } from '../../workflows/api.js';
-import { type OrderEvent } from '../../src/order.js';
+import { type OrderEvent } from '../../src/vocabulary/order.js';
 import { caughtUp, counter, events, scenario, waitFor, type Scenario, type TopicWatch } from '../support/harness.js';
 import { faultsOf } from '../support/operator.js';
 

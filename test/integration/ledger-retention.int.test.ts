@@ -9,12 +9,12 @@ import { ApplicationFailure } from '@temporalio/common';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type App } from '../../src/app.js';
-import { durationMs, loadConfig, type Config } from '../../src/config.js';
-import { ensureLedgerRetentionSchedule } from '../../src/worker/ledger-retention-schedule.js';
-import { metricValue } from '../../src/metrics.js';
-import { inTenantTransaction } from '../../src/db.js';
-import { provisionPostgres } from '../../src/provision/postgres.js';
-import { CONSUMER_NAME } from '../../src/order.js';
+import { durationMs, loadConfig, type Config } from '../../src/base/config.js';
+import { ensureLedgerRetentionSchedule } from '../../src/roles/worker/ledger-retention-schedule.js';
+import { metricValue } from '../../src/base/metrics.js';
+import { inTenantTransaction } from '../../src/adapters/store/db.js';
+import { provisionPostgres } from '../../src/roles/provision/postgres.js';
+import { CONSUMER_NAME } from '../../src/vocabulary/order.js';
 import type { PruneLedgerResult } from '../../workflows/ledger-retention.js';
 import { logger, uniqueSuffix, waitFor } from '../support/harness.js';
 

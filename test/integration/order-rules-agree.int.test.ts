@@ -2,8 +2,8 @@
  * The order's rules agree wherever they are applied — compared by what each side DID, not by the label it chose. Every
  * case — where the order stands × the event's type × how its version compares (older, the same, newer, or its id seen
  * before) — and bursts of several events of one order go through:
- * - the rules: the table's transition and its effect (src/order-rules.ts transitionEffect), applied to the order as it
- *   stood — the expected outcome;
+ * - the rules: the table's transition and its effect (src/vocabulary/order-rules.ts transitionEffect), applied to the
+ *   order as it stood — the expected outcome;
  * - the store on the real PostgreSQL (recordOrderEvent on a row put at that position): the row before and after, lines
  *   included, and a stale or duplicate event must leave the row untouched (every column);
  * - the workflow: decide(), then — as its run does — the store's answer taken into its state (applyStored): its
@@ -15,8 +15,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
-import { createDb, inTenantTransaction, type Db, type Tx } from '../../src/db.js';
+import { loadConfig } from '../../src/base/config.js';
+import { createDb, inTenantTransaction, type Db, type Tx } from '../../src/adapters/store/db.js';
 import {
   CONSUMER_NAME,
   ORDER_CANCELLED,
@@ -28,7 +28,7 @@ import {
   type OrderLine,
   type OrderStatus,
   type StoredOrder,
-} from '../../src/order.js';
+} from '../../src/vocabulary/order.js';
 import {
   ORDER_POSITIONS,
   orderTransition,
@@ -36,9 +36,9 @@ import {
   transitionEffect,
   versionRelation,
   type OrderPosition,
-} from '../../src/order-rules.js';
-import { provisionPostgres } from '../../src/provision/postgres.js';
-import { runtimeConnection } from '../../src/store/connection.js';
+} from '../../src/vocabulary/order-rules.js';
+import { provisionPostgres } from '../../src/roles/provision/postgres.js';
+import { runtimeConnection } from '../../src/adapters/store/connection.js';
 import {
   positionOf as storePositionOf,
   readFulfilment,
@@ -47,9 +47,9 @@ import {
   recordPlacement,
   recordRecallFailed,
   recordShipped,
-} from '../../src/store/fulfilments.js';
-import { recordLateEvents, recordOrderEvent, type StoreTarget } from '../../src/store/order-events.js';
-import { claim } from '../../src/store/processed-events.js';
+} from '../../src/adapters/store/fulfilments.js';
+import { recordLateEvents, recordOrderEvent, type StoreTarget } from '../../src/adapters/store/order-events.js';
+import { claim } from '../../src/adapters/store/processed-events.js';
 import {
   applyStored,
   decide,

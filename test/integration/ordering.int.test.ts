@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { orderStatusQuery, orderWorkflowId } from '../../workflows/api.js';
 import type { App } from '../../src/app.js';
-import { inTenantTransaction } from '../../src/db.js';
+import { inTenantTransaction } from '../../src/adapters/store/db.js';
 import { counter, events, scenario, waitFor, type Scenario } from '../support/harness.js';
 
 describe('order, versions and tenants', () => {

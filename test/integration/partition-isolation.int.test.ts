@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
-import { DependencyUnavailableError } from '../../src/errors.js';
+import { DependencyUnavailableError } from '../../src/base/errors.js';
 import { committedOffsets, counter, endOffsets, events, scenario, waitFor, type Scenario } from '../support/harness.js';
 
 const HELD = 0;

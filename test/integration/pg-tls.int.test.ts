@@ -12,9 +12,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
-import { provisionPostgres } from '../../src/provision/postgres.js';
-import { runtimeConnection } from '../../src/store/connection.js';
+import { loadConfig } from '../../src/base/config.js';
+import { provisionPostgres } from '../../src/roles/provision/postgres.js';
+import { runtimeConnection } from '../../src/adapters/store/connection.js';
 import { uniqueSuffix, waitFor } from '../support/harness.js';
 import { planFromEnv, clusterHome, superuserClient } from '../../tools/stack/index.js';
 

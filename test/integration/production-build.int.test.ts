@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectClient } from '../../src/temporal.js';
+import { connectClient } from '../../src/domain/temporal.js';
 import { orderWorkflowId } from '../../workflows/api.js';
 import { events, scenario, waitFor, type Scenario } from '../support/harness.js';
 import { BUILT_SERVICE, startServiceProcess } from '../support/service-process.js';

@@ -1,9 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Bridge } from '../../src/bridge/bridge.js';
-import { runtimeConnection } from '../../src/store/connection.js';
-import { createDb, inTenantTransaction, type Db } from '../../src/db.js';
-import { CONSUMER_NAME } from '../../src/order.js';
+import type { Bridge } from '../../src/roles/bridge/bridge.js';
+import { runtimeConnection } from '../../src/adapters/store/connection.js';
+import { createDb, inTenantTransaction, type Db } from '../../src/adapters/store/db.js';
+import { CONSUMER_NAME } from '../../src/vocabulary/order.js';
 import {
   PacedProducer,
   caughtUp,

@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
-import { metricValue } from '../../src/metrics.js';
+import { metricValue } from '../../src/base/metrics.js';
 import { OrderStatusAttribute, orderWorkflowId } from '../../workflows/api.js';
 import { counter, events, scenario, waitFor, type Scenario } from '../support/harness.js';
 import { cliOf, faultsOf } from '../support/operator.js';

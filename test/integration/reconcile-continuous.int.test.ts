@@ -1,5 +1,5 @@
 /**
- * The worker's continuous reconciliation (src/worker/continuous-reconcile.ts) finding records skipped in life, as
+ * The worker's continuous reconciliation (src/roles/worker/continuous-reconcile.ts) finding records skipped in life, as
  * `reconcile-skipped.int.test.ts` makes them (test/support/reconcile.ts skipStretch: with the bridge stopped, three
  * orders are published and the consumer group's offsets moved past them with Kafka's admin API). The
  * worker's own passes set fulfilment_reconcile_mismatches{kind="skipped"} to 3 and log each record; after
@@ -18,7 +18,7 @@ import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
-import type { Logger } from '../../src/log.js';
+import type { Logger } from '../../src/base/log.js';
 import { caughtUp, counter, events, waitFor } from '../support/harness.js';
 import { reconcileCase, skipStretch, type ReconcileCase } from '../support/reconcile.js';
 

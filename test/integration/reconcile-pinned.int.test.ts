@@ -1,10 +1,10 @@
 /**
  * `fulfilment reconcile`, kind `run-without-workers`, made the way it happens in life: an order cancelled before its
  * placement waits for it (its run open for CANCEL_GRACE_SECONDS) pinned to version A; version B starts and, by the
- * default rollout, becomes current; every worker of A stops. (An order waiting for the warehouse would move forward
- * to B by itself — src/deployment/move-rule.ts — so it is not the one left behind.) The pass names the order, A and
- * the versions with workers; `--repair --yes` flags it for a person with the command that fixes it — a worker of A —
- * which the test then runs (a worker-only instance with `WORKER_BUILD_ID=build-a`, as the command starts one); the
+ * default rollout, becomes current; every worker of A stops. (An order waiting for the warehouse would move forward to
+ * B by itself — src/adapters/deployment/move-rule.ts — so it is not the one left behind.) The pass names the order, A
+ * and the versions with workers; `--repair --yes` flags it for a person with the command that fixes it — a worker of A
+ * — which the test then runs (a worker-only instance with `WORKER_BUILD_ID=build-a`, as the command starts one); the
  * next pass agrees.
  *
  * The stack's Temporal forgets a stopped worker's pollers after 30 s (production: 5 minutes): that is how long A

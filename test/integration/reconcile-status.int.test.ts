@@ -10,8 +10,8 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import type { ReportJson } from '../../src/reconcile/report.js';
-import { runtimeConnection } from '../../src/store/connection.js';
-import { openRelaySession } from '../../src/status-events/outbox.js';
+import { runtimeConnection } from '../../src/adapters/store/connection.js';
+import { openRelaySession } from '../../src/adapters/status-events/outbox.js';
 import { events, waitFor } from '../support/harness.js';
 import { reconcileCase, type ReconcileCase } from '../support/reconcile.js';
 

@@ -13,7 +13,7 @@ import { caughtUp, counter, events, recordsOn, scenario, waitFor, type Scenario 
 import { freePort, scrape } from '../support/processes.js';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
 import type { App } from '../../src/app.js';
-import type { FulfilmentRow } from '../../src/order.js';
+import type { FulfilmentRow } from '../../src/vocabulary/order.js';
 
 const PARTITIONS = 6;
 const BRIDGES = 3;

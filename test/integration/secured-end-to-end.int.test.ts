@@ -8,7 +8,7 @@
 import type { Client } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectClient } from '../../src/temporal.js';
+import { connectClient } from '../../src/domain/temporal.js';
 import type { TemporalTlsInfo } from '../../tools/stack/index.js';
 import { orderWorkflowId } from '../../workflows/api.js';
 import { caughtUp, events, scenario, waitFor, type Scenario } from '../support/harness.js';

@@ -1,13 +1,13 @@
 /**
- * The sender (src/kafka/sender.ts) on the real broker, its connections held in hand (test/support/kafka-sockets.ts):
- * a send given up while its answer never comes leaves no connection open once it ends, whatever kafkajs's retries did
- * meanwhile; when it finally fails, the producer that replaced it goes on; and two sends at once on the idempotent
- * sender each write their record once, in call order, even when an answer is lost.
+ * The sender (src/adapters/kafka/sender.ts) on the real broker, its connections held in hand
+ * (test/support/kafka-sockets.ts): a send given up while its answer never comes leaves no connection open once it ends,
+ * whatever kafkajs's retries did meanwhile; when it finally fails, the producer that replaced it goes on; and two sends
+ * at once on the idempotent sender each write their record once, in call order, even when an answer is lost.
  */
 import type { Kafka, ProducerConfig } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTopicsWithLeaders } from '../../src/kafka/admin.js';
-import { createSender, type ConnectedSender } from '../../src/kafka/sender.js';
+import { createTopicsWithLeaders } from '../../src/adapters/kafka/admin.js';
+import { createSender, type ConnectedSender } from '../../src/adapters/kafka/sender.js';
 import { kafkaSockets, type KafkaSockets } from '../support/kafka-sockets.js';
 import { scenario, waitFor, type Scenario, type TopicWatch } from '../support/harness.js';
 import { track } from '../support/promises.js';

@@ -8,9 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import { runCli } from '../../src/cli/main.js';
 import { memoryOutput } from '../../src/cli/output.js';
-import { createDb } from '../../src/db.js';
-import { runtimeConnection } from '../../src/store/connection.js';
-import { pausesInForce } from '../../src/store/shipment-waits.js';
+import { createDb } from '../../src/adapters/store/db.js';
+import { runtimeConnection } from '../../src/adapters/store/connection.js';
+import { pausesInForce } from '../../src/adapters/store/shipment-waits.js';
 import { orderStatusQuery, orderWorkflowId } from '../../workflows/api.js';
 import { counter, events, scenario, waitFor, type Scenario } from '../support/harness.js';
 

@@ -8,9 +8,9 @@
  * ship them.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDb, type Db } from '../../src/db.js';
-import { runtimeConnection } from '../../src/store/connection.js';
-import { pausesInForce } from '../../src/store/shipment-waits.js';
+import { createDb, type Db } from '../../src/adapters/store/db.js';
+import { runtimeConnection } from '../../src/adapters/store/connection.js';
+import { pausesInForce } from '../../src/adapters/store/shipment-waits.js';
 import { events, scenario, waitFor, type Scenario } from '../support/harness.js';
 import { cliOf } from '../support/operator.js';
 import { endLeftoverPauses, orderRows, resumeKilledOnceItWakes, untilPauseHolds } from '../support/shipping-pause.js';

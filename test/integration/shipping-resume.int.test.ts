@@ -24,9 +24,9 @@
  * probes every 3 s (defaults 10 s and 15 s), so that recovery starts within seconds.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDb, type Db } from '../../src/db.js';
-import { runtimeConnection } from '../../src/store/connection.js';
-import { pausesInForce, releaseWaitingOrders } from '../../src/store/shipment-waits.js';
+import { createDb, type Db } from '../../src/adapters/store/db.js';
+import { runtimeConnection } from '../../src/adapters/store/connection.js';
+import { pausesInForce, releaseWaitingOrders } from '../../src/adapters/store/shipment-waits.js';
 import type { App } from '../../src/app.js';
 import { events, scenario, waitFor, type Scenario } from '../support/harness.js';
 import { cliOf, faultsOf } from '../support/operator.js';

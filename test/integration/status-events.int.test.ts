@@ -13,8 +13,13 @@ import { readFileSync } from 'node:fs';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
-import { metricValue } from '../../src/metrics.js';
-import { STATUS_EVENT, statusEventId, type StatusEvent, type StatusEventType } from '../../src/status-events/event.js';
+import { metricValue } from '../../src/base/metrics.js';
+import {
+  STATUS_EVENT,
+  statusEventId,
+  type StatusEvent,
+  type StatusEventType,
+} from '../../src/adapters/status-events/event.js';
 import { orderWorkflowId } from '../../workflows/api.js';
 import { events, scenario, waitFor, type Scenario, type TopicRecord, type TopicWatch } from '../support/harness.js';
 import { cliOf, faultsOf } from '../support/operator.js';

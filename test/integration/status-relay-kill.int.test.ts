@@ -7,13 +7,13 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKafka } from '../../src/kafka/client.js';
-import { createSender } from '../../src/kafka/sender.js';
-import { runtimeConnection } from '../../src/store/connection.js';
-import { createDb, inTenantTransaction, type Db } from '../../src/db.js';
-import type { StatusEvent } from '../../src/status-events/event.js';
-import { readStatusEvents, statusOutboxLag } from '../../src/status-events/outbox.js';
-import { startStatusRelay, type StatusRelay } from '../../src/status-events/relay.js';
+import { createKafka } from '../../src/adapters/kafka/client.js';
+import { createSender } from '../../src/adapters/kafka/sender.js';
+import { runtimeConnection } from '../../src/adapters/store/connection.js';
+import { createDb, inTenantTransaction, type Db } from '../../src/adapters/store/db.js';
+import type { StatusEvent } from '../../src/adapters/status-events/event.js';
+import { readStatusEvents, statusOutboxLag } from '../../src/adapters/status-events/outbox.js';
+import { startStatusRelay, type StatusRelay } from '../../src/adapters/status-events/relay.js';
 import {
   events,
   logger,

@@ -12,13 +12,13 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
-import { createKafka } from '../../src/kafka/client.js';
-import { createSender, type ConnectedSender } from '../../src/kafka/sender.js';
-import { migrationConnection, runtimeConnection } from '../../src/store/connection.js';
-import { createDb, inTenantTransaction, type Db } from '../../src/db.js';
-import type { StatusEvent } from '../../src/status-events/event.js';
-import { readStatusEvents, statusOutboxLag, type OutboxRow } from '../../src/status-events/outbox.js';
-import { startStatusRelay, type StatusRelay } from '../../src/status-events/relay.js';
+import { createKafka } from '../../src/adapters/kafka/client.js';
+import { createSender, type ConnectedSender } from '../../src/adapters/kafka/sender.js';
+import { migrationConnection, runtimeConnection } from '../../src/adapters/store/connection.js';
+import { createDb, inTenantTransaction, type Db } from '../../src/adapters/store/db.js';
+import type { StatusEvent } from '../../src/adapters/status-events/event.js';
+import { readStatusEvents, statusOutboxLag, type OutboxRow } from '../../src/adapters/status-events/outbox.js';
+import { startStatusRelay, type StatusRelay } from '../../src/adapters/status-events/relay.js';
 import type { PruneStatusOutboxResult } from '../../activities/status-outbox-retention.js';
 import {
   events,

@@ -1,12 +1,17 @@
 /** The store's own guards on the real PostgreSQL: claim-then-effect under concurrency, versions, and the last line for cancelled orders. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
-import { loadConfig } from '../../src/config.js';
-import { createDb, inTenantTransaction, type Db } from '../../src/db.js';
-import { recordCancellation, recordPlacement, recordShipped, readFulfilment } from '../../src/store/fulfilments.js';
-import { claim } from '../../src/store/processed-events.js';
-import { provisionPostgres } from '../../src/provision/postgres.js';
-import { runtimeConnection } from '../../src/store/connection.js';
+import { loadConfig } from '../../src/base/config.js';
+import { createDb, inTenantTransaction, type Db } from '../../src/adapters/store/db.js';
+import {
+  recordCancellation,
+  recordPlacement,
+  recordShipped,
+  readFulfilment,
+} from '../../src/adapters/store/fulfilments.js';
+import { claim } from '../../src/adapters/store/processed-events.js';
+import { provisionPostgres } from '../../src/roles/provision/postgres.js';
+import { runtimeConnection } from '../../src/adapters/store/connection.js';
 
 const placement = { customerId: 'c1', lines: [{ sku: 's', quantity: 1 }] };
 let db: Db;

@@ -15,9 +15,9 @@ import { fileURLToPath } from 'node:url';
 import type { Client } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
-import { PermanentStartupError } from '../../src/startup.js';
-import { connectClient, connectNative } from '../../src/temporal.js';
+import { loadConfig } from '../../src/base/config.js';
+import { PermanentStartupError } from '../../src/base/startup.js';
+import { connectClient, connectNative } from '../../src/domain/temporal.js';
 import {
   mintApiKey,
   newSigningKey,

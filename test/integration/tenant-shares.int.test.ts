@@ -1,9 +1,9 @@
 /**
- * Tenants share the bridge (src/bridge/fair-slots.ts, the read-ahead in partition-run.ts): tenant A publishes a burst
- * larger than the read-ahead (BRIDGE_READ_AHEAD_RECORDS × partitions) while tenants B and C publish a steady stream.
- * The one setting changed: BRIDGE_READ_AHEAD_RECORDS is 150 instead of 2000, so that a burst past it is 540 orders
- * rather than 7,200 and the test drains in a minute on a busy 2-core machine; the relations asserted do not depend on
- * the bound's size. B's and C's orders are read past A's backlog and get delivery slots in turn with it, so
+ * Tenants share the bridge (src/roles/bridge/fair-slots.ts, the read-ahead in partition-run.ts): tenant A publishes a
+ * burst larger than the read-ahead (BRIDGE_READ_AHEAD_RECORDS × partitions) while tenants B and C publish a steady
+ * stream. The one setting changed: BRIDGE_READ_AHEAD_RECORDS is 150 instead of 2000, so that a burst past it is 540
+ * orders rather than 7,200 and the test drains in a minute on a busy 2-core machine; the relations asserted do not
+ * depend on the bound's size. B's and C's orders are read past A's backlog and get delivery slots in turn with it, so
  * they ship while A's burst drains rather than after it:
  * - B's and C's hand-overs do not wait for A's: those published while A's burst was being handed over wait (median)
  *   under half of what A had left to hand over then (in offset order they would wait for all of A's records in front
@@ -17,8 +17,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
-import { createDb, type Db } from '../../src/db.js';
-import { runtimeConnection } from '../../src/store/connection.js';
+import { createDb, type Db } from '../../src/adapters/store/db.js';
+import { runtimeConnection } from '../../src/adapters/store/connection.js';
 import { counter, events, scenario, waitFor, type Scenario } from '../support/harness.js';
 import { burst, percentile, stream, untilShipped, type Published } from '../support/tenant-traffic.js';
 

@@ -13,10 +13,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import type { TenantShowResult } from '../../src/cli/tenant/show-result.js';
-import { loadConfig, type Config } from '../../src/config.js';
-import { createDb, type Db } from '../../src/db.js';
-import type { FulfilmentRow } from '../../src/order.js';
-import { runtimeConnection } from '../../src/store/connection.js';
+import { loadConfig, type Config } from '../../src/base/config.js';
+import { createDb, type Db } from '../../src/adapters/store/db.js';
+import type { FulfilmentRow } from '../../src/vocabulary/order.js';
+import { runtimeConnection } from '../../src/adapters/store/connection.js';
 import { orderWorkflowId } from '../../workflows/api.js';
 import { events, scenario, tenantRows, waitFor, type Scenario } from '../support/harness.js';
 import { cliOf, faultsOf } from '../support/operator.js';

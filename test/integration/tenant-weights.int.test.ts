@@ -8,8 +8,8 @@
  * Hand-overs are recorded as Temporal accepts them (the bridge's starter, wrapped).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDb, type Db } from '../../src/db.js';
-import { runtimeConnection } from '../../src/store/connection.js';
+import { createDb, type Db } from '../../src/adapters/store/db.js';
+import { runtimeConnection } from '../../src/adapters/store/connection.js';
 import { events, scenario, type Scenario } from '../support/harness.js';
 import { percentile, untilShipped, type Published } from '../support/tenant-traffic.js';
 

@@ -6,13 +6,13 @@
  * placement settles it. Temporal tells runs so from server 1.32 (the stack's is 1.32.0). The service's defaults: the
  * new version becomes current when its worker starts.
  *
- * Only forward (src/deployment/move-rule.ts): after a rollback, Temporal tells the runs pinned to the newer version
- * that their target changed too, but an order waiting there stays, and settles on the version it waited on.
+ * Only forward (src/adapters/deployment/move-rule.ts): after a rollback, Temporal tells the runs pinned to the newer
+ * version that their target changed too, but an order waiting there stays, and settles on the version it waited on.
  */
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { orderStatusQuery, orderWorkflowId } from '../../workflows/api.js';
-import { describeDeployment, setCurrentVersion } from '../../src/deployment/routing.js';
+import { describeDeployment, setCurrentVersion } from '../../src/adapters/deployment/routing.js';
 import { events, scenario, waitFor, type Scenario } from '../support/harness.js';
 
 /** The changed workflow (a one-second timer before anything else): what version B runs. */

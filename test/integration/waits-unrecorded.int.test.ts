@@ -18,8 +18,8 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
-import { createDb, inTenantTransaction, type Db } from '../../src/db.js';
-import { runtimeConnection } from '../../src/store/connection.js';
+import { createDb, inTenantTransaction, type Db } from '../../src/adapters/store/db.js';
+import { runtimeConnection } from '../../src/adapters/store/connection.js';
 import { counter, events, scenario, waitFor, type Scenario } from '../support/harness.js';
 
 const ORDERS = 30;

@@ -12,11 +12,11 @@
  * - `fulfilment order retry` of such an order starts a run from the store, which ships it, once.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDb, inTenantTransaction, type Db } from '../../src/db.js';
-import { runtimeConnection } from '../../src/store/connection.js';
-import { recordWait, releaseWaitingOrders, waitSummary } from '../../src/store/shipment-waits.js';
-import { connectClient } from '../../src/temporal.js';
-import { wakeReleased } from '../../src/worker/wake-orders.js';
+import { createDb, inTenantTransaction, type Db } from '../../src/adapters/store/db.js';
+import { runtimeConnection } from '../../src/adapters/store/connection.js';
+import { recordWait, releaseWaitingOrders, waitSummary } from '../../src/adapters/store/shipment-waits.js';
+import { connectClient } from '../../src/domain/temporal.js';
+import { wakeReleased } from '../../src/roles/worker/wake-orders.js';
 import { logger, scenario, waitFor, type Scenario } from '../support/harness.js';
 import { cliOf } from '../support/operator.js';
 

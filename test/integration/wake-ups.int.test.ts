@@ -25,9 +25,9 @@
  *   lease doubled, or comes back once it ends, depends on where the rounds fall); the kill case keeps the default.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDb, inTenantTransaction, type Db } from '../../src/db.js';
-import { runtimeConnection } from '../../src/store/connection.js';
-import { releaseWaitingOrders } from '../../src/store/shipment-waits.js';
+import { createDb, inTenantTransaction, type Db } from '../../src/adapters/store/db.js';
+import { runtimeConnection } from '../../src/adapters/store/connection.js';
+import { releaseWaitingOrders } from '../../src/adapters/store/shipment-waits.js';
 import { events, scenario, waitFor } from '../support/harness.js';
 import { freePort } from '../support/processes.js';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';

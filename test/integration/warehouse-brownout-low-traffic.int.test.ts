@@ -8,8 +8,8 @@
  * call by call, is test/unit/brownout-low-traffic.unit.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDb, type Db } from '../../src/db.js';
-import { runtimeConnection } from '../../src/store/connection.js';
+import { createDb, type Db } from '../../src/adapters/store/db.js';
+import { runtimeConnection } from '../../src/adapters/store/connection.js';
 import { PacedProducer, events, scenario, tenantRows, waitFor, type Scenario } from '../support/harness.js';
 import { idsByStatus, untilTenantSettled } from '../support/tenant-outcomes.js';
 import { faultsOf } from '../support/operator.js';

@@ -2,10 +2,10 @@
  * A warehouse that fails a share of everyone's requests (a brownout), or answers too slowly for the client's timeout,
  * is not an order's failure. Orders arrive at a steady rate while the local warehouse answers 503 to 20 %, then 50 %,
  * of its shipment requests, then takes longer than the client's timeout over every one, each for far longer than an
- * order's whole retry budget: no order fails by it; the brownout rule (src/warehouse/brownout.ts, at its defaults: over
- * the last 30 s, ≥ 10 calls, ≥ 10 % failed, for ≥ 3 shipments) makes the failing orders wait instead of spending
- * their attempts, the shipment resumer wakes them while the warehouse answers others, and every order ships once. In
- * each case, orders the warehouse refuses for good (422) are still held as failed.
+ * order's whole retry budget: no order fails by it; the brownout rule (src/adapters/warehouse/brownout.ts, at its
+ * defaults: over the last 30 s, ≥ 10 calls, ≥ 10 % failed, for ≥ 3 shipments) makes the failing orders wait instead of
+ * spending their attempts, the shipment resumer wakes them while the warehouse answers others, and every order ships
+ * once. In each case, orders the warehouse refuses for good (422) are still held as failed.
  *
  * Settings this test changes, and why: an order's own retries run 100 ms → 1 s (a budget of about 5 s instead of about
  * 3 minutes), so that a fault of 45 s outlasts it many times within a test's time; the client's timeout is 1 s instead
@@ -17,15 +17,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import { PacedProducer, counter, events, scenario, tenantRows, waitFor, type Scenario } from '../support/harness.js';
 import { idsByStatus, untilTenantSettled } from '../support/tenant-outcomes.js';
-import { createDb, type Db } from '../../src/db.js';
-import { runtimeConnection } from '../../src/store/connection.js';
+import { createDb, type Db } from '../../src/adapters/store/db.js';
+import { runtimeConnection } from '../../src/adapters/store/connection.js';
 
 const RATE = 5;
 const FAULT_MS = 45_000;
 const TIMEOUT_MS = 1_000;
 /** An order's own attempts at 100 ms doubling to 1 s, 8 in all: at most 0.1+0.2+0.4+0.8+1+1+1 s of delays. */
 const RETRY_DELAYS_MS = 4_500;
-/** The waiting reason the brownout rule gives (src/warehouse/client.ts), as opposed to the circuit's. */
+/** The waiting reason the brownout rule gives (src/adapters/warehouse/client.ts), as opposed to the circuit's. */
 const BY_THE_RULE = /failed \d+ of its last \d+ calls in 30 s, for \d+ shipments/;
 
 interface Case {

@@ -14,9 +14,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import { PacedProducer, counter, events, scenario, tenantRows, waitFor, type Scenario } from '../support/harness.js';
 import { idsByStatus } from '../support/tenant-outcomes.js';
-import { createDb } from '../../src/db.js';
-import { runtimeConnection } from '../../src/store/connection.js';
-import { waitSummary } from '../../src/store/shipment-waits.js';
+import { createDb } from '../../src/adapters/store/db.js';
+import { runtimeConnection } from '../../src/adapters/store/connection.js';
+import { waitSummary } from '../../src/adapters/store/shipment-waits.js';
 import { OrderStatusAttribute, orderStatusQuery, orderWorkflowId } from '../../workflows/api.js';
 
 const BREAKER_FAILURES = 3;

@@ -1,9 +1,9 @@
 /**
- * A warehouse that refuses one tenant's shipments with 5xx is not down for everyone. A steady tenant's orders ship at
- * 3 a second; once the worker has seen a dozen of them answered, the local warehouse answers 503 to every shipment
+ * A warehouse that refuses one tenant's shipments with 5xx is not down for everyone. A steady tenant's orders ship at 3
+ * a second; once the worker has seen a dozen of them answered, the local warehouse answers 503 to every shipment
  * request of another tenant, whose 20 orders arrive at once, and goes on answering the steady tenant. The failing
- * tenant's failures are judged on its own calls (src/warehouse/brownout.ts): its orders wait, none fails, and the
- * breaker — which counts no failure met while the warehouse answers every other tenant — never opens, so the steady
+ * tenant's failures are judged on its own calls (src/adapters/warehouse/brownout.ts): its orders wait, none fails, and
+ * the breaker — which counts no failure met while the warehouse answers every other tenant — never opens, so the steady
  * tenant's orders keep shipping and none of them waits as in an outage. Once the warehouse answers the failing tenant
  * again, its orders ship, each once.
  *
@@ -12,8 +12,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
-import { createDb, type Db } from '../../src/db.js';
-import { runtimeConnection } from '../../src/store/connection.js';
+import { createDb, type Db } from '../../src/adapters/store/db.js';
+import { runtimeConnection } from '../../src/adapters/store/connection.js';
 import { PacedProducer, counter, events, scenario, tenantRows, waitFor, type Scenario } from '../support/harness.js';
 import { idsByStatus, untilTenantSettled } from '../support/tenant-outcomes.js';
 

@@ -1,11 +1,12 @@
 /**
  * A tenant whose shipments the warehouse answers slowly does not hold another tenant's shipments behind its own. One
  * tenant's 12 orders arrive at once and the local warehouse takes 12 s over each of that tenant's shipment requests
- * (and no time over anyone else's); once its shipment activities' calls fill the worker's warehouse slots, another tenant's 8 orders
- * arrive, steadily. The worker's slots are shared by weight (src/tenants/weighted-slots.ts): the steady tenant's calls
- * take the next slots that free, ahead of the slow tenant's queue, so all 8 of its orders ship before the slow tenant's
- * second round of calls is answered. The worker's gauge shows the slow tenant holding every slot with calls waiting
- * before the steady orders arrive, and nothing held once all shipped. Every order of both tenants ships once.
+ * (and no time over anyone else's); once its shipment activities' calls fill the worker's warehouse slots, another
+ * tenant's 8 orders arrive, steadily. The worker's slots are shared by weight (src/base/tenants/weighted-slots.ts): the
+ * steady tenant's calls take the next slots that free, ahead of the slow tenant's queue, so all 8 of its orders ship
+ * before the slow tenant's second round of calls is answered. The worker's gauge shows the slow tenant holding every
+ * slot with calls waiting before the steady orders arrive, and nothing held once all shipped. Every order of both
+ * tenants ships once.
  *
  * Settings this test changes, and why: WAREHOUSE_MAX_CONCURRENT_CALLS is 4 instead of 50, so that 12 slow orders fill
  * a worker's calls and queue (at the default, more than 50 would be needed at once). Everything else is the service's
@@ -14,8 +15,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
-import { createDb, type Db } from '../../src/db.js';
-import { runtimeConnection } from '../../src/store/connection.js';
+import { createDb, type Db } from '../../src/adapters/store/db.js';
+import { runtimeConnection } from '../../src/adapters/store/connection.js';
 import type { InFlight } from '../../tools/warehouse/server.js';
 import { PacedProducer, counter, events, scenario, waitFor, type Scenario } from '../support/harness.js';
 import { idsByStatus, untilTenantSettled } from '../support/tenant-outcomes.js';

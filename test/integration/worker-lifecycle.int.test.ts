@@ -6,11 +6,11 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { createOrderStarter } from '../../src/bridge/order-starter.js';
-import { connectClient } from '../../src/temporal.js';
-import { workflowSettings } from '../../src/workflow-settings.js';
-import { tenantWeights } from '../../src/tenants/weights.js';
-import type { OrderEvent } from '../../src/order.js';
+import { createOrderStarter } from '../../src/roles/bridge/order-starter.js';
+import { connectClient } from '../../src/domain/temporal.js';
+import { workflowSettings } from '../../src/domain/workflow-settings.js';
+import { tenantWeights } from '../../src/base/tenants/weights.js';
+import type { OrderEvent } from '../../src/vocabulary/order.js';
 import { events, scenario, uniqueSuffix, waitFor } from '../support/harness.js';
 import { freePort, probe } from '../support/processes.js';
 import { startServiceProcess } from '../support/service-process.js';

@@ -10,10 +10,10 @@
  */
 import { expect } from 'vitest';
 import type { App } from '../../src/app.js';
-import { maxAttemptsWithin, type TransientRetry } from '../../src/bridge/backoff-gate.js';
+import { maxAttemptsWithin, type TransientRetry } from '../../src/roles/bridge/backoff-gate.js';
 import { stackDown, stackUp, type ServiceName } from '../../tools/stack/index.js';
-import { runtimeConnection } from '../../src/store/connection.js';
-import { createDb } from '../../src/db.js';
+import { runtimeConnection } from '../../src/adapters/store/connection.js';
+import { createDb } from '../../src/adapters/store/db.js';
 import { orderWorkflowId } from '../../workflows/api.js';
 import {
   PacedProducer,

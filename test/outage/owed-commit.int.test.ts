@@ -3,7 +3,7 @@
  * record is held in the bridge's hand-over; Kafka stops; the held hand-overs are let go and succeed (Temporal is up),
  * so each record is finished while its partition's offset commit fails — the partition is reported parked. Kafka
  * comes back and nothing more is produced on that partition: every partition must still commit its record and stop
- * being reported parked — by itself, not when a later record happens to arrive (src/bridge/partition-run.ts, "a
+ * being reported parked — by itself, not when a later record happens to arrive (src/roles/bridge/partition-run.ts, "a
  * commit that failed is owed").
  *
  * Partition 0's record is produced alone and the others only once it is held. A fetched batch is only read into its
@@ -15,7 +15,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
-import type { OrderStarter } from '../../src/bridge/order-starter.js';
+import type { OrderStarter } from '../../src/roles/bridge/order-starter.js';
 import { stackDown, stackUp } from '../../tools/stack/index.js';
 import { caughtUp, events, scenario, waitFor } from '../support/harness.js';
 import { RETRY } from './outage.js';

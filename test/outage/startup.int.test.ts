@@ -5,12 +5,12 @@
  * that needs it waits, the other becomes ready and works meanwhile.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { createOrderStarter } from '../../src/bridge/order-starter.js';
-import { workflowSettings } from '../../src/workflow-settings.js';
-import { tenantWeights } from '../../src/tenants/weights.js';
-import { connectClient } from '../../src/temporal.js';
+import { createOrderStarter } from '../../src/roles/bridge/order-starter.js';
+import { workflowSettings } from '../../src/domain/workflow-settings.js';
+import { tenantWeights } from '../../src/base/tenants/weights.js';
+import { connectClient } from '../../src/domain/temporal.js';
 import { stackDown, stackTemporalKind, stackUp, type ServiceName } from '../../tools/stack/index.js';
-import type { OrderEvent } from '../../src/order.js';
+import type { OrderEvent } from '../../src/vocabulary/order.js';
 import { caughtUp, events, scenario, waitFor, type Scenario } from '../support/harness.js';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
 

@@ -13,11 +13,11 @@
  * Only the outage project runs this (one file at a time): it stops the stack's services.
  */
 import { describe, expect, it } from 'vitest';
-import { metricValue } from '../../src/metrics.js';
-import { runtimeConnection } from '../../src/store/connection.js';
-import { createDb, inTenantTransaction, type Db } from '../../src/db.js';
-import { STATUS_EVENT, type StatusEvent } from '../../src/status-events/event.js';
-import { readStatusEvents } from '../../src/status-events/outbox.js';
+import { metricValue } from '../../src/base/metrics.js';
+import { runtimeConnection } from '../../src/adapters/store/connection.js';
+import { createDb, inTenantTransaction, type Db } from '../../src/adapters/store/db.js';
+import { STATUS_EVENT, type StatusEvent } from '../../src/adapters/status-events/event.js';
+import { readStatusEvents } from '../../src/adapters/status-events/outbox.js';
 import { stackDown, stackUp } from '../../tools/stack/index.js';
 import {
   caughtUp,

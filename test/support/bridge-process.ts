@@ -7,8 +7,8 @@
  * bridge-kill-read-ahead.int.test.ts with the scenario's environment.
  */
 import { startApp } from '../../src/app.js';
-import { loadConfig } from '../../src/config.js';
-import { createLogger } from '../../src/log.js';
+import { loadConfig } from '../../src/base/config.js';
+import { createLogger } from '../../src/base/log.js';
 
 const app = await startApp(loadConfig(), {
   logger: createLogger(process.env.CHILD_LOG_LEVEL ?? 'silent'),

@@ -3,8 +3,8 @@
  * offset could be committed — the crash window the dedupe layers exist for. Run by redelivery.int.test.ts.
  */
 import { startApp } from '../../src/app.js';
-import { loadConfig } from '../../src/config.js';
-import { createLogger } from '../../src/log.js';
+import { loadConfig } from '../../src/base/config.js';
+import { createLogger } from '../../src/base/log.js';
 
 await startApp(loadConfig(), {
   logger: createLogger('silent'),

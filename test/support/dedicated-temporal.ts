@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Connection } from '@temporalio/client';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/base/config.js';
 import { waitFor } from './harness.js';
 import { freePort } from './processes.js';
 import { ensureNamespace, privateServerCommand, registerSearchAttributes } from '../../tools/stack/index.js';

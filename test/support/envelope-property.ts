@@ -7,15 +7,15 @@
  * Every generator draws on valid events of each schema version the service reads (1 and 2).
  */
 import fc from 'fast-check';
-import { MalformedEventError } from '../../src/errors.js';
+import { MalformedEventError } from '../../src/base/errors.js';
 import {
   MAX_ORDER_VERSION,
   MAX_VALUE_BYTES,
   parseRecord,
   type ParsedRecord,
   type RawRecord,
-} from '../../src/events/envelope.js';
-import { ID_PATTERN, ORDER_CANCELLED, ORDER_PLACED, type OrderEvent } from '../../src/order.js';
+} from '../../src/adapters/events/envelope.js';
+import { ID_PATTERN, ORDER_CANCELLED, ORDER_PLACED, type OrderEvent } from '../../src/vocabulary/order.js';
 
 export const GENERATORS = ['mutated', 'json', 'bytes', 'valid'] as const;
 export type GeneratorName = (typeof GENERATORS)[number];

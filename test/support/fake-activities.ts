@@ -1,8 +1,8 @@
 /**
  * In-memory activities for workflow tests on the time-skipping server: they keep rows the way the store would — the
- * order's rules decide each event's transition and its effect (src/order-rules.ts transitionEffect), and the answers
- * carry what the store's carry, the placement included — and record every call, so tests can assert what the workflow
- * did. test/integration/order-rules-agree.int.test.ts holds this store to the real one, case by case.
+ * order's rules decide each event's transition and its effect (src/vocabulary/order-rules.ts transitionEffect), and the
+ * answers carry what the store's carry, the placement included — and record every call, so tests can assert what the
+ * workflow did. test/integration/order-rules-agree.int.test.ts holds this store to the real one, case by case.
  */
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
@@ -15,9 +15,14 @@ import {
   type RecallResolution,
   type ShipmentWaitDetails,
   type StoredOrderDetail,
-} from '../../src/order.js';
-import type { StoredOrder } from '../../src/order.js';
-import { orderTransition, transitionEffect, versionRelation, type OrderEffect } from '../../src/order-rules.js';
+} from '../../src/vocabulary/order.js';
+import type { StoredOrder } from '../../src/vocabulary/order.js';
+import {
+  orderTransition,
+  transitionEffect,
+  versionRelation,
+  type OrderEffect,
+} from '../../src/vocabulary/order-rules.js';
 
 export interface FakeRow {
   status: StoredOrder['status'];
@@ -147,7 +152,7 @@ export function fakeActivities(opts: FakeOptions = {}): {
       const row = rows.get(key);
       if (claimed.has(event.eventId)) return stored(row!, 'duplicate');
       claimed.add(event.eventId);
-      // The order's rules decide the transition and what it does, as in the store (src/store/fulfilments.ts).
+      // The order's rules decide the transition and what it does, as in the store (src/adapters/store/fulfilments.ts).
       const position = !row ? 'none' : !row.placed && row.status === 'cancelled' ? 'tombstone' : row.status;
       const relation = versionRelation(event.orderVersion, row?.orderVersion ?? 0);
       const effect = transitionEffect(position, orderTransition(position, event.type, relation));

@@ -7,20 +7,20 @@ import { randomUUID } from 'node:crypto';
 import { Partitioners, type Admin, type IHeaders, type Kafka, type Producer } from 'kafkajs';
 import { DefaultLogger, Runtime, type LogLevel } from '@temporalio/worker';
 import { startApp, type App, type AppOptions } from '../../src/app.js';
-import { createLateEventRecorder } from '../../src/bridge/late-events.js';
-import type { LateEventRecorder } from '../../src/bridge/order-starter.js';
-import { createKafka } from '../../src/kafka/client.js';
-import { createConsumerSupervisor } from '../../src/kafka/consumer-supervisor.js';
-import { DelaySequence } from '../../src/bridge/backoff-gate.js';
-import { createTopicsWithLeaders } from '../../src/kafka/admin.js';
-import { loadConfig, type Config } from '../../src/config.js';
-import { metricValue } from '../../src/metrics.js';
-import { createLogger } from '../../src/log.js';
-import { inTenantTransaction } from '../../src/db.js';
-import { readFulfilment } from '../../src/store/fulfilments.js';
+import { createLateEventRecorder } from '../../src/roles/bridge/late-events.js';
+import type { LateEventRecorder } from '../../src/roles/bridge/order-starter.js';
+import { createKafka } from '../../src/adapters/kafka/client.js';
+import { createConsumerSupervisor } from '../../src/adapters/kafka/consumer-supervisor.js';
+import { DelaySequence } from '../../src/roles/bridge/backoff-gate.js';
+import { createTopicsWithLeaders } from '../../src/adapters/kafka/admin.js';
+import { loadConfig, type Config } from '../../src/base/config.js';
+import { metricValue } from '../../src/base/metrics.js';
+import { createLogger } from '../../src/base/log.js';
+import { inTenantTransaction } from '../../src/adapters/store/db.js';
+import { readFulfilment } from '../../src/adapters/store/fulfilments.js';
 import { startWarehouse, type Shipment, type WarehouseServer } from '../../tools/warehouse/server.js';
-import { provisionPostgres } from '../../src/provision/postgres.js';
-import { runtimeConnection } from '../../src/store/connection.js';
+import { provisionPostgres } from '../../src/roles/provision/postgres.js';
+import { runtimeConnection } from '../../src/adapters/store/connection.js';
 
 export const logger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
 Runtime.install({
@@ -28,7 +28,7 @@ Runtime.install({
 });
 
 import { waitFor } from './promises.js';
-import type { FulfilmentRow } from '../../src/order.js';
+import type { FulfilmentRow } from '../../src/vocabulary/order.js';
 
 export { waitFor };
 
@@ -55,7 +55,7 @@ export interface Scenario {
   ): Promise<void>;
   row(tenantId: string, orderId: string): Promise<FulfilmentRow | undefined>;
   shipments(tenantId: string): Promise<Shipment[]>;
-  /** The late path a bridge of this scenario takes (src/bridge/late-events.ts), for tests that start orders directly. */
+  /** The late path a bridge of this scenario takes (src/roles/bridge/late-events.ts), for tests that start orders directly. */
   late: LateEventRecorder;
   readTopic(topic: string, count: number): Promise<TopicRecord[]>;
   /** Reads `topic` from the start into `records` until closed: one consumer for a whole file, not one per check. */
@@ -116,7 +116,7 @@ export async function scenario(name: string, env: Record<string, string> = {}): 
   });
   await producer.connect();
   const apps: App[] = [];
-  const probeDb = (await import('../../src/db.js')).createDb(runtimeConnection(config), 2);
+  const probeDb = (await import('../../src/adapters/store/db.js')).createDb(runtimeConnection(config), 2);
   let tenants = 0;
 
   async function watchTopic(topic: string): Promise<TopicWatch> {
@@ -282,7 +282,10 @@ export async function recordsOn(admin: Admin, topic: string): Promise<number> {
 }
 
 /** Every fulfilments row of `tenantId`, read tenant-scoped as the service reads them. */
-export async function tenantRows(db: import('../../src/db.js').Db, tenantId: string): Promise<FulfilmentRow[]> {
+export async function tenantRows(
+  db: import('../../src/adapters/store/db.js').Db,
+  tenantId: string,
+): Promise<FulfilmentRow[]> {
   return inTenantTransaction(
     db,
     tenantId,

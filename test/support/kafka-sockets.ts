@@ -6,8 +6,8 @@
  */
 import { connect, Socket } from 'node:net';
 import { Kafka, logLevel, type ISocketFactory } from 'kafkajs';
-import type { Config } from '../../src/config.js';
-import { KAFKA_RETRY } from '../../src/retry-policies.js';
+import type { Config } from '../../src/base/config.js';
+import { KAFKA_RETRY } from '../../src/base/retry-policies.js';
 
 export interface KafkaSockets {
   /** A client whose connections these are. */

@@ -1,7 +1,7 @@
 /** Parser helpers for the envelope's unit tests: parse a value (an object is serialised), expect a verdict. */
 import { expect } from 'vitest';
-import { MalformedEventError } from '../../src/errors.js';
-import { parseRecord, type ParsedRecord, type RawRecord } from '../../src/events/envelope.js';
+import { MalformedEventError } from '../../src/base/errors.js';
+import { parseRecord, type ParsedRecord, type RawRecord } from '../../src/adapters/events/envelope.js';
 
 export type KafkaHeaders = RawRecord['headers'];
 

@@ -10,11 +10,11 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { temporalCliPath } from '../../tools/stack/index.js';
 import { orderEventSignal, orderStatusQuery, orderWorkflowId, retryShipmentUpdate } from '../../workflows/api.js';
-import { type OrderEvent } from '../../src/order.js';
-import { parseRecord } from '../../src/events/envelope.js';
+import { type OrderEvent } from '../../src/vocabulary/order.js';
+import { parseRecord } from '../../src/adapters/events/envelope.js';
 import { counter, events, scenario, waitFor, type Scenario } from './harness.js';
-import { createDb } from '../../src/db.js';
-import { runtimeConnection } from '../../src/store/connection.js';
+import { createDb } from '../../src/adapters/store/db.js';
+import { runtimeConnection } from '../../src/adapters/store/connection.js';
 import type { App } from '../../src/app.js';
 
 const run = promisify(execFile);

@@ -3,12 +3,12 @@
  * it with SIGKILL between publishing a batch and marking it sent: once a batch is on the topic it prints one JSON
  * line `{"published": [eventIds]}` and waits forever, so the kill lands exactly there.
  */
-import { loadConfig } from '../../src/config.js';
-import { createKafka } from '../../src/kafka/client.js';
-import { createSender } from '../../src/kafka/sender.js';
-import { createLogger } from '../../src/log.js';
-import { runtimeConnection } from '../../src/store/connection.js';
-import { startStatusRelay } from '../../src/status-events/relay.js';
+import { loadConfig } from '../../src/base/config.js';
+import { createKafka } from '../../src/adapters/kafka/client.js';
+import { createSender } from '../../src/adapters/kafka/sender.js';
+import { createLogger } from '../../src/base/log.js';
+import { runtimeConnection } from '../../src/adapters/store/connection.js';
+import { startStatusRelay } from '../../src/adapters/status-events/relay.js';
 
 const config = loadConfig(process.env);
 const logger = createLogger('warn', 'relay-child', 'json');

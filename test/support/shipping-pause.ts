@@ -1,7 +1,7 @@
 /** What the shipping-pause tests share: waiting until a pause holds a tenant, and `shipping resume` in its own process. */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { inTenantTransaction, type Db } from '../../src/db.js';
+import { inTenantTransaction, type Db } from '../../src/adapters/store/db.js';
 import { events, waitFor, type Scenario } from './harness.js';
 
 const CLI = fileURLToPath(new URL('../../bin/fulfilment.mjs', import.meta.url));

@@ -5,8 +5,8 @@
  */
 import { readFileSync } from 'node:fs';
 import type { Client } from '@temporalio/client';
-import { loadConfig } from '../../src/config.js';
-import { connectClient } from '../../src/temporal.js';
+import { loadConfig } from '../../src/base/config.js';
+import { connectClient } from '../../src/domain/temporal.js';
 import { stackUp, type TemporalTlsInfo } from '../../tools/stack/index.js';
 
 /** Starts the TLS Temporal when it is not running (a first start takes seconds; later calls return at once). */

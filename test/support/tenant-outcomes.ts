@@ -1,6 +1,6 @@
 /** What the warehouse tests read of a tenant's orders once they settle: their rows, and their ids by status. */
-import type { Db } from '../../src/db.js';
-import type { FulfilmentRow } from '../../src/order.js';
+import type { Db } from '../../src/adapters/store/db.js';
+import type { FulfilmentRow } from '../../src/vocabulary/order.js';
 import { tenantRows, waitFor } from './harness.js';
 
 /** The order ids of `rows` in each status, sorted: `byStatus('failed')`. */

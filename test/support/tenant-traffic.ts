@@ -2,7 +2,7 @@
  * Tenants' traffic for the fairness tests: a burst produced as fast as Kafka takes it, a steady stream paced at a
  * rate, each order's publish time kept; and what became of them — publish→shipped per order from the rows' shipped_at.
  */
-import type { Db } from '../../src/db.js';
+import type { Db } from '../../src/adapters/store/db.js';
 import { tenantRows, waitFor, type Scenario } from './harness.js';
 import { events } from './events.js';
 

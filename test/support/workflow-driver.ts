@@ -7,7 +7,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { Worker } from '@temporalio/worker';
-import { workflowBundle } from '../../src/temporal.js';
+import { workflowBundle } from '../../src/domain/temporal.js';
 import {
   ORDER_WORKFLOW_TYPE,
   orderEventSignal,
@@ -17,7 +17,7 @@ import {
   type OrderWorkflowInput,
   type OrderWorkflowSettings,
 } from '../../workflows/api.js';
-import { FailureType, type OrderEvent } from '../../src/order.js';
+import { FailureType, type OrderEvent } from '../../src/vocabulary/order.js';
 import type { orderFulfilmentV2 } from '../../workflows/order-fulfilment.js';
 import { fakeActivities, type FakeOptions, type FakeRow } from './fake-activities.js';
 import { waitFor } from './promises.js';

@@ -12,8 +12,8 @@ import {
   sleepOrAbandon,
   type GateEvents,
   type TransientRetry,
-} from '../../src/bridge/backoff-gate.js';
-import { DependencyUnavailableError, MalformedEventError } from '../../src/errors.js';
+} from '../../src/roles/bridge/backoff-gate.js';
+import { DependencyUnavailableError, MalformedEventError } from '../../src/base/errors.js';
 import { track } from '../support/promises.js';
 
 /** A dependency whose every call is settled by the test; records who called and when (fake clock). */

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { jitteredDelayMs } from '../../activities/index.js';
-import { SHIPMENT_BACKOFF } from '../../src/retry-policies.js';
+import { SHIPMENT_BACKOFF } from '../../src/base/retry-policies.js';
 
 describe('shipment backoff', () => {
   afterEach(() => vi.restoreAllMocks());

@@ -1,12 +1,12 @@
 /**
- * The brownout rule at low traffic (src/warehouse/brownout.ts), through the warehouse client against the real
+ * The brownout rule at low traffic (src/adapters/warehouse/brownout.ts), through the warehouse client against the real
  * development warehouse server, the clock moved by hand: one order every 10 s — far fewer calls than the rule's 10 in
  * 30 s. A warehouse that fails half of everyone's calls must still be judged the warehouse's (the order waits, its
  * attempts unspent), and an order the warehouse fails alone must still be its own. The client runs at its defaults.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { DependencyUnavailableError, WarehouseOutageError } from '../../src/errors.js';
-import { createWarehouseClient, type WarehouseClient } from '../../src/warehouse/client.js';
+import { DependencyUnavailableError, WarehouseOutageError } from '../../src/base/errors.js';
+import { createWarehouseClient, type WarehouseClient } from '../../src/adapters/warehouse/client.js';
 import { startWarehouse, type WarehouseServer } from '../../tools/warehouse/server.js';
 
 let warehouse: WarehouseServer;

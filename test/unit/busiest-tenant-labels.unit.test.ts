@@ -1,7 +1,7 @@
-/** Bounded tenant labels (src/tenants/busiest-tenant-labels.ts): the busiest by name, the rest `other`, never more. */
+/** Bounded tenant labels (src/base/tenants/busiest-tenant-labels.ts): the busiest by name, the rest `other`, never more. */
 import { describe, expect, it } from 'vitest';
-import { TenantLabels } from '../../src/tenants/busiest-tenant-labels.js';
-import { OTHER_TENANTS } from '../../src/tenants/tenant-label.js';
+import { TenantLabels } from '../../src/base/tenants/busiest-tenant-labels.js';
+import { OTHER_TENANTS } from '../../src/base/tenants/tenant-label.js';
 
 describe('tenant labels', () => {
   it('names the N busiest tenants and labels every other one `other`', () => {

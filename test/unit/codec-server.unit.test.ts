@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EncryptionCodec } from '../../src/codec/payload-codec.js';
-import { startCodecServer, type CodecServer } from '../../src/codec/server.js';
-import { loadConfig } from '../../src/config.js';
+import { EncryptionCodec } from '../../src/adapters/codec/payload-codec.js';
+import { startCodecServer, type CodecServer } from '../../src/adapters/codec/server.js';
+import { loadConfig } from '../../src/base/config.js';
 
 const TOKEN = 'test-token-0123456789abcdef';
 const UI = 'http://127.0.0.1:8233';

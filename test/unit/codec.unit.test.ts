@@ -5,16 +5,21 @@ import { join } from 'node:path';
 import { inspect } from 'node:util';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
-import { DecryptionError, UnknownKeyError } from '../../src/codec/cipher.js';
-import { parseKeyList, PayloadKeys } from '../../src/codec/keys.js';
+import { DecryptionError, UnknownKeyError } from '../../src/adapters/codec/cipher.js';
+import { parseKeyList, PayloadKeys } from '../../src/base/config/payload-keys.js';
 import {
   decryptPayloadsIn,
   EncryptionCodec,
   ENCRYPTED_ENCODING,
   KEY_ID_METADATA,
-} from '../../src/codec/payload-codec.js';
-import { ConfigError, loadConfig } from '../../src/config.js';
-import { decryptDeadLetterValue, deadLetterMessage, DLQ_HEADERS, type DeadLetter } from '../../src/dlq/dead-letter.js';
+} from '../../src/adapters/codec/payload-codec.js';
+import { ConfigError, loadConfig } from '../../src/base/config.js';
+import {
+  decryptDeadLetterValue,
+  deadLetterMessage,
+  DLQ_HEADERS,
+  type DeadLetter,
+} from '../../src/domain/dlq/dead-letter.js';
 
 const b64 = () => randomBytes(32).toString('base64');
 const keysOf = (spec: string, current?: string) =>

@@ -7,8 +7,8 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
-import { kafkaSecurityOptions, permanentKafkaFailure } from '../../src/kafka/client.js';
+import { loadConfig } from '../../src/base/config.js';
+import { kafkaSecurityOptions, permanentKafkaFailure } from '../../src/adapters/kafka/client.js';
 import { configFailure } from '../support/config-failure.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'kafka-security-'));

@@ -9,9 +9,9 @@ import {
   databaseUser,
   durationMs,
   loadConfig,
-} from '../../src/config.js';
-import { parseProvisionSteps } from '../../src/provision/steps.js';
-import { connectionOptions, migrationConnection, runtimeConnection } from '../../src/store/connection.js';
+} from '../../src/base/config.js';
+import { parseProvisionSteps } from '../../src/roles/provision/steps.js';
+import { connectionOptions, migrationConnection, runtimeConnection } from '../../src/adapters/store/connection.js';
 import { configFailure } from '../support/config-failure.js';
 
 /** The ConfigError message for `env` (fails when the configuration is accepted). */

@@ -6,7 +6,7 @@ import {
   KafkaJSSASLAuthenticationError,
 } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
-import { isPermanentKafkaError } from '../../src/kafka/consumer-supervisor.js';
+import { isPermanentKafkaError } from '../../src/adapters/kafka/consumer-supervisor.js';
 
 const protocol = (type: string) =>
   new KafkaJSProtocolError({ type, code: 0, retriable: false, message: type } as never);

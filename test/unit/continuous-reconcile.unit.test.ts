@@ -6,8 +6,8 @@
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
-import { createMetrics, metricValue } from '../../src/metrics.js';
+import { loadConfig } from '../../src/base/config.js';
+import { createMetrics, metricValue } from '../../src/base/metrics.js';
 import { emptyResult } from '../../src/reconcile/mismatch.js';
 import type { PassReport } from '../../src/reconcile/pass.js';
 import {
@@ -16,7 +16,7 @@ import {
   passWindow,
   recordPass,
   reconcileIntervalMs,
-} from '../../src/worker/continuous-reconcile.js';
+} from '../../src/roles/worker/continuous-reconcile.js';
 import { configFailure } from '../support/config-failure.js';
 
 describe('continuous reconciliation settings', () => {

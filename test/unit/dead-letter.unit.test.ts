@@ -8,9 +8,9 @@ import {
   publishDeadLetter,
   reducedDeadLetterMessage,
   type DeadLetter,
-} from '../../src/dlq/dead-letter.js';
-import { loadConfig } from '../../src/config.js';
-import { DependencyUnavailableError, TransientError } from '../../src/errors.js';
+} from '../../src/domain/dlq/dead-letter.js';
+import { loadConfig } from '../../src/base/config.js';
+import { DependencyUnavailableError, TransientError } from '../../src/base/errors.js';
 
 type Written = ReturnType<typeof deadLetterMessage>;
 type Headers = Written['headers'];

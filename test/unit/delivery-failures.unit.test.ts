@@ -13,14 +13,14 @@ import {
   TemporalAccessRefusedError,
   WorkflowBusyError,
   classifyDeliveryFailure,
-} from '../../src/bridge/delivery-failures.js';
+} from '../../src/roles/bridge/delivery-failures.js';
 import {
   AccessRefusedError,
   DependencyUnavailableError,
   PermanentError,
   RecordTransientError,
   TransientError,
-} from '../../src/errors.js';
+} from '../../src/base/errors.js';
 
 const { google, temporal } = proto;
 const { ResourceExhaustedCause } = temporal.api.enums.v1;

@@ -1,7 +1,7 @@
 /**
  * docker-compose.yml cannot be run on the machines this project is built on (no Docker engine), so its structure is
  * checked here instead, as Compose would see it with deploy/compose/example.env filled in: pinned images,
- * environment names and values that src/config.ts accepts, addresses that point at the compose services, the
+ * environment names and values that src/base/config.ts accepts, addresses that point at the compose services, the
  * runtime role for the app and the owner role for provisioning only, no password in the file itself, loopback-only
  * publishing unless PUBLISH_ADDRESS opts in, provisioning before the app, readiness healthchecks. The suite also
  * validates the file against the compose-spec schema (test/deploy/manifests.int.test.ts).
@@ -144,7 +144,7 @@ describe('docker-compose.yml', () => {
     expect(problems).toEqual([]);
   });
 
-  it('gives the app services only variables of src/config.ts, with values it accepts', () => {
+  it('gives the app services only variables of src/base/config.ts, with values it accepts', () => {
     expect(appServices.flatMap(([name, s]) => envProblems(name, envOf(s)))).toEqual([]);
   });
 
@@ -174,7 +174,7 @@ describe('docker-compose.yml', () => {
       expect(hostPort(env.TEMPORAL_ADDRESS ?? '').host).toBe('temporal');
       const temporalArgs = commandTokens(services.temporal ?? {});
       expect(temporalArgs[temporalArgs.indexOf('--ip') + 1]).toBe('0.0.0.0');
-      // Dispatching fairly between tenants, as the stack's Temporal does (src/tenants/fairness.ts).
+      // Dispatching fairly between tenants, as the stack's Temporal does (src/base/tenants/fairness.ts).
       expect(temporalArgs[temporalArgs.indexOf('--dynamic-config-value') + 1]).toBe('matching.enableFairness=true');
 
       // PostgreSQL: the postgres service and its database, as the runtime role with the password .env gives it —

@@ -17,10 +17,10 @@ const pages = [
   'README.md',
   ...docs,
   'tools/stack/README.md',
-  'src/status-events/README.md',
-  'src/warehouse/README.md',
-  'src/deployment/README.md',
-  'src/store/RETENTION.md',
+  'src/adapters/status-events/README.md',
+  'src/adapters/warehouse/README.md',
+  'src/adapters/deployment/README.md',
+  'src/adapters/store/RETENTION.md',
 ];
 
 /** GitHub's heading anchors: lower case, punctuation dropped, spaces as hyphens. */
@@ -204,7 +204,7 @@ describe('paths named in the repository', () => {
 
   it('reads every kind where it lives: product, tools, tests, deploy, docs, the root', () => {
     const paths = files.map((f) => f.path);
-    for (const p of ['src/worker/role.ts', 'test/unit/docs-links.unit.test.ts', 'deploy/prometheus/rules.yml'])
+    for (const p of ['src/roles/worker/role.ts', 'test/unit/docs-links.unit.test.ts', 'deploy/prometheus/rules.yml'])
       expect(paths).toContain(p);
     for (const p of ['tools/stack/maven/kafka/pom.xml', 'README.md', 'docker-compose.yml', '.ci/run'])
       expect(paths).toContain(p);

@@ -5,15 +5,15 @@
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { classify, processRecord, type PipelineDeps } from '../../src/bridge/record-pipeline.js';
+import { classify, processRecord, type PipelineDeps } from '../../src/roles/bridge/record-pipeline.js';
 import {
   MAX_UNKNOWN_FIELDS,
   MAX_UNKNOWN_FIELD_LENGTH,
   SUPPORTED_SCHEMA_VERSIONS,
   isSafeText,
-} from '../../src/events/envelope.js';
-import { createLogger } from '../../src/log.js';
-import { MAX_UNKNOWN_FIELD_LABELS, createMetrics, metricValue } from '../../src/metrics.js';
+} from '../../src/adapters/events/envelope.js';
+import { createLogger } from '../../src/base/log.js';
+import { MAX_UNKNOWN_FIELD_LABELS, createMetrics, metricValue } from '../../src/base/metrics.js';
 import { acceptedRecord, failure, parse, type KafkaHeaders } from '../support/parse.js';
 
 type Json = Record<string, unknown>;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { MalformedEventError } from '../../src/errors.js';
-import { MAX_ORDER_VERSION, isRfc3339Instant, isSafeToken, parseRecord } from '../../src/events/envelope.js';
+import { MalformedEventError } from '../../src/base/errors.js';
+import { MAX_ORDER_VERSION, isRfc3339Instant, isSafeToken, parseRecord } from '../../src/adapters/events/envelope.js';
 import { acceptedRecord, failure, parse, type KafkaHeaders } from '../support/parse.js';
 
 const valid = {

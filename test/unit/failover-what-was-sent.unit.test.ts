@@ -5,7 +5,7 @@
  * produced twice but on the topic once is missing.
  */
 import { describe, expect, it } from 'vitest';
-import { shipmentKey } from '../../src/order.js';
+import { shipmentKey } from '../../src/vocabulary/order.js';
 import { REQUEST_LOG_SIZE, type ReceivedRequest } from '../../tools/warehouse/server.js';
 import { missingFromTopic, sentPerOrder, shipmentReplays } from '../failover/what-was-sent.js';
 

@@ -1,10 +1,10 @@
 /**
- * The weighted fair queue on its own (src/tenants/fair-queue.ts): shares in proportion to the weights while tenants
- * wait, all of it to a tenant alone, no starvation, a tenant's items in the order they came, no credit banked while
- * idle.
+ * The weighted fair queue on its own (src/base/tenants/fair-queue.ts): shares in proportion to the weights while
+ * tenants wait, all of it to a tenant alone, no starvation, a tenant's items in the order they came, no credit banked
+ * while idle.
  */
 import { describe, expect, it } from 'vitest';
-import { FairQueue } from '../../src/tenants/fair-queue.js';
+import { FairQueue } from '../../src/base/tenants/fair-queue.js';
 
 const weights =
   (w: Record<string, number>) =>

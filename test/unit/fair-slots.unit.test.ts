@@ -1,11 +1,11 @@
 /**
- * The bridge's delivery slots (src/bridge/fair-slots.ts): never more than n at once, freed slots go by the tenants'
- * weights, a tenant alone gets them all, a wait given up leaves the queue with Abandoned, a failed hand-over frees
- * its slot; what runs is counted per tenant.
+ * The bridge's delivery slots (src/roles/bridge/fair-slots.ts): never more than n at once, freed slots go by the
+ * tenants' weights, a tenant alone gets them all, a wait given up leaves the queue with Abandoned, a failed hand-over
+ * frees its slot; what runs is counted per tenant.
  */
 import { describe, expect, it } from 'vitest';
-import { Abandoned } from '../../src/bridge/backoff-gate.js';
-import { FairSlots } from '../../src/bridge/fair-slots.js';
+import { Abandoned } from '../../src/roles/bridge/backoff-gate.js';
+import { FairSlots } from '../../src/roles/bridge/fair-slots.js';
 
 const settle = () => new Promise((r) => setImmediate(r));
 

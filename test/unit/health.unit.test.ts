@@ -1,8 +1,8 @@
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Health } from '../../src/health.js';
-import { createMetrics } from '../../src/metrics.js';
-import { serveMetrics } from '../../src/observability.js';
+import { Health } from '../../src/base/health.js';
+import { createMetrics } from '../../src/base/metrics.js';
+import { serveMetrics } from '../../src/base/observability.js';
 
 describe('readiness checks', () => {
   it('is not ready while starting, with what start-up waits for and its last error', async () => {

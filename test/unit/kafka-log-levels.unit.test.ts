@@ -1,7 +1,7 @@
 /** A consumer group's ordinary churn is logged at info, not as the errors kafkajs calls it; real trouble keeps its level. */
 import { logLevel } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
-import { kafkajsLogLevel } from '../../src/kafka/log-levels.js';
+import { kafkajsLogLevel } from '../../src/adapters/kafka/log-levels.js';
 
 const entry = (level: logLevel, message: string, error?: string) => ({
   level,

@@ -1,9 +1,9 @@
 /**
- * What src/bridge/partition-run.ts handOver() stands on: kafkajs keeps a partition's pause in its subscription state
- * across assignments. A partition paused (parked, or its window full) when it is revoked is paused again the moment
- * it is assigned back — never fetched, silently — unless the member that paused it lifts the pause as it hands it over.
- * The failover lane's rolling restart met exactly that: two partitions parked at a revocation, assigned back 17 s
- * later, not read for the next 70 s. If a kafkajs release changes this, this file says so.
+ * What src/roles/bridge/partition-run.ts handOver() stands on: kafkajs keeps a partition's pause in its subscription
+ * state across assignments. A partition paused (parked, or its window full) when it is revoked is paused again the
+ * moment it is assigned back — never fetched, silently — unless the member that paused it lifts the pause as it hands
+ * it over. The failover lane's rolling restart met exactly that: two partitions parked at a revocation, assigned back
+ * 17 s later, not read for the next 70 s. If a kafkajs release changes this, this file says so.
  */
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';

@@ -7,7 +7,7 @@
  * never written. Patched, the retry sends partition 1, and only it, to node 1.
  */
 import { Kafka, logLevel } from 'kafkajs';
-import '../../src/kafka/request-queue-timer.js';
+import '../../src/adapters/kafka/request-queue-timer.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { NONE, NOT_LEADER_FOR_PARTITION, scriptedKafka, type ScriptedKafka } from '../support/scripted-kafka.js';
 

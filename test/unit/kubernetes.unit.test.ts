@@ -1,7 +1,7 @@
 /**
  * The rules of deploy/kubernetes/ that a schema cannot express (the schemas themselves are checked by kubeconform in
  * test/deploy/manifests.int.test.ts): bridges never outnumber the orders topic's partitions, every environment name
- * is a variable of src/config.ts, probes and ports agree with METRICS_PORT, the pods can stop within their grace
+ * is a variable of src/base/config.ts, probes and ports agree with METRICS_PORT, the pods can stop within their grace
  * period, run as non-root on a read-only root filesystem, have resources and a disruption budget, the owner role
  * reaches the provisioning Job only, and the kustomization lists every resource.
  */
@@ -174,7 +174,7 @@ describe('deploy/kubernetes', () => {
       expect(t.metadata.taskQueue ?? worker[t.metadata.taskQueueFromEnv]).toBe(config.TEMPORAL_TASK_QUEUE);
       expect(t.metadata.enableTLS ?? 'true').toBe(['true', '1'].includes(config.TEMPORAL_TLS ?? '') ? 'true' : 'false');
     }
-    // Each worker's pool holds at most 10 PostgreSQL connections (src/db.ts): 8 workers = 80.
+    // Each worker's pool holds at most 10 PostgreSQL connections (src/adapters/store/db.ts): 8 workers = 80.
     expect(scalers[0]?.max).toBeLessThanOrEqual(8);
     for (const d of deployments) {
       const pdbs = all('PodDisruptionBudget').filter((p) => selects(p.spec.selector, d.spec.template.metadata.labels));
@@ -187,7 +187,7 @@ describe('deploy/kubernetes', () => {
     }
   });
 
-  it('uses only variables of src/config.ts, with values it accepts', () => {
+  it('uses only variables of src/base/config.ts, with values it accepts', () => {
     const problems = [
       ...envProblems('ConfigMap/fulfilment-config', config),
       // A Secret's values are placeholders: names only.

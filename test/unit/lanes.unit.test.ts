@@ -4,7 +4,7 @@
  * started and what did not is decided by the code under test alone, never by timing.
  */
 import { describe, expect, it } from 'vitest';
-import { LaneWindow, runInLanes } from '../../src/bridge/lanes.js';
+import { LaneWindow, runInLanes } from '../../src/roles/bridge/lanes.js';
 import { track } from '../support/promises.js';
 
 interface Rec {

@@ -17,23 +17,23 @@ async function refusals(path: string, code: string): Promise<string[]> {
 describe('imports point down the layers', () => {
   it.each([
     [
-      'src/kafka/client.ts',
-      "import { createBridge } from '../bridge/bridge.js';",
+      'src/adapters/kafka/client.ts',
+      "import { createBridge } from '../../roles/bridge/bridge.js';",
       'the Kafka port imports nothing above it',
     ],
     [
-      'src/db.ts',
-      "import { createActivities } from '../../activities/index.js';",
+      'src/adapters/store/db.ts',
+      "import { createActivities } from '../../../activities/index.js';",
       'an adapter serves the layers above it',
     ],
     [
-      'src/tracing/spans.ts',
-      "import type { RecordInPartition } from '../bridge/record-pipeline.js';",
+      'src/adapters/tracing/spans.ts',
+      "import type { RecordInPartition } from '../../roles/bridge/record-pipeline.js';",
       'an adapter serves the layers above it',
     ],
     [
-      'src/dlq/sink.ts',
-      "import { startWorkerRole } from '../worker/role.js';",
+      'src/domain/dlq/sink.ts',
+      "import { startWorkerRole } from '../../roles/worker/role.js';",
       "the order's effects know nothing of the roles",
     ],
     [
@@ -42,25 +42,65 @@ describe('imports point down the layers', () => {
       "the order's effects know nothing of the roles",
     ],
     [
-      'src/worker/role.ts',
+      'src/roles/worker/role.ts',
       "import { startBridgeRole } from '../bridge/role.js';",
       'the worker role does not import the bridge',
     ],
-    ['src/bridge/role.ts', "import { main } from '../cli/main.js';", 'the bridge role does not import the worker'],
-    ['src/config.ts', "import { createKafka } from './kafka/client.js';", 'the base layer imports nothing above it'],
     [
-      'src/store/fulfilments.ts',
-      "import type { OrderView } from '../../workflows/api.js';",
+      'src/roles/provision/index.ts',
+      "import { main } from '../../cli/main.js';",
+      'a role is started by the entry points',
+    ],
+    [
+      'src/roles/bridge/lanes.ts',
+      "import { startWorkerRole } from '../worker/role.js';",
+      'the bridge role imports neither the worker nor the reconciler',
+    ],
+    [
+      'src/domain/temporal.ts',
+      "import { runPass } from '../reconcile/pass.js';",
+      "the order's effects know nothing of the roles",
+    ],
+    [
+      'src/reconcile/pass.ts',
+      "import { startWorkerRole } from '../roles/worker/role.js';",
+      'the reconciler is run by the entry points and the roles',
+    ],
+    [
+      'src/base/config.ts',
+      "import { createKafka } from '../adapters/kafka/client.js';",
+      'the base layer imports nothing above it',
+    ],
+    [
+      'src/base/tenants/fairness.ts',
+      "import { connectClient } from '../../domain/temporal.js';",
+      'the base layer imports nothing above it',
+    ],
+    [
+      'src/adapters/store/fulfilments.ts',
+      "import type { OrderView } from '../../../workflows/api.js';",
       'an adapter serves the layers above it',
     ],
-    ['src/order.ts', "import type { Metrics } from './metrics.js';", "The order's vocabulary imports nothing"],
     [
-      'src/order-rules.ts',
-      "import type { Metrics } from './metrics.js';",
-      "The order's rules import only the order's words",
+      'src/vocabulary/order.ts',
+      "import type { Metrics } from '../base/metrics.js';",
+      'The vocabulary imports only its own files',
     ],
-    ['workflows/order-state.ts', "import { sleep } from '../src/sleep.js';", 'workflows/ imports only its own files'],
-    ['workflows/store-effects.ts', "import type { Db } from '../src/db.js';", 'workflows/ imports only its own files'],
+    [
+      'src/vocabulary/warehouse-retry.ts',
+      "import { sleep } from '../base/sleep.js';",
+      'The vocabulary imports only its own files',
+    ],
+    [
+      'workflows/order-state.ts',
+      "import { sleep } from '../src/base/sleep.js';",
+      'workflows/ imports only its own files',
+    ],
+    [
+      'workflows/store-effects.ts',
+      "import type { Db } from '../src/adapters/store/db.js';",
+      'workflows/ imports only its own files',
+    ],
     [
       'workflows/failures.ts',
       "import { Context } from '@temporalio/activity';",
@@ -93,17 +133,19 @@ describe('imports point down the layers', () => {
   });
 
   it.each([
-    ['src/bridge/role.ts', "import { createKafka } from '../kafka/client.js';"],
-    ['activities/index.ts', "import type { DeadLetterSink } from '../src/dlq/sink.js';"],
-    ['src/events/envelope.ts', "import { headerString } from '../kafka/records.js';"],
-    ['src/db.ts', "import type { OrderEvent } from '../order.js';"],
+    ['src/roles/bridge/role.ts', "import { createKafka } from '../../adapters/kafka/client.js';"],
+    ['src/roles/worker/continuous-reconcile.ts', "import { runPass } from '../../reconcile/pass.js';"],
+    ['activities/index.ts', "import type { DeadLetterSink } from '../src/domain/dlq/sink.js';"],
+    ['src/adapters/events/envelope.ts', "import { headerString } from '../kafka/records.js';"],
+    ['src/adapters/store/db.ts', "import type { OrderEvent } from '../../vocabulary/order.js';"],
+    ['src/vocabulary/order-rules.ts', "import type { OrderEvent } from './order.js';"],
     ['workflows/order-fulfilment.ts', "import type { OrderActivities } from '../activities/index.js';"],
-    ['workflows/order-state.ts', "import { FailureType } from '../src/order.js';"],
+    ['workflows/order-state.ts', "import { FailureType } from '../src/vocabulary/order.js';"],
     ['workflows/api.ts', "import { defineSearchAttributeKey } from '@temporalio/common';"],
     ['test/integration/pipeline.int.test.ts', "import { repoRoot } from '../../tools/stack/index.js';"],
     ['test/stack/addresses.unit.test.ts', "import { parseHostPort } from '../../tools/stack/addresses.js';"],
     ['tools/deploy/validate.ts', "import { withLock } from '../stack/index.js';"],
-    ['src/config.ts', "import { PayloadKeys } from './codec/keys.js';"],
+    ['src/base/config.ts', "import { PayloadKeys } from './config/payload-keys.js';"],
   ])('%s may import %s', async (path, code) => {
     expect(await refusals(path, `${code}\nexport {};\n`)).toEqual([]);
   });
@@ -120,7 +162,7 @@ describe('promises in product code are awaited or marked void', () => {
   const handedAsCallback =
     "async function work(): Promise<void> {}\nexport function run(t: { on(e: string, f: () => void): void }): void {\n  t.on('x', work);\n}\n";
 
-  it.each(['workflows/order-fulfilment.ts', 'activities/index.ts', 'src/bridge/bridge.ts'])(
+  it.each(['workflows/order-fulfilment.ts', 'activities/index.ts', 'src/roles/bridge/bridge.ts'])(
     '%s: an unawaited promise is refused, a void one passes',
     async (path) => {
       expect(await promiseFindings(path, floating)).toEqual(['@typescript-eslint/no-floating-promises']);

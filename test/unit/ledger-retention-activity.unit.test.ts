@@ -4,9 +4,9 @@ import { DefaultLogger } from '@temporalio/worker';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { describe, expect, it } from 'vitest';
 import { createLedgerRetentionActivities } from '../../activities/ledger-retention.js';
-import { createLogger } from '../../src/log.js';
-import { createMetrics, metricValue } from '../../src/metrics.js';
-import type { Db } from '../../src/db.js';
+import { createLogger } from '../../src/base/log.js';
+import { createMetrics, metricValue } from '../../src/base/metrics.js';
+import type { Db } from '../../src/adapters/store/db.js';
 
 const cutoff = new Date('2026-01-01T00:00:00Z');
 

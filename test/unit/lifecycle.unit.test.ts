@@ -1,7 +1,7 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { Lifecycle } from '../../src/lifecycle.js';
-import { createLogger } from '../../src/log.js';
+import { Lifecycle } from '../../src/base/lifecycle.js';
+import { createLogger } from '../../src/base/log.js';
 
 const silent = createLogger('silent');
 

@@ -1,6 +1,7 @@
 /**
- * Whether a version has live workers (src/deployment/live-workers.ts): the decision `deployment current|rollback`
- * take on it, the pollers counted from what Temporal lists, and which versions the worker's gauge asks about.
+ * Whether a version has live workers (src/adapters/deployment/live-workers.ts): the decision `deployment
+ * current|rollback` take on it, the pollers counted from what Temporal lists, and which versions the worker's gauge
+ * asks about.
  */
 import { describe, expect, it } from 'vitest';
 import {
@@ -8,8 +9,8 @@ import {
   pollersByVersion,
   versionsToCheck,
   type VersionPollers,
-} from '../../src/deployment/live-workers.js';
-import type { DeploymentView } from '../../src/deployment/routing.js';
+} from '../../src/adapters/deployment/live-workers.js';
+import type { DeploymentView } from '../../src/adapters/deployment/routing.js';
 
 const version = (pollers: number): VersionPollers => ({
   buildId: 'build-b',

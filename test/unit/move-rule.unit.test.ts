@@ -1,7 +1,7 @@
-/** The rule a waiting order's move to another version follows (src/deployment/move-rule.ts): only forward. */
+/** The rule a waiting order's move to another version follows (src/adapters/deployment/move-rule.ts): only forward. */
 import { describe, expect, it } from 'vitest';
-import type { DeploymentView } from '../../src/deployment/routing.js';
-import { versionMove } from '../../src/deployment/move-rule.js';
+import type { DeploymentView } from '../../src/adapters/deployment/routing.js';
+import { versionMove } from '../../src/adapters/deployment/move-rule.js';
 
 const view = (over: Partial<DeploymentView> = {}): DeploymentView => ({
   name: 'orders',

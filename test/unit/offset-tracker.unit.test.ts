@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { OffsetTracker } from '../../src/bridge/offset-tracker.js';
+import { OffsetTracker } from '../../src/roles/bridge/offset-tracker.js';
 
 describe('offset tracker', () => {
   it('commits only the contiguous prefix of finished offsets', () => {

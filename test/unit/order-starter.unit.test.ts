@@ -7,12 +7,12 @@
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import { WorkflowIdReusePolicy, WorkflowNotFoundError, type Priority } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
-import { createOrderStarter, type LateEventRecorder } from '../../src/bridge/order-starter.js';
-import { lateEventNeedsRun, type LateBatch } from '../../src/store/order-events.js';
+import { createOrderStarter, type LateEventRecorder } from '../../src/roles/bridge/order-starter.js';
+import { lateEventNeedsRun, type LateBatch } from '../../src/adapters/store/order-events.js';
 import { orderEventSignal, type OrderWorkflowInput } from '../../workflows/api.js';
-import { type OrderEvent } from '../../src/order.js';
-import { loadConfig } from '../../src/config.js';
-import { tenantWeights } from '../../src/tenants/weights.js';
+import { type OrderEvent } from '../../src/vocabulary/order.js';
+import { loadConfig } from '../../src/base/config.js';
+import { tenantWeights } from '../../src/base/tenants/weights.js';
 import { events } from '../support/events.js';
 
 const settings = { cancelGraceSeconds: 3600, lingerSeconds: 0 };

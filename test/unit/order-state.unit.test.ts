@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ORDER_CANCELLED, ORDER_PLACED, type OrderEvent, type StoredOrder } from '../../src/order.js';
+import { ORDER_CANCELLED, ORDER_PLACED, type OrderEvent, type StoredOrder } from '../../src/vocabulary/order.js';
 import {
   applyStored,
   cancelsShipment,

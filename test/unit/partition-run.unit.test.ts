@@ -6,12 +6,17 @@
  * runs on Kafka are covered on the real stack (rebalance, partition-isolation, outage and tenant-shares tests).
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { Abandoned, BackoffGate, DEFAULT_TRANSIENT_RETRY, type TransientRetry } from '../../src/bridge/backoff-gate.js';
-import type { PartitionControl, PartitionRunOptions } from '../../src/bridge/partition-contract.js';
-import { PartitionRun } from '../../src/bridge/partition-run.js';
-import { DependencyUnavailableError } from '../../src/errors.js';
-import type { PartitionBatch } from '../../src/kafka/consumer-supervisor.js';
-import { createLogger } from '../../src/log.js';
+import {
+  Abandoned,
+  BackoffGate,
+  DEFAULT_TRANSIENT_RETRY,
+  type TransientRetry,
+} from '../../src/roles/bridge/backoff-gate.js';
+import type { PartitionControl, PartitionRunOptions } from '../../src/roles/bridge/partition-contract.js';
+import { PartitionRun } from '../../src/roles/bridge/partition-run.js';
+import { DependencyUnavailableError } from '../../src/base/errors.js';
+import type { PartitionBatch } from '../../src/adapters/kafka/consumer-supervisor.js';
+import { createLogger } from '../../src/base/log.js';
 
 const PARTITION = 4;
 

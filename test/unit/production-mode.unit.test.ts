@@ -7,7 +7,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { PRODUCTION_REQUIRED } from '../../src/config.js';
+import { PRODUCTION_REQUIRED } from '../../src/base/config.js';
 import { descendants, freePort } from '../support/processes.js';
 import { waitFor } from '../support/promises.js';
 

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { configSchema, loadConfig } from '../../src/config.js';
+import { configSchema, loadConfig } from '../../src/base/config.js';
 
 const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
 const configurationDoc = readFileSync(new URL('../../docs/configuration.md', import.meta.url), 'utf8');

@@ -1,9 +1,9 @@
 /** Each step of a record's path through the bridge, with fakes for Temporal (the starter) and Kafka (the sender). */
 import { describe, expect, it } from 'vitest';
-import { Abandoned } from '../../src/bridge/backoff-gate.js';
-import type { OrderStarter, StartOutcome } from '../../src/bridge/order-starter.js';
-import { EventRejectedByTemporalError } from '../../src/bridge/order-starter.js';
-import { WorkflowBusyError } from '../../src/bridge/delivery-failures.js';
+import { Abandoned } from '../../src/roles/bridge/backoff-gate.js';
+import type { OrderStarter, StartOutcome } from '../../src/roles/bridge/order-starter.js';
+import { EventRejectedByTemporalError } from '../../src/roles/bridge/order-starter.js';
+import { WorkflowBusyError } from '../../src/roles/bridge/delivery-failures.js';
 import {
   classify,
   deadLetter,
@@ -17,12 +17,12 @@ import {
   type OrderEventRecord,
   type PipelineDeps,
   type RecordInPartition,
-} from '../../src/bridge/record-pipeline.js';
-import { DependencyUnavailableError } from '../../src/errors.js';
-import type { ConsumedRecord, OutgoingRecord } from '../../src/kafka/records.js';
-import { createLogger } from '../../src/log.js';
-import { MAX_UNKNOWN_TYPE_LABELS, createMetrics, metricValue } from '../../src/metrics.js';
-import type { OrderEvent } from '../../src/order.js';
+} from '../../src/roles/bridge/record-pipeline.js';
+import { DependencyUnavailableError } from '../../src/base/errors.js';
+import type { ConsumedRecord, OutgoingRecord } from '../../src/adapters/kafka/records.js';
+import { createLogger } from '../../src/base/log.js';
+import { MAX_UNKNOWN_TYPE_LABELS, createMetrics, metricValue } from '../../src/base/metrics.js';
+import type { OrderEvent } from '../../src/vocabulary/order.js';
 import { events } from '../support/events.js';
 
 /** A gate that runs the work once, as a healthy BackoffGate does. */

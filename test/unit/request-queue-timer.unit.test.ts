@@ -1,18 +1,18 @@
 /**
  * kafkajs 2.2.4's request queue keeps a 1-ms timer loop running on every connection it used, and on Node 24 prints a
- * TimeoutNegativeWarning for it (src/kafka/request-queue-timer.ts). Run in fresh processes on kafkajs's own queue:
- * without the fix an idle queue checks itself hundreds of times a second; with it, it arms no timer at all — and a
- * request that has to wait for a throttle is still sent once the throttle ends.
+ * TimeoutNegativeWarning for it (src/adapters/kafka/request-queue-timer.ts). Run in fresh processes on kafkajs's own
+ * queue: without the fix an idle queue checks itself hundreds of times a second; with it, it arms no timer at all — and
+ * a request that has to wait for a throttle is still sent once the throttle ends.
  */
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { KAFKAJS_RELEASE_FIXED } from '../../src/kafka/request-queue-timer.js';
+import { KAFKAJS_RELEASE_FIXED } from '../../src/adapters/kafka/request-queue-timer.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const FIX =
-  "import { requestQueueFixed } from './src/kafka/request-queue-timer.ts'; if (!requestQueueFixed) process.exit(3);";
+  "import { requestQueueFixed } from './src/adapters/kafka/request-queue-timer.ts'; if (!requestQueueFixed) process.exit(3);";
 
 /**
  * An idle queue after one finished request (what every connection is between requests): how often it checked its
@@ -61,9 +61,10 @@ describe("kafkajs's request queue timer", () => {
 
   it('is the kafkajs release the fix was written for', () => {
     const { version } = createRequire(import.meta.url)('kafkajs/package.json') as { version: string };
-    expect(version, 'a new kafkajs: read its request queue, then drop or adapt src/kafka/request-queue-timer.ts').toBe(
-      KAFKAJS_RELEASE_FIXED,
-    );
+    expect(
+      version,
+      'a new kafkajs: read its request queue, then drop or adapt src/adapters/kafka/request-queue-timer.ts',
+    ).toBe(KAFKAJS_RELEASE_FIXED);
   });
 
   it('kafkajs alone: an idle queue checks itself every millisecond, and Node 24 warns of the negative delay', () => {

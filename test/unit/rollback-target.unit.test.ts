@@ -1,6 +1,6 @@
-/** Which version `fulfilment deployment rollback` makes current again (src/deployment/routing.ts, rollbackTarget). */
+/** Which version `fulfilment deployment rollback` makes current again (src/adapters/deployment/routing.ts, rollbackTarget). */
 import { describe, expect, it } from 'vitest';
-import { rollbackTarget, type VersionView } from '../../src/deployment/routing.js';
+import { rollbackTarget, type VersionView } from '../../src/adapters/deployment/routing.js';
 
 const at = (minute: number) => new Date(Date.UTC(2026, 0, 1, 0, minute));
 const version = (buildId: string, v: Partial<VersionView> = {}): VersionView => ({ buildId, status: 'draining', ...v });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { PermanentStartupError } from '../../src/startup.js';
-import { permanentDatabaseFailure } from '../../src/store/runtime-role.js';
+import { PermanentStartupError } from '../../src/base/startup.js';
+import { permanentDatabaseFailure } from '../../src/adapters/store/runtime-role.js';
 
 const config = { DATABASE_URL: 'postgres://fulfilment:pw@db.example/orders', DATABASE_SSL_CA_FILE: '/etc/pg/ca.pem' };
 const pgError = (code: string, message: string) => Object.assign(new Error(message), { code });

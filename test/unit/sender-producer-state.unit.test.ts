@@ -8,8 +8,8 @@
 import { createRequire } from 'node:module';
 import { KafkaJSConnectionError, KafkaJSNonRetriableError, KafkaJSNumberOfRetriesExceeded, type Kafka } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
-import { producerStateLost } from '../../src/kafka/failures.js';
-import { createSender } from '../../src/kafka/sender.js';
+import { producerStateLost } from '../../src/adapters/kafka/failures.js';
+import { createSender } from '../../src/adapters/kafka/sender.js';
 
 const { createErrorFromCode } = createRequire(import.meta.url)('kafkajs/src/protocol/error.js') as {
   createErrorFromCode: (code: number) => Error;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { roundPlan, warehouseAnswers } from '../../src/worker/shipment-resumer.js';
+import { roundPlan, warehouseAnswers } from '../../src/roles/worker/shipment-resumer.js';
 
 const opts = { probeSeconds: 15, perSecond: 20, tickMs: 1000 };
 const waiting = (orders: number, paused = 0) => ({ orders, paused, runGone: 0, oldest: new Date(0) });

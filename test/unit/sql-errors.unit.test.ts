@@ -1,7 +1,7 @@
 /** Which PostgreSQL errors are the event's fault (dead-lettered) and which may pass (left to the retry policy). */
 import { describe, expect, it } from 'vitest';
-import { PermanentError, UnstorableEventError } from '../../src/errors.js';
-import { classifySqlError, isPermanentSqlError, sqlState } from '../../src/store/sql-errors.js';
+import { PermanentError, UnstorableEventError } from '../../src/base/errors.js';
+import { classifySqlError, isPermanentSqlError, sqlState } from '../../src/adapters/store/sql-errors.js';
 
 /** An error shaped like node-postgres's DatabaseError: a message and the SQLSTATE in `code`. */
 const pgError = (code: string, message = `pg error ${code}`) =>

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/log.js';
-import { PermanentStartupError, waitForDependency } from '../../src/startup.js';
+import { createLogger } from '../../src/base/log.js';
+import { PermanentStartupError, waitForDependency } from '../../src/base/startup.js';
 
 const logger = createLogger('silent');
 

@@ -15,7 +15,7 @@ import {
   statusEventType,
   type ChangedRow,
   type StatusEvent,
-} from '../../src/status-events/event.js';
+} from '../../src/adapters/status-events/event.js';
 
 const read = (name: string): unknown =>
   JSON.parse(readFileSync(new URL(`../../docs/schema/${name}`, import.meta.url), 'utf8'));

@@ -1,15 +1,15 @@
 /**
- * Temporal connection settings: the envconfig profile with the TEMPORAL_* variables over it (src/config.ts), the
- * options every connection takes (src/temporal.ts), and which connect failures stop start-up (src/temporal-refusal.ts).
- * Certificates are made with openssl for this file; nothing connects (the handshake: temporal-handshake.unit.test.ts;
- * the real connections: temporal-security.int.test.ts).
+ * Temporal connection settings: the envconfig profile with the TEMPORAL_* variables over it (src/base/config.ts), the
+ * options every connection takes (src/domain/temporal.ts), and which connect failures stop start-up
+ * (src/adapters/temporal-refusal.ts). Certificates are made with openssl for this file; nothing connects (the
+ * handshake: temporal-handshake.unit.test.ts; the real connections: temporal-security.int.test.ts).
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
-import { PermanentStartupError } from '../../src/startup.js';
-import { permanentTemporalError, temporalConnectionOptions } from '../../src/temporal.js';
+import { loadConfig } from '../../src/base/config.js';
+import { PermanentStartupError } from '../../src/base/startup.js';
+import { permanentTemporalError, temporalConnectionOptions } from '../../src/domain/temporal.js';
 import { configFailure } from '../support/config-failure.js';
 import { makeTestPki, type TestPki } from '../support/tls-certs.js';
 

@@ -1,18 +1,18 @@
 /**
- * The TLS handshake that runs before every Temporal connection over TLS (src/temporal-refusal.ts), against listeners on
- * loopback made for this file: it resolves where a client with these settings would get through, and otherwise
- * rejects with node:tls's code, which alone decides whether start-up stops (a certificate refused either way, TLS to
- * a plaintext server) or waits (nothing listening, a connection closed without a TLS alert). A client certificate of
- * a CA the server does not trust is refused by Node's TLS server with a reset that can overtake its alert, so that
- * case is proved against the real Temporal server (test/integration/temporal-security.int.test.ts).
+ * The TLS handshake that runs before every Temporal connection over TLS (src/adapters/temporal-refusal.ts), against
+ * listeners on loopback made for this file: it resolves where a client with these settings would get through, and
+ * otherwise rejects with node:tls's code, which alone decides whether start-up stops (a certificate refused either way,
+ * TLS to a plaintext server) or waits (nothing listening, a connection closed without a TLS alert). A client
+ * certificate of a CA the server does not trust is refused by Node's TLS server with a reset that can overtake its
+ * alert, so that case is proved against the real Temporal server (test/integration/temporal-security.int.test.ts).
  */
 import { readFileSync } from 'node:fs';
 import { createServer as createNetServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { createServer as createTlsServer } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig, type TemporalTls } from '../../src/config.js';
-import { PermanentStartupError } from '../../src/startup.js';
-import { permanentTemporalError, tlsHandshake } from '../../src/temporal-refusal.js';
+import { loadConfig, type TemporalTls } from '../../src/base/config.js';
+import { PermanentStartupError } from '../../src/base/startup.js';
+import { permanentTemporalError, tlsHandshake } from '../../src/adapters/temporal-refusal.js';
 import { makeTestPki, type TestPki } from '../support/tls-certs.js';
 
 let pki: TestPki;

@@ -1,9 +1,9 @@
 /**
- * A tenant as a metric label (src/tenants/tenant-label.ts): at most `max` tenants named — those TENANT_WEIGHTS names
- * first, then the first met — the rest `other`, and a tenant's label never changes within the process.
+ * A tenant as a metric label (src/base/tenants/tenant-label.ts): at most `max` tenants named — those TENANT_WEIGHTS
+ * names first, then the first met — the rest `other`, and a tenant's label never changes within the process.
  */
 import { describe, expect, it } from 'vitest';
-import { MAX_TENANT_LABELS, OTHER_TENANTS, tenantLabels } from '../../src/tenants/tenant-label.js';
+import { MAX_TENANT_LABELS, OTHER_TENANTS, tenantLabels } from '../../src/base/tenants/tenant-label.js';
 
 describe('tenant labels', () => {
   it('names the weighted tenants first, then the first met, and folds the rest into other', () => {

@@ -6,8 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { tenantShare } from '../../src/cli/tenant/share.js';
 import type { TenantShowResult } from '../../src/cli/tenant/show-result.js';
 import { describeTenant } from '../../src/cli/tenant/show-text.js';
-import { loadConfig } from '../../src/config.js';
-import { tenantWeights } from '../../src/tenants/weights.js';
+import { loadConfig } from '../../src/base/config.js';
+import { tenantWeights } from '../../src/base/tenants/weights.js';
 
 const weightOf = tenantWeights(loadConfig({ TENANT_WEIGHTS: 'acme=3,initech=5' }));
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config.js';
-import { tenantWeights } from '../../src/tenants/weights.js';
+import { ConfigError, loadConfig } from '../../src/base/config.js';
+import { tenantWeights } from '../../src/base/tenants/weights.js';
 
 describe('tenant weights', () => {
   it('gives every tenant the default weight unless TENANT_WEIGHTS names it', () => {

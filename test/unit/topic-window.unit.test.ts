@@ -4,7 +4,7 @@
  * the caller says; a window reaching back before the log start names the partition as gone.
  */
 import { describe, expect, it } from 'vitest';
-import type { TopicAdmin } from '../../src/kafka/admin.js';
+import type { TopicAdmin } from '../../src/adapters/kafka/admin.js';
 import { planWindow } from '../../src/reconcile/topic-window.js';
 
 const SINCE = new Date('2026-12-07T11:00:00Z');

@@ -1,11 +1,16 @@
 import { ROOT_CONTEXT, context, createContextKey, propagation, trace } from '@opentelemetry/api';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
-import { deadLetterMessage, reducedDeadLetterMessage, type DeadLetter } from '../../src/dlq/dead-letter.js';
-import { createLogger } from '../../src/log.js';
-import { DEFAULT_OTLP_TRACES_URL, exportSettings, startTracing, type Tracing } from '../../src/tracing/index.js';
-import { recordContext } from '../../src/tracing/propagation.js';
-import { createWarehouseClient } from '../../src/warehouse/client.js';
+import { loadConfig } from '../../src/base/config.js';
+import { deadLetterMessage, reducedDeadLetterMessage, type DeadLetter } from '../../src/domain/dlq/dead-letter.js';
+import { createLogger } from '../../src/base/log.js';
+import {
+  DEFAULT_OTLP_TRACES_URL,
+  exportSettings,
+  startTracing,
+  type Tracing,
+} from '../../src/adapters/tracing/index.js';
+import { recordContext } from '../../src/adapters/tracing/propagation.js';
+import { createWarehouseClient } from '../../src/adapters/warehouse/client.js';
 import { startWarehouse } from '../../tools/warehouse/server.js';
 import { startOtlpReceiver } from '../support/otlp-receiver.js';
 

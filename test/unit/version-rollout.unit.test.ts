@@ -1,7 +1,7 @@
-/** The step a starting worker takes for its version (src/worker/version-rollout.ts), for each rollout and routing. */
+/** The step a starting worker takes for its version (src/roles/worker/version-rollout.ts), for each rollout and routing. */
 import { describe, expect, it } from 'vitest';
-import { rolloutStep } from '../../src/worker/version-rollout.js';
-import type { DeploymentView, VersionStatus } from '../../src/deployment/routing.js';
+import { rolloutStep } from '../../src/roles/worker/version-rollout.js';
+import type { DeploymentView, VersionStatus } from '../../src/adapters/deployment/routing.js';
 
 /** A deployment whose current version is `a`, beside version `b` in `bStatus` (none: `b` alone, nothing current). */
 function withB(bStatus: VersionStatus, routing: Partial<DeploymentView> = { current: 'a' }): DeploymentView {

@@ -6,12 +6,12 @@
  */
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
-import type { Db } from '../../src/db.js';
-import { createLogger } from '../../src/log.js';
-import { createMetrics } from '../../src/metrics.js';
-import { startShipmentResumer } from '../../src/worker/shipment-resumer.js';
-import { wakeReleased } from '../../src/worker/wake-orders.js';
-import type { WaitingOrder } from '../../src/store/shipment-waits.js';
+import type { Db } from '../../src/adapters/store/db.js';
+import { createLogger } from '../../src/base/log.js';
+import { createMetrics } from '../../src/base/metrics.js';
+import { startShipmentResumer } from '../../src/roles/worker/shipment-resumer.js';
+import { wakeReleased } from '../../src/roles/worker/wake-orders.js';
+import type { WaitingOrder } from '../../src/adapters/store/shipment-waits.js';
 
 const logger = createLogger('silent');
 const order = (n: number): WaitingOrder => ({

@@ -8,9 +8,9 @@ import {
   InvalidRequestError,
   WarehouseOutageError,
   WarehouseRejectedError,
-} from '../../src/errors.js';
-import { createCallWindow } from '../../src/warehouse/brownout.js';
-import { createWarehouseClient } from '../../src/warehouse/client.js';
+} from '../../src/base/errors.js';
+import { createCallWindow } from '../../src/adapters/warehouse/brownout.js';
+import { createWarehouseClient } from '../../src/adapters/warehouse/client.js';
 import { startWarehouse, type WarehouseServer } from '../../tools/warehouse/server.js';
 
 let warehouse: WarehouseServer;

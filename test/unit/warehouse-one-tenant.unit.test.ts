@@ -7,10 +7,10 @@
  * 10 %, 3 shipments).
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { DependencyUnavailableError, WarehouseOutageError } from '../../src/errors.js';
-import { shipmentKey } from '../../src/order.js';
-import { createCallWindow } from '../../src/warehouse/brownout.js';
-import { createWarehouseClient, type WarehouseClient } from '../../src/warehouse/client.js';
+import { DependencyUnavailableError, WarehouseOutageError } from '../../src/base/errors.js';
+import { shipmentKey } from '../../src/vocabulary/order.js';
+import { createCallWindow } from '../../src/adapters/warehouse/brownout.js';
+import { createWarehouseClient, type WarehouseClient } from '../../src/adapters/warehouse/client.js';
 import { startWarehouse, type WarehouseServer } from '../../tools/warehouse/server.js';
 
 let warehouse: WarehouseServer;

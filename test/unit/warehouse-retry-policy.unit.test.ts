@@ -1,13 +1,13 @@
 /**
- * The warehouse retry policy is written once (src/policy/warehouse-retry.ts): the workflow's activity options, the
+ * The warehouse retry policy is written once (src/vocabulary/warehouse-retry.ts): the workflow's activity options, the
  * configuration's defaults and the activity's own delays derive from it, and every figure the docs give of it agrees.
  * Change a number in the policy and this file names each place that still says the old one.
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
-import { WAREHOUSE_RETRY } from '../../src/policy/warehouse-retry.js';
-import { SHIPMENT_BACKOFF } from '../../src/retry-policies.js';
+import { loadConfig } from '../../src/base/config.js';
+import { WAREHOUSE_RETRY } from '../../src/vocabulary/warehouse-retry.js';
+import { SHIPMENT_BACKOFF } from '../../src/base/retry-policies.js';
 import { WAREHOUSE_ACTIVITY } from '../../workflows/activity-options.js';
 
 const doc = (name: string) => readFileSync(new URL(`../../docs/${name}`, import.meta.url), 'utf8');

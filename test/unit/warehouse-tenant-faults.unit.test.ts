@@ -4,7 +4,7 @@
  * in all and by tenant (`GET /admin/stats`), a request leaving the count when its response ends or its client hangs up.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createWarehouseClient, type WarehouseClient } from '../../src/warehouse/client.js';
+import { createWarehouseClient, type WarehouseClient } from '../../src/adapters/warehouse/client.js';
 import { startWarehouse, type InFlight, type WarehouseServer } from '../../tools/warehouse/server.js';
 
 let warehouse: WarehouseServer;

@@ -1,10 +1,10 @@
 /**
- * Weighted fair slots (src/tenants/weighted-slots.ts): while tenants have callers waiting, slots go in proportion to
- * their weights; a tenant alone uses them all; a caller of another tenant waits for the next slot to free, not behind
- * the busy tenant's queue; a caller whose signal aborts gives up its place and never holds a slot.
+ * Weighted fair slots (src/base/tenants/weighted-slots.ts): while tenants have callers waiting, slots go in proportion
+ * to their weights; a tenant alone uses them all; a caller of another tenant waits for the next slot to free, not
+ * behind the busy tenant's queue; a caller whose signal aborts gives up its place and never holds a slot.
  */
 import { describe, expect, it } from 'vitest';
-import { createWeightedSlots, type ReleaseSlot, type WeightedSlots } from '../../src/tenants/weighted-slots.js';
+import { createWeightedSlots, type ReleaseSlot, type WeightedSlots } from '../../src/base/tenants/weighted-slots.js';
 
 /** Callers of `tenant` queued now; each entry's `release` is set once it holds a slot. */
 function enqueue(slots: WeightedSlots, tenant: string, n: number, signal?: AbortSignal) {

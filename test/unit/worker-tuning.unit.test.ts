@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/base/config.js';
 import { configFailure } from '../support/config-failure.js';
 
 describe('worker tuning (WORKER_*)', () => {

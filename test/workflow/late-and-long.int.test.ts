@@ -10,7 +10,7 @@ import { Context } from '@temporalio/activity';
 import { WorkflowIdReusePolicy } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
 import { ORDER_WORKFLOW_TYPE, orderEventSignal, type OrderWorkflowInput } from '../../workflows/api.js';
-import { shipmentKey, type OrderEvent } from '../../src/order.js';
+import { shipmentKey, type OrderEvent } from '../../src/vocabulary/order.js';
 import type { orderFulfilmentV2 } from '../../workflows/order-fulfilment.js';
 import { events } from '../support/events.js';
 import { timeSkippingForThisFile } from '../support/time-skipping.js';
@@ -110,7 +110,8 @@ describe('a cancellation over an abandoned shipment attempt', () => {
           cancelRefused: false,
           failureReason: 'warehouse down',
         });
-        // As the bridge starts it when the store hands the event back (src/bridge/order-starter.ts startFromStore).
+        // As the bridge starts it when the store hands the event back (src/roles/bridge/order-starter.ts
+        // startFromStore).
         const input: OrderWorkflowInput = { tenantId: o.tenantId, orderId: o.orderId, settings, repair: true };
         const cancel = { ...events.cancelled(o.tenantId, o.orderId, { orderVersion: 2 }) } as OrderEvent;
         await ts.env.client.workflow.signalWithStart<typeof orderFulfilmentV2, [OrderEvent | readonly OrderEvent[]]>(

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { Worker } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
-import { workflowBundle } from '../../src/temporal.js';
+import { workflowBundle } from '../../src/domain/temporal.js';
 import {
   ORDER_WORKFLOW_TYPE,
   orderEventSignal,
@@ -14,9 +14,9 @@ import {
   retryShipmentUpdate,
   type OrderView,
 } from '../../workflows/api.js';
-import { type OrderEvent } from '../../src/order.js';
+import { type OrderEvent } from '../../src/vocabulary/order.js';
 import { jitteredDelayMs } from '../../activities/index.js';
-import { SHIPMENT_BACKOFF } from '../../src/retry-policies.js';
+import { SHIPMENT_BACKOFF } from '../../src/base/retry-policies.js';
 import type { orderFulfilmentV2 } from '../../workflows/order-fulfilment.js';
 import { fakeActivities, retryable, shipUntilCancelled } from '../support/fake-activities.js';
 import { events } from '../support/harness.js';

@@ -1,7 +1,7 @@
 /**
  * A deliberately changed copy of the workflow code, for the tests that show a replay failing: the order workflow
  * starts a one-second timer before it does anything else, a command no recorded history has at that point, so
- * every history of the real code diverges at its first command. Bundled like workflows/index.ts (src/temporal.ts
+ * every history of the real code diverges at its first command. Bundled like workflows/index.ts (src/domain/temporal.ts
  * workflowBundle); `fulfilment workflow replay --workflows test/workflow/replay-diverging-workflows.ts` uses it.
  */
 import { sleep } from '@temporalio/workflow';

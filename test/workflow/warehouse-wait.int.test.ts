@@ -6,7 +6,7 @@
 import { Context } from '@temporalio/activity';
 import { describe, expect, it } from 'vitest';
 import { resumeShipmentSignal } from '../../workflows/api.js';
-import { shipmentKey } from '../../src/order.js';
+import { shipmentKey } from '../../src/vocabulary/order.js';
 import { events } from '../support/events.js';
 import { retryable, warehouseDown } from '../support/fake-activities.js';
 import { timeSkippingForThisFile } from '../support/time-skipping.js';

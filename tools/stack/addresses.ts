@@ -1,9 +1,9 @@
 /**
- * Turns the project configuration (src/config.ts) into what the local stack listens on.
+ * Turns the project configuration (src/base/config.ts) into what the local stack listens on.
  * A service whose address variable is set explicitly in the environment is "external": used as given, never started.
  * Pure but for what loadConfig reads (a Temporal profile file, when there is one), so it can be unit-tested.
  */
-import { loadConfig, type Config } from '../../src/config.js';
+import { loadConfig, type Config } from '../../src/base/config.js';
 import { StackError } from './log.js';
 
 export const SERVICE_NAMES = ['postgres', 'kafka', 'temporal', 'warehouse', 'temporal-tls'] as const;

@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import { temporalCliBinary } from './temporal-cli.js';
-import { ConfigError } from '../../src/config.js';
+import { ConfigError } from '../../src/base/config.js';
 import { SERVICE_NAMES, type ServiceName } from './addresses.js';
 import { formatStatus } from './format.js';
 import type { NodeAction } from './services/kafka-cluster.js';

@@ -25,7 +25,7 @@ import { connect } from 'node:net';
 import { delimiter, dirname, join } from 'node:path';
 import { fmtSeconds, say, StackError } from './log.js';
 import { pidFile, serviceLog, stateDir } from './paths.js';
-import { sleep } from '../../src/sleep.js';
+import { sleep } from '../../src/base/sleep.js';
 import { identityOf, isAlive, procStat, signalProcess, stillRuns, type ProcessIdentity } from './process-identity.js';
 
 export { identityOf, isAlive, procStat, signalProcess, stillRuns, type ProcessIdentity };

@@ -1,5 +1,5 @@
 /** Runs the local warehouse service on WAREHOUSE_HOST:WAREHOUSE_PORT; the local stack starts it detached. */
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/base/config.js';
 import { startWarehouse } from './server.js';
 
 const config = loadConfig();

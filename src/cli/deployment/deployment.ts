@@ -1,7 +1,7 @@
 /**
- * `fulfilment deployment …`: the worker deployment's versions and where new orders go (src/deployment/routing.ts).
- * Every change is made against the routing as just read (its conflict token): two operators acting at once cannot
- * both apply a change decided on the same reading.
+ * `fulfilment deployment …`: the worker deployment's versions and where new orders go
+ * (src/adapters/deployment/routing.ts). Every change is made against the routing as just read (its conflict token): two
+ * operators acting at once cannot both apply a change decided on the same reading.
  */
 import { hostname, userInfo } from 'node:os';
 import type { Client } from '@temporalio/client';
@@ -18,8 +18,8 @@ import {
   setCurrentVersion,
   setRampingVersion,
   type DeploymentView,
-} from '../../deployment/routing.js';
-import { liveWorkersVerdict, pollersByVersion } from '../../deployment/live-workers.js';
+} from '../../adapters/deployment/routing.js';
+import { liveWorkersVerdict, pollersByVersion } from '../../adapters/deployment/live-workers.js';
 
 export interface DeploymentOptions {
   /** The deployment (default WORKER_DEPLOYMENT_NAME, else TEMPORAL_TASK_QUEUE). */

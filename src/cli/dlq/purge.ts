@@ -12,9 +12,9 @@
  * - after deleting, the redrive log (redrive-log.ts) forgets the origins none of whose copies remain;
  * - the run ends with one audit line on stderr (audit.ts), whatever happened.
  */
-import { withAdmin } from '../../kafka/admin.js';
-import { createSender } from '../../kafka/sender.js';
-import { DLQ_HEADERS } from '../../dlq/dead-letter.js';
+import { withAdmin } from '../../adapters/kafka/admin.js';
+import { createSender } from '../../adapters/kafka/sender.js';
+import { DLQ_HEADERS } from '../../domain/dlq/dead-letter.js';
 import type { CliContext } from '../context.js';
 import { cliKafka, topicPartitions } from '../kafka.js';
 import { println } from '../output.js';

@@ -1,17 +1,17 @@
 /**
  * Reads the dead-letter topic without leaving a trace: the high watermarks are captured first, a throwaway
  * consumer group that never commits reads up to them, and the group is deleted afterwards
- * (src/kafka/topic-reader.ts).
+ * (src/adapters/kafka/topic-reader.ts).
  * Records come back in (partition, offset) order, so listings and pages are stable.
- * Encrypted values (src/dlq/dead-letter.ts) come back decrypted with `encryption`'s keys; one that none of them
+ * Encrypted values (src/domain/dlq/dead-letter.ts) come back decrypted with `encryption`'s keys; one that none of them
  * decrypts fails the read, naming the record and the key id.
  */
-import type { PayloadKeys } from '../../codec/keys.js';
-import { decryptDeadLetterValue, DLQ_HEADERS } from '../../dlq/dead-letter.js';
-import { withAdmin } from '../../kafka/admin.js';
-import type { Kafka } from '../../kafka/client.js';
-import { headerString } from '../../kafka/records.js';
-import type { OffsetRange } from '../../kafka/topic-reader.js';
+import type { PayloadKeys } from '../../base/config/payload-keys.js';
+import { decryptDeadLetterValue, DLQ_HEADERS } from '../../domain/dlq/dead-letter.js';
+import { withAdmin } from '../../adapters/kafka/admin.js';
+import type { Kafka } from '../../adapters/kafka/client.js';
+import { headerString } from '../../adapters/kafka/records.js';
+import type { OffsetRange } from '../../adapters/kafka/topic-reader.js';
 import { NotFoundError } from '../errors.js';
 import { readTopic, topicPartitions } from '../kafka.js';
 import type { DlqRecord } from './record.js';

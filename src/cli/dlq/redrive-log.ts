@@ -13,9 +13,9 @@
  * - the redrive log is read once at the start of a run; it is not a lock: two redrives running at the same time may
  *   both send a dead letter.
  */
-import type { Kafka } from '../../kafka/client.js';
-import type { RecordSender } from '../../kafka/records.js';
-import { withAdmin } from '../../kafka/admin.js';
+import type { Kafka } from '../../adapters/kafka/client.js';
+import type { RecordSender } from '../../adapters/kafka/records.js';
+import { withAdmin } from '../../adapters/kafka/admin.js';
 import { formatPosition } from '../position.js';
 import { originKey } from './copies.js';
 import { readDlq } from './reader.js';

@@ -3,9 +3,9 @@
  * selects (one per origin, by position, filter or `--all`; values read only for those that may be sent), and each
  * one's step — skipped (no value, or redriven already), refused (still malformed) or sent.
  */
-import type { PayloadKeys } from '../../codec/keys.js';
-import { MalformedEventError } from '../../errors.js';
-import type { Kafka } from '../../kafka/client.js';
+import type { PayloadKeys } from '../../base/config/payload-keys.js';
+import { MalformedEventError } from '../../base/errors.js';
+import type { Kafka } from '../../adapters/kafka/client.js';
 import type { CliContext } from '../context.js';
 import type { cliKafka } from '../kafka.js';
 import { formatPosition, type Position } from '../position.js';

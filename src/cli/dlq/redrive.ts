@@ -1,7 +1,7 @@
 /**
  * `fulfilment dlq redrive`: publishes chosen dead letters back to the orders topic — the original key and value
  * bytes and the original headers, without the `dlq-*` ones, plus `redriven-from: <partition:offset>` and the
- * dead letter's history (src/dlq/dead-letter.ts REDRIVE_HEADERS) — at most `rate` per second (token bucket). The
+ * dead letter's history (src/domain/dlq/dead-letter.ts REDRIVE_HEADERS) — at most `rate` per second (token bucket). The
  * DLQ itself is left as it is; each redrive is recorded in the redrive log (redrive-log.ts).
  *
  * Rules:
@@ -23,8 +23,8 @@
  * The parts: what a redriven record is (redriven-record.ts), what a run will do (redrive-plan.ts), what it prints
  * (redrive-words.ts); here, the run itself: checked, planned, shown or sent, audited.
  */
-import { withAdmin } from '../../kafka/admin.js';
-import { createSender } from '../../kafka/sender.js';
+import { withAdmin } from '../../adapters/kafka/admin.js';
+import { createSender } from '../../adapters/kafka/sender.js';
 import type { CliContext } from '../context.js';
 import { NotFoundError, UsageError } from '../errors.js';
 import { cliKafka } from '../kafka.js';

@@ -3,9 +3,9 @@
  * history for the bridge's dead-letter step), what the bridge's own edge parser makes of it, and why one cannot be
  * redriven at all (the DLQ holds no value for it).
  */
-import { classify, type Classified } from '../../bridge/record-pipeline.js';
-import { DLQ_HEADERS, redriveHistoryHeaders, type RedriveHistory } from '../../dlq/dead-letter.js';
-import type { RecordHeaders } from '../../kafka/records.js';
+import { classify, type Classified } from '../../roles/bridge/record-pipeline.js';
+import { DLQ_HEADERS, redriveHistoryHeaders, type RedriveHistory } from '../../domain/dlq/dead-letter.js';
+import type { RecordHeaders } from '../../adapters/kafka/records.js';
 import { formatPosition } from '../position.js';
 import { failedAt, header, type DlqRecord } from './record.js';
 

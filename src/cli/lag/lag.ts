@@ -1,6 +1,6 @@
 /**
  * `fulfilment lag`: per consumer group and partition, the committed offset, the end offset, the records behind and
- * the age of the oldest record not yet committed, read from the brokers (src/lag/lag.ts) — a stopped bridge does
+ * the age of the oldest record not yet committed, read from the brokers (src/roles/lag/lag.ts) — a stopped bridge does
  * not stop it. `fulfilment lag-exporter` serves the same as Prometheus metrics until interrupted.
  */
 import type { CliContext } from '../context.js';
@@ -8,7 +8,7 @@ import { NotFoundError } from '../errors.js';
 import { cliKafka } from '../kafka.js';
 import { println } from '../output.js';
 import { formatTable } from '../table.js';
-import { connectLagReader, oldestAgeSeconds, TopicNotFound, type LagReport } from '../../lag/lag.js';
+import { connectLagReader, oldestAgeSeconds, TopicNotFound, type LagReport } from '../../roles/lag/lag.js';
 
 export interface LagOptions {
   /** Consumer groups (default CONSUMER_GROUP). */
@@ -105,8 +105,8 @@ export interface LagExporterCommandOptions {
 
 /** Runs the exporter until SIGINT/SIGTERM (or the context's signal). */
 export async function lagExporter(ctx: CliContext, opts: LagExporterCommandOptions): Promise<void> {
-  const { startLagExporter } = await import('../../lag/exporter.js');
-  const { createLogger } = await import('../../log.js');
+  const { startLagExporter } = await import('../../roles/lag/exporter.js');
+  const { createLogger } = await import('../../base/log.js');
   const logger = createLogger(ctx.config.LOG_LEVEL);
   const groups = opts.groups?.length ? opts.groups : [ctx.config.CONSUMER_GROUP];
   const exporter = await startLagExporter({

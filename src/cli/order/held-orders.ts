@@ -3,10 +3,10 @@
  * security): one order's row, and a tenant's orders held for a person (failed, recall-failed) since a time — the bulk
  * retry's selection. The store is the truth these commands decide on; the workflow checks it again before acting.
  */
-import { runtimeConnection } from '../../store/connection.js';
-import { createDb, inTenantTransaction, type Db } from '../../db.js';
-import { readFulfilment } from '../../store/fulfilments.js';
-import type { StoredStatus, FulfilmentRow } from '../../order.js';
+import { runtimeConnection } from '../../adapters/store/connection.js';
+import { createDb, inTenantTransaction, type Db } from '../../adapters/store/db.js';
+import { readFulfilment } from '../../adapters/store/fulfilments.js';
+import type { StoredStatus, FulfilmentRow } from '../../vocabulary/order.js';
 import type { CliContext } from '../context.js';
 
 /** Statuses an operator acts on: `order retry` takes failed orders, `order resolve` recall-failed ones. */

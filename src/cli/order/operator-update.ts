@@ -22,11 +22,11 @@ import {
   WorkflowNotFoundError,
   type UpdateDefinition,
 } from '@temporalio/common';
-import type { Config } from '../../config.js';
+import type { Config } from '../../base/config.js';
 import type { CliContext } from '../context.js';
-import { workflowSettings } from '../../workflow-settings.js';
-import { orderPriority } from '../../tenants/fairness.js';
-import { tenantWeights } from '../../tenants/weights.js';
+import { workflowSettings } from '../../domain/workflow-settings.js';
+import { orderPriority } from '../../base/tenants/fairness.js';
+import { tenantWeights } from '../../base/tenants/weights.js';
 import {
   ORDER_WORKFLOW_TYPE,
   OrderIdAttribute,
@@ -118,7 +118,7 @@ function repairRunOptions(config: Config, order: HeldOrderRef, details: string[]
     workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
     staticSummary: `order ${tenantId}/${orderId} (repair)`,
     staticDetails: details.join('\n'),
-    // Dispatched beside the tenant's other orders, as the bridge starts them (src/tenants/fairness.ts).
+    // Dispatched beside the tenant's other orders, as the bridge starts them (src/base/tenants/fairness.ts).
     priority: orderPriority(tenantId, tenantWeights(config)),
     typedSearchAttributes: [
       { key: TenantIdAttribute, value: tenantId },

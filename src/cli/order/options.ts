@@ -1,8 +1,8 @@
 /**
- * What `order show`, `order retry` and `order resolve` are asked to do, and the checks of it made before anything is loaded: main.ts
- * parses the arguments with these (bad input exits 2 without loading Temporal), and the commands check again for callers
- * that skip the CLI. The id and reason rules are the order's vocabulary (src/order.ts, which imports nothing, unlike
- * workflows/api.ts), and the workflow's validator checks them again.
+ * What `order show`, `order retry` and `order resolve` are asked to do, and the checks of it made before anything is
+ * loaded: main.ts parses the arguments with these (bad input exits 2 without loading Temporal), and the commands check
+ * again for callers that skip the CLI. The id and reason rules are the order's vocabulary (src/vocabulary/order.ts,
+ * which imports nothing, unlike workflows/api.ts), and the workflow's validator checks them again.
  */
 import { InvalidArgumentError } from 'commander';
 import { hostname, userInfo } from 'node:os';
@@ -13,7 +13,7 @@ import {
   operatorProblem,
   retryReasonProblem,
   type RecallResolution,
-} from '../../order.js';
+} from '../../vocabulary/order.js';
 import { UsageError } from '../errors.js';
 
 /** How long the command waits for Temporal and the order's worker when --timeout is not given, seconds. */

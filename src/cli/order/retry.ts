@@ -20,7 +20,7 @@ import {
   type RetryShipmentRequest,
   type RetryShipmentResult,
 } from '../../../workflows/api.js';
-import type { Config } from '../../config.js';
+import type { Config } from '../../base/config.js';
 import type { CliContext } from '../context.js';
 import { NotFoundError } from '../errors.js';
 import { println } from '../output.js';
@@ -34,7 +34,7 @@ import {
   type UpdateOutcome,
 } from './operator-update.js';
 import { checkRetryOptions, defaultOperator, DEFAULT_RETRY_TIMEOUT_SECONDS, type RetryOptions } from './options.js';
-import { shipmentKey, type FulfilmentRow } from '../../order.js';
+import { shipmentKey, type FulfilmentRow } from '../../vocabulary/order.js';
 
 export { checkRetryOptions, type RetryOptions } from './options.js';
 export { OperatorRequestRefusedError as RetryRefusedError } from './operator-update.js';

@@ -6,12 +6,12 @@
 import type { Client } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/common';
 import { OrderStatusAttribute, orderStatusQuery, orderWorkflowId } from '../../../workflows/api.js';
-import { createDb, inTenantTransaction } from '../../db.js';
-import { DLQ_HEADERS } from '../../dlq/dead-letter.js';
-import { runtimeConnection } from '../../store/connection.js';
-import { readFulfilment } from '../../store/fulfilments.js';
-import { checkRuntimeRole } from '../../store/runtime-role.js';
-import { withTimeout } from '../../timeout.js';
+import { createDb, inTenantTransaction } from '../../adapters/store/db.js';
+import { DLQ_HEADERS } from '../../domain/dlq/dead-letter.js';
+import { runtimeConnection } from '../../adapters/store/connection.js';
+import { readFulfilment } from '../../adapters/store/fulfilments.js';
+import { checkRuntimeRole } from '../../adapters/store/runtime-role.js';
+import { withTimeout } from '../../base/timeout.js';
 import type { CliContext } from '../context.js';
 import { groupCopies, summarizeCopies, type DeadLetterSummary } from '../dlq/copies.js';
 import { readDlq } from '../dlq/reader.js';

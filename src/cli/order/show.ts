@@ -2,8 +2,9 @@
  * `fulfilment order show <tenant>/<order> [--json]`: one order from every place it lives, read at once.
  *
  *   row           its fulfilments row, read as the runtime role (DATABASE_URL) in a transaction scoped to the
- *                 tenant (app.tenant_id, src/db.ts): row-level security applies exactly as for the service,
- *                 and a role it does not bind is refused as the worker refuses it (src/store/runtime-role.ts)
+ *                 tenant (app.tenant_id, src/adapters/store/db.ts): row-level security applies exactly as for the
+ *                 service, and a role it does not bind is refused as the worker refuses it
+ *                 (src/adapters/store/runtime-role.ts)
  *   workflow      describe (run id, running or closed, when) and the `status` query (the order's view and notes);
  *                 the query is answered by a worker polling the order's task queue, also for a closed run
  *   shipment      the idempotency key ship/<tenant>/<order>, the shipment id the row and the workflow recorded, and
@@ -20,7 +21,7 @@
  * here, the sources read side by side and the result told.
  */
 import { orderWorkflowId } from '../../../workflows/api.js';
-import { shipmentKey } from '../../order.js';
+import { shipmentKey } from '../../vocabulary/order.js';
 import type { CliContext } from '../context.js';
 import { NotFoundError } from '../errors.js';
 import { println } from '../output.js';

@@ -1,7 +1,7 @@
 /** `fulfilment provision`: what the service needs and never creates itself, registered on the program by main.ts. */
 import type { Command } from 'commander';
 import { runCommand, type Runner } from '../command.js';
-import { PROVISION_STEPS, type ProvisionStep } from '../../provision/steps.js';
+import { PROVISION_STEPS, type ProvisionStep } from '../../roles/provision/steps.js';
 import * as arg from '../options.js';
 
 export function registerProvisionCommand(program: Command, run: Runner): void {

@@ -1,6 +1,6 @@
 /**
  * `fulfilment provision [--only kafka,temporal,postgres] [--json]`: creates what the service needs and never creates
- * itself (src/provision/). Idempotent: a second run reports that nothing changed.
+ * itself (src/roles/provision/). Idempotent: a second run reports that nothing changed.
  */
 import {
   describeReport,
@@ -8,7 +8,7 @@ import {
   provision,
   type ProvisionReport,
   type ProvisionStep,
-} from '../../provision/index.js';
+} from '../../roles/provision/index.js';
 import { cliLogger, type CliContext } from '../context.js';
 import { println } from '../output.js';
 

@@ -3,8 +3,8 @@
  * `--repair`, the plan of the repairs (repair.ts), carried out with `--yes`. Exit 0 when everything agrees and was
  * seen, 1 otherwise (ReconcileDisagreement).
  */
-import { runtimeConnection } from '../../store/connection.js';
-import { createDb } from '../../db.js';
+import { runtimeConnection } from '../../adapters/store/connection.js';
+import { createDb } from '../../adapters/store/db.js';
 import { reconcilePass, type PassReport } from '../../reconcile/pass.js';
 import { agrees } from '../../reconcile/mismatch.js';
 import { reportJson, reportLines } from '../../reconcile/report.js';

@@ -17,7 +17,8 @@
  *   run-without-workers      → flagged for a person with the command that fixes it: start workers of the version the
  *                              run is pinned to (FULFILMENT_ROLES=worker WORKER_BUILD_ID=<build> node
  *                              dist/src/service.js, from that build); nothing moves a pinned run to another version
- *                              safely (a version reads only the state of the versions before it: src/deployment/move-rule.ts)
+ *                              safely (a version reads only the state of the versions before it:
+ *                              src/adapters/deployment/move-rule.ts)
  *   anything else            → flagged for a person, with what to look at: a skipped record that is not a valid event,
  *                              a run open for a closed order, a shipment missing, unexpected or with other lines
  *
@@ -25,18 +26,18 @@
  * and a repeated `--repair --yes` changes nothing more.
  */
 import type { Client } from '@temporalio/client';
-import type { Db } from '../../db.js';
-import { inTenantTransaction } from '../../db.js';
-import type { Kafka } from '../../kafka/client.js';
-import { createSender } from '../../kafka/sender.js';
-import type { FulfilmentRow } from '../../order.js';
+import type { Db } from '../../adapters/store/db.js';
+import { inTenantTransaction } from '../../adapters/store/db.js';
+import type { Kafka } from '../../adapters/kafka/client.js';
+import { createSender } from '../../adapters/kafka/sender.js';
+import type { FulfilmentRow } from '../../vocabulary/order.js';
 import { orderKey, type Mismatch } from '../../reconcile/mismatch.js';
 import type { PassReport } from '../../reconcile/pass.js';
 import { mismatchLine } from '../../reconcile/report.js';
-import { readOutboxRow, recordStatusChange } from '../../status-events/outbox.js';
-import { outboxRecord } from '../../status-events/relay.js';
+import { readOutboxRow, recordStatusChange } from '../../adapters/status-events/outbox.js';
+import { outboxRecord } from '../../adapters/status-events/relay.js';
 import { expectedEvents } from '../../reconcile/status.js';
-import { readFulfilment } from '../../store/fulfilments.js';
+import { readFulfilment } from '../../adapters/store/fulfilments.js';
 import { audit } from '../dlq/audit.js';
 import type { CliContext } from '../context.js';
 import { defaultOperator } from '../order/options.js';

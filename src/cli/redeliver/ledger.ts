@@ -3,11 +3,11 @@
  * of the events it delivers were already applied. The decision itself stays downstream — the workflow and the
  * claim-then-effect activities — so a stale answer here can mislabel a count, never double-apply an event.
  */
-import { CONSUMER_NAME } from '../../order.js';
-import type { Config } from '../../config.js';
-import { runtimeConnection } from '../../store/connection.js';
-import { createDb, inTenantTransaction, type Db } from '../../db.js';
-import { checkRuntimeRole } from '../../store/runtime-role.js';
+import { CONSUMER_NAME } from '../../vocabulary/order.js';
+import type { Config } from '../../base/config.js';
+import { runtimeConnection } from '../../adapters/store/connection.js';
+import { createDb, inTenantTransaction, type Db } from '../../adapters/store/db.js';
+import { checkRuntimeRole } from '../../adapters/store/runtime-role.js';
 
 export interface Ledger {
   /**
@@ -18,7 +18,7 @@ export interface Ledger {
   /** Whether `eventId` was claimed for `tenantId` (row-level security scopes the look-up to the tenant). */
   alreadyProcessed(tenantId: string, eventId: string): Promise<boolean>;
   close(): Promise<void>;
-  /** The ledger's pool, as the runtime role: the redelivery's late path records through it (src/bridge/late-events.ts). */
+  /** The ledger's pool, as the runtime role: the redelivery's late path records through it (src/roles/bridge/late-events.ts). */
   readonly db: Db;
 }
 

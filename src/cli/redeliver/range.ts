@@ -1,14 +1,14 @@
 /**
  * Where a redelivery starts and stops, per partition. `--from` and `--to` each take a point (../range-point.ts):
  *   earliest | latest            — the log start / the high watermark captured when the redelivery starts
- *   an RFC 3339 time or `2h`     — the first record whose timestamp is ≥ that time (src/kafka/admin.ts offsetsAt)
+ *   an RFC 3339 time or `2h`     — the first record whose timestamp is ≥ that time (adapters/kafka/admin.ts offsetsAt)
  *   an offset (`1500`)           — the same offset on every partition
  *   `p:o[,p:o…]` (`0:1500,2:80`) — per partition; with --from, partitions not named are not redelivered
  * `--to` is exclusive and never beyond the high watermark captured at start; the default is that watermark.
  */
 import { UsageError } from '../errors.js';
-import type { PartitionOffsets } from '../../kafka/admin.js';
-import type { OffsetRange } from '../../kafka/topic-reader.js';
+import type { PartitionOffsets } from '../../adapters/kafka/admin.js';
+import type { OffsetRange } from '../../adapters/kafka/topic-reader.js';
 import type { RangePoint } from '../range-point.js';
 
 export interface RedeliveryPlan {

@@ -2,7 +2,7 @@
  * `fulfilment redeliver`: feeds a stretch of the orders topic's history through the bridge's own delivery path
  * again, in a consumer group of its own, at a bounded rate. Per record, as the bridge does:
  *
- *   1. classify — the bridge's own classify (src/bridge/record-pipeline.ts); a malformed record is counted and
+ *   1. classify — the bridge's own classify (src/roles/bridge/record-pipeline.ts); a malformed record is counted and
  *                 reported, NOT dead-lettered again: the bridge dead-lettered it when it first consumed it, and a
  *                 second copy would only mislead the DLQ
  *   2. route    — unknown event types are counted and ignored
@@ -14,16 +14,16 @@
  * The service's consumer group is never touched — the redelivery group must differ from CONSUMER_GROUP.
  */
 import { ExponentialBackoff, handleWhen, retry } from 'cockatiel';
-import { createOrderStarter, type OrderStarter } from '../../bridge/order-starter.js';
-import { classify } from '../../bridge/record-pipeline.js';
-import { PermanentError, TransientError } from '../../errors.js';
-import { withAdmin } from '../../kafka/admin.js';
-import type { ReadOptions } from '../../kafka/topic-reader.js';
-import { REDELIVERY_RETRY } from '../../retry-policies.js';
-import { PermanentStartupError } from '../../startup.js';
-import { connectClient } from '../../temporal.js';
-import { workflowSettings } from '../../workflow-settings.js';
-import { tenantWeights } from '../../tenants/weights.js';
+import { createOrderStarter, type OrderStarter } from '../../roles/bridge/order-starter.js';
+import { classify } from '../../roles/bridge/record-pipeline.js';
+import { PermanentError, TransientError } from '../../base/errors.js';
+import { withAdmin } from '../../adapters/kafka/admin.js';
+import type { ReadOptions } from '../../adapters/kafka/topic-reader.js';
+import { REDELIVERY_RETRY } from '../../base/retry-policies.js';
+import { PermanentStartupError } from '../../base/startup.js';
+import { connectClient } from '../../domain/temporal.js';
+import { workflowSettings } from '../../domain/workflow-settings.js';
+import { tenantWeights } from '../../base/tenants/weights.js';
 import type { CliContext } from '../context.js';
 import { UsageError } from '../errors.js';
 import { cliKafka, readTopic, topicPartitions } from '../kafka.js';
@@ -32,7 +32,7 @@ import { formatPosition } from '../position.js';
 import { startProgress, type Progress } from '../progress.js';
 import { TokenBucket } from '../token-bucket.js';
 import { createLedger } from './ledger.js';
-import { createLateEventRecorder } from '../../bridge/late-events.js';
+import { createLateEventRecorder } from '../../roles/bridge/late-events.js';
 import { checkRedeliveryOptions, DEFAULT_REDELIVERY_GROUP, type RedeliveryOptions } from './options.js';
 import { describeRanges, planRedelivery } from './range.js';
 import { describePoint } from '../range-point.js';

@@ -1,27 +1,27 @@
 /**
  * `fulfilment shipping pause|resume|status` (commands.ts): writes and reads shipping_pauses (migration 008) as the
- * runtime role. Workers read the pauses every 2 s (src/store/pause-book.ts): an order whose shipment comes up while a
- * pause holds its tenant waits, as in an outage, and the workers' resumers wake it once the pause has ended.
+ * runtime role. Workers read the pauses every 2 s (src/adapters/store/pause-book.ts): an order whose shipment comes up
+ * while a pause holds its tenant waits, as in an outage, and the workers' resumers wake it once the pause has ended.
  */
-import { runtimeConnection } from '../../store/connection.js';
-import { createDb, type Db } from '../../db.js';
-import { checkRuntimeRole } from '../../store/runtime-role.js';
-import { wakeReleased } from '../../worker/wake-orders.js';
+import { runtimeConnection } from '../../adapters/store/connection.js';
+import { createDb, type Db } from '../../adapters/store/db.js';
+import { checkRuntimeRole } from '../../adapters/store/runtime-role.js';
+import { wakeReleased } from '../../roles/worker/wake-orders.js';
 import {
   pausesInForce,
   releaseWaitingOrders,
   waitSummary,
   type ShippingPause,
   type WaitSummary,
-} from '../../store/shipment-waits.js';
+} from '../../adapters/store/shipment-waits.js';
 import { cliLogger, type CliContext } from '../context.js';
 import { InterruptedError, NotFoundError } from '../errors.js';
 import { eprintln, println } from '../output.js';
 import { cliTemporalClient } from '../temporal-client.js';
-import { DEFAULT_PAUSE_REFRESH_MS } from '../../store/pause-book.js';
-import { endLapsedReleases, holdRelease } from '../../store/pause-releases.js';
+import { DEFAULT_PAUSE_REFRESH_MS } from '../../adapters/store/pause-book.js';
+import { endLapsedReleases, holdRelease } from '../../adapters/store/pause-releases.js';
 import { defaultOperator } from '../order/options.js';
-import { sleep } from '../../sleep.js';
+import { sleep } from '../../base/sleep.js';
 
 /** What `shipping pause` and `shipping resume` are asked. */
 export interface ShippingChangeOptions {
@@ -187,7 +187,7 @@ async function renewRelease(db: Db, pause: Pause, rate: number, woken: number): 
  * Lets shipments go out again (the workers stop holding them within DEFAULT_PAUSE_REFRESH_MS), then wakes the pause's
  * orders at `rate`: only this command wakes them. An order woken before its worker read the pauses would find the
  * pause still holding it and wait again, hence the wait first. The release is a lease renewed each round
- * (src/store/pause-releases.ts): if the command stops for good, the pause ends once it runs out.
+ * (src/adapters/store/pause-releases.ts): if the command stops for good, the pause ends once it runs out.
  */
 async function wakeBeforeResuming(
   ctx: CliContext,

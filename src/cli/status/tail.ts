@@ -1,17 +1,17 @@
 /**
  * `fulfilment status tail <tenant>[/<order>] [--limit n] [--follow] [--json]`: the status events of a tenant or an
- * order, from the status outbox (src/status-events/outbox.ts) read as the runtime role in transactions scoped to the
- * tenant (row-level security applies as for the service). Each line: when the change was committed, the type, the
- * order and its version, the status, the cause, and whether the relay has published it (`sent` or `waiting`). With
+ * order, from the status outbox (src/adapters/status-events/outbox.ts) read as the runtime role in transactions scoped
+ * to the tenant (row-level security applies as for the service). Each line: when the change was committed, the type,
+ * the order and its version, the status, the cause, and whether the relay has published it (`sent` or `waiting`). With
  * --follow it polls for newer rows every STATUS_RELAY_POLL_MS until SIGINT. No personal data: the events hold none.
  */
-import { runtimeConnection } from '../../store/connection.js';
-import { createDb, inTenantTransaction, type Db } from '../../db.js';
-import { checkRuntimeRole } from '../../store/runtime-role.js';
-import { lastStatusEvents, readStatusEvents, type OutboxEntry } from '../../status-events/outbox.js';
+import { runtimeConnection } from '../../adapters/store/connection.js';
+import { createDb, inTenantTransaction, type Db } from '../../adapters/store/db.js';
+import { checkRuntimeRole } from '../../adapters/store/runtime-role.js';
+import { lastStatusEvents, readStatusEvents, type OutboxEntry } from '../../adapters/status-events/outbox.js';
 import type { CliContext } from '../context.js';
 import { println } from '../output.js';
-import { sleep } from '../../sleep.js';
+import { sleep } from '../../base/sleep.js';
 
 /** What `status tail` shows: a tenant's events, or one order's. */
 export interface StatusTailOptions {

@@ -2,7 +2,7 @@
  * What `tenant show` is asked, and its check for callers that skip the command line (the parser, orderArg.tenant, checks
  * the same before anything is loaded).
  */
-import { ID_PATTERN } from '../../order.js';
+import { ID_PATTERN } from '../../vocabulary/order.js';
 import { UsageError } from '../errors.js';
 import { TENANT_EXPECTED } from '../order/options.js';
 

@@ -6,7 +6,7 @@
  * about to close. The bridge's queue of records not yet handed over is not visible here (its per-tenant age is in the
  * metrics), nor is a tenant whose orders are all held as failed (their runs have ended).
  */
-import type { TenantWeightOf } from '../../tenants/weights.js';
+import type { TenantWeightOf } from '../../base/tenants/weights.js';
 
 export interface TenantShare {
   weight: number;

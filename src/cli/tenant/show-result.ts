@@ -1,6 +1,6 @@
 /** What `fulfilment tenant show` found for one tenant: printed as text (show-text.ts) or JSON (show.ts). */
-import type { ShippingPause } from '../../store/shipment-waits.js';
-import type { TenantBacklog } from '../../store/tenant-backlog.js';
+import type { ShippingPause } from '../../adapters/store/shipment-waits.js';
+import type { TenantBacklog } from '../../adapters/store/tenant-backlog.js';
 import type { TenantShare } from './share.js';
 
 export interface TenantShowResult {

@@ -1,5 +1,5 @@
 /** The text `tenant show` prints: a table of the figures, each with where it comes from; then the tenants competing. */
-import type { ShippingPause } from '../../store/shipment-waits.js';
+import type { ShippingPause } from '../../adapters/store/shipment-waits.js';
 import { formatDuration } from '../progress.js';
 import { formatTable } from '../table.js';
 import type { TenantShowResult } from './show-result.js';

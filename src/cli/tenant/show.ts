@@ -1,10 +1,10 @@
 /**
  * `fulfilment tenant show <tenant> [--json]`: one tenant as the service sees it, each figure from where it lives.
  *
- *   weight, share   the configuration (TENANT_WEIGHTS, TENANT_DEFAULT_WEIGHT: src/tenants/weights.ts) over the tenants
- *                   that have work, as Temporal's visibility lists them (share.ts, open-runs.ts)
+ *   weight, share   the configuration (TENANT_WEIGHTS, TENANT_DEFAULT_WEIGHT: base/tenants/weights.ts) over the
+ *                   tenants that have work, as Temporal's visibility lists them (share.ts, open-runs.ts)
  *   backlog         the tenant's orders the store holds unsettled, read as the runtime role in a transaction scoped to
- *                   the tenant (src/store/tenant-backlog.ts)
+ *                   the tenant (src/adapters/store/tenant-backlog.ts)
  *   open runs       its open order runs on TEMPORAL_TASK_QUEUE (the TenantId search attribute)
  *   shipping        the pause of shipping in force for it, its own or every tenant's (shipping_pauses)
  *
@@ -12,13 +12,13 @@
  * then 1. A tenant found nowhere (no order in the store, no open run, no pause of its own, not named in
  * TENANT_WEIGHTS) is not found (exit 1): tenant ids are case-sensitive.
  */
-import { createDb } from '../../db.js';
-import { runtimeConnection } from '../../store/connection.js';
-import { checkRuntimeRole } from '../../store/runtime-role.js';
-import { pausesInForce, type ShippingPause } from '../../store/shipment-waits.js';
-import { tenantBacklog, type TenantBacklog } from '../../store/tenant-backlog.js';
-import { tenantWeights } from '../../tenants/weights.js';
-import { withTimeout } from '../../timeout.js';
+import { createDb } from '../../adapters/store/db.js';
+import { runtimeConnection } from '../../adapters/store/connection.js';
+import { checkRuntimeRole } from '../../adapters/store/runtime-role.js';
+import { pausesInForce, type ShippingPause } from '../../adapters/store/shipment-waits.js';
+import { tenantBacklog, type TenantBacklog } from '../../adapters/store/tenant-backlog.js';
+import { tenantWeights } from '../../base/tenants/weights.js';
+import { withTimeout } from '../../base/timeout.js';
 import type { CliContext } from '../context.js';
 import { NotFoundError } from '../errors.js';
 import { println } from '../output.js';

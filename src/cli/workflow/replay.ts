@@ -1,6 +1,6 @@
 /**
  * `fulfilment workflow replay <workflowId> [--run-id R] [--file F]`: replays one run's history against the workflow
- * code of this checkout, with the options the worker runs it with (src/temporal.ts workflowCodeOptions: the same
+ * code of this checkout, with the options the worker runs it with (src/domain/temporal.ts workflowCodeOptions: the same
  * bundle, interceptors, data converter), to find out whether the code decides today what it decided then.
  *
  *   history   from Temporal (the handle's fetchHistory: the latest run, or --run-id), or from a file in the JSON
@@ -24,9 +24,9 @@ import {
   type History,
 } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
-import type { Logger } from '../../log.js';
-import type { Config } from '../../config.js';
-import { WORKFLOWS_PATH, workflowCodeOptions } from '../../temporal.js';
+import type { Logger } from '../../base/log.js';
+import type { Config } from '../../base/config.js';
+import { WORKFLOWS_PATH, workflowCodeOptions } from '../../domain/temporal.js';
 import type { CliContext } from '../context.js';
 import { NotFoundError } from '../errors.js';
 import { println } from '../output.js';

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Kafka, logLevel } from 'kafkajs';
-import '../../../src/kafka/request-queue-timer.js';
+import '../../../src/adapters/kafka/request-queue-timer.js';
 import type { StackPlan } from '../addresses.js';
 
 /** A Kafka cluster id: 16 random bytes, base64url without padding, not starting with '-' (as Uuid.randomUuid). */

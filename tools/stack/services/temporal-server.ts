@@ -234,11 +234,11 @@ function onOrOff(env: NodeJS.ProcessEnv, name: string): boolean {
 
 /**
  * Fair dispatch between tenants (STACK_TEMPORAL_FAIRNESS, default true): the server's dynamic configuration
- * `matching.enableFairness` (server 1.32, off by default; on implies the priority matcher `matching.useNewMatcher`,
- * on by default). On, each task queue partition hands out its backlog by fairness key — every order's run carries its
- * tenant as the key and the tenant's weight (src/tenants/fairness.ts) — in proportion to the keys' weights, instead of
- * in arrival order. Sticky queues (a cached run's later tasks) stay in arrival order. Switching it off is for
- * measuring what it does (test/integration/fair-dispatch.int.test.ts shows the burst that then holds a quiet tenant
+ * `matching.enableFairness` (server 1.32, off by default; on implies the priority matcher `matching.useNewMatcher`, on
+ * by default). On, each task queue partition hands out its backlog by fairness key — every order's run carries its
+ * tenant as the key and the tenant's weight (src/base/tenants/fairness.ts) — in proportion to the keys' weights,
+ * instead of in arrival order. Sticky queues (a cached run's later tasks) stay in arrival order. Switching it off is
+ * for measuring what it does (test/integration/fair-dispatch.int.test.ts shows the burst that then holds a quiet tenant
  * back). Both stack Temporals take it.
  */
 export function fairDispatch(env: NodeJS.ProcessEnv = process.env): boolean {
@@ -259,7 +259,7 @@ export const MAX_WORKER_DEPLOYMENTS = 100_000;
  * began, and lasts the long poll (1 minute by default): the stack's long poll is shortened below the pollers' 30 s
  * memory, so that an idle live worker stays listed (as it does with the defaults, 1 minute against 5), and a version
  * whose workers stopped is seen without pollers 30 s later (`fulfilment deployment current|rollback`, the
- * fulfilment_orders_pinned_without_workers gauge: src/deployment/live-workers.ts).
+ * fulfilment_orders_pinned_without_workers gauge: src/adapters/deployment/live-workers.ts).
  */
 export const VERSION_RETIREMENT_WAITS = {
   'matching.PollerHistoryTTL': '30s',

@@ -11,7 +11,7 @@
  */
 import { readFileSync, writeFileSync, mkdirSync, existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadConfig, type Config } from '../../../src/config.js';
+import { loadConfig, type Config } from '../../../src/base/config.js';
 import type { StackPlan } from '../addresses.js';
 import { repoRoot, serviceLog } from '../paths.js';
 import { waitFor, type PidRecord } from '../proc.js';

@@ -71,7 +71,7 @@ export const warehouseService: Service = {
 
   restartReason(rec: PidRecord) {
     const started = Date.parse(rec.startedAt);
-    const changed = Math.max(newestMtime(srcDir()), statSafe(join(repoRoot, 'src', 'config.ts')));
+    const changed = Math.max(newestMtime(srcDir()), statSafe(join(repoRoot, 'src', 'base', 'config.ts')));
     return Number.isFinite(started) && changed > started ? 'its source changed since it was started' : undefined;
   },
 };
