@@ -10,7 +10,7 @@
 --   * EXECUTE for the service's role only (not PUBLIC).
 --
 -- The floor is Kafka's default retention (7 days) plus the redelivery window (DLQ redrive, replays: 14 days). It is
--- a backstop: src/base/config.ts refuses LEDGER_RETENTION_DAYS below KAFKA_RETENTION_DAYS + REDRIVE_WINDOW_DAYS and below
+-- a backstop: src/config.ts refuses LEDGER_RETENTION_DAYS below KAFKA_RETENTION_DAYS + REDRIVE_WINDOW_DAYS and below
 -- this floor (LEDGER_RETENTION_FLOOR_DAYS there), and the activity refuses too.
 --
 -- Today the service's role (the user of DATABASE_URL, which applies these migrations) owns the tables. The function is
@@ -32,7 +32,7 @@ CREATE FUNCTION prune_processed_events(retention interval, batch integer) RETURN
   SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-  -- Keep in step with the policies below and LEDGER_RETENTION_FLOOR_DAYS in src/base/config.ts.
+  -- Keep in step with the policies below and LEDGER_RETENTION_FLOOR_DAYS in src/config.ts.
   retention_floor constant interval := interval '21 days';
   deleted bigint;
 BEGIN

@@ -1,6 +1,6 @@
 -- The tables belong to an owner role that only provisioning uses (DATABASE_MIGRATION_URL); the service runs as a
 -- runtime role that owns nothing (DATABASE_URL), granted exactly what it needs after every provisioning run
--- (src/adapters/store/grants.ts). Row-level security binds the runtime role, and it cannot switch it off: only an owner can
+-- (src/store/grants.ts). Row-level security binds the runtime role, and it cannot switch it off: only an owner can
 -- ALTER TABLE … NO FORCE / DISABLE ROW LEVEL SECURITY.
 --
 -- 004 created its two retention policies TO CURRENT_USER, the role that applied it. Where that was the service's own

@@ -169,4 +169,4 @@ COMMENT ON FUNCTION prune_status_outbox(interval, integer) IS
 
 REVOKE ALL ON FUNCTION status_relay_try_lead(text), status_relay_leads(text), status_outbox_unsent(text, integer),
   status_outbox_mark_sent(text, bigint[]), status_outbox_lag(text), prune_status_outbox(interval, integer) FROM PUBLIC;
--- EXECUTE for the runtime role: src/adapters/store/grants.ts (RUNTIME_PRIVILEGES) grants it after every provisioning run.
+-- EXECUTE for the runtime role: src/store/grants.ts (RUNTIME_PRIVILEGES) grants it after every provisioning run.

@@ -6,7 +6,7 @@
 -- Here the command holds the release as a lease, renewed each round:
 --
 -- * `releasing_until`: the lease's end (the store's clock). A pause being resumed whose lease ran out is ended by the
---   first worker that reads the pauses after that (src/adapters/store/pause-releases.ts, every 2 s), which records why; the
+--   first worker that reads the pauses after that (src/store/pause-releases.ts, every 2 s), which records why; the
 --   workers' resumers then wake what it still held, at their own pace.
 -- * NULL for a pause not being resumed, and for one marked by a build before this one (which ended it itself).
 

@@ -2,8 +2,8 @@
  * An operator's requests to an order's run (workflows/operator-requests.ts), as orderFulfilmentV2 takes them: the
  * validators, which refuse without a trace in the history, and the appliers, which the run's main loop calls between
  * events. The store is the truth in both: an applier records first and the run follows the row the store returned,
- * so a request that raced an event (a late cancellation) is refused by the store rather than acted on.
- * Deterministic code only (bundled into the sandbox).
+ * so a request that raced an event (a late cancellation) is refused by the store rather than acted on. The actions
+ * call the run and the shipment (a recall), never the other way. Deterministic code only (bundled into the sandbox).
  */
 import { ApplicationFailure, condition, setHandler } from '@temporalio/workflow';
 import {
@@ -33,26 +33,8 @@ import {
   type OrderState,
 } from './order-state.js';
 import { storeEffect } from './store-effects.js';
-
-/** An operator's request the validator accepted, waiting for the main loop; its handler waits for the answer. */
-export type PendingRequest =
-  | { kind: 'retry'; request: RetryShipmentRequest; result?: RetryShipmentResult; refusal?: string }
-  | { kind: 'resolve'; request: ResolveRecallRequest; result?: ResolveRecallResult; refusal?: string };
-
-/** What the update handlers and the appliers need of the run. */
-export interface OperatorRunPort {
-  state: OrderState;
-  /** Accepted operator requests, oldest first; the head stays until applied. */
-  readonly requests: PendingRequest[];
-  /** True until a repair run has read the store. */
-  readonly loading: boolean;
-  durably<T>(what: string, effect: () => Promise<T>): Promise<T>;
-  publishStatus(): void;
-  /** Recalls the order's shipment; the warehouse's refusal when it refused for good, else undefined. */
-  recall(key: string): Promise<string | undefined>;
-  /** Records the order recall-failed with the refusal. */
-  holdRecallFailed(reason: string): Promise<void>;
-}
+import type { OrderRun, PendingRequest } from './order-run.js';
+import type { Shipment } from './order-shipment.js';
 
 /** What the validators need to know besides the state. */
 export interface ValidationContext {
@@ -60,38 +42,6 @@ export interface ValidationContext {
   loading: boolean;
   /** Requests accepted and not yet applied. */
   queued: number;
-}
-
-/**
- * Sets the run's handlers of an operator's updates (retryShipment, resolveRecall): the validator refuses without a
- * trace, an accepted request is queued for the main loop, and the handler answers once it was applied.
- */
-export function setRequestHandlers(run: OperatorRunPort): void {
-  // Handlers only enqueue: the main loop applies a request between events, and the handler returns its answer.
-  const ctx = () => ({ loading: run.loading, queued: run.requests.length });
-  setHandler(
-    retryShipmentUpdate,
-    (request) => queue<RetryShipmentResult>(run, { kind: 'retry', request }, FailureType.retryRefused),
-    {
-      validator: (request) => validateRetry(run.state, request, ctx()),
-    },
-  );
-  setHandler(
-    resolveRecallUpdate,
-    (request) => queue<ResolveRecallResult>(run, { kind: 'resolve', request }, FailureType.resolveRefused),
-    {
-      validator: (request) => validateResolve(run.state, request, ctx()),
-    },
-  );
-}
-
-/** Queues an accepted request for the main loop and waits for its answer (a refusal fails the update). */
-async function queue<R>(run: OperatorRunPort, pending: PendingRequest, refusedType: string): Promise<R> {
-  run.requests.push(pending);
-  await condition(() => pending.result !== undefined || pending.refusal !== undefined);
-  if (pending.refusal !== undefined)
-    throw ApplicationFailure.create({ type: refusedType, message: pending.refusal, nonRetryable: true });
-  return pending.result as R;
 }
 
 function requestProblem(request: { reason?: unknown; by?: unknown } | undefined): string | undefined {
@@ -129,125 +79,166 @@ export function notRecallFailed(tenantId: string, orderId: string, status: strin
 
 const now = (): string => new Date(Date.now()).toISOString();
 
-/**
- * Applies an accepted retry: the store moves the order failed → pending (it is the truth: a row it no longer holds as
- * failed refuses the retry), then the run follows, and its next step ships again under the same key.
- */
-export async function applyRetry(
-  run: OperatorRunPort,
-  pending: Extract<PendingRequest, { kind: 'retry' }>,
-): Promise<void> {
-  const { tenantId, orderId, status } = run.state;
-  if (status !== 'failed') {
-    pending.refusal = notFailed(tenantId, orderId, status);
-    return;
-  }
-  const retry = retriesOf(run.state) + 1;
-  const { reason, by } = pending.request;
-  const retriedAt = now();
-  const stored = await recordOrRefuse(run, pending, `retry ${retry}`, () =>
-    run.durably(`retry ${retry}`, () =>
-      storeEffect('reopenFailedOrder', `reopen for retry ${retry}`, {
-        tenantId,
-        orderId,
-        retry,
-        reason,
-        ...(by !== undefined ? { by } : {}),
-      }),
-    ),
-  );
-  if (!stored || !followStore(run, pending, stored, 'pending', `retry ${retry}`, 'failed')) return;
-  const clearedFailure = run.state.failureReason;
-  run.state = reopenForRetry(run.state, retry, reason, by);
-  run.publishStatus();
-  pending.result = {
-    tenantId,
-    orderId,
-    retry,
-    status: 'pending',
-    clearedFailure,
-    reason,
-    ...(by !== undefined ? { by } : {}),
-    retriedAt,
-    shipmentKey: shipmentKey(tenantId, orderId),
-  };
-}
+/** The operator's requests to the run: their handlers, and the appliers the main loop calls between events. */
+export class OperatorActions {
+  constructor(
+    private readonly run: OrderRun,
+    private readonly shipment: Shipment,
+  ) {}
 
-/**
- * Applies an accepted resolution of a recall-failed order: a retried recall asks the warehouse again (refused again,
- * the order stays recall-failed with the new reason); a recall that succeeded, or one done by hand, is recorded and
- * the order is cancelled.
- */
-export async function applyResolve(
-  run: OperatorRunPort,
-  pending: Extract<PendingRequest, { kind: 'resolve' }>,
-): Promise<void> {
-  const { tenantId, orderId, status } = run.state;
-  if (status !== 'recall-failed') {
-    pending.refusal = notRecallFailed(tenantId, orderId, status);
-    return;
+  /**
+   * Sets the run's handlers of an operator's updates (retryShipment, resolveRecall): the validator refuses without a
+   * trace, an accepted request is queued for the main loop, and the handler answers once it was applied. `loading`:
+   * a repair run has not read the store yet, so the status is checked once it has.
+   */
+  setHandlers(loading: () => boolean): void {
+    const { run } = this;
+    // Handlers only enqueue: the main loop applies a request between events, and the handler returns its answer.
+    const ctx = () => ({ loading: loading(), queued: run.requests.length });
+    setHandler(
+      retryShipmentUpdate,
+      (request) => this.queue<RetryShipmentResult>({ kind: 'retry', request }, FailureType.retryRefused),
+      { validator: (request) => validateRetry(run.state, request, ctx()) },
+    );
+    setHandler(
+      resolveRecallUpdate,
+      (request) => this.queue<ResolveRecallResult>({ kind: 'resolve', request }, FailureType.resolveRefused),
+      { validator: (request) => validateResolve(run.state, request, ctx()) },
+    );
   }
-  const { action, reason, by } = pending.request;
-  const answer = { tenantId, orderId, action, reason, ...(by !== undefined ? { by } : {}) };
-  if (action === 'retry-recall') {
-    const refusal = await run.recall(shipmentKey(tenantId, orderId));
-    if (refusal !== undefined) {
-      await run.holdRecallFailed(refusal);
-      pending.result = { ...answer, status: run.state.status, refusal, resolvedAt: now() };
+
+  /** Applies the oldest accepted request, then lets its handler answer. */
+  async applyNext(): Promise<void> {
+    const next = this.run.requests[0]!;
+    await (next.kind === 'retry' ? this.applyRetry(next) : this.applyResolve(next));
+    this.run.requests.shift();
+  }
+
+  /** Queues an accepted request for the main loop and waits for its answer (a refusal fails the update). */
+  private async queue<R>(pending: PendingRequest, refusedType: string): Promise<R> {
+    this.run.requests.push(pending);
+    await condition(() => pending.result !== undefined || pending.refusal !== undefined);
+    if (pending.refusal !== undefined)
+      throw ApplicationFailure.create({ type: refusedType, message: pending.refusal, nonRetryable: true });
+    return pending.result as R;
+  }
+
+  /**
+   * Applies an accepted retry: the store moves the order failed → pending (it is the truth: a row it no longer holds as
+   * failed refuses the retry), then the run follows, and its next step ships again under the same key.
+   */
+  private async applyRetry(pending: Extract<PendingRequest, { kind: 'retry' }>): Promise<void> {
+    const { run } = this;
+    const { tenantId, orderId, status } = run.state;
+    if (status !== 'failed') {
+      pending.refusal = notFailed(tenantId, orderId, status);
       return;
     }
+    const retry = retriesOf(run.state) + 1;
+    const { reason, by } = pending.request;
+    const retriedAt = now();
+    const stored = await this.recordOrRefuse(pending, `retry ${retry}`, () =>
+      run.durably(`retry ${retry}`, () =>
+        storeEffect('reopenFailedOrder', `reopen for retry ${retry}`, {
+          tenantId,
+          orderId,
+          retry,
+          reason,
+          ...(by !== undefined ? { by } : {}),
+        }),
+      ),
+    );
+    if (!stored || !this.followStore(pending, stored, 'pending', `retry ${retry}`, 'failed')) return;
+    const clearedFailure = run.state.failureReason;
+    run.state = reopenForRetry(run.state, retry, reason, by);
+    run.publishStatus();
+    pending.result = {
+      tenantId,
+      orderId,
+      retry,
+      status: 'pending',
+      clearedFailure,
+      reason,
+      ...(by !== undefined ? { by } : {}),
+      retriedAt,
+      shipmentKey: shipmentKey(tenantId, orderId),
+    };
   }
-  const failures = recallFailuresOf(run.state);
-  const stored = await recordOrRefuse(run, pending, `resolution of recall refusal ${failures}`, () =>
-    run.durably(`resolve ${failures}`, () =>
-      storeEffect('resolveRecallFailed', `resolve recall refusal ${failures} (${action})`, {
-        tenantId,
-        orderId,
-        failures,
-        action,
-        reason,
-        ...(by !== undefined ? { by } : {}),
-      }),
-    ),
-  );
-  if (!stored || !followStore(run, pending, stored, 'cancelled', `resolution ${failures}`, 'recall-failed')) return;
-  run.state = resolveRecalled(run.state, `resolved (${action})${by ? ` by ${by}` : ''}: ${reason}`);
-  run.publishStatus();
-  pending.result = { ...answer, status: 'cancelled', resolvedAt: now() };
-}
 
-/** The store's answer to a request's effect, or undefined (the request refused with the store's reason). */
-async function recordOrRefuse(
-  run: OperatorRunPort,
-  pending: PendingRequest,
-  what: string,
-  effect: () => Promise<StoredOrder>,
-): Promise<StoredOrder | undefined> {
-  try {
-    return await effect();
-  } catch (err) {
-    pending.refusal = `the store refused ${what} of order ${run.state.tenantId}/${run.state.orderId}: ${failureReason(err)}`;
-    run.state = withNote(run.state, `${what} refused: ${failureReason(err)}`);
-    return undefined;
+  /**
+   * Applies an accepted resolution of a recall-failed order: a retried recall asks the warehouse again (refused again,
+   * the order stays recall-failed with the new reason); a recall that succeeded, or one done by hand, is recorded and
+   * the order is cancelled.
+   */
+  private async applyResolve(pending: Extract<PendingRequest, { kind: 'resolve' }>): Promise<void> {
+    const { run } = this;
+    const { tenantId, orderId, status } = run.state;
+    if (status !== 'recall-failed') {
+      pending.refusal = notRecallFailed(tenantId, orderId, status);
+      return;
+    }
+    const { action, reason, by } = pending.request;
+    const answer = { tenantId, orderId, action, reason, ...(by !== undefined ? { by } : {}) };
+    if (action === 'retry-recall') {
+      const refusal = await this.shipment.recall(shipmentKey(tenantId, orderId));
+      if (refusal !== undefined) {
+        await this.shipment.holdRecallFailed(refusal);
+        pending.result = { ...answer, status: run.state.status, refusal, resolvedAt: now() };
+        return;
+      }
+    }
+    const failures = recallFailuresOf(run.state);
+    const stored = await this.recordOrRefuse(pending, `resolution of recall refusal ${failures}`, () =>
+      run.durably(`resolve ${failures}`, () =>
+        storeEffect('resolveRecallFailed', `resolve recall refusal ${failures} (${action})`, {
+          tenantId,
+          orderId,
+          failures,
+          action,
+          reason,
+          ...(by !== undefined ? { by } : {}),
+        }),
+      ),
+    );
+    if (!stored || !this.followStore(pending, stored, 'cancelled', `resolution ${failures}`, 'recall-failed')) return;
+    run.state = resolveRecalled(run.state, `resolved (${action})${by ? ` by ${by}` : ''}: ${reason}`);
+    run.publishStatus();
+    pending.result = { ...answer, status: 'cancelled', resolvedAt: now() };
   }
-}
 
-/** True when the store holds the order as `expected` after the effect; else the run adopts the store's status and refuses. */
-function followStore(
-  run: OperatorRunPort,
-  pending: PendingRequest,
-  stored: StoredOrder,
-  expected: OrderStatus,
-  what: string,
-  needed: OrderStatus,
-): boolean {
-  if (stored.status === expected) return true;
-  const { tenantId, orderId } = run.state;
-  run.state = withNote(
-    { ...run.state, status: stored.status },
-    `${what} refused: the store holds the order as ${stored.status}`,
-  );
-  run.publishStatus();
-  pending.refusal = `order ${tenantId}/${orderId} is ${stored.status} in the store, not ${needed}: nothing to do`;
-  return false;
+  /** The store's answer to a request's effect, or undefined (the request refused with the store's reason). */
+  private async recordOrRefuse(
+    pending: PendingRequest,
+    what: string,
+    effect: () => Promise<StoredOrder>,
+  ): Promise<StoredOrder | undefined> {
+    const { run } = this;
+    try {
+      return await effect();
+    } catch (err) {
+      pending.refusal = `the store refused ${what} of order ${run.state.tenantId}/${run.state.orderId}: ${failureReason(err)}`;
+      run.state = withNote(run.state, `${what} refused: ${failureReason(err)}`);
+      return undefined;
+    }
+  }
+
+  /** True when the store holds the order as `expected` after the effect; else the run adopts the store's status and refuses. */
+  private followStore(
+    pending: PendingRequest,
+    stored: StoredOrder,
+    expected: OrderStatus,
+    what: string,
+    needed: OrderStatus,
+  ): boolean {
+    if (stored.status === expected) return true;
+    const { run } = this;
+    const { tenantId, orderId } = run.state;
+    run.state = withNote(
+      { ...run.state, status: stored.status },
+      `${what} refused: the store holds the order as ${stored.status}`,
+    );
+    run.publishStatus();
+    pending.refusal = `order ${tenantId}/${orderId} is ${stored.status} in the store, not ${needed}: nothing to do`;
+    return false;
+  }
 }

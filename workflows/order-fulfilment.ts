@@ -36,20 +36,14 @@
  */
 import {
   ApplicationFailure,
+  condition,
   continueAsNew,
-  isCancellation,
   makeContinueAsNewFunc,
   setHandler,
   setWorkflowOptions,
-  sleep,
-  upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { PlacedAndShipped, RecordedShipment } from '../activities/index.js';
-import { HOLD_BEFORE_RETRYING } from './activity-options.js';
 import {
-  OrderStatusAttribute,
-  TenantIdAttribute,
   orderEventSignal,
   orderStatusQuery,
   resumeShipmentSignal,
@@ -57,62 +51,48 @@ import {
   type OrderView,
   type OrderWorkflowInput,
 } from './api.js';
-import { FailureType, ORDER_PLACED, type OrderEvent, type ShipmentWaitDetails } from '../src/vocabulary/order.js';
+import { FailureType } from '../src/vocabulary/order.js';
 import {
-  applyResolve,
-  applyRetry,
-  setRequestHandlers,
-  type OperatorRunPort,
-  type PendingRequest,
-} from './operator-actions.js';
-import {
+  cancelsShipment,
   expireTombstone,
   fromStored,
-  initialOrderState,
   isSettled,
   needsPerson,
-  retriesOf,
   toView,
   withNote,
-  type OrderState,
 } from './order-state.js';
-import { failureReason, isNonRetryable } from './failures.js';
 import { storeEffect } from './store-effects.js';
-import * as shipment from './order-shipment.js';
-import type { ShipmentRunPort } from './order-shipment.js';
-import * as events from './event-handling.js';
-import type { EventRunPort } from './event-handling.js';
-import * as eventWindow from './event-window.js';
-import type { EventWindow, WindowRunPort } from './event-window.js';
-import * as versionMove from './version-move.js';
-import type { VersionMoveRunPort } from './version-move.js';
+import { OrderRun } from './order-run.js';
+import { EventWindow } from './event-window.js';
+import { Shipment } from './order-shipment.js';
+import { EventHandling } from './event-handling.js';
+import { OperatorActions } from './operator-actions.js';
+import { VersionMove } from './version-move.js';
 
 /** What the Web UI's Event History says for each timer (user metadata). */
 const GRACE_WINDOW = 'cancellation grace window';
 const LINGER = 'linger for late events';
-const HOLD = 'hold before retrying';
-/** The OrderStatus search attribute of an order whose shipment waits for the warehouse (not a status of the store). */
-const WAITING_STATUS = 'waiting';
 
 /**
  * The workflow: one order from its first event until it settles (and, with a linger, lingers out). Each pass handles
  * what has arrived, then takes the step the order's status calls for; long runs continue as new with their state.
  */
 export async function orderFulfilmentV2(input: OrderWorkflowInput): Promise<OrderView> {
-  const run = new OrderRun(input);
+  const order = new OrderFulfilment(input);
+  const { run } = order;
   // Each async call costs the SDK's promise hook a captured stack (docs/performance.md): the loop calls only what has
   // work, and decides a settled order's end without one.
-  if (run.loading) await run.loadFromStore();
+  if (order.loading) await order.loadFromStore();
   for (;;) {
-    if (run.hasWork()) await run.drainInbox();
+    if (run.hasWork()) await order.drainInbox();
     const { events: _delivered, ...rest } = input;
     const next = { ...rest, carried: { state: run.state, inbox: run.inbox } };
     // A newer version is current: a waiting order moves to it, carrying its state (upgrade on continue-as-new) — only
     // forward, never back to an older version (a rollback) or onto a ramp (src/adapters/deployment/move-rule.ts).
-    if (run.readyToMoveToNewVersion() && (await run.mayMoveForward())) await upgradeAsNew(next);
-    if (run.readyToContinueAsNew()) await continueAsNew<typeof orderFulfilmentV2>(next);
-    if (run.closesNow()) break;
-    if (!run.settledByQuickShipment() && (await run.step()) === 'done') break;
+    if (order.versionMove.ready() && (await order.versionMove.mayMoveForward())) await upgradeAsNew(next);
+    if (order.readyToContinueAsNew()) await continueAsNew<typeof orderFulfilmentV2>(next);
+    if (order.closesNow()) break;
+    if (!order.shipment.settleFromQuickPath() && (await order.step()) === 'done') break;
   }
   const view = toView(run.state);
   // An order that needs a person is not final (an operator may repair it, a late cancellation may settle it): its run
@@ -146,73 +126,58 @@ function endedUnsettled(view: OrderView): string {
   return `${order} ${held}: ${view.failureReason ?? 'no reason recorded'}`;
 }
 
-/** One run of an order's workflow: its state, its inbox of events, and one method per step. */
-class OrderRun implements OperatorRunPort, ShipmentRunPort, EventRunPort, VersionMoveRunPort, WindowRunPort {
-  state: OrderState;
-  readonly inbox: OrderEvent[];
-  /** Accepted operator requests, oldest first; the head stays until applied. Never carried (handlers wait). */
-  readonly requests: PendingRequest[] = [];
-  readonly settings: OrderWorkflowInput['settings'];
+/**
+ * One run of an order's workflow, composed of its concerns, each owning its state: the run (order-run.ts), the wait
+ * for an event, the shipment, the handling of events, the operator's requests and the version move. Its own state is
+ * what the main loop needs between steps: the repair's load and the linger.
+ */
+class OrderFulfilment {
+  readonly run: OrderRun;
+  readonly window: EventWindow;
+  readonly shipment: Shipment;
+  readonly events: EventHandling;
+  readonly operator: OperatorActions;
+  readonly versionMove: VersionMove;
   /** A repair run (input.repair): it starts from the store's row; `loading` until that is read. */
   private readonly repair: boolean;
   /** True until a repair run has read the store (loadFromStore). */
   loading: boolean;
-  /**
-   * A repair run that found the order pending: an attempt of the run it replaces may still reach the warehouse, so a
-   * cancellation it records recalls the key, as one over the first run's own abandoned attempt does.
-   */
-  inheritedAttempt = false;
-  /** When (workflow time) and why the worker last refused a version move (mayMoveForward). */
-  moveRefusedAt?: number;
-  moveRefusal?: string;
-  /** Only a run the starter indexed (TenantId set) publishes its status, so servers without these attributes work. */
-  private readonly indexed = workflowInfo().typedSearchAttributes.get(TenantIdAttribute) !== undefined;
-  /** The status the search attribute holds: what the starter set (`new`; a repair, the stored status). */
-  private publishedStatus: string = workflowInfo().typedSearchAttributes.get(OrderStatusAttribute) ?? 'new';
-  /**
-   * What the placement's quick path (placeAndShip) did about the shipment, for the next ship(): the shipment it made
-   * and recorded, to settle from; or 'tried' when it asked the warehouse and did not ship, so ship() goes straight to
-   * the heartbeating activity.
-   */
-  quickShipment?: RecordedShipment | 'tried';
   /** The settled status the linger deadline was counted for (lingerDeadline). */
   private lingerFor?: string;
-  /**
-   * A resumeShipment signal arrived since the current shipment attempt began: an attempt that comes back waiting
-   * tries again at once (the resumer woke the order while the attempt was failing, or to probe the warehouse).
-   */
-  resumeRequested = false;
-  /** The one timer of the grace or linger window in progress, kept while events arrive. */
-  window?: EventWindow;
 
   constructor(input: OrderWorkflowInput) {
-    this.settings = input.settings;
+    const run = new OrderRun(input);
+    this.run = run;
+    this.window = new EventWindow(run);
+    this.shipment = new Shipment(run, this.window);
+    this.events = new EventHandling(run, this.shipment);
+    this.operator = new OperatorActions(run, this.shipment);
+    this.versionMove = new VersionMove(run);
     this.repair = input.repair === true;
     this.loading = this.repair && input.carried === undefined;
-    this.state = (input.carried?.state as OrderState | undefined) ?? initialOrderState(input.tenantId, input.orderId);
-    this.inbox = [...(input.carried?.inbox ?? []), ...(input.events ?? [])];
     // A settled order carried across continue-as-new keeps its linger deadline.
-    if (isSettled(this.state) && this.state.lingerEndsAt !== undefined) this.lingerFor = this.state.status;
+    if (isSettled(run.state) && run.state.lingerEndsAt !== undefined) this.lingerFor = run.state.status;
     // One event, or several of the order (oldest first); a list reaches the earlier type too (a handler is no command).
     setHandler(orderEventSignal, (arg) => {
-      this.inbox.push(...signalledEvents(arg));
+      run.inbox.push(...signalledEvents(arg));
     });
-    setHandler(orderStatusQuery, () => toView(this.state));
-    setHandler(resumeShipmentSignal, () => void (this.resumeRequested = true));
+    setHandler(orderStatusQuery, () => toView(run.state));
+    setHandler(resumeShipmentSignal, () => this.shipment.wake());
     // The operator's updates (operator-actions.ts): validated, then queued for the main loop.
-    setRequestHandlers(this);
+    this.operator.setHandlers(() => this.loading);
   }
 
   /** A repair run reads the order from the store first; the operator's request then meets what the store holds. */
   async loadFromStore(): Promise<void> {
-    const { tenantId, orderId } = this.state;
-    const detail = await this.durably('load the order', () =>
+    const { run } = this;
+    const { tenantId, orderId } = run.state;
+    const detail = await run.durably('load the order', () =>
       storeEffect('loadOrder', 'load the order from the store', { tenantId, orderId }),
     );
-    if (detail) this.state = fromStored(this.state, detail);
-    else this.state = withNote(this.state, 'loaded from the store: no such order');
+    if (detail) run.state = fromStored(run.state, detail);
+    else run.state = withNote(run.state, 'loaded from the store: no such order');
     // The run this one repairs may have left a shipment attempt in flight (a terminated run's activity runs on).
-    this.inheritedAttempt = this.state.status === 'pending' && this.state.placement !== undefined;
+    if (run.state.status === 'pending' && run.state.placement !== undefined) this.shipment.inheritAttempt();
     this.loading = false;
   }
 
@@ -222,82 +187,81 @@ class OrderRun implements OperatorRunPort, ShipmentRunPort, EventRunPort, Versio
    */
   readyToContinueAsNew(): boolean {
     const { continueAsNewSuggested, historyLength } = workflowInfo();
-    const limit = this.settings.continueAsNewAfterEvents;
+    const limit = this.run.settings.continueAsNewAfterEvents;
     const long = continueAsNewSuggested || (limit !== undefined && historyLength >= limit);
-    return long && !this.hasWork();
-  }
-
-  /** True when a newer worker version is current and nothing is waiting to be handled (version-move.ts). */
-  readyToMoveToNewVersion(): boolean {
-    return versionMove.readyToMoveToNewVersion(this);
-  }
-
-  /** Asks the worker whether the move Temporal offers goes forward; a definite refusal is noted (version-move.ts). */
-  mayMoveForward(): Promise<boolean> {
-    return versionMove.mayMoveForward(this);
-  }
-
-  /** True when an event or an accepted operator's request waits to be handled (drainInbox). */
-  hasWork(): boolean {
-    return this.inbox.length > 0 || this.requests.length > 0;
+    return long && !this.run.hasWork();
   }
 
   /** Handles every event that has arrived, one at a time, in arrival order; then any accepted operator's request. */
   async drainInbox(): Promise<void> {
-    while (this.hasWork()) {
-      if (this.inbox.length > 0) {
-        await this.handle(this.inbox.shift()!);
-      } else {
-        const next = this.requests[0]!;
-        await (next.kind === 'retry' ? applyRetry(this, next) : applyResolve(this, next));
-        this.requests.shift();
-      }
+    const { run } = this;
+    while (run.hasWork()) {
+      if (run.inbox.length > 0) await this.events.handle(run.inbox.shift()!);
+      else await this.operator.applyNext();
     }
   }
 
   /** True when the run ends at once: its order settled with no linger (the step a settled order takes, without one). */
   closesNow(): boolean {
-    return isSettled(this.state) && this.lingerDeadline() === undefined;
-  }
-
-  /**
-   * The step a pending order takes when the placement's quick path shipped it and the store recorded the shipment
-   * (ship() settling from placeAndShip's answer), taken without an async call; false when that is not the case.
-   */
-  settledByQuickShipment(): boolean {
-    const quick = this.quickShipment;
-    if (this.state.status !== 'pending' || this.state.waiting || quick === undefined || quick === 'tried') return false;
-    if (quick.stored.status !== 'shipped') return false;
-    this.closeWindow();
-    this.quickShipment = undefined;
-    shipment.settleShipped(this, quick);
-    return true;
+    return isSettled(this.run.state) && this.lingerDeadline() === undefined;
   }
 
   /** The step the order's status calls for; 'done' once a settled order lingered (or not at all) without a new event. */
   async step(): Promise<'continue' | 'done'> {
-    const { state } = this;
+    const { run } = this;
+    const { state } = run;
     // Out of a settled status (a retry reopened it): its next settling lingers anew.
     if (!isSettled(state)) this.lingerFor = undefined;
     if (state.status === 'new') {
       // A repair run that found no order ends (failed: the id stays free) once nothing is left to handle.
       if (this.repair) return 'done';
-      await this.waitForEvent();
+      await this.window.waitForEvent();
     } else if (state.status === 'awaiting-placement') {
-      if (!(await this.waitForEvent(state.graceEndsAt, GRACE_WINDOW))) {
-        this.state = expireTombstone(state);
-        this.publishStatus();
+      if (!(await this.window.waitForEvent(state.graceEndsAt, GRACE_WINDOW))) {
+        run.state = expireTombstone(state);
+        run.publishStatus();
       }
     } else if (state.status === 'pending' && state.waiting) {
-      await shipment.waitForWarehouse(this);
+      await this.shipment.waitForWarehouse();
     } else if (state.status === 'pending') {
-      this.closeWindow();
-      await shipment.ship(this);
+      this.window.close();
+      await this.ship();
     } else if (isSettled(state)) {
       const deadline = this.lingerDeadline();
-      if (deadline === undefined || !(await this.waitForEvent(deadline, LINGER))) return 'done';
+      if (deadline === undefined || !(await this.window.waitForEvent(deadline, LINGER))) return 'done';
     }
     return 'continue';
+  }
+
+  /**
+   * Ships the order and records the shipment (order-shipment.ts). While the attempt is in flight, events that cannot
+   * stop it are handled; a cancellation stops it (waiting until it has stopped), is recorded, and the shipment is
+   * recalled. One that came while the attempt recorded the shipment anyway is a late one, recorded and refused by the
+   * store like any other.
+   */
+  private async ship(): Promise<void> {
+    const { run } = this;
+    const attempt = await this.shipment.begin();
+    if (attempt === undefined) return;
+    while (attempt.inFlight()) {
+      await condition(() => attempt.hasStopped() || run.inbox.length > 0);
+      while (!attempt.hasStopped() && run.inbox.length > 0) {
+        if (cancelsShipment(run.state, run.inbox[0]!)) {
+          attempt.cancel(run.inbox.shift()!);
+          break;
+        }
+        await this.events.handle(run.inbox.shift()!);
+      }
+    }
+    await attempt.done;
+    const { cancelledBy } = attempt;
+    if (cancelledBy !== undefined && !attempt.shipped()) {
+      await this.events.handle(cancelledBy);
+      await this.shipment.compensate(attempt.key);
+      return;
+    }
+    await this.shipment.settle(attempt);
+    if (cancelledBy !== undefined) await this.events.handle(cancelledBy);
   }
 
   /**
@@ -306,89 +270,13 @@ class OrderRun implements OperatorRunPort, ShipmentRunPort, EventRunPort, Versio
    * as cancelled lingers anew.
    */
   private lingerDeadline(): number | undefined {
-    const { status } = this.state;
+    const { run } = this;
+    const { status } = run.state;
     if (this.lingerFor !== status) {
       this.lingerFor = status;
-      const seconds = this.settings.lingerSeconds;
-      this.state = { ...this.state, lingerEndsAt: seconds > 0 ? Date.now() + seconds * 1000 : undefined };
+      const seconds = run.settings.lingerSeconds;
+      run.state = { ...run.state, lingerEndsAt: seconds > 0 ? Date.now() + seconds * 1000 : undefined };
     }
-    return this.state.lingerEndsAt;
-  }
-
-  /** Decides what one event means and records it through the store, whose answer is the state (event-handling.ts). */
-  handle(event: OrderEvent): Promise<void> {
-    return events.handle(this, event);
-  }
-
-  // The warehouse steps (order-shipment.ts) that handle() takes, and the operator's appliers (OperatorRunPort).
-
-  /** The quick path of an order's first placement: its record and shipment in one local activity. */
-  placeAndShip(event: Extract<OrderEvent, { type: typeof ORDER_PLACED }>): Promise<PlacedAndShipped | undefined> {
-    return shipment.placeAndShip(this, event);
-  }
-
-  /** The shipment met the warehouse down for everyone, or shipping paused: the order waits. */
-  waitFor(wait: ShipmentWaitDetails): void {
-    shipment.waitFor(this, wait);
-  }
-
-  /** Recalls the shipment made under `key`; a recall refused for good holds the order as recall-failed. */
-  compensate(key: string): Promise<void> {
-    return shipment.compensate(this, key);
-  }
-
-  /** Recalls the shipment under `key`: undefined when done, else the warehouse's refusal. */
-  recall(key: string): Promise<string | undefined> {
-    return shipment.recall(this, key);
-  }
-
-  /** Records the order recall-failed with the warehouse's refusal. */
-  holdRecallFailed(reason: string): Promise<void> {
-    return shipment.holdRecallFailed(this, reason);
-  }
-
-  /**
-   * Runs a store or warehouse effect whose own retry policy gave up on a transient failure: the order is held
-   * (a note says why) and the effect is tried again after a pause, for as long as it takes. Business refusals
-   * (non-retryable failures) are thrown to the caller.
-   */
-  async durably<T>(what: string, effect: () => Promise<T>): Promise<T> {
-    for (;;) {
-      try {
-        return await effect();
-      } catch (err) {
-        if (isNonRetryable(err) || isCancellation(err)) throw err;
-        this.state = withNote(
-          this.state,
-          `${what}: gave up for now (${failureReason(err)}); trying again in 5 minutes`,
-        );
-        await sleep(HOLD_BEFORE_RETRYING, { summary: HOLD });
-      }
-    }
-  }
-
-  /**
-   * Publishes the order's status as the OrderStatus search attribute when it settled (shipped, cancelled, failed)
-   * or was reopened for a retry: at most once per settling, so an order that goes well upserts once. The starter set
-   * `new`; the status query has every state in between.
-   */
-  publishStatus(): void {
-    // A waiting order shows as `waiting` in the Web UI (OrderStatus = "waiting") until it settles.
-    const status = this.state.waiting ? WAITING_STATUS : this.state.status;
-    const worthPublishing =
-      isSettled(this.state) || this.state.waiting !== undefined || (status === 'pending' && retriesOf(this.state) > 0);
-    if (!worthPublishing || !this.indexed || this.publishedStatus === status) return;
-    upsertSearchAttributes([{ key: OrderStatusAttribute, value: status }]);
-    this.publishedStatus = status;
-  }
-
-  /** Waits until an event or an accepted request arrives or `deadline` passes; true when one did (event-window.ts). */
-  waitForEvent(deadline?: number, summary?: string, woken?: () => boolean): Promise<boolean> {
-    return eventWindow.waitForEvent(this, deadline, summary, woken);
-  }
-
-  /** Cancels the window's timer when the order left the status it was for. */
-  closeWindow(): void {
-    eventWindow.closeWindow(this);
+    return run.state.lingerEndsAt;
   }
 }

@@ -18,27 +18,29 @@ const quiet = {
   error: console.error,
 };
 
+/** What the workflow code reads, in any commit's layout (a path a commit does not have is left out). */
+const READ_BY_WORKFLOWS = [
+  'workflows/',
+  'src/vocabulary/',
+  'src/order.ts',
+  'src/order-rules.ts',
+  'src/policy/',
+  'src/retry-policies.ts',
+];
+
 /**
  * Writes workflows/ as of `commit` into the checkout's cache, with the files outside it that the workflows of that
- * commit read and that import nothing: the order's vocabulary (src/vocabulary/order.ts) and, in commits before the
- * activity options moved beside the workflows, src/base/retry-policies.ts. Every other import outside workflows/ is
- * type-only, as the workflow rule says. Returns the entry point (workflows/index.ts of that commit), to bundle or
- * replay with.
+ * commit read: the order's vocabulary — src/vocabulary/ since the folders became the layers; before that
+ * src/order.ts, src/order-rules.ts and src/policy/ — and, in commits before the activity options moved beside the
+ * workflows, src/retry-policies.ts. Every other import outside workflows/ is type-only, as the workflow rule says.
+ * Returns the entry point (workflows/index.ts of that commit), to bundle or replay with.
  */
 export function workflowsAt(commit: string): string {
   const git = (...args: string[]) => execFileSync('git', args, { cwd: repoRoot, encoding: 'utf8' });
   const sha = git('rev-parse', '--verify', `${commit}^{commit}`).trim();
   // Inside the checkout (not under node_modules, which the bundler does not transpile), so @temporalio/* resolves.
   const dir = join(repoRoot, '.cache', `workflows-at-${sha.slice(0, 12)}`);
-  for (const file of git(
-    'ls-tree',
-    '-r',
-    '--name-only',
-    sha,
-    'workflows/',
-    'src/vocabulary/order.ts',
-    'src/base/retry-policies.ts',
-  )
+  for (const file of git('ls-tree', '-r', '--name-only', sha, ...READ_BY_WORKFLOWS)
     .split('\n')
     .filter(Boolean)) {
     const target = join(dir, file);
