@@ -1,7 +1,7 @@
 /**
  * The order's activities, built by a factory over their dependencies so tests can pass fakes, one file per concern:
  * recording (the order's events and the store effects of its fulfilment, recording.ts), shipping and waiting (the
- * warehouse's calls and waits, shipping.ts and warehouse-waits.ts), operators' actions (operator-actions.ts) and dead
+ * warehouse's calls and waits, shipping.ts and warehouse-waits.ts), operators' actions (operator-records.ts) and dead
  * letters (dead-letters.ts); createActivities composes them into the one set the workflows proxy (OrderActivities),
  * whose names the workflows' histories record.
  * Every effect on PostgreSQL is one transaction that claims its key in `processed_events` first and applies
@@ -11,7 +11,7 @@
  */
 import { createDeadLetterActivities } from './dead-letters.js';
 import type { ActivityDeps } from './deps.js';
-import { createOperatorActivities } from './operator-actions.js';
+import { createOperatorActivities } from './operator-records.js';
 import { createRecordingActivities } from './recording.js';
 import { createShippingActivities } from './shipping.js';
 

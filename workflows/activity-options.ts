@@ -62,7 +62,7 @@ export const QUICK_SHIPMENT = {
 export const HOLD_BEFORE_RETRYING = '5 minutes';
 
 /**
- * The dedupe ledger's retention run (activities/ledger-retention.ts): batches of short deletes, heartbeating after
+ * The dedupe ledger's retention run (activities/ledger-pruning.ts): batches of short deletes, heartbeating after
  * each; a retry resumes the counts from the last heartbeat. When the attempts run out the run fails, and the
  * schedule's next run starts over.
  */

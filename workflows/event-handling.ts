@@ -18,7 +18,7 @@ import {
   type StoredOrder,
 } from '../src/vocabulary/order.js';
 import { applyStored, decide, noteDecision, withNote } from './order-state.js';
-import { failureReason, failureType } from './failures.js';
+import { failureReason, failureType } from './activity-failures.js';
 import { store, storeEffect } from './store-effects.js';
 import type { OrderRun } from './order-run.js';
 import type { Shipment } from './order-shipment.js';

@@ -23,7 +23,7 @@ import {
   type OrderStatus,
   type StoredOrder,
 } from '../src/vocabulary/order.js';
-import { failureReason, notFailed } from './failures.js';
+import { failureReason, notFailed } from './activity-failures.js';
 import {
   recallFailuresOf,
   reopenForRetry,

@@ -17,7 +17,7 @@ import type {
   RetryShipmentResult,
 } from './operator-requests.js';
 import { initialOrderState, isSettled, retriesOf, withNote, type OrderState } from './order-state.js';
-import { failureReason, isNonRetryable } from './failures.js';
+import { failureReason, isNonRetryable } from './activity-failures.js';
 
 /** What the Web UI's Event History says for the hold's timer (user metadata). */
 const HOLD = 'hold before retrying';

@@ -32,7 +32,13 @@ import {
   waitDeadline,
   withNote,
 } from './order-state.js';
-import { failureReason, isNonRetryable, quickThenDurable, shipmentWait, unrecordedShipmentId } from './failures.js';
+import {
+  failureReason,
+  isNonRetryable,
+  quickThenDurable,
+  shipmentWait,
+  unrecordedShipmentId,
+} from './activity-failures.js';
 import { storeEffect } from './store-effects.js';
 import type { OrderRun } from './order-run.js';
 import type { EventWindow } from './event-window.js';

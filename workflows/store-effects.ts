@@ -8,7 +8,7 @@ import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { OrderActivities } from '../activities/index.js';
 import { LOCAL_STORE_EFFECT, SHORT_EFFECT_ACTIVITY } from './activity-options.js';
 import { NON_RETRYABLE_FAILURES } from '../src/vocabulary/order.js';
-import { quickThenDurable } from './failures.js';
+import { quickThenDurable } from './activity-failures.js';
 
 const nonRetryable = { nonRetryableErrorTypes: [...NON_RETRYABLE_FAILURES] };
 

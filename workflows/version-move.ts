@@ -10,7 +10,7 @@ import { proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
 import type { VersionActivities } from '../activities/move-answer.js';
 import type { OrderRun } from './order-run.js';
 import { withNote } from './order-state.js';
-import { failureReason } from './failures.js';
+import { failureReason } from './activity-failures.js';
 
 /** The worker's answer to a version move: a local activity, so the answer is in the history. */
 const versionCheck = proxyLocalActivities<VersionActivities>({

@@ -6,19 +6,19 @@
  * its variables; loadConfig reads them all and reports every problem at once.
  */
 import { z } from 'zod';
-import { bridgeSchema } from './config/bridge.js';
-import { cliSchema, codecServerProblems } from './config/cli.js';
-import { encryptionSchema, payloadKeys } from './config/encryption.js';
+import { bridgeSchema } from './config/bridge-settings.js';
+import { cliSchema, codecServerProblems } from './config/cli-settings.js';
+import { encryptionSchema, payloadKeys } from './config/encryption-settings.js';
 import { shown } from './config/fields.js';
-import { kafkaSchema, kafkaSecurityProblems } from './config/kafka.js';
-import { databaseProblems, ledgerRetentionProblems, postgresSchema } from './config/postgres.js';
-import { processSchema } from './config/process.js';
-import { reconcileProblems, reconcileSchema } from './config/reconcile.js';
-import { statusSchema } from './config/status.js';
-import { tenantsSchema } from './config/tenants.js';
+import { kafkaSchema, kafkaSecurityProblems } from './config/kafka-settings.js';
+import { databaseProblems, ledgerRetentionProblems, postgresSchema } from './config/postgres-settings.js';
+import { processSchema } from './config/process-settings.js';
+import { reconcileProblems, reconcileSchema } from './config/reconcile-settings.js';
+import { statusSchema } from './config/status-settings.js';
+import { tenantsSchema } from './config/tenant-settings.js';
 import { temporalSchema, temporalSettings, type TemporalSettings } from './config/temporal-settings.js';
-import { tracingProblems, tracingSchema } from './config/tracing.js';
-import { workerSchema, workerTuningProblems } from './config/worker.js';
+import { tracingProblems, tracingSchema } from './config/tracing-settings.js';
+import { workerSchema, workerTuningProblems } from './config/worker-settings.js';
 import type { PayloadKeys } from './config/payload-keys.js';
 
 export { durationMs, SECRET_VARIABLES } from './config/fields.js';
@@ -27,15 +27,15 @@ export {
   KAFKA_SECURITY_PROTOCOLS,
   KAFKA_SETTING_NAMES,
   type KafkaSettings,
-} from './config/kafka.js';
+} from './config/kafka-settings.js';
 export {
   LEDGER_RETENTION_FLOOR_DAYS,
   LOCAL_DATABASE_MIGRATION_URL,
   LOCAL_DATABASE_URL,
   databaseUser,
-} from './config/postgres.js';
+} from './config/postgres-settings.js';
 export { isTemporalEnvconfigVariable, type TemporalSettings, type TemporalTls } from './config/temporal-settings.js';
-export { OTEL_TRACES_EXPORTERS, OTEL_TRACES_SAMPLERS, OTLP_PROTOCOLS } from './config/tracing.js';
+export { OTEL_TRACES_EXPORTERS, OTEL_TRACES_SAMPLERS, OTLP_PROTOCOLS } from './config/tracing-settings.js';
 
 /** Environment variable name → schema with its default, every concern's. Also the list the docker-compose test checks against. */
 export const configSchema = {

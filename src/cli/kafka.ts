@@ -1,6 +1,6 @@
 /**
  * The commands' Kafka: the project's one client set-up (src/adapters/kafka/client.ts) with the CLI's client id and
- * logger, and the port's reads in the CLI's error taxonomy (errors.ts). Kept out of context.ts so that main.ts can
+ * logger, and the port's reads in the CLI's error taxonomy (cli-errors.ts). Kept out of context.ts so that main.ts can
  * build contexts without loading kafkajs: only a command module imports this, after main.ts has checked the command's
  * options.
  */
@@ -14,7 +14,7 @@ import {
   type ReadOptions,
 } from '../adapters/kafka/topic-reader.js';
 import { cliLogger, type CliContext } from './context.js';
-import { InterruptedError, NotFoundError, UsageError } from './errors.js';
+import { InterruptedError, NotFoundError, UsageError } from './cli-errors.js';
 
 export function cliKafka(ctx: CliContext): Kafka {
   return createKafka(ctx.config, ctx.logger ?? cliLogger(), { clientId: `${ctx.config.KAFKA_CLIENT_ID}-cli` });

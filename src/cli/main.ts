@@ -22,7 +22,7 @@ import type { Runner } from './command.js';
 import { cliLogger, type CliContext } from './context.js';
 import { registerDeploymentCommands } from './deployment/commands.js';
 import { registerDlqCommands } from './dlq/commands.js';
-import { EXIT, InterruptedError, NotFoundError, UsageError } from './errors.js';
+import { EXIT, InterruptedError, NotFoundError, UsageError } from './cli-errors.js';
 import { registerLagCommands } from './lag/commands.js';
 import { registerOrderCommands } from './order/commands.js';
 import { eprintln, processOutput, type Output } from './output.js';

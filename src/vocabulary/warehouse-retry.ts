@@ -2,7 +2,7 @@
  * The warehouse retry policy — an order's own shipment attempts, when the warehouse answers others but fails for this
  * order (its circuit closed, the brownout rule not met) — written once. Everything else derives from it: the workflow's
  * activity options (workflows/activity-options.ts WAREHOUSE_ACTIVITY: Temporal's attempts and fallback intervals), the
- * defaults of WAREHOUSE_RETRY_INITIAL_MS and WAREHOUSE_RETRY_MAX_MS (src/base/config/worker.ts), the activity's
+ * defaults of WAREHOUSE_RETRY_INITIAL_MS and WAREHOUSE_RETRY_MAX_MS (src/base/config/worker-settings.ts), the activity's
  * jittered delays without configuration (src/base/retry-policies.ts SHIPMENT_BACKOFF);
  * test/unit/warehouse-retry-policy.unit.test.ts holds the docs' figures to it.
  *

@@ -8,7 +8,7 @@ import { loadConfig } from '../../src/base/config.js';
 import { parseRecord } from '../../src/adapters/events/envelope.js';
 import { createDb, inTenantTransaction, type Db } from '../../src/adapters/store/db.js';
 import { recordCancellation, recordPlacement } from '../../src/adapters/store/fulfilments.js';
-import { provisionPostgres } from '../../src/roles/provision/postgres.js';
+import { provisionPostgres } from '../../src/roles/provision/schema-and-grants.js';
 import { runtimeConnection } from '../../src/adapters/store/connection.js';
 import { claim } from '../../src/adapters/store/processed-events.js';
 import { createWarehouseClient } from '../../src/adapters/warehouse/client.js';

@@ -13,9 +13,9 @@ import { durationMs, loadConfig, type Config } from '../../src/base/config.js';
 import { ensureLedgerRetentionSchedule } from '../../src/roles/worker/ledger-retention-schedule.js';
 import { metricValue } from '../../src/base/metrics.js';
 import { inTenantTransaction } from '../../src/adapters/store/db.js';
-import { provisionPostgres } from '../../src/roles/provision/postgres.js';
+import { provisionPostgres } from '../../src/roles/provision/schema-and-grants.js';
 import { CONSUMER_NAME } from '../../src/vocabulary/order.js';
-import type { PruneLedgerResult } from '../../workflows/ledger-retention.js';
+import type { PruneLedgerResult } from '../../workflows/ledger-retention-run.js';
 import { logger, uniqueSuffix, waitFor } from '../support/harness.js';
 
 const suffix = uniqueSuffix('ledger');

@@ -37,7 +37,7 @@ import {
   versionRelation,
   type OrderPosition,
 } from '../../src/vocabulary/order-rules.js';
-import { provisionPostgres } from '../../src/roles/provision/postgres.js';
+import { provisionPostgres } from '../../src/roles/provision/schema-and-grants.js';
 import { runtimeConnection } from '../../src/adapters/store/connection.js';
 import {
   positionOf as storePositionOf,

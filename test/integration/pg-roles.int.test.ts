@@ -13,7 +13,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/base/config.js';
 import { createKafka } from '../../src/adapters/kafka/client.js';
-import { provisionPostgres } from '../../src/roles/provision/postgres.js';
+import { provisionPostgres } from '../../src/roles/provision/schema-and-grants.js';
 import { runtimeConnection } from '../../src/adapters/store/connection.js';
 import { createDb, inTenantTransaction, type Db } from '../../src/adapters/store/db.js';
 import { CONSUMER_NAME } from '../../src/vocabulary/order.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
-import { UsageError } from '../../src/cli/errors.js';
+import { UsageError } from '../../src/cli/cli-errors.js';
 import { runCli } from '../../src/cli/main.js';
 import { memoryOutput } from '../../src/cli/output.js';
 import { redeliver } from '../../src/cli/redeliver/redeliver.js';

@@ -19,7 +19,7 @@ import { createDb, inTenantTransaction, type Db } from '../../src/adapters/store
 import type { StatusEvent } from '../../src/adapters/status-events/event.js';
 import { readStatusEvents, statusOutboxLag, type OutboxRow } from '../../src/adapters/status-events/outbox.js';
 import { startStatusRelay, type StatusRelay } from '../../src/adapters/status-events/relay.js';
-import type { PruneStatusOutboxResult } from '../../activities/status-outbox-retention.js';
+import type { PruneStatusOutboxResult } from '../../activities/status-outbox-pruning.js';
 import {
   events,
   logger,

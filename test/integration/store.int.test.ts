@@ -10,7 +10,7 @@ import {
   readFulfilment,
 } from '../../src/adapters/store/fulfilments.js';
 import { claim } from '../../src/adapters/store/processed-events.js';
-import { provisionPostgres } from '../../src/roles/provision/postgres.js';
+import { provisionPostgres } from '../../src/roles/provision/schema-and-grants.js';
 import { runtimeConnection } from '../../src/adapters/store/connection.js';
 
 const placement = { customerId: 'c1', lines: [{ sku: 's', quantity: 1 }] };

@@ -19,7 +19,7 @@ import { createLogger } from '../../src/base/log.js';
 import { inTenantTransaction } from '../../src/adapters/store/db.js';
 import { readFulfilment } from '../../src/adapters/store/fulfilments.js';
 import { startWarehouse, type Shipment, type WarehouseServer } from '../../tools/warehouse/server.js';
-import { provisionPostgres } from '../../src/roles/provision/postgres.js';
+import { provisionPostgres } from '../../src/roles/provision/schema-and-grants.js';
 import { runtimeConnection } from '../../src/adapters/store/connection.js';
 
 export const logger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');

@@ -30,9 +30,10 @@ const READ_BY_WORKFLOWS = [
 
 /**
  * Writes workflows/ as of `commit` into the checkout's cache, with the files outside it that the workflows of that
- * commit read: the order's vocabulary — src/vocabulary/ since the folders became the layers; before that
- * src/order.ts, src/order-rules.ts and src/policy/ — and, in commits before the activity options moved beside the
- * workflows, src/retry-policies.ts. Every other import outside workflows/ is type-only, as the workflow rule says.
+ * commit read (READ_BY_WORKFLOWS): the order's vocabulary — src/vocabulary/ since the folders became the layers,
+ * files at the root of src/ before that — and, in commits before the activity options moved beside the workflows,
+ * the retry policies at the root of src/. Every other import outside workflows/ is type-only, as the workflow rule
+ * says.
  * Returns the entry point (workflows/index.ts of that commit), to bundle or replay with.
  */
 export function workflowsAt(commit: string): string {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { UsageError } from '../../src/cli/errors.js';
+import { UsageError } from '../../src/cli/cli-errors.js';
 import { describeRanges, planRedelivery } from '../../src/cli/redeliver/range.js';
 import { parseRangePoint } from '../../src/cli/range-point.js';
 

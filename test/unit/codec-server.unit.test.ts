@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EncryptionCodec } from '../../src/adapters/codec/payload-codec.js';
-import { startCodecServer, type CodecServer } from '../../src/adapters/codec/server.js';
+import { startCodecServer, type CodecServer } from '../../src/adapters/codec/codec-server.js';
 import { loadConfig } from '../../src/base/config.js';
 
 const TOKEN = 'test-token-0123456789abcdef';

@@ -102,7 +102,7 @@ describe('imports point down the layers', () => {
       'workflows/ imports only its own files',
     ],
     [
-      'workflows/failures.ts',
+      'workflows/activity-failures.ts',
       "import { Context } from '@temporalio/activity';",
       'workflows/ imports only its own files',
     ],

@@ -3,7 +3,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { DefaultLogger } from '@temporalio/worker';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { describe, expect, it } from 'vitest';
-import { createLedgerRetentionActivities } from '../../activities/ledger-retention.js';
+import { createLedgerRetentionActivities } from '../../activities/ledger-pruning.js';
 import { createLogger } from '../../src/base/log.js';
 import { createMetrics, metricValue } from '../../src/base/metrics.js';
 import type { Db } from '../../src/adapters/store/db.js';

@@ -7,7 +7,7 @@
 import { sleep } from '@temporalio/workflow';
 import { orderFulfilmentV2 as current } from '../../workflows/order-fulfilment.js';
 
-export { pruneLedger } from '../../workflows/ledger-retention.js';
+export { pruneLedger } from '../../workflows/ledger-retention-run.js';
 
 export async function orderFulfilmentV2(...args: Parameters<typeof current>): ReturnType<typeof current> {
   await sleep('1 second');

@@ -1,4 +1,4 @@
-/** A tenant's weight: its share of capacity while tenants compete (src/base/config/tenants.ts). */
+/** A tenant's weight: its share of capacity while tenants compete (src/base/config/tenant-settings.ts). */
 import type { Config } from '../config.js';
 
 export type TenantWeightOf = (tenantId: string) => number;

@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { runCommand, type Runner } from '../command.js';
 import * as arg from '../options.js';
-import { UsageError } from '../errors.js';
+import { UsageError } from '../cli-errors.js';
 
 export function registerCodecServerCommand(program: Command, run: Runner): void {
   program

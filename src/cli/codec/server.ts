@@ -1,12 +1,12 @@
 /**
- * `fulfilment codec-server`: serves the codec endpoint (src/adapters/codec/server.ts) on
+ * `fulfilment codec-server`: serves the codec endpoint (src/adapters/codec/codec-server.ts) on
  * CODEC_SERVER_HOST:CODEC_SERVER_PORT with the configured keys, until interrupted. Refuses to start without keys or
  * without a token.
  */
 import { readFileSync } from 'node:fs';
-import { startCodecServer, type CodecServer } from '../../adapters/codec/server.js';
+import { startCodecServer, type CodecServer } from '../../adapters/codec/codec-server.js';
 import type { CliContext } from '../context.js';
-import { UsageError } from '../errors.js';
+import { UsageError } from '../cli-errors.js';
 import { eprintln, println } from '../output.js';
 
 export interface CodecServerCommandOptions {

@@ -6,7 +6,7 @@
 import { hostname, userInfo } from 'node:os';
 import type { Client } from '@temporalio/client';
 import type { CliContext } from '../context.js';
-import { NotFoundError, UsageError } from '../errors.js';
+import { NotFoundError, UsageError } from '../cli-errors.js';
 import { eprintln, println } from '../output.js';
 import { formatTable } from '../table.js';
 import { cliTemporalClient } from '../temporal-client.js';

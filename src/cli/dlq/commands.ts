@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { runCommand, type Runner } from '../command.js';
 import * as arg from '../options.js';
 import { DEFAULT_REDACT_FIELDS } from '../redact.js';
-import { UsageError } from '../errors.js';
+import { UsageError } from '../cli-errors.js';
 import type { Position } from '../position.js';
 import { operatorName } from './audit.js';
 import type { DlqFilter } from './filter.js';

@@ -2,7 +2,7 @@
  * The checks of `dlq purge` that need only the options: main.ts runs them before it loads purge.ts, so bad input
  * exits 2 without loading the Kafka client; dlqPurge checks again for callers that skip the CLI.
  */
-import { UsageError } from '../errors.js';
+import { UsageError } from '../cli-errors.js';
 
 export interface DlqPurgeOptions {
   /** Delete the prefix of each partition written before this time. */

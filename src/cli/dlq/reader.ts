@@ -12,7 +12,7 @@ import { withAdmin } from '../../adapters/kafka/admin.js';
 import type { Kafka } from '../../adapters/kafka/client.js';
 import { headerString } from '../../adapters/kafka/records.js';
 import type { OffsetRange } from '../../adapters/kafka/topic-reader.js';
-import { NotFoundError } from '../errors.js';
+import { NotFoundError } from '../cli-errors.js';
 import { readTopic, topicPartitions } from '../kafka.js';
 import type { DlqRecord } from './record.js';
 import { formatPosition, type Position } from '../position.js';

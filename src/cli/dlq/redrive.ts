@@ -26,7 +26,7 @@
 import { withAdmin } from '../../adapters/kafka/admin.js';
 import { createSender } from '../../adapters/kafka/sender.js';
 import type { CliContext } from '../context.js';
-import { NotFoundError, UsageError } from '../errors.js';
+import { NotFoundError, UsageError } from '../cli-errors.js';
 import { cliKafka } from '../kafka.js';
 import { println } from '../output.js';
 import { formatPosition } from '../position.js';

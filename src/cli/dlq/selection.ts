@@ -4,7 +4,7 @@
  * Kafka client or anything else heavy; dlqRedrive checks again for callers that skip the CLI.
  */
 import type { Position } from '../position.js';
-import { UsageError } from '../errors.js';
+import { UsageError } from '../cli-errors.js';
 import type { DlqFilter } from './filter.js';
 
 export interface DlqSelection {

@@ -1,14 +1,14 @@
 /**
  * `fulfilment lag`: per consumer group and partition, the committed offset, the end offset, the records behind and
- * the age of the oldest record not yet committed, read from the brokers (src/roles/lag/lag.ts) — a stopped bridge does
+ * the age of the oldest record not yet committed, read from the brokers (src/roles/lag/consumer-lag.ts) — a stopped bridge does
  * not stop it. `fulfilment lag-exporter` serves the same as Prometheus metrics until interrupted.
  */
 import type { CliContext } from '../context.js';
-import { NotFoundError } from '../errors.js';
+import { NotFoundError } from '../cli-errors.js';
 import { cliKafka } from '../kafka.js';
 import { println } from '../output.js';
 import { formatTable } from '../table.js';
-import { connectLagReader, oldestAgeSeconds, TopicNotFound, type LagReport } from '../../roles/lag/lag.js';
+import { connectLagReader, oldestAgeSeconds, TopicNotFound, type LagReport } from '../../roles/lag/consumer-lag.js';
 
 export interface LagOptions {
   /** Consumer groups (default CONSUMER_GROUP). */

@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { runCommand, type Runner } from '../command.js';
 import * as arg from '../options.js';
-import { UsageError } from '../errors.js';
+import { UsageError } from '../cli-errors.js';
 import * as orderArg from './options.js';
 
 /** Over 80 lines: one declaration per subcommand (its options and help) — a list, not logic. */

@@ -14,7 +14,7 @@ import {
   retryReasonProblem,
   type RecallResolution,
 } from '../../vocabulary/order.js';
-import { UsageError } from '../errors.js';
+import { UsageError } from '../cli-errors.js';
 
 /** How long the command waits for Temporal and the order's worker when --timeout is not given, seconds. */
 export const DEFAULT_RETRY_TIMEOUT_SECONDS = 30;

@@ -14,7 +14,7 @@
 import { createHash } from 'node:crypto';
 import { orderWorkflowId, resolveRecallUpdate, type ResolveRecallRequest } from '../../../workflows/api.js';
 import type { CliContext } from '../context.js';
-import { NotFoundError } from '../errors.js';
+import { NotFoundError } from '../cli-errors.js';
 import { println } from '../output.js';
 import { cliTemporalClient } from '../temporal-client.js';
 import { readOrderRow, withStore } from './held-orders.js';

@@ -6,7 +6,7 @@
  * what happened; one that is refused or fails does not stop the rest, and the command exits 1 if any did.
  */
 import type { CliContext } from '../context.js';
-import { InterruptedError } from '../errors.js';
+import { InterruptedError } from '../cli-errors.js';
 import { println } from '../output.js';
 import { formatTable, truncate } from '../table.js';
 import { cliTemporalClient } from '../temporal-client.js';

@@ -22,7 +22,7 @@ import {
 } from '../../../workflows/api.js';
 import type { Config } from '../../base/config.js';
 import type { CliContext } from '../context.js';
-import { NotFoundError } from '../errors.js';
+import { NotFoundError } from '../cli-errors.js';
 import { println } from '../output.js';
 import { cliTemporalClient } from '../temporal-client.js';
 import { readOrderRow, withStore } from './held-orders.js';

@@ -23,7 +23,7 @@
 import { orderWorkflowId } from '../../../workflows/api.js';
 import { shipmentKey } from '../../vocabulary/order.js';
 import type { CliContext } from '../context.js';
-import { NotFoundError } from '../errors.js';
+import { NotFoundError } from '../cli-errors.js';
 import { println } from '../output.js';
 import { Redactor } from '../redact.js';
 import { checkShowOptions, DEFAULT_SHOW_TIMEOUT_SECONDS, type ShowOptions } from './options.js';

@@ -5,7 +5,7 @@
  */
 import { InvalidArgumentError } from 'commander';
 import { CHECKS, type CheckName } from '../../reconcile/mismatch.js';
-import { UsageError } from '../errors.js';
+import { UsageError } from '../cli-errors.js';
 import { parseDuration } from '../time.js';
 
 export interface ReconcileOptions {

@@ -4,7 +4,7 @@
  * so bad input exits 2 without loading Temporal, kafkajs or pg; redeliver() checks again for callers that skip the CLI.
  */
 import type { CliContext } from '../context.js';
-import { UsageError } from '../errors.js';
+import { UsageError } from '../cli-errors.js';
 import type { RangePoint } from '../range-point.js';
 
 /** Consumer group a redelivery reads in when `--group` is not given. */

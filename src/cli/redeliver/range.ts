@@ -6,7 +6,7 @@
  *   `p:o[,p:o…]` (`0:1500,2:80`) — per partition; with --from, partitions not named are not redelivered
  * `--to` is exclusive and never beyond the high watermark captured at start; the default is that watermark.
  */
-import { UsageError } from '../errors.js';
+import { UsageError } from '../cli-errors.js';
 import type { PartitionOffsets } from '../../adapters/kafka/admin.js';
 import type { OffsetRange } from '../../adapters/kafka/topic-reader.js';
 import type { RangePoint } from '../range-point.js';

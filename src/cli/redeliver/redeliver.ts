@@ -25,7 +25,7 @@ import { connectClient } from '../../domain/temporal.js';
 import { workflowSettings } from '../../domain/workflow-settings.js';
 import { tenantWeights } from '../../base/tenants/weights.js';
 import type { CliContext } from '../context.js';
-import { UsageError } from '../errors.js';
+import { UsageError } from '../cli-errors.js';
 import { cliKafka, readTopic, topicPartitions } from '../kafka.js';
 import { eprintln, println } from '../output.js';
 import { formatPosition } from '../position.js';

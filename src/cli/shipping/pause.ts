@@ -15,7 +15,7 @@ import {
   type WaitSummary,
 } from '../../adapters/store/shipment-waits.js';
 import { cliLogger, type CliContext } from '../context.js';
-import { InterruptedError, NotFoundError } from '../errors.js';
+import { InterruptedError, NotFoundError } from '../cli-errors.js';
 import { eprintln, println } from '../output.js';
 import { cliTemporalClient } from '../temporal-client.js';
 import { DEFAULT_PAUSE_REFRESH_MS } from '../../adapters/store/pause-book.js';

@@ -3,7 +3,7 @@
  * the same before anything is loaded).
  */
 import { ID_PATTERN } from '../../vocabulary/order.js';
-import { UsageError } from '../errors.js';
+import { UsageError } from '../cli-errors.js';
 import { TENANT_EXPECTED } from '../order/options.js';
 
 /** How long `tenant show` waits for each source by default, seconds. */

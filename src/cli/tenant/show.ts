@@ -20,7 +20,7 @@ import { tenantBacklog, type TenantBacklog } from '../../adapters/store/tenant-b
 import { tenantWeights } from '../../base/tenants/weights.js';
 import { withTimeout } from '../../base/timeout.js';
 import type { CliContext } from '../context.js';
-import { NotFoundError } from '../errors.js';
+import { NotFoundError } from '../cli-errors.js';
 import { println } from '../output.js';
 import { cliTemporalClientWithin } from '../temporal-client.js';
 import { openRunsOf, tenantsWithOpenRuns } from './open-runs.js';

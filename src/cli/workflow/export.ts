@@ -13,7 +13,7 @@ import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
 import { decryptPayloadsIn } from '../../adapters/codec/payload-codec.js';
 import { packagePath } from '../../base/package-root.js';
 import type { CliContext } from '../context.js';
-import { NotFoundError } from '../errors.js';
+import { NotFoundError } from '../cli-errors.js';
 import { println } from '../output.js';
 import { cliTemporalClient } from '../temporal-client.js';
 import { checkExportOptions, historyFileName, shownPath, type ExportOptions } from './options.js';

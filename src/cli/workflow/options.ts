@@ -5,7 +5,7 @@
  */
 import { relative } from 'node:path';
 import { InvalidArgumentError } from 'commander';
-import { UsageError } from '../errors.js';
+import { UsageError } from '../cli-errors.js';
 
 export interface ReplayOptions {
   /** The workflow whose history is replayed; with `file`, only the id the replay runs under (default: the file's name). */

@@ -28,7 +28,7 @@ import type { Logger } from '../../base/log.js';
 import type { Config } from '../../base/config.js';
 import { WORKFLOWS_PATH, workflowCodeOptions } from '../../domain/temporal.js';
 import type { CliContext } from '../context.js';
-import { NotFoundError } from '../errors.js';
+import { NotFoundError } from '../cli-errors.js';
 import { println } from '../output.js';
 import { cliTemporalClient } from '../temporal-client.js';
 import { checkReplayOptions, shownPath, type ReplayOptions } from './options.js';

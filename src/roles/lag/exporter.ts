@@ -1,5 +1,5 @@
 /**
- * The lag exporter (`fulfilment lag-exporter`): polls src/roles/lag/lag.ts every LAG_EXPORTER_INTERVAL_MS and serves
+ * The lag exporter (`fulfilment lag-exporter`): polls src/roles/lag/consumer-lag.ts every LAG_EXPORTER_INTERVAL_MS and serves
  * the result as Prometheus metrics on LAG_EXPORTER_PORT (/metrics, with /livez and /readyz as the service has). It is
  * its own process and needs only Kafka: when every bridge is stopped it keeps reporting, and the oldest record's age
  * keeps growing — computed at scrape time from the record's timestamp, not frozen at the last poll.
@@ -11,7 +11,7 @@ import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { Health } from '../../base/health.js';
 import type { Logger } from '../../base/log.js';
 import { serveMetrics } from '../../base/observability.js';
-import { connectLagReader, oldestAgeSeconds, position, type LagReport } from './lag.js';
+import { connectLagReader, oldestAgeSeconds, position, type LagReport } from './consumer-lag.js';
 import type { Kafka } from '../../adapters/kafka/client.js';
 import { sleep } from '../../base/sleep.js';
 

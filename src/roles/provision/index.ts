@@ -8,9 +8,9 @@ import { createKafka } from '../../adapters/kafka/client.js';
 import { permanentKafkaFailure } from '../../adapters/kafka/failures.js';
 import type { Logger } from '../../base/log.js';
 import { connectTemporal } from '../../domain/temporal.js';
-import { ensureTopics, serviceTopics, type TopicsResult } from './kafka.js';
-import { provisionPostgres, type PostgresResult } from './postgres.js';
-import { ensureSearchAttributes, type SearchAttributesResult } from './temporal.js';
+import { ensureTopics, serviceTopics, type TopicsResult } from './topics.js';
+import { provisionPostgres, type PostgresResult } from './schema-and-grants.js';
+import { ensureSearchAttributes, type SearchAttributesResult } from './search-attributes.js';
 
 import { PROVISION_STEPS, type ProvisionStep } from './steps.js';
 

@@ -1,5 +1,5 @@
 /**
- * The Temporal Schedule that prunes the dedupe ledger (workflow `pruneLedger`, workflows/ledger-retention.ts), kept by
+ * The Temporal Schedule that prunes the dedupe ledger (workflow `pruneLedger`, workflows/ledger-retention-run.ts), kept by
  * every worker at start-up (src/roles/worker/retention-schedule.ts). LEDGER_PRUNE_INTERVAL=0 makes a worker leave it
  * alone.
  */

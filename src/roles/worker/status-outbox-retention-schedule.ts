@@ -1,6 +1,6 @@
 /**
  * The Temporal Schedule that prunes sent status-outbox rows (workflow `pruneStatusOutbox`,
- * workflows/status-outbox-retention.ts), kept by every worker at start-up like the ledger's
+ * workflows/status-outbox-retention-run.ts), kept by every worker at start-up like the ledger's
  * (src/roles/worker/retention-schedule.ts). STATUS_OUTBOX_PRUNE_INTERVAL=0 makes a worker leave it alone.
  */
 import type { Client } from '@temporalio/client';

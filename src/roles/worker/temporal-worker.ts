@@ -6,8 +6,8 @@
 import { Worker, type NativeConnection } from '@temporalio/worker';
 import { createActivities } from '../../../activities/index.js';
 import { createOutcomeReporter } from '../../base/outcomes.js';
-import { createLedgerRetentionActivities } from '../../../activities/ledger-retention.js';
-import { createStatusOutboxRetentionActivities } from '../../../activities/status-outbox-retention.js';
+import { createLedgerRetentionActivities } from '../../../activities/ledger-pruning.js';
+import { createStatusOutboxRetentionActivities } from '../../../activities/status-outbox-pruning.js';
 import { createVersionActivities } from '../../../activities/move-answer.js';
 import type { Db } from '../../adapters/store/db.js';
 import { describeDeployment } from '../../adapters/deployment/routing.js';

@@ -9,7 +9,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync }
 import { join } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
 import { kafkaKindFromEnv, type StackPlan } from '../addresses.js';
-import { ensureTopics, serviceTopics } from '../../../src/roles/provision/kafka.js';
+import { ensureTopics, serviceTopics } from '../../../src/roles/provision/topics.js';
 import { say, StackError } from '../log.js';
 import { logsDir, serviceLog, stateDir } from '../paths.js';
 import { runWithProgress, waitFor, type PidRecord } from '../proc.js';
@@ -249,7 +249,7 @@ export const kafkaService: Service = {
     }
   },
 
-  /** The service's topics, as `fulfilment provision --only kafka` creates them (src/roles/provision/kafka.ts), and the SASL_SSL user. */
+  /** The service's topics, as `fulfilment provision --only kafka` creates them (src/roles/provision/topics.ts), and the SASL_SSL user. */
   async afterReady(plan, shared) {
     const k = plan.kafka;
     try {

@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
-import { provisionPostgres } from '../../../src/roles/provision/postgres.js';
+import { provisionPostgres } from '../../../src/roles/provision/schema-and-grants.js';
 import type { StackPlan } from '../addresses.js';
 import { say, StackError } from '../log.js';
 import { serviceLog, stateDir } from '../paths.js';
@@ -301,7 +301,7 @@ export const postgresService: Service = {
   },
 
   /**
-   * The two roles and the database, then the schema and grants (src/roles/provision/postgres.ts, as `fulfilment
+   * The two roles and the database, then the schema and grants (src/roles/provision/schema-and-grants.ts, as `fulfilment
    * provision`). The owner may create databases (tests make throw-away ones); the runtime role may do nothing but log
    * in. A database from before the split (owned by the runtime role, which had applied the migrations) is handed over
    * to the owner: REASSIGN OWNED moves its tables and function; migration 005 then binds the retention policies to the

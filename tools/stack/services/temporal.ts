@@ -7,7 +7,7 @@ import proto from '@temporalio/proto';
 import type { Connection } from '@temporalio/client';
 import type { Config } from '../../../src/base/config.js';
 import { connectTemporal } from '../../../src/domain/temporal.js';
-import { ensureSearchAttributes } from '../../../src/roles/provision/temporal.js';
+import { ensureSearchAttributes } from '../../../src/roles/provision/search-attributes.js';
 import { say, StackError } from '../log.js';
 import { sleep, waitFor } from '../proc.js';
 import { serviceLog } from '../paths.js';
@@ -159,7 +159,7 @@ export async function ensureNamespace(settings: Config['temporal'], service = 't
 
 /**
  * The service's search attributes in the namespace of `settings`, as `fulfilment provision --only temporal` makes them
- * (src/roles/provision/temporal.ts). A namespace a Temporal server has just registered reaches the operator API's
+ * (src/roles/provision/search-attributes.ts). A namespace a Temporal server has just registered reaches the operator API's
  * namespace cache within its refresh interval (10 s): with `justRegistered`, NOT_FOUND is retried for up to a minute.
  */
 export async function registerSearchAttributes(

@@ -1,7 +1,7 @@
 /** PostgreSQL: the runtime role's and the owner's URLs and the CA, checked together; the dedupe ledger's retention. */
 import { z } from 'zod';
 import { duration, nonEmpty, pemCertificateFile, positiveInt, url, type FieldsOf } from './fields.js';
-import type { kafkaSchema } from './kafka.js';
+import type { kafkaSchema } from './kafka-settings.js';
 
 /** The local stack's runtime role (dev-only password). */
 export const LOCAL_DATABASE_URL = 'postgres://fulfilment:fulfilment@127.0.0.1:55432/fulfilment';

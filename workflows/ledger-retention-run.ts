@@ -6,10 +6,10 @@
  * Rule a reader must not break: no I/O, clocks or randomness (this file is replayed). The run is one activity call.
  */
 import { proxyActivities } from '@temporalio/workflow';
-import type { LedgerRetentionActivities, PruneLedgerInput, PruneLedgerResult } from '../activities/ledger-retention.js';
+import type { LedgerRetentionActivities, PruneLedgerInput, PruneLedgerResult } from '../activities/ledger-pruning.js';
 import { LEDGER_PRUNE_ACTIVITY } from './activity-options.js';
 
-export type { PruneLedgerInput, PruneLedgerResult } from '../activities/ledger-retention.js';
+export type { PruneLedgerInput, PruneLedgerResult } from '../activities/ledger-pruning.js';
 
 const retention = proxyActivities<LedgerRetentionActivities>(LEDGER_PRUNE_ACTIVITY);
 

@@ -10,7 +10,7 @@ import type {
   PruneStatusOutboxInput,
   PruneStatusOutboxResult,
   StatusOutboxRetentionActivities,
-} from '../activities/status-outbox-retention.js';
+} from '../activities/status-outbox-pruning.js';
 import { STATUS_OUTBOX_PRUNE_ACTIVITY } from './activity-options.js';
 
 const retention = proxyActivities<StatusOutboxRetentionActivities>(STATUS_OUTBOX_PRUNE_ACTIVITY);
