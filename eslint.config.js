@@ -28,13 +28,13 @@ const kafkaPort = {
  * The layers of the product, top down; each is a folder. A module may import from its own layer and the ones below,
  * never from one above: each layer's glob below lists what it may not import (import specifiers, gitignore-style).
  *
- *   entry src/service.ts, src/app.ts, src/cli/ what a process runs roles src/roles/ the worker, the bridge,
- *   provisioning, the lag exporter, and what a role's process shares reconcile src/reconcile/ the reconciler: the CLI
- *   and the worker run it; it imports no entry point and no role domain src/domain/, workflows/, activities/ the
- *   order's workflows, their activities, the dead-letter sink, and
- *                                the starter settings that speak the workflows' contract
- *   adapters src/adapters/ Kafka, PostgreSQL, the warehouse, Temporal's deployment API, tracing, the event schemas,
- *                                the payload codec, the status events' outbox and relay
+ *   entry       src/service.ts, src/app.ts, src/cli/   what a process runs
+ *   roles       src/roles/       the worker, the bridge, provisioning, the lag exporter, and what a role's process shares
+ *   reconcile   src/reconcile/   the reconciler: the CLI and the worker run it; it imports no entry point and no role
+ *   domain      src/domain/, workflows/, activities/   the order's workflows, their activities, and the starter
+ *                                settings that speak the workflows' contract
+ *   adapters    src/adapters/    Kafka, PostgreSQL, the warehouse, Temporal's deployment API, tracing, the event schemas,
+ *                                the payload codec, the dead letters, the status events' outbox and relay
  *   base        src/base/        configuration, logs, metrics, health, start-up, lifecycle, tenants' shares
  *   vocabulary  src/vocabulary/  the order's words, its rules, and policies written once as data; imports only itself
  *

@@ -4,7 +4,7 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import { FailureType, type OrderEvent } from '../src/vocabulary/order.js';
-import type { DeadLetterForm } from '../src/domain/dlq/dead-letter.js';
+import type { DeadLetterForm } from '../src/adapters/dlq/dead-letter.js';
 import { attemptFields } from './attempt.js';
 import type { ActivityDeps } from './deps.js';
 

@@ -5,7 +5,7 @@ import type { OutcomeMetrics } from '../src/base/outcomes.js';
 import type { Metrics } from '../src/base/metrics.js';
 import type { Db } from '../src/adapters/store/db.js';
 import type { PauseBook } from '../src/adapters/store/pause-book.js';
-import type { DeadLetterSink } from '../src/domain/dlq/sink.js';
+import type { DeadLetterSink } from '../src/adapters/dlq/sink.js';
 import type { WarehouseClient } from '../src/adapters/warehouse/client.js';
 
 export interface ActivityDeps {

@@ -4,7 +4,7 @@
  * began, headers only (their `dlq-original-*` coordinates); and the ledger's claims of the window's event ids, per
  * tenant. The comparison is skipped.ts's.
  */
-import { DLQ_HEADERS } from '../domain/dlq/dead-letter.js';
+import { DLQ_HEADERS } from '../adapters/dlq/dead-letter.js';
 import { parseRecord } from '../adapters/events/envelope.js';
 import type { Kafka } from '../adapters/kafka/client.js';
 import { headerString, type ConsumedRecord } from '../adapters/kafka/records.js';

@@ -6,7 +6,7 @@
  * — its event id claimed in the ledger, which the store does for every outcome of a handled event (applied, duplicate,
  * stale: the claim is the first statement of each effect's transaction, src/adapters/store/order-events.ts) — or
  * dead-lettered (a dead letter names its record by `dlq-original-topic/-partition/-offset`,
- * src/domain/dlq/dead-letter.ts). A record that is neither was skipped. Records of an unknown event type are ignored by
+ * src/adapters/dlq/dead-letter.ts). A record that is neither was skipped. Records of an unknown event type are ignored by
  * design (no ledger row, no dead letter) and malformed ones are expected in the dead letters only.
  *
  * Rules a reader must not break:

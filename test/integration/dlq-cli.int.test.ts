@@ -10,7 +10,7 @@ import { dlqRedrive } from '../../src/cli/dlq/redrive.js';
 import { dlqShow } from '../../src/cli/dlq/show.js';
 import { runCli } from '../../src/cli/main.js';
 import { memoryOutput } from '../../src/cli/output.js';
-import { reducedDeadLetterMessage } from '../../src/domain/dlq/dead-letter.js';
+import { reducedDeadLetterMessage } from '../../src/adapters/dlq/dead-letter.js';
 import { orderStatusQuery, orderWorkflowId } from '../../workflows/api.js';
 import { caughtUp, counter, events, scenario, waitFor, type Scenario } from '../support/harness.js';
 

@@ -7,7 +7,7 @@ import type { DlqRecord } from '../../src/cli/dlq/record.js';
 import { refusalOf, type RedriveResult } from '../../src/cli/dlq/redrive.js';
 import { historyOf, redriveHeaders, revalidate } from '../../src/cli/dlq/redriven-record.js';
 import { UsageError } from '../../src/cli/cli-errors.js';
-import { carryForward, redriveHistory } from '../../src/domain/dlq/dead-letter.js';
+import { carryForward, redriveHistory } from '../../src/adapters/dlq/dead-letter.js';
 import { events } from '../support/events.js';
 
 const dlqHeaders = {

@@ -19,7 +19,7 @@ import {
   deadLetterMessage,
   DLQ_HEADERS,
   type DeadLetter,
-} from '../../src/domain/dlq/dead-letter.js';
+} from '../../src/adapters/dlq/dead-letter.js';
 
 const b64 = () => randomBytes(32).toString('base64');
 const keysOf = (spec: string, current?: string) =>

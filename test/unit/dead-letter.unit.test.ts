@@ -8,7 +8,7 @@ import {
   publishDeadLetter,
   reducedDeadLetterMessage,
   type DeadLetter,
-} from '../../src/domain/dlq/dead-letter.js';
+} from '../../src/adapters/dlq/dead-letter.js';
 import { loadConfig } from '../../src/base/config.js';
 import { DependencyUnavailableError, TransientError } from '../../src/base/errors.js';
 

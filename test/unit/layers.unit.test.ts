@@ -32,9 +32,14 @@ describe('imports point down the layers', () => {
       'an adapter serves the layers above it',
     ],
     [
-      'src/domain/dlq/sink.ts',
-      "import { startWorkerRole } from '../../roles/worker/role.js';",
+      'src/domain/workflow-settings.ts',
+      "import { startWorkerRole } from '../roles/worker/role.js';",
       "the order's effects know nothing of the roles",
+    ],
+    [
+      'src/adapters/dlq/sink.ts',
+      "import type { OrderView } from '../../../workflows/api.js';",
+      'an adapter serves the layers above it',
     ],
     [
       'activities/index.ts',
@@ -135,7 +140,7 @@ describe('imports point down the layers', () => {
   it.each([
     ['src/roles/bridge/role.ts', "import { createKafka } from '../../adapters/kafka/client.js';"],
     ['src/roles/worker/continuous-reconcile.ts', "import { runPass } from '../../reconcile/pass.js';"],
-    ['activities/index.ts', "import type { DeadLetterSink } from '../src/domain/dlq/sink.js';"],
+    ['activities/index.ts', "import type { DeadLetterSink } from '../src/adapters/dlq/sink.js';"],
     ['src/adapters/events/envelope.ts', "import { headerString } from '../kafka/records.js';"],
     ['src/adapters/store/db.ts', "import type { OrderEvent } from '../../vocabulary/order.js';"],
     ['src/vocabulary/order-rules.ts', "import type { OrderEvent } from './order.js';"],

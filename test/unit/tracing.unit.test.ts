@@ -1,7 +1,7 @@
 import { ROOT_CONTEXT, context, createContextKey, propagation, trace } from '@opentelemetry/api';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/base/config.js';
-import { deadLetterMessage, reducedDeadLetterMessage, type DeadLetter } from '../../src/domain/dlq/dead-letter.js';
+import { deadLetterMessage, reducedDeadLetterMessage, type DeadLetter } from '../../src/adapters/dlq/dead-letter.js';
 import { createLogger } from '../../src/base/log.js';
 import {
   DEFAULT_OTLP_TRACES_URL,

@@ -11,7 +11,7 @@
  *   earliest DLQ write time (then the lower partition) across partitions;
  * - groups come back in the input order of their dead letters, each group's other copies in input order.
  */
-import { DLQ_HEADERS } from '../../domain/dlq/dead-letter.js';
+import { DLQ_HEADERS } from '../../adapters/dlq/dead-letter.js';
 import { header, summarize, type DlqRecord, type DlqSummary } from './record.js';
 import { formatPosition } from '../position.js';
 

@@ -4,7 +4,7 @@
  * `since` inclusive, `until` exclusive. Error class and tenant match exactly (error class ignoring case).
  */
 import { failedAt, header, type DlqRecord } from './record.js';
-import { DLQ_HEADERS } from '../../domain/dlq/dead-letter.js';
+import { DLQ_HEADERS } from '../../adapters/dlq/dead-letter.js';
 
 export interface DlqFilter {
   since?: Date;

@@ -14,7 +14,7 @@
  */
 import { withAdmin } from '../../adapters/kafka/admin.js';
 import { createSender } from '../../adapters/kafka/sender.js';
-import { DLQ_HEADERS } from '../../domain/dlq/dead-letter.js';
+import { DLQ_HEADERS } from '../../adapters/dlq/dead-letter.js';
 import type { CliContext } from '../context.js';
 import { cliKafka, topicPartitions } from '../kafka.js';
 import { println } from '../output.js';

@@ -3,11 +3,11 @@
  * consumer group that never commits reads up to them, and the group is deleted afterwards
  * (src/adapters/kafka/topic-reader.ts).
  * Records come back in (partition, offset) order, so listings and pages are stable.
- * Encrypted values (src/domain/dlq/dead-letter.ts) come back decrypted with `encryption`'s keys; one that none of them
+ * Encrypted values (src/adapters/dlq/dead-letter.ts) come back decrypted with `encryption`'s keys; one that none of them
  * decrypts fails the read, naming the record and the key id.
  */
 import type { PayloadKeys } from '../../base/config/payload-keys.js';
-import { decryptDeadLetterValue, DLQ_HEADERS } from '../../domain/dlq/dead-letter.js';
+import { decryptDeadLetterValue, DLQ_HEADERS } from '../../adapters/dlq/dead-letter.js';
 import { withAdmin } from '../../adapters/kafka/admin.js';
 import type { Kafka } from '../../adapters/kafka/client.js';
 import { headerString } from '../../adapters/kafka/records.js';

@@ -1,8 +1,8 @@
 /**
  * A record of the dead-letter topic as the CLI sees it: the original key, value and headers, untouched, plus the
- * `dlq-*` headers the bridge added (src/domain/dlq/dead-letter.ts DLQ_HEADERS), summarised for listing.
+ * `dlq-*` headers the bridge added (src/adapters/dlq/dead-letter.ts DLQ_HEADERS), summarised for listing.
  */
-import { DLQ_HEADERS } from '../../domain/dlq/dead-letter.js';
+import { DLQ_HEADERS } from '../../adapters/dlq/dead-letter.js';
 import { headerString, type RecordHeaders } from '../../adapters/kafka/records.js';
 import { formatPosition } from '../position.js';
 import { displayText } from '../redact.js';

@@ -1,7 +1,7 @@
 /**
  * `fulfilment dlq redrive`: publishes chosen dead letters back to the orders topic — the original key and value
  * bytes and the original headers, without the `dlq-*` ones, plus `redriven-from: <partition:offset>` and the
- * dead letter's history (src/domain/dlq/dead-letter.ts REDRIVE_HEADERS) — at most `rate` per second (token bucket). The
+ * dead letter's history (src/adapters/dlq/dead-letter.ts REDRIVE_HEADERS) — at most `rate` per second (token bucket). The
  * DLQ itself is left as it is; each redrive is recorded in the redrive log (redrive-log.ts).
  *
  * Rules:

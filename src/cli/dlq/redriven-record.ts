@@ -4,7 +4,7 @@
  * redriven at all (the DLQ holds no value for it).
  */
 import { classify, type Classified } from '../../roles/bridge/record-pipeline.js';
-import { DLQ_HEADERS, redriveHistoryHeaders, type RedriveHistory } from '../../domain/dlq/dead-letter.js';
+import { DLQ_HEADERS, redriveHistoryHeaders, type RedriveHistory } from '../../adapters/dlq/dead-letter.js';
 import type { RecordHeaders } from '../../adapters/kafka/records.js';
 import { formatPosition } from '../position.js';
 import { failedAt, header, type DlqRecord } from './record.js';

@@ -10,7 +10,7 @@ import { cliKafka } from '../kafka.js';
 import { describeOrigin, groupCopies, originKey, originOf } from './copies.js';
 import { readDlq } from './reader.js';
 import { headerTexts } from './record.js';
-import { DLQ_HEADERS } from '../../domain/dlq/dead-letter.js';
+import { DLQ_HEADERS } from '../../adapters/dlq/dead-letter.js';
 import { println } from '../output.js';
 import { formatPosition, type Position } from '../position.js';
 import {

@@ -7,7 +7,7 @@ import type { Client } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/common';
 import { OrderStatusAttribute, orderStatusQuery, orderWorkflowId } from '../../../workflows/api.js';
 import { createDb, inTenantTransaction } from '../../adapters/store/db.js';
-import { DLQ_HEADERS } from '../../domain/dlq/dead-letter.js';
+import { DLQ_HEADERS } from '../../adapters/dlq/dead-letter.js';
 import { runtimeConnection } from '../../adapters/store/connection.js';
 import { readFulfilment } from '../../adapters/store/fulfilments.js';
 import { checkRuntimeRole } from '../../adapters/store/runtime-role.js';

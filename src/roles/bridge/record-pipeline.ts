@@ -25,7 +25,7 @@ import {
   redriveHistory,
   withoutRedriveCount,
   type DeadLetter,
-} from '../../domain/dlq/dead-letter.js';
+} from '../../adapters/dlq/dead-letter.js';
 import type { ConsumedRecord, RecordSender } from '../../adapters/kafka/records.js';
 import type { Logger } from '../../base/log.js';
 import type { Metrics } from '../../base/metrics.js';
@@ -333,7 +333,7 @@ function countDelivered(events: readonly OrderEvent[], outcome: StartOutcome, de
 
 /**
  * 5. dead-letter: the record's own bytes and headers to the DLQ; one that cannot fit is written reduced. A record
- * that `dlq redrive` sent back carries its history (src/domain/dlq/dead-letter.ts REDRIVE_HEADERS): failing again, it
+ * that `dlq redrive` sent back carries its history (src/adapters/dlq/dead-letter.ts REDRIVE_HEADERS): failing again, it
  * is dead-lettered with the attempts added up and the original first-failure time.
  */
 export async function deadLetter(

@@ -3,7 +3,7 @@
  * circuit breaker, brownout rule and slots shared between tenants by weight) and operators' pauses of shipping, read
  * in the background.
  */
-import { createDeadLetterSink, type DeadLetterSink } from '../../domain/dlq/sink.js';
+import { createDeadLetterSink, type DeadLetterSink } from '../../adapters/dlq/sink.js';
 import { createKafka } from '../../adapters/kafka/client.js';
 import { createSender } from '../../adapters/kafka/sender.js';
 import type { Db } from '../../adapters/store/db.js';

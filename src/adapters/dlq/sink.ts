@@ -3,7 +3,7 @@
  * is down and only an event that must be dead-lettered waits for it (its activity retries).
  */
 import type { PayloadKeys } from '../../base/config/payload-keys.js';
-import type { ConnectedSender } from '../../adapters/kafka/sender.js';
+import type { ConnectedSender } from '../kafka/sender.js';
 import { publishDeadLetter, type DeadLetter, type DeadLetterForm } from './dead-letter.js';
 
 /** Where events refused after the edge are dead-lettered (the same DLQ topic the bridge writes). */

@@ -19,7 +19,7 @@
  * they carry ids, not customer data. The size and SHA-256 of a reduced dead letter are those of the original value.
  */
 import { createHash } from 'node:crypto';
-import { CIPHER_NAME, open, seal } from '../../adapters/codec/cipher.js';
+import { CIPHER_NAME, open, seal } from '../codec/cipher.js';
 import type { PayloadKeys } from '../../base/config/payload-keys.js';
 import { DependencyUnavailableError } from '../../base/errors.js';
 import {
@@ -28,8 +28,8 @@ import {
   type OutgoingRecord,
   type RecordHeaders,
   type RecordSender,
-} from '../../adapters/kafka/records.js';
-import { TRACEPARENT, TRACESTATE, currentTraceHeaders, isTraceparent } from '../../adapters/tracing/propagation.js';
+} from '../kafka/records.js';
+import { TRACEPARENT, TRACESTATE, currentTraceHeaders, isTraceparent } from '../tracing/propagation.js';
 
 /** Header names of the DLQ contract. */
 export const DLQ_HEADERS = {
@@ -222,7 +222,7 @@ export function reducedDeadLetterMessage(d: DeadLetter, keepHeaders: boolean): O
 /** Broker answers that no retry of the same record can change. */
 const UNFIT = new Set(['MESSAGE_TOO_LARGE', 'RECORD_LIST_TOO_LARGE', 'INVALID_RECORD', 'POLICY_VIOLATION']);
 
-export { kafkaErrorType } from '../../adapters/kafka/records.js';
+export { kafkaErrorType } from '../kafka/records.js';
 
 /** How a dead letter was written: whole, or reduced to fit. */
 export type DeadLetterForm = 'whole' | 'value-omitted' | 'value-and-headers-omitted';
