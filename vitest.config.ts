@@ -26,7 +26,12 @@ export default defineConfig({
     projects: [
       // A unit test's work is bounded by its input (e.g. the parser property's 20,000 cases), not by time: the
       // deadline only catches a hang, and must hold on a machine whose cores are busy with other work.
-      { test: { name: 'unit', include: ['test/**/*.unit.test.ts'], testTimeout: 120_000 } },
+      // test/unit/ mirrors the product's folders (src/'s layers, workflows/, activities/) and the tooling's.
+      { test: { name: 'unit', include: ['test/{unit,workflow,stack}/**/*.unit.test.ts'], testTimeout: 120_000 } },
+      // The repository's own rules: layers, file and function sizes, links and paths in the docs, the README.
+      { test: { name: 'repository', include: ['test/repository/**/*.test.ts'], testTimeout: 120_000 } },
+      // The deployment files (Compose, Kubernetes, Prometheus rules, the dashboard) checked without a cluster.
+      { test: { name: 'deploy', include: ['test/deploy/**/*.unit.test.ts'], testTimeout: 120_000 } },
       {
         test: {
           name: 'int',

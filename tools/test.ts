@@ -99,6 +99,9 @@ function startBuilds(): Promise<Run> {
     : run(node, script, opts);
 }
 
+/** The projects that need no stack: the product's unit tests, the repository's own rules, the deployment files' checks. */
+const QUICK_PROJECTS = ['--project', 'unit', '--project', 'repository', '--project', 'deploy'];
+
 async function main(): Promise<number> {
   announceRuntime('test');
   const extra = process.argv.slice(2);
@@ -130,7 +133,7 @@ async function main(): Promise<number> {
     process.stdout.write(
       '[test] outage tests run after the others (no network namespace here); the failover tests need one: not run\n',
     );
-    const all = run(node, [vitest, 'run', '--project', 'unit', '--project', 'int', '--project', 'outage']);
+    const all = run(node, [vitest, 'run', ...QUICK_PROJECTS, '--project', 'int', '--project', 'outage']);
     // Listed once the others are done (collecting the files takes a few seconds): counted as skipped, and named.
     return close([
       await all,
@@ -168,7 +171,7 @@ async function main(): Promise<number> {
       process.stdout.write(`[test] network namespace ${ns} removed\n`);
     }
   })();
-  const rest = run(node, [vitest, 'run', '--project', 'unit', '--project', 'int']);
+  const rest = run(node, [vitest, 'run', ...QUICK_PROJECTS, '--project', 'int']);
   const [restRun, laneRuns, buildRuns] = await Promise.all([rest, lanes, afterBuilds(rest)]);
   return close([restRun, ...laneRuns, buildRuns]);
 }

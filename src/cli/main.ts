@@ -7,7 +7,7 @@
  * anything is read or changed; bad input exits 2 with a message naming the option: each action checks its options
  * first (commander's parsers in options.ts, then each family's checks across options) and only then imports its
  * command module — and with it kafkajs, Temporal or pg. Nothing the registrations import loads those, so `--help` and
- * bad input stay quick (test/unit/cli-heavy-imports.unit.test.ts holds that).
+ * bad input stay quick (test/unit/cli/cli-heavy-imports.unit.test.ts holds that).
  *
  * Configuration comes from the environment through src/base/config.ts, exactly as for the service, so the CLI sees
  * the topics, group and task queue the service runs with.

@@ -4,7 +4,7 @@
  * activity options (workflows/activity-options.ts WAREHOUSE_ACTIVITY: Temporal's attempts and fallback intervals), the
  * defaults of WAREHOUSE_RETRY_INITIAL_MS and WAREHOUSE_RETRY_MAX_MS (src/base/config/worker-settings.ts), the activity's
  * jittered delays without configuration (src/base/retry-policies.ts SHIPMENT_BACKOFF);
- * test/unit/warehouse-retry-policy.unit.test.ts holds the docs' figures to it.
+ * test/unit/vocabulary/warehouse-retry-policy.unit.test.ts holds the docs' figures to it.
  *
  * Rules a reader must not break:
  * - data only, importing nothing: the workflow bundle imports it (the allow-list in eslint.config.js);

@@ -5,7 +5,7 @@
  * brownout, each ships once, and the orders the warehouse refuses for good (422) are still held as failed.
  *
  * The service runs at its defaults (the order's retries, the breaker, the rule, the resumer). The judgement itself,
- * call by call, is test/unit/brownout-low-traffic.unit.test.ts.
+ * call by call, is test/unit/adapters/warehouse/brownout-low-traffic.unit.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, type Db } from '../../src/adapters/store/db.js';
