@@ -74,6 +74,7 @@ import { OPEN_RATES, openLoop } from './open-loop.js';
 import { warehouseOutage } from './outage-phase.js';
 import { clusterRuns, kafkaFailover } from './failover-phase.js';
 import { RECONCILE_DEFAULTS, reconcileCost } from './reconcile-phase.js';
+import { FAIR_BURST, fairness } from './fairness-phase.js';
 import { load1 } from './procs.js';
 import type { KindRun } from './kind-run.js';
 import { render } from './report.js';
@@ -95,6 +96,7 @@ const PHASES = [
   'outage',
   'failover',
   'reconcile',
+  'fairness',
 ] as const;
 
 const { values: args } = parseArgs({
@@ -113,6 +115,8 @@ const { values: args } = parseArgs({
     'reconcile-rate': { type: 'string', default: String(RECONCILE_DEFAULTS.rate) },
     'reconcile-seconds': { type: 'string', default: String(RECONCILE_DEFAULTS.seconds) },
     'reconcile-interval': { type: 'string', default: String(RECONCILE_DEFAULTS.intervalSeconds) },
+    'fair-burst': { type: 'string', default: String(FAIR_BURST) },
+    'fair-quiet-seconds': { type: 'string', default: '30' },
     'fresh-temporal': { type: 'boolean', default: false },
     phases: { type: 'string', default: PHASES.join(',') },
     json: { type: 'string' },
@@ -274,6 +278,17 @@ async function runKind(kind: string): Promise<KindRun> {
           `-- ${label} rep ${rep}/${REPS}: reconcile: one pass over ${RECONCILE.orders} orders, then ${RECONCILE.rate} orders/s for ${RECONCILE.seconds} s with RECONCILE_INTERVAL=0 and =${RECONCILE.intervalSeconds}s (load ${load1().toFixed(1)}; waited ${waited.toFixed(0)} s for an idle Temporal)`,
         );
         Object.assign(results, await reconcileCost(ctx, rep, RECONCILE));
+      }
+      if (phases.includes('fairness')) {
+        const burstSize = wholeNumber('fair-burst', args['fair-burst'], 1);
+        const waited = await quietTemporal(ctx, 0.15, QUIET_WAIT * 1000);
+        say(
+          `-- ${label} rep ${rep}/${REPS}: fairness, a quiet tenant alone and beside a ${burstSize}-order burst (load ${load1().toFixed(1)}; waited ${waited.toFixed(0)} s for an idle Temporal)`,
+        );
+        Object.assign(
+          results,
+          await fairness(ctx, rep, burstSize, wholeNumber('fair-quiet-seconds', args['fair-quiet-seconds'], 1)),
+        );
       }
       run.reps.push(results);
     }

@@ -102,7 +102,7 @@ export async function startService(env: Env, logFile: string): Promise<Service> 
 }
 
 /** Milliseconds since the epoch each order of `tenant` was marked shipped, by order id. */
-async function shippedTimes(ctx: Context, tenant: string): Promise<Map<string, number>> {
+export async function shippedTimes(ctx: Context, tenant: string): Promise<Map<string, number>> {
   const c = await ctx.db.connect();
   try {
     await c.query('BEGIN');
@@ -143,6 +143,8 @@ export async function oneRate(
   rate: number,
   seconds: number,
   phase: string,
+  /** Filled with when each order's placement was produced (ms since the epoch), by order id. */
+  produced?: Map<string, number>,
 ): Promise<PhaseResult> {
   const producer = ctx.kafka.producer({
     allowAutoTopicCreation: false,
@@ -170,6 +172,7 @@ export async function oneRate(
           sends.push(producer.send({ topic, acks: -1, messages: [{ key: e.orderId, value: JSON.stringify(e) }] }));
         }
         await Promise.all(sends);
+        ids.forEach((id, i) => produced?.set(id, producedAt[i]!));
         const producedPerSecond = n / ((producedAt[n - 1]! - producedAt[0]! || 1) / 1000);
         let shipped = new Map<string, number>();
         const lastProduced = Date.now();
