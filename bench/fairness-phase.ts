@@ -31,7 +31,7 @@ import {
   type Env,
   type PhaseResult,
 } from './phases.js';
-import { oneRate, shippedTimes, startService, WARMUP } from './open-loop.js';
+import { oneRate, shippedOrders, shippedTimes, startService, WARMUP } from './open-loop.js';
 import { percentile } from './stats.js';
 import { stackLogsDir as logsDir } from '../tools/stack/index.js';
 
@@ -91,24 +91,6 @@ function deliveringTimes(logFile: string, tenant: string): Map<string, number> {
   return times;
 }
 
-/** When each order of `tenant` was recorded (created_at) and shipped, by order id. */
-async function storeTimes(ctx: Context, tenant: string): Promise<Map<string, { created: number; shipped: number }>> {
-  const c = await ctx.db.connect();
-  try {
-    await c.query('BEGIN');
-    await c.query("SELECT set_config('app.tenant_id', $1, true)", [tenant]);
-    const r = await c.query<{ order_id: string; created: string; shipped: string }>(
-      `SELECT order_id, (extract(epoch FROM created_at) * 1000)::float8 AS created,
-              (extract(epoch FROM shipped_at) * 1000)::float8 AS shipped
-         FROM fulfilments WHERE status = 'shipped'`,
-    );
-    await c.query('COMMIT');
-    return new Map(r.rows.map((row) => [row.order_id, { created: Number(row.created), shipped: Number(row.shipped) }]));
-  } finally {
-    c.release();
-  }
-}
-
 /** The p50 and p99 of each stage of the quiet tenant's orders (STAGES), added to the phase's figures. */
 async function addStages(
   ctx: Context,
@@ -118,7 +100,7 @@ async function addStages(
   logFile: string,
 ): Promise<void> {
   const delivering = deliveringTimes(logFile, tenant);
-  const stored = await storeTimes(ctx, tenant);
+  const stored = await shippedOrders(ctx, tenant);
   const spans: Record<(typeof STAGES)[number], number[]> = { handOver: [], record: [], ship: [] };
   for (const [id, at] of produced) {
     const d = delivering.get(id);

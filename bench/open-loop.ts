@@ -101,20 +101,30 @@ export async function startService(env: Env, logFile: string): Promise<Service> 
   };
 }
 
-/** Milliseconds since the epoch each order of `tenant` was marked shipped, by order id. */
-export async function shippedTimes(ctx: Context, tenant: string): Promise<Map<string, number>> {
+/** Milliseconds since the epoch each shipped order of `tenant` was recorded (created) and marked shipped, by order id. */
+export async function shippedOrders(
+  ctx: Context,
+  tenant: string,
+): Promise<Map<string, { created: number; shipped: number }>> {
   const c = await ctx.db.connect();
   try {
     await c.query('BEGIN');
     await c.query("SELECT set_config('app.tenant_id', $1, true)", [tenant]);
-    const r = await c.query<{ order_id: string; ms: string }>(
-      "SELECT order_id, (extract(epoch FROM shipped_at) * 1000)::float8 AS ms FROM fulfilments WHERE status = 'shipped'",
+    const r = await c.query<{ order_id: string; created: string; shipped: string }>(
+      `SELECT order_id, (extract(epoch FROM created_at) * 1000)::float8 AS created,
+              (extract(epoch FROM shipped_at) * 1000)::float8 AS shipped
+         FROM fulfilments WHERE status = 'shipped'`,
     );
     await c.query('COMMIT');
-    return new Map(r.rows.map((row) => [row.order_id, Number(row.ms)]));
+    return new Map(r.rows.map((row) => [row.order_id, { created: Number(row.created), shipped: Number(row.shipped) }]));
   } finally {
     c.release();
   }
+}
+
+/** Milliseconds since the epoch each order of `tenant` was marked shipped, by order id. */
+export async function shippedTimes(ctx: Context, tenant: string): Promise<Map<string, number>> {
+  return new Map([...(await shippedOrders(ctx, tenant))].map(([id, t]) => [id, t.shipped]));
 }
 
 /** One rate's figures (PhaseResult.figures of phase `open-<rate>`). */
