@@ -185,7 +185,13 @@ export class PartitionRun {
     });
   }
 
-  /** Settles for a stop: nothing more starts, running records finish, the finished prefix is committed once. */
+  /**
+   * Settles for a stop: nothing more starts, running records finish, the finished prefix is committed once. On the way
+   * out nothing waits for Kafka: the final commit is one attempt (none while the commit gate backs off), and a
+   * wind-down or committer retrying a commit gives up — what was not committed is read again by the partition's next
+   * owner, and the dedupe absorbs it. (Waiting instead held a stop until its deadline whenever the group's coordinator
+   * was down and the consumer had given up on it.)
+   */
   async settle(): Promise<void> {
     const w = this.window;
     this.window = undefined;
@@ -193,10 +199,10 @@ export class PartitionRun {
       w.leave.abort();
       w.lanes.stop();
       await w.lanes.idle();
-      await this.commitPrefix(this.generationLeave.signal, true).catch((err: unknown) => this.onCommitError(err));
     }
-    await this.windingDown;
     this.generationLeave.abort();
+    if (w) await this.commitPrefix(this.generationLeave.signal, true).catch((err: unknown) => this.onCommitError(err));
+    await this.windingDown;
     await this.committer;
   }
 

@@ -394,6 +394,52 @@ describe('PartitionRun: a new generation while Kafka refused its writes', () => 
   });
 });
 
+describe('PartitionRun: settling for a stop', () => {
+  it('while Kafka refuses commits and the partition is parked, a stop settles at once: it waits for no backoff', async () => {
+    const { state, recs } = setup();
+    const kafka = { failCommits: true, commits: [] as string[], resolved: [] as string[] };
+    state.accept(fakeBatch([10, 11, 12], kafka));
+    await vi.advanceTimersByTimeAsync(0);
+    await recs.finish(10, 11, 12);
+    // The committer's attempt fails: the commit gate backs off and the partition parks, its wind-down's commit waiting.
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(state.backingOff).toBe(true);
+    let settled = false;
+    void state.settle().then(() => (settled = true));
+    await vi.advanceTimersByTimeAsync(10);
+    expect(settled).toBe(true);
+    // Nothing was committed: the next owner reads 10–12 again, and the dedupe absorbs them.
+    expect(kafka.commits).toEqual([]);
+    expect(state.owedCommit()).toBe('13');
+  });
+
+  it('with a healthy gate, a stop makes its final commit once, and settles though Kafka refuses it', async () => {
+    const { state, recs } = setup();
+    const kafka = healthyKafka();
+    state.accept(fakeBatch([10, 11, 12], kafka));
+    await vi.advanceTimersByTimeAsync(0);
+    await recs.finish(10, 11);
+    kafka.failCommits = true;
+    let settled = false;
+    void state.settle().then(() => (settled = true));
+    await vi.advanceTimersByTimeAsync(10);
+    expect(settled).toBe(true);
+    expect(kafka.commits).toEqual([]);
+    // Record 12 was running: abandoned by the stop, it is not part of what is owed.
+    expect(state.owedCommit()).toBe('12');
+  });
+
+  it('with Kafka taking writes, the stop commits the finished prefix', async () => {
+    const { state, recs } = setup();
+    const kafka = healthyKafka();
+    state.accept(fakeBatch([10, 11, 12], kafka));
+    await vi.advanceTimersByTimeAsync(0);
+    await recs.finish(10, 11);
+    await state.settle();
+    expect(kafka.commits).toEqual(['12']);
+  });
+});
+
 describe('PartitionRun: a commit owed after a failure', () => {
   it('an idle partition owing a commit makes it once Kafka takes it, without a new batch or processing anything again', async () => {
     const { state, ctl, recs } = setup();
