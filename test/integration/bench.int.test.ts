@@ -19,7 +19,7 @@ interface Phase {
 }
 
 describe('npm run bench', () => {
-  it('measures every phase on 20 orders (the memory phase on 200 records, the reconcile phase at 5/s for 5 s) and prints the table', async () => {
+  it('measures every phase on 20 orders (the memory phase on 200 records, the reconcile phase at 5/s for 5 s, the fairness phase with a 60-order burst) and prints the table', async () => {
     const out = join(dir, 'bench.json');
     // The bench's children run dist/ (npm test built it, as npm run bench does).
     const { stdout } = await promisify(execFile)(
@@ -52,6 +52,10 @@ describe('npm run bench', () => {
         '5',
         '--reconcile-seconds',
         '5',
+        '--fair-burst',
+        '60',
+        '--fair-quiet-seconds',
+        '5',
         '--json',
         out,
       ],
@@ -80,6 +84,10 @@ describe('npm run bench', () => {
       'drain6',
       'dup',
       'eager',
+      'fair-beside',
+      'fair-beside-burst',
+      'fair-burst-alone',
+      'fair-quiet-alone',
       'late',
       'life',
       'linger',
@@ -149,6 +157,16 @@ describe('npm run bench', () => {
       expect(rep[phase]!.figures, phase).toMatchObject({ rate: 5, orders: 25, p50: expect.any(Number) });
     expect(rep['reconcile-on']!.figures.intervalSeconds).toBeGreaterThan(0);
     expect(stdout).toMatch(/live at 5\/s: p50 produce→shipped ms\s+\d+\s+\d+\s+\d/);
+    // Tenants' shares: the quiet tenant alone and beside a 60-order burst, each order's time split in three stages.
+    const stages = Object.fromEntries(
+      ['handOver', 'record', 'ship'].flatMap((s) => [`${s}P50`, `${s}P99`]).map((k) => [k, expect.any(Number)]),
+    );
+    expect(rep['fair-quiet-alone']!.figures).toMatchObject({ rate: 5, orders: 25, p99: expect.any(Number), ...stages });
+    // Beside the burst for as long as the burst took alone (at least the 5 s).
+    expect(rep['fair-beside']!.figures).toMatchObject({ rate: 5, p99: expect.any(Number), ...stages });
+    expect(rep['fair-beside']!.figures.orders).toBeGreaterThanOrEqual(25);
+    for (const phase of ['fair-burst-alone', 'fair-beside-burst'])
+      expect(rep[phase]!.figures, phase).toMatchObject({ orders: 60, drainSeconds: expect.any(Number) });
     expect(stdout).toMatch(/bridge drain, 6 partitions ÷ raw loop\s+\d/);
     expect(stdout).toMatch(/history events per shipped order, whole life \(closed\)\s+\d+/);
     expect(stdout).toMatch(/retry storm on one order[^\n]*\s+\d/);
